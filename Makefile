@@ -1,0 +1,30 @@
+# The two commands of the Quick start: `make demo` and `make test`. Each creates .venv when missing.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# The CPU build of torch first, so that the registry's multi-GB CUDA build is not pulled in.
+	$(PY) -m pip install --quiet "torch==2.13.0" || $(PY) -m pip install --quiet "torch<=2.14.1"
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m manibo demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q -n 2 --dist loadfile
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+bench: $(STAMP)
+	$(PY) benchmarks/kernel_speed.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

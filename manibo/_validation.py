@@ -1,0 +1,66 @@
+"""Input checks shared by every public entry point: shapes, finiteness, dtype and device agreement."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from manibo.exceptions import InputDataError
+
+
+def as_tensor_arg(name: str, value: object) -> Tensor:
+    """Return ``value`` if it is a floating tensor, otherwise raise a clear ``InputDataError``."""
+    if not isinstance(value, Tensor):
+        raise InputDataError(
+            f"`{name}` must be a torch.Tensor, got {type(value).__name__}. "
+            "Convert it with torch.as_tensor(..., dtype=torch.float64)."
+        )
+    if not value.is_floating_point():
+        raise InputDataError(
+            f"`{name}` must have a floating dtype, got {value.dtype}. "
+            "Cast it with .to(torch.float64) (graph and mesh indices are stored as floats)."
+        )
+    return value
+
+
+def check_trailing_shape(name: str, x: Tensor, point_shape: tuple[int, ...], space: str) -> None:
+    """Raise unless ``x`` has shape ``(*batch, *point_shape)``."""
+    k = len(point_shape)
+    if x.dim() < k or tuple(x.shape[x.dim() - k :]) != tuple(point_shape):
+        raise InputDataError(
+            f"`{name}` must have shape (*batch, {', '.join(map(str, point_shape))}) for points of "
+            f"{space}, got {tuple(x.shape)}. Stack points along the leading dimensions."
+        )
+
+
+def check_finite(name: str, x: Tensor) -> None:
+    """Raise if ``x`` holds NaN or infinite entries."""
+    if not torch.isfinite(x).all():
+        bad = int((~torch.isfinite(x)).sum())
+        raise InputDataError(
+            f"`{name}` contains {bad} NaN or infinite entries. Remove or impute them before calling."
+        )
+
+
+def check_same_dtype_device(**tensors: Tensor) -> None:
+    """Raise if the given tensors do not share one dtype and one device."""
+    items = [(k, v) for k, v in tensors.items() if v is not None]
+    if not items:
+        return
+    name0, t0 = items[0]
+    for name, t in items[1:]:
+        if t.dtype != t0.dtype:
+            raise InputDataError(
+                f"`{name}` has dtype {t.dtype} but `{name0}` has {t0.dtype}; manibo does not mix "
+                f"dtypes. Cast both, e.g. `{name} = {name}.to({name0}.dtype)`."
+            )
+        if t.device != t0.device:
+            raise InputDataError(
+                f"`{name}` is on {t.device} but `{name0}` is on {t0.device}; move both to one device "
+                f"with `.to(device)`."
+            )
+
+
+def default_tolerance(dtype: torch.dtype) -> float:
+    """Tolerance for membership checks (unit norm, orthogonality) in ``dtype``."""
+    return 1e-6 if dtype == torch.float64 else 1e-4 if dtype == torch.float32 else 1e-2

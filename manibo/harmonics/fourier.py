@@ -1,0 +1,32 @@
+r"""Fourier harmonics of the circle: :math:`1, \sqrt2\cos l\theta, \sqrt2\sin l\theta`, orthonormal under
+:math:`d\theta/2\pi`."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+
+def circle_harmonics(cos: Tensor, sin: Tensor, num_levels: int) -> Tensor:
+    r"""Orthonormal harmonics of levels ``0..num_levels-1`` at angles given by their cosine and sine.
+
+    Uses the rotation recurrence :math:`e^{il\theta} = e^{i(l-1)\theta} e^{i\theta}` (no ``cos(l*theta)``
+    calls, and the result is polynomial in ``(cos, sin)``, hence smooth in ambient coordinates).
+
+    Args:
+        cos: :math:`\cos\theta`, shape ``(*shape)``.
+        sin: :math:`\sin\theta`, shape ``(*shape)``.
+        num_levels: number of levels ``L``.
+
+    Returns:
+        Shape ``(*shape, 2L - 1)``: ``[1, √2 cos θ, √2 sin θ, √2 cos 2θ, √2 sin 2θ, ...]``.
+    """
+    columns = [torch.ones_like(cos)]
+    c, s = torch.ones_like(cos), torch.zeros_like(sin)
+    root2 = math.sqrt(2.0)
+    for _ in range(1, num_levels):
+        c, s = c * cos - s * sin, s * cos + c * sin
+        columns.extend([root2 * c, root2 * s])
+    return torch.stack(columns, dim=-1)

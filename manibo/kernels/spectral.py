@@ -1,0 +1,197 @@
+r"""Matérn and heat kernels on any compact space, from its Laplace–Beltrami spectrum.
+
+For eigenvalues :math:`\lambda_l` of :math:`-\Delta` with multiplicities :math:`m_l`,
+
+.. math::
+    S_\nu(\lambda) = \left(\tfrac{2\nu}{\ell^2} + \lambda\right)^{-\nu - d/2},\qquad
+    S_\infty(\lambda) = e^{-\ell^2\lambda/2},\qquad
+    k(x, x') = \sum_{l<L} \frac{S(\lambda_l)}{\sum_{j<L} m_j S(\lambda_j)}\, G_l(x, x'),
+
+so the average prior variance over the space is 1 (GeometricKernels' convention, matched exactly for
+the same ``L``). The kernel only turns a spectrum into weights; the space evaluates the sum.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import torch
+from gpytorch.kernels import Kernel
+from torch import Tensor
+
+from manibo._validation import check_same_dtype_device
+from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
+from manibo.spaces.base import CompactSpace
+
+DEFAULT_TRUNCATION_TOL = 1e-6
+
+
+def log_spectrum(eigenvalues: Tensor, lengthscale: Tensor, nu: float, spectral_dim: int) -> Tensor:
+    r"""Unnormalised log spectral density :math:`\log S(\lambda)`.
+
+    Args:
+        eigenvalues: shape ``(L,)``.
+        lengthscale: shape ``(*batch, 1)``.
+        nu: smoothness, ``> 0``; ``math.inf`` gives the heat kernel.
+        spectral_dim: the ``d`` of :math:`S_\nu`.
+
+    Returns:
+        Shape ``(*batch, L)``.
+    """
+    if math.isinf(nu):
+        return -0.5 * lengthscale**2 * eigenvalues
+    return -(nu + spectral_dim / 2) * torch.log(2 * nu / lengthscale**2 + eigenvalues)
+
+
+class GeometricMaternKernel(Kernel):
+    r"""Matérn kernel (any :math:`\nu > 0`; :math:`\nu = \infty` is the heat kernel) on a compact space.
+
+    Args:
+        space: a :class:`~manibo.spaces.base.CompactSpace`.
+        nu: smoothness :math:`\nu > 0`, or ``math.inf`` for the heat (squared-exponential) kernel.
+        num_levels: number of levels ``L``; by default chosen at every call, from the current
+            lengthscale, as the fewest levels whose neglected spectral mass is below
+            ``truncation_tol``, capped at ``max_levels``.
+        truncation_tol: relative spectral mass that may be neglected when ``num_levels`` is None.
+        max_levels: cap for the automatic choice (default: the space's ``default_max_levels``); a
+            :class:`~manibo.exceptions.TruncationWarning` is emitted once when the cap binds.
+        **kwargs: passed to :class:`gpytorch.kernels.Kernel` (``batch_shape``, ``lengthscale_prior``,
+            ``lengthscale_constraint``, ...).
+
+    Inputs are points of ``space`` with shape ``(*batch, n, *point_shape)``; the output is
+    ``(*batch, n, m)``.
+    """
+
+    has_lengthscale = True
+
+    def __init__(
+        self,
+        space: CompactSpace,
+        nu: float = 2.5,
+        num_levels: int | None = None,
+        truncation_tol: float = DEFAULT_TRUNCATION_TOL,
+        max_levels: int | None = None,
+        **kwargs,
+    ) -> None:
+        if not isinstance(space, CompactSpace):
+            raise ConfigurationError(
+                f"`space` must be a compact space with a spectrum (Sphere, Circle, Torus, "
+                f"SpecialOrthogonal, Mesh, Graph, ProductSpace), got {type(space).__name__}."
+            )
+        nu = float(nu)
+        if not nu > 0 or math.isnan(nu):
+            raise ConfigurationError(
+                f"`nu` must be > 0 (or math.inf for the heat kernel), got {nu}. "
+                "Common choices are 0.5, 1.5 and 2.5."
+            )
+        available = space.num_levels_available
+        if num_levels is not None and (num_levels < 1 or (available and num_levels > available)):
+            raise ConfigurationError(
+                f"`num_levels` must be between 1 and {available or 'infinity'} for {space!r}, "
+                f"got {num_levels}."
+            )
+        if not 0 < truncation_tol < 1:
+            raise ConfigurationError(f"`truncation_tol` must lie in (0, 1), got {truncation_tol}.")
+        super().__init__(**kwargs)
+        self.space = space
+        self.nu = nu
+        self.num_levels = num_levels
+        self.truncation_tol = truncation_tol
+        cap = max_levels or space.default_max_levels
+        self.max_levels = min(cap, available) if available else cap
+        self._warned_cap = False
+        scan = self.max_levels if available else max(self.max_levels * 50, 10_000)
+        self._scan_levels = min(scan, available) if available else scan
+        eigenvalues, multiplicities = space.levels(self._scan_levels)
+        self.register_buffer("_eigenvalues", eigenvalues, persistent=False)
+        self.register_buffer("_log_multiplicities", torch.log(multiplicities), persistent=False)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.space!r}, nu={self.nu})"
+
+    def levels_for(self, lengthscale: Tensor) -> int:
+        """Number of levels used at ``lengthscale`` (shape ``(*batch, 1, 1)``)."""
+        if self.num_levels is not None:
+            return self.num_levels
+        with torch.no_grad():
+            ls = lengthscale.detach().reshape(-1, 1).to(self._eigenvalues.dtype)
+            log_mass = self._log_multiplicities + log_spectrum(
+                self._eigenvalues, ls, self.nu, self.space.spectral_dim
+            )
+            mass = torch.softmax(log_mass, dim=-1)
+            tail = mass.flip(-1).cumsum(-1).flip(-1)  # tail[l] = mass of levels >= l
+            needed = int((tail > self.truncation_tol).sum(-1).max())
+        needed = max(needed, 1)
+        if needed > self.max_levels:
+            if not self._warned_cap:
+                warnings.warn(
+                    f"{self!r}: {needed} levels are needed to neglect less than "
+                    f"{self.truncation_tol:g} of the spectral mass at lengthscale "
+                    f"{float(lengthscale.detach().min()):.3g}, but `max_levels` = {self.max_levels}; the "
+                    f"neglected mass is {float(tail[..., self.max_levels].max()):.2e}. Raise "
+                    "`max_levels`, or use a smoother kernel (larger nu) or a longer lengthscale.",
+                    TruncationWarning,
+                    stacklevel=3,
+                )
+                self._warned_cap = True
+            return self.max_levels
+        return needed
+
+    def level_weights(self, lengthscale: Tensor | None = None) -> Tensor:
+        r"""Normalised per-level weights :math:`w_l`, shape ``(*batch_shape, L)``."""
+        lengthscale = self.lengthscale if lengthscale is None else lengthscale
+        num = self.levels_for(lengthscale)
+        eigenvalues = self._eigenvalues[:num].to(lengthscale)
+        log_mult = self._log_multiplicities[:num].to(lengthscale)
+        log_s = log_spectrum(eigenvalues, lengthscale[..., 0], self.nu, self.space.spectral_dim)
+        return torch.exp(log_s - torch.logsumexp(log_s + log_mult, dim=-1, keepdim=True))
+
+    def forward(
+        self, x1: Tensor, x2: Tensor, diag: bool = False, last_dim_is_batch: bool = False, **params
+    ) -> Tensor:
+        if last_dim_is_batch:
+            raise InputDataError(
+                "`last_dim_is_batch=True` is not supported: the trailing dimension holds point coordinates."
+            )
+        self.space.check(x1, "x1")
+        if x2 is not x1:
+            self.space.check(x2, "x2")
+        check_same_dtype_device(x1=x1, x2=x2)
+        self._check_parameters_match(x1)
+        weights = self.level_weights()
+        return self.space.spectral_sum(weights, x1, x2, diag=diag)
+
+    def _check_parameters_match(self, x: Tensor) -> None:
+        ls = self.raw_lengthscale
+        if ls.dtype != x.dtype or ls.device != x.device:
+            raise InputDataError(
+                f"the kernel's parameters are {ls.dtype} on {ls.device} but the inputs are {x.dtype} "
+                f"on {x.device}; move the kernel with `kernel.to(x)` (BoTorch models do this for you)."
+            )
+
+    def feature_map(self, x: Tensor) -> Tensor:
+        r"""Explicit features :math:`\Phi` with :math:`K \approx \Phi\Phi^\top` (exact for the truncated kernel).
+
+        Args:
+            x: points, shape ``(*batch, n, *point_shape)``.
+
+        Returns:
+            Shape ``(*batch, n, M)``, ``M`` the number of eigenfunctions in the levels used.
+        """
+        self.space.check(x)
+        self._check_parameters_match(x)
+        weights = self.level_weights()
+        _, multiplicities = self.space.levels(weights.shape[-1])
+        per_feature = torch.repeat_interleave(
+            weights, multiplicities.to(torch.long).to(weights.device), dim=-1
+        )
+        phi = self.space.eigenfunctions(x, weights.shape[-1])
+        return phi * per_feature.sqrt().unsqueeze(-2)
+
+
+class GeometricHeatKernel(GeometricMaternKernel):
+    r"""The heat (diffusion, squared-exponential) kernel :math:`\sum_l e^{-\ell^2\lambda_l/2} G_l / C`."""
+
+    def __init__(self, space: CompactSpace, **kwargs) -> None:
+        super().__init__(space, nu=math.inf, **kwargs)

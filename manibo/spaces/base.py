@@ -1,0 +1,172 @@
+r"""The Space contract: geometry of a space of points and, for compact spaces, its Laplace–Beltrami spectrum.
+
+Points are tensors ``(*batch, n, *point_shape)`` in ambient coordinates (see ``docs/concepts.md``).
+A compact space lists its spectrum as *levels*: eigenspaces of :math:`-\Delta` sorted by eigenvalue
+:math:`\lambda_l`, with multiplicity :math:`m_l`, and evaluates
+:math:`\sum_l w_l G_l(x, x')`, where :math:`G_l(x, x') = \sum_{k} f_{lk}(x) f_{lk}(x')` is the level's
+reproducing kernel for eigenfunctions orthonormal under the *normalised* volume measure (so the
+average of :math:`G_l(x, x)` over the space is :math:`m_l`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+from manibo._validation import as_tensor_arg, check_finite, check_trailing_shape
+from manibo.exceptions import InputDataError, ManiboError
+
+
+class UnsupportedError(ManiboError, NotImplementedError):
+    """A space or kernel does not offer the requested capability (for example explicit eigenfunctions)."""
+
+
+class Space(ABC):
+    """A space of points with the geometry Bayesian optimisation needs.
+
+    Attributes:
+        dim: intrinsic dimension (``Sphere(2)`` is the globe, ``dim = 2``).
+        point_shape: trailing shape of one point in ambient coordinates.
+        is_discrete: True for finite spaces (mesh vertices, graph nodes), optimised by enumeration.
+    """
+
+    dim: int
+    point_shape: tuple[int, ...]
+    is_discrete: bool = False
+
+    @abstractmethod
+    def random(
+        self,
+        n: int,
+        generator: torch.Generator | None = None,
+        dtype: torch.dtype = torch.float64,
+        device: torch.device | str | None = None,
+    ) -> Tensor:
+        """Draw ``n`` points uniformly with respect to the volume measure.
+
+        Returns:
+            Tensor of shape ``(n, *point_shape)``.
+        """
+
+    def check(self, x: Tensor, name: str = "x") -> Tensor:
+        """Return ``x`` unchanged if it holds finite points of this space, else raise ``InputDataError``.
+
+        Args:
+            x: points, shape ``(*batch, *point_shape)``.
+            name: the argument's name, used in the error message.
+        """
+        as_tensor_arg(name, x)
+        check_trailing_shape(name, x, self.point_shape, repr(self))
+        check_finite(name, x)
+        self._check_membership(x, name)
+        return x
+
+    @abstractmethod
+    def _check_membership(self, x: Tensor, name: str) -> None:
+        """Raise ``InputDataError`` if finite, well-shaped ``x`` does not lie on the space."""
+
+    @abstractmethod
+    def project(self, x: Tensor) -> Tensor:
+        """Nearest point of the space to each ambient point ``x`` (shape ``(*batch, *point_shape)``)."""
+
+    @abstractmethod
+    def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
+        """Orthogonal projection of ambient vectors ``v`` onto the tangent space at ``x`` (same shapes)."""
+
+    @abstractmethod
+    def retract(self, x: Tensor, v: Tensor) -> Tensor:
+        """Move from ``x`` along tangent vector ``v``; ``retract(x, 0) = x``. Shapes ``(*batch, *point_shape)``."""
+
+    @abstractmethod
+    def distance(self, x: Tensor, y: Tensor) -> Tensor:
+        """Geodesic distance between broadcastable ``x`` and ``y``; returns shape ``(*batch)``."""
+
+    def _membership_error(self, name: str, what: str, advice: str) -> InputDataError:
+        return InputDataError(f"`{name}` holds points off {self!r}: {what}. {advice}")
+
+
+class CompactSpace(Space):
+    """A space with a discrete Laplace–Beltrami spectrum, grouped into levels.
+
+    Attributes:
+        spectral_dim: the ``d`` of the Matérn spectrum :math:`(2\\nu/\\ell^2 + \\lambda)^{-\\nu - d/2}`
+            (the manifold dimension; 0 for graphs and 2 for meshes, as in GeometricKernels).
+        num_levels_available: number of levels that exist (``None`` when infinite).
+        default_max_levels: cap on the levels a kernel uses when it picks the count itself.
+    """
+
+    spectral_dim: int
+    num_levels_available: int | None = None
+    default_max_levels: int = 100
+
+    @abstractmethod
+    def levels(self, num_levels: int) -> tuple[Tensor, Tensor]:
+        """Eigenvalues and multiplicities of the first ``num_levels`` levels.
+
+        Returns:
+            ``(eigenvalues, multiplicities)``, each float64 of shape ``(num_levels,)``, sorted by
+            eigenvalue, with distinct eigenvalues (a level is a whole eigenspace).
+        """
+
+    @abstractmethod
+    def spectral_sum(self, weights: Tensor, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
+        r""":math:`\sum_{l<L} w_l G_l(x_1, x_2)` without building an ``N x N x L`` tensor.
+
+        Args:
+            weights: per-level weights, shape ``(*wbatch, L)``.
+            x1: points, shape ``(*batch1, n, *point_shape)``.
+            x2: points, shape ``(*batch2, m, *point_shape)``.
+            diag: return only the diagonal (requires ``n == m``).
+
+        Returns:
+            Shape ``(*batch, n, m)``, or ``(*batch, n)`` when ``diag``; ``batch`` broadcasts the three.
+        """
+
+    def eigenfunctions(self, x: Tensor, num_levels: int) -> Tensor:
+        """Orthonormal eigenfunctions of the first ``num_levels`` levels, level by level.
+
+        Args:
+            x: points, shape ``(*batch, n, *point_shape)``.
+
+        Returns:
+            Shape ``(*batch, n, M)`` with ``M = sum(multiplicities)``.
+        """
+        raise UnsupportedError(f"{type(self).__name__} has no explicit eigenfunctions.")
+
+
+def pairwise_in_chunks(
+    pair_fn: Callable[[Tensor, Tensor], Tensor],
+    x1: Tensor,
+    x2: Tensor,
+    point_ndim: int,
+    target_elements: int = 1 << 17,
+) -> Tensor:
+    """Evaluate ``pair_fn(x1_rows, x2)`` over row blocks of ``x1`` and concatenate along rows.
+
+    Row blocks keep the working set of elementwise recurrences in cache and bound temporary memory.
+
+    Args:
+        pair_fn: maps ``(*b1, r, *p)`` and ``(*b2, m, *p)`` to ``(*b, r, m)``.
+        x1: shape ``(*b1, n, *p)``; x2: shape ``(*b2, m, *p)``.
+        point_ndim: ``len(point_shape)``.
+        target_elements: approximate number of output elements per block.
+    """
+    n = x1.shape[-1 - point_ndim]
+    m = x2.shape[-1 - point_ndim]
+    batch = torch.broadcast_shapes(x1.shape[: -1 - point_ndim], x2.shape[: -1 - point_ndim]).numel()
+    rows = max(1, target_elements // max(1, m * batch))
+    if rows >= n:
+        return pair_fn(x1, x2)
+    row_dim = x1.dim() - 1 - point_ndim
+    blocks = [pair_fn(x1.narrow(row_dim, s, min(rows, n - s)), x2) for s in range(0, n, rows)]
+    return torch.cat(blocks, dim=-2)
+
+
+def series_coefficients(weights: Tensor, scales: list[float], extra_dims: int) -> Tensor:
+    """Per-level coefficients ``w_l * s_l`` shaped ``(*wbatch, 1 x extra_dims, L)`` for broadcasting."""
+    scale = torch.tensor(scales, dtype=weights.dtype, device=weights.device)
+    coeffs = weights * scale
+    return coeffs.reshape(*coeffs.shape[:-1], *([1] * extra_dims), coeffs.shape[-1])

@@ -1,0 +1,81 @@
+r"""The circle :math:`S^1` with points given as angles in :math:`[0, 2\pi)`, and the torus as its power."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from manibo._validation import default_tolerance
+from manibo.harmonics.fourier import circle_harmonics
+from manibo.harmonics.series import GegenbauerLevels, level_series
+from manibo.spaces.base import CompactSpace, pairwise_in_chunks, series_coefficients
+
+TWO_PI = 2 * math.pi
+
+
+class Circle(CompactSpace):
+    r"""The unit circle, points as angles ``(*batch, 1)`` in :math:`[0, 2\pi)`.
+
+    Levels: :math:`\lambda_l = l^2`, multiplicities ``1, 2, 2, ...``, and
+    :math:`G_l(\theta, \theta') = 2\cos(l(\theta - \theta'))` for ``l >= 1``. Angles outside
+    :math:`[0, 2\pi)` are rejected by :meth:`check`; wrap them with :meth:`project`.
+    """
+
+    dim = 1
+    spectral_dim = 1
+    point_shape = (1,)
+    default_max_levels = 2000
+
+    def __init__(self) -> None:
+        self._levels = GegenbauerLevels(2)
+
+    def __repr__(self) -> str:
+        return "Circle()"
+
+    def random(self, n, generator=None, dtype=torch.float64, device=None) -> Tensor:
+        return TWO_PI * torch.rand(n, 1, generator=generator, dtype=dtype, device=device)
+
+    def _check_membership(self, x: Tensor, name: str) -> None:
+        tol = default_tolerance(x.dtype)
+        if ((x < -tol) | (x > TWO_PI + tol)).any():
+            raise self._membership_error(
+                name,
+                f"angles must lie in [0, 2π), got values in [{float(x.min()):.4g}, {float(x.max()):.4g}]",
+                f"Wrap them with `torch.remainder({name}, 2 * math.pi)` or `space.project({name})`.",
+            )
+
+    def project(self, x: Tensor) -> Tensor:
+        return torch.remainder(x, TWO_PI)
+
+    def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
+        return v
+
+    def retract(self, x: Tensor, v: Tensor) -> Tensor:
+        return torch.remainder(x + v, TWO_PI)
+
+    def distance(self, x: Tensor, y: Tensor) -> Tensor:
+        gap = torch.remainder(x - y, TWO_PI)[..., 0]
+        return torch.minimum(gap, TWO_PI - gap)
+
+    def levels(self, num_levels: int) -> tuple[Tensor, Tensor]:
+        n = torch.arange(num_levels, dtype=torch.float64)
+        multiplicities = torch.full((num_levels,), 2.0, dtype=torch.float64)
+        multiplicities[0] = 1.0
+        return n**2, multiplicities
+
+    def spectral_sum(self, weights: Tensor, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
+        scales = self._levels.scales(weights.shape[-1])
+        if diag:
+            coeffs = series_coefficients(weights, scales, extra_dims=1)
+            return level_series(torch.cos(x1[..., 0] - x2[..., 0]), coeffs, self._levels)
+        coeffs = series_coefficients(weights, scales, extra_dims=2)
+
+        def block(a: Tensor, b: Tensor) -> Tensor:
+            return level_series(torch.cos(a - b.transpose(-1, -2)), coeffs, self._levels)
+
+        return pairwise_in_chunks(block, x1, x2, point_ndim=1)
+
+    def eigenfunctions(self, x: Tensor, num_levels: int) -> Tensor:
+        return circle_harmonics(torch.cos(x[..., 0]), torch.sin(x[..., 0]), num_levels)

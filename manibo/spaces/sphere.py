@@ -1,0 +1,101 @@
+r"""The hypersphere :math:`S^{\mathrm{dim}} \subset \mathbb{R}^{\mathrm{dim}+1}`: geometry and spectrum."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from manibo._validation import default_tolerance
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.harmonics.gegenbauer import harmonic_dimension
+from manibo.harmonics.series import GegenbauerLevels, level_series
+from manibo.spaces.base import CompactSpace, pairwise_in_chunks, series_coefficients
+
+
+class Sphere(CompactSpace):
+    r"""The unit sphere :math:`S^{\mathrm{dim}}` of unit vectors in :math:`\mathbb{R}^{\mathrm{dim}+1}`.
+
+    Levels are the spaces of degree-:math:`n` spherical harmonics: :math:`\lambda_n = n(n+\mathrm{dim}-1)`,
+    multiplicity :math:`N(\mathrm{dim}+1, n)`, and :math:`G_n(x, y) = N P_n(x \cdot y)` (addition theorem).
+
+    Args:
+        dim: intrinsic dimension, ``>= 1`` (``Sphere(2)`` is the globe in :math:`\mathbb{R}^3`).
+    """
+
+    default_max_levels = 200
+
+    def __init__(self, dim: int) -> None:
+        if int(dim) != dim or dim < 1:
+            raise ConfigurationError(f"`dim` must be an integer >= 1, got {dim!r}.")
+        self.dim = int(dim)
+        self.spectral_dim = self.dim
+        self.point_shape = (self.dim + 1,)
+        self._levels = GegenbauerLevels(self.dim + 1)
+
+    def __repr__(self) -> str:
+        return f"Sphere({self.dim})"
+
+    # geometry -------------------------------------------------------------------------------
+    def random(self, n, generator=None, dtype=torch.float64, device=None) -> Tensor:
+        z = torch.randn(n, self.dim + 1, generator=generator, dtype=dtype, device=device)
+        return z / z.norm(dim=-1, keepdim=True)
+
+    def _check_membership(self, x: Tensor, name: str) -> None:
+        err = (x.norm(dim=-1) - 1).abs()
+        tol = default_tolerance(x.dtype)
+        if (err > tol).any():
+            raise self._membership_error(
+                name,
+                f"norms must be 1 within {tol:g}, the worst is off by {float(err.max()):.3g}",
+                f"Normalise with `{name} / {name}.norm(dim=-1, keepdim=True)` or `space.project({name})`.",
+            )
+
+    def project(self, x: Tensor) -> Tensor:
+        norm = x.norm(dim=-1, keepdim=True)
+        if (norm == 0).any():
+            raise InputDataError("`x` contains zero vectors, which have no nearest point on the sphere.")
+        return x / norm
+
+    def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
+        return v - (x * v).sum(-1, keepdim=True) * x
+
+    def retract(self, x: Tensor, v: Tensor) -> Tensor:
+        """The exponential map :math:`\\cos(\\|v\\|) x + \\mathrm{sinc}(\\|v\\|) v`, renormalised."""
+        norm = v.norm(dim=-1, keepdim=True)
+        y = torch.cos(norm) * x + torch.sinc(norm / torch.pi) * v
+        return y / y.norm(dim=-1, keepdim=True)
+
+    def distance(self, x: Tensor, y: Tensor) -> Tensor:
+        """Great-circle angle, as :math:`2\\,\\mathrm{atan2}(\\|x-y\\|, \\|x+y\\|)` (accurate near 0 and π)."""
+        return 2 * torch.atan2((x - y).norm(dim=-1), (x + y).norm(dim=-1))
+
+    # spectrum -------------------------------------------------------------------------------
+    def levels(self, num_levels: int) -> tuple[Tensor, Tensor]:
+        n = torch.arange(num_levels, dtype=torch.float64)
+        eigenvalues = n * (n + self.dim - 1)
+        multiplicities = torch.tensor(
+            [float(harmonic_dimension(self.dim + 1, k)) for k in range(num_levels)],
+            dtype=torch.float64,
+        )
+        return eigenvalues, multiplicities
+
+    def spectral_sum(self, weights: Tensor, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
+        scales = self._levels.scales(weights.shape[-1])
+        if diag:
+            coeffs = series_coefficients(weights, scales, extra_dims=1)
+            return level_series((x1 * x2).sum(-1), coeffs, self._levels)
+        coeffs = series_coefficients(weights, scales, extra_dims=2)
+
+        def block(a: Tensor, b: Tensor) -> Tensor:
+            return level_series(a @ b.transpose(-1, -2), coeffs, self._levels)
+
+        return pairwise_in_chunks(block, x1, x2, point_ndim=1)
+
+    def eigenfunctions(self, x: Tensor, num_levels: int) -> Tensor:
+        if self.dim == 1:
+            from manibo.harmonics.fourier import circle_harmonics
+
+            return circle_harmonics(x[..., 0], x[..., 1], num_levels)
+        from manibo.harmonics.spherical_harmonics import spherical_harmonics
+
+        return spherical_harmonics(x, num_levels)
