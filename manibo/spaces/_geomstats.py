@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import warnings
 from types import ModuleType
 
 import torch
@@ -37,7 +38,9 @@ def geomstats_module(name: str) -> ModuleType:
     previous = os.environ.get("GEOMSTATS_BACKEND")
     os.environ["GEOMSTATS_BACKEND"] = "pytorch"
     try:
-        return importlib.import_module(f"geomstats.{name}")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ImportWarning)  # geomstats' backend importer is dated
+            return importlib.import_module(f"geomstats.{name}")
     finally:
         torch.set_default_dtype(default_dtype)
         if previous is None:

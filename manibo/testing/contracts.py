@@ -1,0 +1,104 @@
+"""Property checks of the Space and Kernel contracts (raise AssertionError with a reason on failure).
+
+Each check takes the dtype and device to run on, so the same checks run on CPU in the test suite and on
+CUDA in ``tests/test_cuda.py`` when a GPU is present.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from gpytorch.kernels import Kernel
+
+from manibo.exceptions import InputDataError
+from manibo.spaces.base import CompactSpace, Space
+
+
+def _tol(dtype: torch.dtype) -> float:
+    return 1e-10 if dtype == torch.float64 else 2e-4
+
+
+def _assert_close(actual, expected, atol, what):
+    err = float((actual - expected).abs().max()) if actual.numel() else 0.0
+    assert err <= atol, f"{what}: max abs error {err:.3g} > {atol:.3g}"
+
+
+def _assert_raises_input_error(fn, what: str) -> None:
+    try:
+        fn()
+    except InputDataError as e:
+        assert len(str(e)) > 30, f"{what}: error message too terse: {e}"
+        return
+    raise AssertionError(f"{what}: expected InputDataError, nothing was raised")
+
+
+def check_space_contract(space: Space, dtype: torch.dtype, device: torch.device | str) -> None:
+    """Check geometry invariants of ``space``: membership, retraction, tangent projection, distance."""
+    gen = torch.Generator(device=device).manual_seed(0)
+    x = space.random(16, generator=gen, dtype=dtype, device=device)
+    assert x.shape == (16, *space.point_shape), f"random returned {tuple(x.shape)}"
+    assert x.dtype == dtype and x.device.type == torch.device(device).type, "random ignored dtype/device"
+    space.check(x)
+    y = space.random(16, generator=gen, dtype=dtype, device=device)
+    tol = _tol(dtype)
+    _assert_close(space.project(x), x, tol, "project(x) != x on the space")
+    v = torch.randn(x.shape, generator=gen, dtype=dtype, device=device)
+    tv = space.to_tangent(x, v)
+    _assert_close(space.to_tangent(x, tv), tv, tol * 10, "to_tangent is not idempotent")
+    _assert_close(space.retract(x, torch.zeros_like(tv)), x, tol, "retract(x, 0) != x")
+    moved = space.retract(x, 0.3 * tv)
+    space.check(moved, "retract(x, v)")
+    d_xy, d_yx = space.distance(x, y), space.distance(y, x)
+    assert d_xy.shape == (16,), f"distance returned shape {tuple(d_xy.shape)}"
+    _assert_close(d_xy, d_yx, tol, "distance is not symmetric")
+    _assert_close(space.distance(x, x), torch.zeros_like(d_xy), math.sqrt(tol), "distance(x, x) != 0")
+    assert (d_xy >= 0).all(), "negative distance"
+    bad = x.clone()
+    bad[0, 0] = float("nan")
+    _assert_raises_input_error(lambda: space.check(bad), "NaN point")
+    wrong = torch.zeros(4, space.point_shape[-1] + 1, dtype=dtype, device=device)
+    _assert_raises_input_error(lambda: space.check(wrong), "wrong trailing dimension")
+    if isinstance(space, CompactSpace):
+        eigenvalues, multiplicities = space.levels(5 if space.num_levels_available is None
+                                                   else min(5, space.num_levels_available))
+        assert (eigenvalues[1:] > eigenvalues[:-1]).all(), "levels not strictly increasing"
+        assert (eigenvalues >= 0).all() and (multiplicities >= 1).all(), "bad levels"
+
+
+def check_kernel_contract(
+    kernel: Kernel, space: Space, dtype: torch.dtype, device: torch.device | str
+) -> None:
+    """Check a kernel on ``space``: symmetry, PSD, ``diag``, batch shapes, gradients, dtype/device."""
+    kernel = kernel.to(device=device, dtype=dtype)
+    gen = torch.Generator(device=device).manual_seed(1)
+    x = space.random(12, generator=gen, dtype=dtype, device=device)
+    z = space.random(5, generator=gen, dtype=dtype, device=device)
+    with torch.no_grad():
+        K = kernel(x).to_dense()
+    assert K.shape == (12, 12) and K.dtype == dtype and K.device == x.device, "wrong K shape/dtype/device"
+    scale = float(K.abs().max())
+    tol = _tol(dtype) * max(1.0, scale) * 100
+    _assert_close(K, K.transpose(-1, -2), tol, "K is not symmetric")
+    eig_min = float(torch.linalg.eigvalsh(K.double()).min())
+    assert eig_min > -tol * 10, f"K is not positive semi-definite: smallest eigenvalue {eig_min:.3g}"
+    with torch.no_grad():
+        diag = kernel(x, diag=True)
+        Kxz = kernel(x, z).to_dense()
+    _assert_close(diag, K.diagonal(), tol, "diag=True differs from the diagonal of K")
+    assert Kxz.shape == (12, 5), f"K(x, z) has shape {tuple(Kxz.shape)}"
+    # BoTorch t-batches: b x q x d against b x n x d equals a loop over b
+    xb = space.random(3 * 2, generator=gen, dtype=dtype, device=device).reshape(3, 2, *space.point_shape)
+    with torch.no_grad():
+        batched = kernel(xb, x.expand(3, *x.shape)).to_dense()
+        for i in range(3):
+            _assert_close(batched[i], kernel(xb[i], x).to_dense(), tol, "batched K differs from a loop")
+    # gradients with respect to hyperparameters are finite
+    kernel.zero_grad()
+    kernel(x).to_dense().sum().backward()
+    for name, p in kernel.named_parameters():
+        if p.grad is not None:
+            assert torch.isfinite(p.grad).all(), f"non-finite gradient for {name}"
+    # mixed dtypes are refused
+    other = torch.float32 if dtype == torch.float64 else torch.float64
+    _assert_raises_input_error(lambda: kernel(x, z.to(other)).to_dense(), "mixed dtypes")

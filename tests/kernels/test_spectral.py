@@ -1,0 +1,135 @@
+"""The spectral Matérn/heat kernel: values, normalisation, truncation choice, gradients and errors."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.special as sp
+import torch
+
+from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
+from manibo.kernels import GeometricHeatKernel, GeometricMaternKernel
+from manibo.spaces import Sphere
+
+
+def _independent_sphere_matern(x1, x2, dim, nu, lengthscale, levels):
+    """Per-level Matérn on S^dim written from the formula with SciPy's Gegenbauer (no manibo code)."""
+    t = np.clip(x1 @ x2.T, -1, 1)
+    alpha = (dim - 1) / 2
+    lam = np.array([n * (n + dim - 1) for n in range(levels)], dtype=float)
+    mult = np.array([1] + [sp.comb(n + dim, n) - sp.comb(n + dim - 2, n - 2) for n in range(1, levels)])
+    if math.isinf(nu):
+        s = np.exp(-0.5 * lengthscale**2 * lam)
+    else:
+        s = (2 * nu / lengthscale**2 + lam) ** (-nu - dim / 2)
+    w = s / np.sum(s * mult)
+    return sum(w[n] * (n + alpha) / alpha * sp.eval_gegenbauer(n, alpha, t) for n in range(levels))
+
+
+@pytest.mark.parametrize("dim,nu,ls", [(2, 1.5, 1.0), (2, 0.5, 0.3), (5, 2.5, 0.8), (5, math.inf, 0.5)])
+def test_matern_equals_independent_per_level_computation(dim, nu, ls):
+    space = Sphere(dim)
+    gen = torch.Generator().manual_seed(3)
+    x = space.random(30, generator=gen)
+    kernel = GeometricMaternKernel(space, nu=nu, num_levels=25).double()
+    kernel.lengthscale = torch.tensor(ls, dtype=torch.float64)
+    with torch.no_grad():
+        ours = kernel(x).to_dense().numpy()
+    ref = _independent_sphere_matern(x.numpy(), x.numpy(), dim, nu, ls, 25)
+    assert np.max(np.abs(ours - ref)) < 1e-11
+    assert np.allclose(np.diag(ours), 1.0, atol=1e-12)
+
+
+def test_heat_weights_match_geometric_kernels_worked_example():
+    kernel = GeometricHeatKernel(Sphere(2), num_levels=25).double()
+    kernel.lengthscale = 1.0
+    w = kernel.level_weights().detach()
+    expected = [0.42188095625, 0.15520133042, 2.1004216012e-2, 1.0457383386e-3, 1.9153365782e-5]
+    assert torch.allclose(w[:5], torch.tensor(expected, dtype=torch.float64), rtol=1e-9)
+
+
+def test_automatic_truncation_meets_tolerance_and_warns_at_cap():
+    space = Sphere(2)
+    kernel = GeometricMaternKernel(space, nu=2.5).double()
+    kernel.lengthscale = 0.5
+    levels = kernel.levels_for(kernel.lengthscale)
+    x = space.random(20, generator=torch.Generator().manual_seed(0))
+    generous = GeometricMaternKernel(space, nu=2.5, num_levels=levels + 100).double()
+    generous.lengthscale = 0.5
+    with torch.no_grad():
+        gap = (kernel(x).to_dense() - generous(x).to_dense()).abs().max()
+    assert gap < 1e-5
+    shorter = GeometricMaternKernel(space, nu=2.5, num_levels=levels - 3).double()
+    shorter.lengthscale = 0.5
+    with torch.no_grad():
+        assert (shorter(x).to_dense() - generous(x).to_dense()).abs().max() > gap
+    rough = GeometricMaternKernel(space, nu=0.5).double()
+    rough.lengthscale = 1.0
+    with pytest.warns(TruncationWarning, match="max_levels"):
+        rough(x).to_dense()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rough(x).to_dense()  # warned once per kernel, not at every call
+
+
+def test_smaller_lengthscale_needs_more_levels():
+    kernel = GeometricMaternKernel(Sphere(2), nu=2.5).double()
+    counts = [kernel.levels_for(torch.tensor([[ls]], dtype=torch.float64)) for ls in (2.0, 0.5, 0.2)]
+    assert counts[0] < counts[1] < counts[2]
+
+
+def test_batched_lengthscales():
+    space = Sphere(2)
+    kernel = GeometricMaternKernel(space, nu=1.5, num_levels=20, batch_shape=torch.Size([3])).double()
+    kernel.lengthscale = torch.tensor([0.3, 0.7, 1.5], dtype=torch.float64).reshape(3, 1, 1)
+    x = space.random(6, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        K = kernel(x).to_dense()
+    assert K.shape == (3, 6, 6)
+    for i, ls in enumerate((0.3, 0.7, 1.5)):
+        single = GeometricMaternKernel(space, nu=1.5, num_levels=20).double()
+        single.lengthscale = ls
+        with torch.no_grad():
+            assert torch.allclose(K[i], single(x).to_dense(), atol=1e-12)
+
+
+def test_point_gradients_are_finite_at_coincident_points():
+    space = Sphere(2)
+    kernel = GeometricMaternKernel(space, nu=2.5, num_levels=30).double()
+    x = space.random(4, generator=torch.Generator().manual_seed(0))
+    x = torch.cat([x, x[:1]]).requires_grad_(True)
+    kernel(x).to_dense().sum().backward()
+    assert torch.isfinite(x.grad).all()
+
+
+def test_float32_agrees_with_float64():
+    space = Sphere(2)
+    x = space.random(50, generator=torch.Generator().manual_seed(0))
+    k64 = GeometricMaternKernel(space, nu=1.5, num_levels=40).double()
+    k32 = GeometricMaternKernel(space, nu=1.5, num_levels=40).float()
+    with torch.no_grad():
+        gap = (k32(x.float()).to_dense().double() - k64(x).to_dense()).abs().max()
+    assert gap < 1e-5
+
+
+def test_bad_input():
+    space = Sphere(2)
+    with pytest.raises(ConfigurationError, match="nu"):
+        GeometricMaternKernel(space, nu=0.0)
+    with pytest.raises(ConfigurationError, match="nu"):
+        GeometricMaternKernel(space, nu=-1.5)
+    with pytest.raises(ConfigurationError, match="compact space"):
+        GeometricMaternKernel("sphere")
+    kernel = GeometricMaternKernel(space).double()
+    x = space.random(3)
+    with pytest.raises(InputDataError, match="norms must be 1"):
+        kernel(2 * x).to_dense()
+    bad = x.clone()
+    bad[1, 2] = float("nan")
+    with pytest.raises(InputDataError, match="NaN"):
+        kernel(bad).to_dense()
+    with pytest.raises(InputDataError, match="dtype"):
+        kernel(x, x.float()).to_dense()
+    with pytest.raises(InputDataError, match=r"kernel.to\(x\)"):
+        GeometricMaternKernel(space).float()(x).to_dense()

@@ -1,0 +1,58 @@
+"""Sphere geometry against geomstats, and its spectral sum against independent per-level sums."""
+
+import numpy as np
+import pytest
+import scipy.special as sp
+import torch
+
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.spaces import Sphere
+from manibo.spaces._geomstats import geomstats_module
+
+
+@pytest.mark.parametrize("dim", [1, 2, 5])
+def test_distance_equals_geomstats(dim):
+    space = Sphere(dim)
+    gen = torch.Generator().manual_seed(dim)
+    x, y = space.random(20, generator=gen), space.random(20, generator=gen)
+    y[0] = x[0]
+    y[1] = -x[1]
+    reference = geomstats_module("geometry.hypersphere").Hypersphere(dim).metric.dist(x, y)
+    assert torch.allclose(space.distance(x, y), reference.to(torch.float64), atol=1e-7)
+
+
+def test_retract_is_the_exponential_map():
+    space = Sphere(2)
+    x = torch.tensor([[0.0, 0.0, 1.0]], dtype=torch.float64)
+    v = torch.tensor([[torch.pi / 2, 0.0, 0.0]], dtype=torch.float64)
+    assert torch.allclose(space.retract(x, v), torch.tensor([[1.0, 0.0, 0.0]], dtype=torch.float64))
+    assert torch.allclose(space.distance(x, space.retract(x, 0.4 * v)), torch.tensor(0.2 * torch.pi, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("dim", [2, 5])
+def test_spectral_sum_equals_independent_scipy_sum(dim):
+    space = Sphere(dim)
+    gen = torch.Generator().manual_seed(0)
+    x1, x2 = space.random(7, generator=gen), space.random(9, generator=gen)
+    weights = torch.rand(15, generator=gen, dtype=torch.float64)
+    ours = space.spectral_sum(weights, x1, x2)
+    t = (x1 @ x2.T).numpy()
+    alpha = (dim - 1) / 2
+    ref = sum(
+        weights[n].item() * (n + alpha) / alpha * sp.eval_gegenbauer(n, alpha, t) for n in range(15)
+    )
+    assert np.max(np.abs(ours.numpy() - ref)) < 1e-11
+
+
+def test_errors_say_what_to_do():
+    space = Sphere(2)
+    with pytest.raises(InputDataError, match="Normalise"):
+        space.check(torch.ones(4, 3, dtype=torch.float64))
+    with pytest.raises(InputDataError, match=r"\(\*batch, 3\)"):
+        space.check(torch.ones(4, 2, dtype=torch.float64))
+    with pytest.raises(InputDataError, match="floating"):
+        space.check(torch.ones(4, 3, dtype=torch.long))
+    with pytest.raises(InputDataError, match="zero vectors"):
+        space.project(torch.zeros(1, 3))
+    with pytest.raises(ConfigurationError, match="dim"):
+        Sphere(0)
