@@ -1,0 +1,1 @@
+"""Demonstrations run by ``manibo demo``: short, seeded, offline, and each writes figures."""
