@@ -30,6 +30,56 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run(args: argparse.Namespace) -> int:
+    import json
+
+    from manibo.loop import BayesianOptimizer
+    from manibo.problems import make_problem
+
+    problem = make_problem(args.problem, noise_std=args.noise)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = f"{problem.name}_{args.surrogate}_{args.acquisition}_seed{args.seed}"
+    journal = out / f"{stem}.journal.jsonl"
+    if journal.exists():
+        opt = BayesianOptimizer.resume(journal, space=problem.space)
+        print(f"resuming {journal} with {len(opt.history)} evaluations")
+    else:
+        opt = BayesianOptimizer(
+            problem.space,
+            surrogate=args.surrogate,
+            acquisition=args.acquisition,
+            q=args.q,
+            initial_design=args.initial_design,
+            seed=args.seed,
+            journal=journal,
+            optimizer=args.optimizer,
+        )
+    generator = torch.Generator().manual_seed(args.seed)
+    opt.run(lambda x: float(problem(x, generator=generator)), budget=args.budget, progress=not args.quiet)
+    values = [e.y if e.status == "ok" else None for e in opt.history]
+    true_values = [float(problem.evaluate_true(torch.tensor(e.x, dtype=torch.float64))) for e in opt.history]
+    regret, best = [], float("inf")
+    for v in true_values:
+        best = min(best, v)
+        regret.append(best - problem.optimal_value)
+    summary = {
+        "problem": problem.name,
+        "config": opt.config,
+        "optimal_value": problem.optimal_value,
+        "observed": values,
+        "true_values": true_values,
+        "simple_regret": regret,
+        "best_x": opt.best[0].tolist(),
+        "best_y": opt.best[1],
+        "journal": str(journal),
+    }
+    (out / f"{stem}.json").write_text(json.dumps(summary, indent=2))
+    print(f"{problem.name}: best observed {opt.best[1]:.6g}, simple regret {regret[-1]:.3e} "
+          f"after {len(opt.history)} evaluations; wrote {out / (stem + '.json')}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``manibo`` command."""
     parser = argparse.ArgumentParser(prog="manibo", description=__doc__)
@@ -42,5 +92,18 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--device", default="cpu", help="cpu or cuda")
     demo.set_defaults(func=_demo)
+    run = sub.add_parser("run", help="run Bayesian optimisation on a benchmark problem")
+    run.add_argument("--problem", required=True, help="e.g. ackley-sphere5, arm-torus3, orientation-so3")
+    run.add_argument("--surrogate", default="matern", help="matern, heat, euclidean, chart, ...")
+    run.add_argument("--acquisition", default="qlognei")
+    run.add_argument("--optimizer", default="riemannian", choices=["riemannian", "projection"])
+    run.add_argument("--budget", type=int, default=100)
+    run.add_argument("--initial-design", type=int, default=5)
+    run.add_argument("--q", type=int, default=1)
+    run.add_argument("--noise", type=float, default=0.0, help="observation noise standard deviation")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--out", default="results")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(func=_run)
     args = parser.parse_args(argv)
     return args.func(args)

@@ -84,6 +84,18 @@ class Space(ABC):
     def distance(self, x: Tensor, y: Tensor) -> Tensor:
         """Geodesic distance between broadcastable ``x`` and ``y``; returns shape ``(*batch)``."""
 
+    def chart(self, x: Tensor) -> Tensor:
+        """Coordinates of ``x`` in a global chart (for Euclidean baselines); ``(*batch, *point_shape)`` → ``(*batch, k)``."""
+        raise UnsupportedError(f"{type(self).__name__} has no global chart.")
+
+    def ambient_bounds(self) -> Tensor:
+        """A box ``(2, D)`` of ambient coordinates containing the space (for box-optimised baselines)."""
+        raise UnsupportedError(f"{type(self).__name__} has no ambient bounding box.")
+
+    def all_points(self, dtype: torch.dtype = torch.float64, device=None) -> Tensor:
+        """Every point of a finite space, ``(num_points, *point_shape)``."""
+        raise UnsupportedError(f"{type(self).__name__} is not a finite space; it cannot be enumerated.")
+
     def _membership_error(self, name: str, what: str, advice: str) -> InputDataError:
         return InputDataError(f"`{name}` holds points off {self!r}: {what}. {advice}")
 

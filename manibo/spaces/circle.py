@@ -59,6 +59,14 @@ class Circle(CompactSpace):
         gap = torch.remainder(x - y, TWO_PI)[..., 0]
         return torch.minimum(gap, TWO_PI - gap)
 
+    def ambient_bounds(self) -> Tensor:
+        """The interval ``[0, 2π]``, shape ``(2, 1)``."""
+        return torch.tensor([[0.0], [TWO_PI]], dtype=torch.float64)
+
+    def chart(self, x: Tensor) -> Tensor:
+        """The angle itself, shape ``(*batch, 1)`` (a chart with a seam at 0 = 2π)."""
+        return x
+
     def levels(self, num_levels: int) -> tuple[Tensor, Tensor]:
         n = torch.arange(num_levels, dtype=torch.float64)
         multiplicities = torch.full((num_levels,), 2.0, dtype=torch.float64)

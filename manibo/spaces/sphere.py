@@ -69,6 +69,19 @@ class Sphere(CompactSpace):
         """Great-circle angle, as :math:`2\\,\\mathrm{atan2}(\\|x-y\\|, \\|x+y\\|)` (accurate near 0 and π)."""
         return 2 * torch.atan2((x - y).norm(dim=-1), (x + y).norm(dim=-1))
 
+    def ambient_bounds(self) -> Tensor:
+        """The cube ``[-1, 1]^(dim+1)``, shape ``(2, dim+1)``."""
+        return torch.tensor([[-1.0], [1.0]], dtype=torch.float64).expand(2, self.dim + 1).clone()
+
+    def chart(self, x: Tensor) -> Tensor:
+        """Hyperspherical angles; on S² these are (latitude, longitude) in radians. Shape ``(*batch, dim)``."""
+        if self.dim == 2:
+            return torch.stack([torch.asin(x[..., 2].clamp(-1, 1)), torch.atan2(x[..., 1], x[..., 0])], -1)
+        tail = torch.flip(torch.cumsum(torch.flip(x**2, [-1]), -1), [-1]).clamp_min(0).sqrt()
+        angles = [torch.atan2(tail[..., i + 1], x[..., i]) for i in range(self.dim - 1)]
+        angles.append(torch.atan2(x[..., -1], x[..., -2]))
+        return torch.stack(angles, -1)
+
     # spectrum -------------------------------------------------------------------------------
     def levels(self, num_levels: int) -> tuple[Tensor, Tensor]:
         n = torch.arange(num_levels, dtype=torch.float64)

@@ -1,0 +1,49 @@
+"""Surrogates by name: one factory signature ``(space, train_X, train_Y, **options) -> Model``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from botorch.models.model import Model
+from torch import Tensor
+
+from manibo.exceptions import ConfigurationError
+from manibo.spaces.base import Space
+
+SurrogateFactory = Callable[..., Model]
+_REGISTRY: dict[str, SurrogateFactory] = {}
+
+
+def register_surrogate(name: str) -> Callable[[SurrogateFactory], SurrogateFactory]:
+    """Decorator registering ``factory(space, train_X, train_Y, **options)`` under ``name``."""
+
+    def decorate(factory: SurrogateFactory) -> SurrogateFactory:
+        if name in _REGISTRY and _REGISTRY[name] is not factory:
+            raise ConfigurationError(f"a surrogate named {name!r} is already registered.")
+        _REGISTRY[name] = factory
+        return factory
+
+    return decorate
+
+
+def available_surrogates() -> list[str]:
+    """Names accepted by :func:`build_surrogate`."""
+    return sorted(_REGISTRY)
+
+
+def build_surrogate(name: str, space: Space, train_X: Tensor, train_Y: Tensor, **options) -> Model:
+    """Build (and fit) the surrogate registered as ``name`` on the data.
+
+    Args:
+        name: a registered name (see :func:`available_surrogates`).
+        space: the space the inputs live on.
+        train_X: inputs ``(n, *point_shape)`` on the space.
+        train_Y: outcomes ``(n, 1)``.
+        **options: passed to the factory.
+    """
+    if name not in _REGISTRY:
+        raise ConfigurationError(
+            f"unknown surrogate {name!r}; choose one of {', '.join(available_surrogates())}, or "
+            "register your own with @manibo.models.register_surrogate('name')."
+        )
+    return _REGISTRY[name](space, train_X, train_Y, **options)

@@ -1,0 +1,137 @@
+"""``optimize_acqf_on_space``: maximise any BoTorch acquisition function over the points of a space."""
+
+from __future__ import annotations
+
+import torch
+from botorch.acquisition import AcquisitionFunction
+from botorch.acquisition.knowledge_gradient import qKnowledgeGradient
+from botorch.optim.optimize import optimize_acqf_discrete
+from torch import Tensor
+
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.optim.initial_conditions import initial_conditions_on_space
+from manibo.optim.riemannian_lbfgs import LBFGSOptions, riemannian_lbfgs_ascent
+from manibo.spaces.base import Space
+
+
+def _reference_tensor(acq_function: AcquisitionFunction) -> Tensor:
+    model = acq_function.model
+    train = getattr(model, "train_inputs", None)
+    if train:
+        return train[0]
+    return next(model.parameters())
+
+
+def optimize_acqf_on_space(
+    acq_function: AcquisitionFunction,
+    space: Space,
+    q: int = 1,
+    num_restarts: int = 8,
+    raw_samples: int = 256,
+    sequential: bool = False,
+    options: LBFGSOptions | None = None,
+    exclude: Tensor | None = None,
+    max_batch_size: int = 2048,
+    seed: int | None = None,
+) -> tuple[Tensor, Tensor]:
+    """Maximise ``acq_function`` over ``q`` points of ``space``; every evaluation is on the space.
+
+    Continuous spaces: ``raw_samples`` uniform q-batches, ``num_restarts`` Boltzmann-selected starts,
+    and batched Riemannian L-BFGS ascent with retractions (all restarts in one tensor). Discrete spaces
+    (mesh vertices, graph nodes): enumeration in chunks of ``max_batch_size``, sequential greedy for
+    ``q > 1``, optionally skipping the points in ``exclude``.
+
+    Args:
+        acq_function: any BoTorch acquisition (analytic, Monte Carlo, one-shot qKnowledgeGradient).
+        space: the space to search.
+        q: batch size.
+        num_restarts: local optimisations run together.
+        raw_samples: uniform q-batches scored to choose the starts.
+        sequential: for ``q > 1``, choose points one at a time (greedy, each conditioned on the
+            previous ones as pending points) instead of jointly.
+        options: settings of the local solver.
+        exclude: discrete spaces only: points ``(k, *point_shape)`` never proposed (e.g. evaluated ones).
+        max_batch_size: discrete spaces only: points scored per acquisition call.
+        seed: seed of the raw samples and of the start selection.
+
+    Returns:
+        ``(candidates, value)``: candidates ``(q, *point_shape)`` on the space and the acquisition
+        value of the batch (a scalar; for ``sequential`` the values of each greedy step, shape ``(q,)``).
+    """
+    if int(q) != q or q < 1:
+        raise ConfigurationError(f"`q` must be a positive integer, got {q!r}.")
+    if num_restarts < 1 or raw_samples < num_restarts:
+        raise ConfigurationError(
+            f"need 1 <= num_restarts <= raw_samples, got num_restarts={num_restarts}, "
+            f"raw_samples={raw_samples}."
+        )
+    ref = _reference_tensor(acq_function)
+    if space.is_discrete:
+        return _optimize_discrete(acq_function, space, q, exclude, max_batch_size, ref)
+    if exclude is not None:
+        raise ConfigurationError("`exclude` applies to discrete spaces only (mesh vertices, graph nodes).")
+    if sequential and q > 1 and not isinstance(acq_function, qKnowledgeGradient):
+        return _optimize_sequential(acq_function, space, q, num_restarts, raw_samples, options, seed, ref)
+    return _optimize_joint(acq_function, space, q, num_restarts, raw_samples, options, seed, ref)
+
+
+def _optimize_joint(acq_function, space, q, num_restarts, raw_samples, options, seed, ref):
+    starts = initial_conditions_on_space(
+        acq_function, space, q, num_restarts, raw_samples, ref.dtype, ref.device, seed
+    )
+    shape = starts.shape
+
+    def objective(x: Tensor) -> Tensor:
+        return acq_function(x.reshape(x.shape[0], shape[1], -1))
+
+    x, values = riemannian_lbfgs_ascent(objective, space, starts, options)
+    best = int(torch.argmax(values))
+    batch = x[best].reshape(shape[1], *space.point_shape)
+    if isinstance(acq_function, qKnowledgeGradient):
+        batch = acq_function.extract_candidates(batch.reshape(1, shape[1], -1))[0]
+        batch = batch.reshape(q, *space.point_shape)
+    return space.project(batch).detach(), values[best].detach()
+
+
+def _optimize_sequential(acq_function, space, q, num_restarts, raw_samples, options, seed, ref):
+    base_pending = acq_function.X_pending
+    chosen, values = [], []
+    try:
+        for i in range(q):
+            point, value = _optimize_joint(
+                acq_function, space, 1, num_restarts, raw_samples, options,
+                None if seed is None else seed + i, ref,
+            )
+            chosen.append(point)
+            values.append(value)
+            pending = torch.cat(chosen, dim=0).reshape(len(chosen), -1)
+            if base_pending is not None:
+                pending = torch.cat([base_pending, pending], dim=-2)
+            acq_function.set_X_pending(pending)
+    finally:
+        acq_function.set_X_pending(base_pending)
+    return torch.cat(chosen, dim=0), torch.stack(values)
+
+
+def _optimize_discrete(acq_function, space, q, exclude, max_batch_size, ref):
+    if isinstance(acq_function, qKnowledgeGradient):
+        raise ConfigurationError(
+            "one-shot qKnowledgeGradient needs a continuous space; on mesh vertices or graph nodes use "
+            "qLogNoisyExpectedImprovement or another acquisition."
+        )
+    choices = space.all_points(dtype=ref.dtype, device=ref.device)
+    if exclude is not None:
+        if exclude.dim() != 2 or exclude.shape[-1] != choices.shape[-1]:
+            raise InputDataError(
+                f"`exclude` must have shape (k, {choices.shape[-1]}), got {tuple(exclude.shape)}."
+            )
+        keep = ~(choices.unsqueeze(1) == exclude.to(choices).unsqueeze(0)).all(-1).any(-1)
+        choices = choices[keep]
+    if choices.shape[0] < q:
+        raise ConfigurationError(
+            f"only {choices.shape[0]} points of {space!r} are left to choose from, but q = {q}."
+        )
+    candidates, values = optimize_acqf_discrete(
+        acq_function, q=q, choices=choices, max_batch_size=max_batch_size, unique=True
+    )
+    return candidates, values

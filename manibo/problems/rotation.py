@@ -1,0 +1,57 @@
+"""An orientation cost on SO(3): Ackley of the rotation vector that takes a target orientation to R."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from botorch.test_functions.synthetic import Ackley
+from torch import Tensor
+
+from manibo.problems.base import SpaceProblem
+from manibo.spaces.special_orthogonal import SpecialOrthogonal
+
+
+def rotation_vector(r: Tensor) -> Tensor:
+    """Axis times angle of rotation matrices; ``(*batch, 3, 3)`` → ``(*batch, 3)``."""
+    skew = torch.stack([r[..., 2, 1] - r[..., 1, 2], r[..., 0, 2] - r[..., 2, 0], r[..., 1, 0] - r[..., 0, 1]], -1)
+    sin2 = skew.norm(dim=-1)  # = 2 sin(theta)
+    cos2 = r.diagonal(dim1=-2, dim2=-1).sum(-1) - 1  # = 2 cos(theta)
+    theta = torch.atan2(sin2, cos2)
+    small = sin2 < 1e-7
+    factor = torch.where(small, 0.5 + theta**2 / 12, theta / sin2.clamp_min(1e-300))
+    vec = skew * factor.unsqueeze(-1)
+    near_pi = theta > math.pi - 1e-4  # the skew part vanishes: read the axis off R + I
+    if near_pi.any():
+        sym = (r[near_pi] + torch.eye(3, dtype=r.dtype, device=r.device)) / 2
+        col = sym.diagonal(dim1=-2, dim2=-1).argmax(-1)
+        axis = sym[torch.arange(sym.shape[0]), :, col]
+        axis = axis / axis.norm(dim=-1, keepdim=True)
+        vec[near_pi] = axis * theta[near_pi].unsqueeze(-1)
+    return vec
+
+
+class OrientationAckley(SpaceProblem):
+    """Ackley of the rotation vector of ``R_targetᵀ R``; minimum 0 at ``R_target``."""
+
+    optimal_value = 0.0
+
+    def __init__(self, noise_std: float = 0.0) -> None:
+        super().__init__(noise_std)
+        self.name = "orientation-so3"
+        self.space = SpecialOrthogonal(3)
+        axis = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
+        angle = 1.2
+        k = axis / axis.norm()
+        skew = torch.tensor([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]], dtype=torch.float64)
+        self.target = torch.linalg.matrix_exp(angle * skew)
+        self._ackley = Ackley(dim=3)
+
+    def evaluate_true(self, x: Tensor) -> Tensor:
+        r = x.reshape(*x.shape[:-1], 3, 3)
+        relative = self.target.to(x).transpose(-1, -2) @ r
+        return self._ackley.evaluate_true(rotation_vector(relative))
+
+    @property
+    def optimizers(self) -> Tensor:
+        return self.target.reshape(1, 9)

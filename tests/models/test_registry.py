@@ -1,0 +1,39 @@
+"""The surrogate registry: names, the factory signature, errors, custom registration."""
+
+import pytest
+import torch
+
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.models import available_surrogates, build_surrogate, register_surrogate
+from manibo.spaces import Sphere
+
+
+def test_builtin_surrogates_fit_and_predict():
+    space = Sphere(2)
+    X = space.random(20, generator=torch.Generator().manual_seed(0))
+    Y = X[:, :1] ** 2
+    assert {"matern", "heat", "euclidean", "chart"} <= set(available_surrogates())
+    for name in ("matern", "heat", "euclidean", "chart"):
+        model = build_surrogate(name, space, X, Y)
+        with torch.no_grad():
+            mean = model.posterior(X).mean
+        assert float((mean - Y).abs().max()) < 0.05, name
+
+
+def test_errors_and_registration():
+    space = Sphere(2)
+    X = space.random(5)
+    with pytest.raises(ConfigurationError, match="unknown surrogate 'nope'"):
+        build_surrogate("nope", space, X, X[:, :1])
+    with pytest.raises(InputDataError, match=r"shape \(5, 1\)"):
+        build_surrogate("matern", space, X, X[:, :2])
+    with pytest.raises(InputDataError, match="NaN"):
+        build_surrogate("matern", space, X, torch.full((5, 1), float("nan"), dtype=torch.float64))
+
+    @register_surrogate("test-constant")
+    def constant(space, train_X, train_Y, **options):
+        return build_surrogate("euclidean", space, train_X, train_Y)
+
+    assert "test-constant" in available_surrogates()
+    with pytest.raises(ConfigurationError, match="already registered"):
+        register_surrogate("test-constant")(lambda *a, **k: None)

@@ -1,0 +1,132 @@
+"""Acquisition optimisation on spaces: candidates on the space for every acquisition, q > 1, discrete spaces."""
+
+import pytest
+import torch
+from botorch.acquisition import (
+    AcquisitionFunction,
+    LogExpectedImprovement,
+    PosteriorMean,
+    UpperConfidenceBound,
+    qKnowledgeGradient,
+    qLogExpectedImprovement,
+    qLogNoisyExpectedImprovement,
+    qSimpleRegret,
+    qUpperConfidenceBound,
+)
+from botorch.sampling import SobolQMCNormalSampler
+from registry import SPACES
+
+from manibo.exceptions import ConfigurationError
+from manibo.models import build_surrogate
+from manibo.optim import LBFGSOptions, optimize_acqf_on_space
+
+CONTINUOUS = [n for n in sorted(SPACES) if n not in ("graph", "mesh")]
+FAST = LBFGSOptions(maxiter=8)
+
+
+def _model(space, n=10, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    X = space.random(n, generator=gen)
+    Y = -space.distance(X, X[:1]).unsqueeze(-1)
+    return build_surrogate("matern", space, X, Y), X, Y
+
+
+def _acquisitions(model, X, Y):
+    sampler = SobolQMCNormalSampler(torch.Size([16]), seed=0)
+    return {
+        "logei": (LogExpectedImprovement(model, best_f=Y.max()), 1),
+        "ucb": (UpperConfidenceBound(model, beta=2.0), 1),
+        "posterior_mean": (PosteriorMean(model), 1),
+        "qlogei": (qLogExpectedImprovement(model, best_f=Y.max(), sampler=sampler), 2),
+        "qlognei": (qLogNoisyExpectedImprovement(model, X_baseline=X, sampler=sampler, cache_root=False), 2),
+        "qucb": (qUpperConfidenceBound(model, beta=2.0, sampler=sampler), 2),
+        "qsr": (qSimpleRegret(model, sampler=sampler), 1),
+        "qkg": (qKnowledgeGradient(model, num_fantasies=3), 1),
+    }
+
+
+@pytest.mark.parametrize("name", CONTINUOUS)
+def test_candidates_lie_on_space_for_every_acquisition(name):
+    space = SPACES[name]()
+    model, X, Y = _model(space)
+    calls = []
+    original = model.posterior
+
+    def watched(Xp, *args, **kwargs):  # every point the optimiser shows the model lies on the space
+        space.check(Xp.detach().reshape(-1, *space.point_shape), "model input")
+        calls.append(1)
+        return original(Xp, *args, **kwargs)
+
+    model.posterior = watched
+    for label, (acqf, q) in _acquisitions(model, X, Y).items():
+        candidates, value = optimize_acqf_on_space(
+            acqf, space, q=q, num_restarts=2, raw_samples=16, options=FAST, seed=0
+        )
+        assert candidates.shape == (q, *space.point_shape), label
+        space.check(candidates, f"{label} candidates")
+        assert torch.isfinite(value).all(), label
+    assert calls
+
+
+def test_candidates_on_sphere_to_1e10_and_beat_dense_search():
+    space = SPACES["sphere2"]()
+    model, X, Y = _model(space, n=15)
+    acqf = LogExpectedImprovement(model, best_f=Y.max())
+    candidate, value = optimize_acqf_on_space(acqf, space, seed=0)
+    assert float((candidate.norm(dim=-1) - 1).abs().max()) < 1e-10
+    dense = space.random(20000, generator=torch.Generator().manual_seed(5)).unsqueeze(1)
+    with torch.no_grad():
+        best_dense = max(float(acqf(chunk).max()) for chunk in dense.split(4000))
+    assert float(value) >= best_dense - 1e-6
+
+
+@pytest.mark.parametrize("sequential", [False, True])
+def test_q_batch_returns_distinct_points(sequential):
+    space = SPACES["sphere2"]()
+    model, X, Y = _model(space, n=12)
+    acqf = qLogExpectedImprovement(model, best_f=Y.max(), sampler=SobolQMCNormalSampler(torch.Size([64]), seed=0))
+    candidates, values = optimize_acqf_on_space(acqf, space, q=3, sequential=sequential, seed=0)
+    assert candidates.shape == (3, 3)
+    gaps = space.distance(candidates.unsqueeze(1), candidates.unsqueeze(0))
+    assert float(gaps[~torch.eye(3, dtype=torch.bool)].min()) > 1e-3
+    assert acqf.X_pending is None  # sequential mode restores the caller's pending points
+
+
+class _TabulatedAcquisition(AcquisitionFunction):
+    """A known function of the node/vertex index, to check the discrete optimiser finds its argmax."""
+
+    def __init__(self, model, values):
+        super().__init__(model)
+        self.values = values
+
+    def forward(self, X):
+        return self.values[X[..., 0].round().long()].sum(-1)
+
+
+@pytest.mark.parametrize("name", ["graph", "mesh"])
+def test_discrete_optimiser_finds_exact_maximiser(name):
+    space = SPACES[name]()
+    model, _, _ = _model(space)
+    points = space.all_points()
+    values = torch.sin(3.0 * points[:, 0]) + 0.01 * points[:, 0]
+    acqf = _TabulatedAcquisition(model, values)
+    best, _ = optimize_acqf_on_space(acqf, space, q=1, max_batch_size=5)
+    assert int(best[0, 0]) == int(torch.argmax(values))
+    excluded, _ = optimize_acqf_on_space(acqf, space, q=1, exclude=best)
+    second = values.clone()
+    second[int(best[0, 0])] = -float("inf")
+    assert int(excluded[0, 0]) == int(torch.argmax(second))
+    pair, _ = optimize_acqf_on_space(acqf, space, q=2)
+    assert len(set(pair[:, 0].tolist())) == 2
+
+
+def test_bad_configuration():
+    space = SPACES["sphere2"]()
+    model, X, Y = _model(space)
+    acqf = PosteriorMean(model)
+    with pytest.raises(ConfigurationError, match="q"):
+        optimize_acqf_on_space(acqf, space, q=0)
+    with pytest.raises(ConfigurationError, match="raw_samples"):
+        optimize_acqf_on_space(acqf, space, num_restarts=10, raw_samples=5)
+    with pytest.raises(ConfigurationError, match="discrete"):
+        optimize_acqf_on_space(acqf, space, exclude=X[:1])

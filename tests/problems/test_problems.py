@@ -1,0 +1,59 @@
+"""Benchmark problems: the known optimiser attains the optimal value and beats random points."""
+
+import math
+
+import pytest
+import torch
+
+from manibo.exceptions import ConfigurationError
+from manibo.problems import make_problem
+from manibo.problems.sphere import sphere_log_at_e1
+
+NAMES = [
+    "ackley-sphere5",
+    "ackley-sphere2",
+    "rosenbrock-sphere3",
+    "styblinski-tang-sphere2",
+    "product-of-sines-sphere3",
+    "arm-torus3",
+    "orientation-so3",
+    "bumps-mesh",
+    "bumps-graph",
+]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_optimizer_attains_optimum_and_beats_random_points(name):
+    problem = make_problem(name)
+    opt = problem.optimizers
+    problem.space.check(opt)
+    assert torch.allclose(problem.evaluate_true(opt), torch.tensor(problem.optimal_value, dtype=torch.float64), atol=1e-9)
+    x = problem.space.random(2000, generator=torch.Generator().manual_seed(0))
+    assert float(problem.evaluate_true(x).min()) >= problem.optimal_value - 1e-9
+
+
+def test_log_map_at_e1_has_geodesic_length():
+    from manibo.spaces import Sphere
+
+    space = Sphere(4)
+    x = space.random(50, generator=torch.Generator().manual_seed(0))
+    e1 = torch.zeros(5, dtype=torch.float64)
+    e1[0] = 1
+    assert torch.allclose(sphere_log_at_e1(x).norm(dim=-1), space.distance(x, e1), atol=1e-12)
+
+
+def test_noise_and_known_values():
+    problem = make_problem("styblinski-tang-sphere2", noise_std=0.5)
+    assert problem.optimal_value == pytest.approx(-39.16616570377142 * 2, rel=1e-9)
+    x = problem.optimizers.expand(400, 3)
+    noisy = problem(x, generator=torch.Generator().manual_seed(0))
+    assert 0.4 < float(noisy.std()) < 0.6
+    assert make_problem("product-of-sines-sphere3").optimal_value == -100.0
+    arm = make_problem("arm-torus3")
+    assert float(arm.evaluate_true(torch.zeros(1, 3, dtype=torch.float64))) > 0.1
+    assert math.isclose(float(arm.evaluate_true(arm.optimizers)), 0.0, abs_tol=1e-20)
+
+
+def test_unknown_problem():
+    with pytest.raises(ConfigurationError, match="known"):
+        make_problem("ackley-cube")
