@@ -1,0 +1,211 @@
+"""Regret curves of Bayesian optimisation on spaces: manibo's geometric GP against baselines.
+
+For each problem, method and seed, one BO run (MaternGaBO protocol: a shared uniform initial design of
+``--initial`` points per seed, then one point per iteration) is written as JSON; the summary JSON holds
+every per-seed array and the median [IQR] simple regret at fixed budgets; the PNG plots log10 simple
+regret (over all evaluations, the initial design included and marked) with median and interquartile band.
+
+Methods: ``matern`` (geometric Matérn-5/2 GP, Riemannian acquisition optimisation), ``heat``,
+``euclidean`` (Matérn-5/2 on ambient coordinates, box L-BFGS-B then projection: GaBO's Euclidean
+baseline), ``chart`` (Matérn-5/2 on latitude/longitude-type charts), ``random`` (uniform search).
+
+    python benchmarks/regret.py --problem ackley-sphere5 --seeds 10 --budget 100
+    python benchmarks/regret.py --timing           # time per iteration at 100 observations on S²
+    python benchmarks/regret.py --smoke            # seconds; used by the test suite
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import environment, write_json  # noqa: E402
+
+DEFAULT_OUT = Path(__file__).parent / "results"
+
+
+def run_one(problem_name: str, method: str, seed: int, budget: int, initial: int, acquisition: str,
+            out_dir: str, fast: bool) -> dict:
+    """One seeded run; writes and returns its record (values, regret, time per iteration)."""
+    import torch
+
+    torch.set_num_threads(1)
+    from manibo.loop import BayesianOptimizer
+    from manibo.problems import make_problem
+
+    problem = make_problem(problem_name)
+    start = time.perf_counter()
+    if method == "random":
+        design = problem.space.random(initial, generator=torch.Generator().manual_seed(seed))
+        rest = problem.space.random(budget - initial, generator=torch.Generator().manual_seed(seed + 1_000_003))
+        xs = torch.cat([design, rest])
+        iteration_seconds = []
+    else:
+        options = {"num_restarts": 2, "raw_samples": 32, "optimizer_options": {"maxiter": 10}} if fast else {}
+        opt = BayesianOptimizer(
+            problem.space,
+            surrogate=method,
+            acquisition=acquisition,
+            initial_design=initial,
+            seed=seed,
+            optimizer="projection" if method == "euclidean" else "riemannian",
+            **options,
+        )
+        iteration_seconds = []
+        while len(opt.history) < budget:
+            t0 = time.perf_counter()
+            x = opt.ask()
+            if len(opt.history) >= initial:
+                iteration_seconds.append(time.perf_counter() - t0)
+            opt.tell(x, [float(problem.evaluate_true(x[0]))])
+        xs = torch.tensor([e.x for e in opt.history], dtype=torch.float64)
+    values = problem.evaluate_true(xs)
+    regret = (torch.cummin(values, 0).values - problem.optimal_value).clamp_min(0).tolist()
+    record = {
+        "problem": problem_name,
+        "method": method,
+        "seed": seed,
+        "budget": budget,
+        "initial": initial,
+        "acquisition": acquisition,
+        "optimal_value": problem.optimal_value,
+        "values": values.tolist(),
+        "simple_regret": regret,
+        "seconds_per_iteration": iteration_seconds,
+        "wall_seconds": time.perf_counter() - start,
+    }
+    write_json(Path(out_dir) / "runs" / f"{problem_name}_{method}_seed{seed}.json", record)
+    return record
+
+
+def summarise(records: list[dict], checkpoints: list[int]) -> dict:
+    """Median [IQR] of the simple regret at ``checkpoints`` and the mean time per iteration, by method."""
+    import numpy as np
+
+    table = {}
+    for method in sorted({r["method"] for r in records}):
+        runs = np.array([r["simple_regret"] for r in records if r["method"] == method])
+        secs = [s for r in records if r["method"] == method for s in r["seconds_per_iteration"]]
+        table[method] = {
+            "seeds": int(runs.shape[0]),
+            "regret": {
+                str(t): {
+                    "median": float(np.median(runs[:, t - 1])),
+                    "q25": float(np.quantile(runs[:, t - 1], 0.25)),
+                    "q75": float(np.quantile(runs[:, t - 1], 0.75)),
+                }
+                for t in checkpoints
+                if t <= runs.shape[1]
+            },
+            "seconds_per_iteration": float(np.mean(secs)) if secs else None,
+        }
+    return table
+
+
+def plot(records: list[dict], path: Path, title: str) -> None:
+    """log10 simple regret vs evaluations: median line and interquartile band per method."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
+    for method in sorted({r["method"] for r in records}):
+        runs = np.log10(np.array([r["simple_regret"] for r in records if r["method"] == method]) + 1e-12)
+        t = np.arange(1, runs.shape[1] + 1)
+        median, lo, hi = np.median(runs, 0), np.quantile(runs, 0.25, 0), np.quantile(runs, 0.75, 0)
+        (line,) = ax.plot(t, median, label=f"{method} ({runs.shape[0]} seeds)")
+        ax.fill_between(t, lo, hi, color=line.get_color(), alpha=0.2)
+    initial = records[0]["initial"]
+    ax.axvline(initial, color="grey", ls="--", lw=1, label=f"initial design ({initial})")
+    ax.set_xlabel("number of evaluations")
+    ax.set_ylabel("log10 simple regret")
+    ax.set_title(title)
+    ax.legend()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def timing(out: Path, observations: int = 100, repeats: int = 3) -> dict:
+    """Time per BO iteration (fit + acquisition optimisation) at ``observations`` points on S²."""
+    import torch
+
+    from manibo.loop import BayesianOptimizer
+    from manibo.problems import make_problem
+
+    problem = make_problem("ackley-sphere2")
+    results = {}
+    for acquisition in ("logei", "qlognei"):
+        opt = BayesianOptimizer(problem.space, acquisition=acquisition, initial_design=observations, seed=0)
+        x = opt.ask(observations)
+        opt.tell(x, problem.evaluate_true(x))
+        seconds = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            candidate = opt.ask()
+            seconds.append(time.perf_counter() - t0)
+            opt._pending.clear()
+        problem.space.check(candidate)
+        results[acquisition] = {"seconds": seconds, "median": sorted(seconds)[len(seconds) // 2]}
+    data = {"observations": observations, "space": "Sphere(2)", "threads": torch.get_num_threads(),
+            "results": results, "target_seconds": 5.0, "environment": environment("cpu")}
+    write_json(out / "bo_iteration_time.json", data)
+    return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--problem", action="append", help="problem name (repeatable); default ackley-sphere5")
+    parser.add_argument("--methods", default="matern,euclidean,random")
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--budget", type=int, default=100)
+    parser.add_argument("--initial", type=int, default=5)
+    parser.add_argument("--acquisition", default="logei")
+    parser.add_argument("--checkpoints", default="25,50,100")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--timing", action="store_true", help="only time one iteration at 100 points on S²")
+    parser.add_argument("--smoke", action="store_true", help="tiny budget for the test suite")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.timing:
+        data = timing(args.out)
+        print(json.dumps(data["results"], indent=2))
+        return 0
+    problems = args.problem or ["ackley-sphere5"]
+    methods = args.methods.split(",")
+    if args.smoke:
+        args.seeds, args.budget, args.initial, args.workers = 2, 8, 3, 1
+        checkpoints = [5, 8]
+    else:
+        checkpoints = [int(c) for c in args.checkpoints.split(",")]
+    jobs = [(p, m, s, args.budget, args.initial, args.acquisition, str(args.out), args.smoke)
+            for p in problems for m in methods for s in range(args.seeds)]
+    if args.workers > 1:
+        with ProcessPoolExecutor(args.workers) as pool:
+            records = list(pool.map(run_one, *zip(*jobs, strict=True)))
+    else:
+        records = [run_one(*job) for job in jobs]
+    summary = {"environment": environment("cpu"), "checkpoints": checkpoints, "problems": {}}
+    for p in problems:
+        mine = [r for r in records if r["problem"] == p]
+        summary["problems"][p] = {"table": summarise(mine, checkpoints), "runs": mine}
+        plot(mine, args.out / f"regret_{p}.png", f"{p}: simple regret, median and IQR over {args.seeds} seeds")
+        print(f"\n{p} (acquisition {args.acquisition}, {args.seeds} seeds): median [IQR] simple regret")
+        for method, row in summary["problems"][p]["table"].items():
+            cells = "  ".join(f"t={t}: {v['median']:.3g} [{v['q25']:.3g}, {v['q75']:.3g}]" for t, v in row["regret"].items())
+            secs = row["seconds_per_iteration"]
+            print(f"  {method:10s} {cells}" + (f"  ({secs:.2f} s/iteration)" if secs else ""))
+    write_json(args.out / "regret_summary.json", summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""The regret benchmark runs at smoke size and writes its JSON and PNG."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).parents[2] / "benchmarks" / "regret.py"
+
+
+def test_regret_smoke(tmp_path):
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--smoke", "--problem", "ackley-sphere2", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads((tmp_path / "regret_summary.json").read_text())
+    table = summary["problems"]["ackley-sphere2"]["table"]
+    assert set(table) == {"matern", "euclidean", "random"}
+    for row in table.values():
+        assert row["regret"]["8"]["median"] >= 0
+    runs = summary["problems"]["ackley-sphere2"]["runs"]
+    firsts = {r["method"]: r["values"][:3] for r in runs if r["seed"] == 0}
+    assert firsts["matern"] == firsts["euclidean"] == firsts["random"]  # shared initial design
+    assert (tmp_path / "regret_ackley-sphere2.png").stat().st_size > 5000
+    assert "torch" in summary["environment"]["versions"]
