@@ -10,9 +10,29 @@ from manibo.harmonics.gegenbauer import (
     normalized_gegenbauer,
     normalized_gegenbauer_derivative,
 )
+from manibo.harmonics.funk_hecke import (
+    arc_cosine_eigenvalues,
+    funk_hecke,
+    funk_hecke_constant,
+    relu_coefficients,
+    step_coefficients,
+)
 from manibo.harmonics.series import GegenbauerLevels, LevelRecurrence, level_series
+from manibo.harmonics.spherical_harmonics import (
+    fundamental_system,
+    harmonic_level_index,
+    spherical_harmonics,
+)
 
 __all__ = [
+    "arc_cosine_eigenvalues",
+    "fundamental_system",
+    "funk_hecke",
+    "funk_hecke_constant",
+    "harmonic_level_index",
+    "relu_coefficients",
+    "spherical_harmonics",
+    "step_coefficients",
     "GegenbauerLevels",
     "LevelRecurrence",
     "addition_kernel",

@@ -1,0 +1,237 @@
+r"""Orthonormal real spherical harmonics on :math:`S^{d-1}` for any ``d``, from fundamental systems.
+
+For level :math:`n` take :math:`N = N(d, n)` unit vectors :math:`V` whose Gram matrix
+:math:`P_n(VV^\top)` is non-singular (a *fundamental system*, Dai & Xu): the zonal functions
+:math:`z_i(x) = G_n(v_i \cdot x)` then span the level-:math:`n` harmonics, and by the reproducing
+property their exact :math:`L^2(\bar\sigma)` Gram matrix is :math:`A = G_n(VV^\top)`. With
+:math:`A = LL^\top`, :math:`Y(x) = L^{-1} z(x)` is an orthonormal basis under the normalised surface
+measure :math:`\bar\sigma`, and :math:`\sum_k Y_{nk}(x) Y_{nk}(y) = G_n(x \cdot y)`.
+
+:math:`V` is chosen greedily, by pivoted Cholesky of :math:`P_n` over a seeded random pool of unit
+vectors (the north pole :math:`e_d` first): each step adds the candidate that maximises the
+determinant of the Gram matrix, which keeps it well conditioned (condition numbers ~1e2 to ~4e3 for
+the levels this library uses). The points are deterministic given ``(d, n)`` and are stored on disk
+(one ``.npz`` per level, see :func:`manibo._cache.cache_dir`); :math:`V` and :math:`L^{-1}` are also
+kept in memory per ``(d, n, device)``. All arithmetic is float64, whatever the input dtype.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+import zipfile
+from functools import lru_cache
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from manibo._cache import cache_dir, save_npz_atomically
+from manibo._validation import as_tensor_arg, check_finite, default_tolerance
+from manibo.exceptions import ConfigurationError, InputDataError, ManiboError, ManiboWarning
+from manibo.harmonics.fourier import circle_harmonics
+from manibo.harmonics.gegenbauer import harmonic_dimension, iter_normalized_gegenbauer
+
+_FORMAT_VERSION = 1
+_POOL_FACTOR = 20
+"""Candidate pool size, in multiples of N(d, n)."""
+_MAX_POOL_ENTRIES = 1 << 24
+"""Cap on (pool size) x N(d, n), the size of the pivoted-Cholesky factor (128 MiB in float64)."""
+_MIN_PIVOT = 1e-9
+"""Smallest accepted Schur complement when adding a point (a singular system falls below it)."""
+
+
+def _gegenbauer_degree(n: int, alpha: float, t: Tensor) -> Tensor:
+    """The normalised Gegenbauer polynomial :math:`P_n(t)` alone (shape of ``t``)."""
+    return next(itertools.islice(iter_normalized_gegenbauer(alpha, t), n, None))
+
+
+def _greedy_fundamental_system(d: int, n: int) -> np.ndarray:
+    """A fundamental system of degree ``n`` on :math:`S^{d-1}` by greedy pivoted Cholesky.
+
+    Returns:
+        float64 array of shape ``(N(d, n), d)``.
+    """
+    size = harmonic_dimension(d, n)
+    pool_size = min(_POOL_FACTOR * size, max(4 * size, _MAX_POOL_ENTRIES // size))
+    rng = np.random.default_rng([_FORMAT_VERSION, d, n])
+    pool = rng.standard_normal((pool_size, d))
+    pool[0] = 0.0
+    pool[0, -1] = 1.0  # the north pole e_d comes first
+    pool = torch.from_numpy(pool / np.linalg.norm(pool, axis=1, keepdims=True))
+    alpha = (d - 2) / 2
+    residual = torch.ones(pool_size, dtype=torch.float64)  # P_n(1) = 1 on the diagonal
+    factor = torch.zeros(size, pool_size, dtype=torch.float64)
+    chosen = []
+    pivot = 0
+    for i in range(size):
+        schur = float(residual[pivot])
+        if schur < _MIN_PIVOT:
+            raise ManiboError(
+                f"could not complete a fundamental system for d={d}, n={n}: after {i} of {size} "
+                f"points the best candidate adds only {schur:.2e} to the Gram determinant. Please "
+                "report this."
+            )
+        column = _gegenbauer_degree(n, alpha, pool @ pool[pivot]) - factor[:i, pivot] @ factor[:i]
+        factor[i] = column / math.sqrt(schur)
+        residual -= factor[i] ** 2
+        chosen.append(pivot)
+        residual[pivot] = -math.inf
+        pivot = int(torch.argmax(residual))
+    return pool[chosen].numpy()
+
+
+def _system_path(d: int, n: int):
+    return cache_dir() / "fundamental_systems" / f"v{_FORMAT_VERSION}_d{d}_n{n}.npz"
+
+
+def _load_system(path, d: int, n: int) -> np.ndarray | None:
+    """The stored points if the file exists and holds ``N(d, n)`` finite unit vectors, else None."""
+    try:
+        with np.load(path) as archive:
+            points = np.asarray(archive["points"], dtype=np.float64)
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return None
+    if points.shape != (harmonic_dimension(d, n), d) or not np.isfinite(points).all():
+        return None
+    if np.abs(np.linalg.norm(points, axis=1) - 1).max() > 1e-12:
+        return None
+    return points
+
+
+def fundamental_system(d: int, n: int) -> np.ndarray:
+    """The fundamental system of degree ``n`` on :math:`S^{d-1}`, from disk or computed and stored.
+
+    A file that is missing, unreadable or inconsistent is recomputed and rewritten. If the cache
+    folder is not writable, a :class:`~manibo.exceptions.ManiboWarning` is emitted and the points
+    are still returned.
+
+    Args:
+        d: ambient dimension, ``>= 3``.
+        n: degree, ``>= 0``.
+
+    Returns:
+        float64 array of shape ``(N(d, n), d)`` with unit rows, the first being :math:`e_d`.
+    """
+    if int(d) != d or d < 3:
+        raise ConfigurationError(
+            f"fundamental systems need `d` >= 3, got {d!r}; d = 2 is the circle."
+        )
+    path = _system_path(int(d), int(n))
+    points = _load_system(path, d, n)
+    if points is None:
+        points = _greedy_fundamental_system(int(d), int(n))
+        try:
+            save_npz_atomically(path, points=points)
+        except OSError as err:
+            warnings.warn(
+                f"could not store the fundamental system for d={d}, n={n} in {path.parent} "
+                f"({err}); it will be recomputed next session. Set MANIBO_CACHE_DIR to a writable "
+                "folder.",
+                ManiboWarning,
+                stacklevel=2,
+            )
+    return points
+
+
+@lru_cache(maxsize=256)
+def _level_basis(d: int, n: int, device: torch.device) -> tuple[Tensor, Tensor]:
+    r"""Points ``V`` ``(N, d)`` and ``W = \sqrt{N} L_P^{-\top}`` ``(N, N)``, float64 on ``device``.
+
+    :math:`L_P` is the Cholesky factor of :math:`P_n(VV^\top) = A / N`, so that the harmonics in row
+    form are :math:`Y(x) = P_n(x V^\top) W`.
+    """
+    points = torch.from_numpy(fundamental_system(d, n))
+    gram = _gegenbauer_degree(n, (d - 2) / 2, points @ points.T)
+    lower = torch.linalg.cholesky(gram)
+    eye = torch.eye(len(points), dtype=torch.float64)
+    inverse = torch.linalg.solve_triangular(lower, eye, upper=False)
+    weights = math.sqrt(len(points)) * inverse.T
+    return points.to(device), weights.to(device)
+
+
+@lru_cache(maxsize=64)
+def _stacked_basis(d: int, num_levels: int, device: torch.device):
+    """All levels' points stacked ``(M, d)``, their per-level ``W`` and sizes ``N(d, n)``."""
+    bases = [_level_basis(d, n, device) for n in range(num_levels)]
+    points = torch.cat([p for p, _ in bases])
+    return points, [w for _, w in bases], [len(p) for p, _ in bases]
+
+
+def harmonic_level_index(d: int, num_levels: int) -> Tensor:
+    """The level of each column of :func:`spherical_harmonics` (circle harmonics for ``d = 2``).
+
+    Returns:
+        Long tensor of shape ``(M,)``, ``M = sum_{n < L} N(d, n)``: ``N(d, n)`` copies of ``n``,
+        ascending.
+    """
+    _check_num_levels(num_levels)
+    sizes = [harmonic_dimension(d, n) for n in range(num_levels)]
+    return torch.repeat_interleave(torch.arange(num_levels), torch.tensor(sizes))
+
+
+def _check_num_levels(num_levels: int) -> None:
+    if int(num_levels) != num_levels or num_levels < 1:
+        raise ConfigurationError(f"`num_levels` must be an integer >= 1, got {num_levels!r}.")
+
+
+def _check_points(x: Tensor) -> None:
+    as_tensor_arg("x", x)
+    if x.dim() < 1 or x.shape[-1] < 2:
+        raise InputDataError(
+            f"`x` must have shape (*batch, d) with d >= 2 (unit vectors of S^(d-1)), got "
+            f"{tuple(x.shape)}."
+        )
+    check_finite("x", x)
+    err = (x.norm(dim=-1) - 1).abs()
+    tol = default_tolerance(x.dtype)
+    if (err > tol).any():
+        raise InputDataError(
+            f"`x` must hold unit vectors (norms 1 within {tol:g}), the worst is off by "
+            f"{float(err.max()):.3g}. Normalise with `x / x.norm(dim=-1, keepdim=True)`."
+        )
+
+
+def spherical_harmonics(x: Tensor, num_levels: int) -> Tensor:
+    r"""Orthonormal real spherical harmonics of levels ``0..num_levels-1`` at unit vectors ``x``.
+
+    Orthonormal under the normalised surface measure, so that level ``n`` satisfies the addition
+    theorem :math:`\sum_k Y_{nk}(x) Y_{nk}(y) = N(d, n) P_n(x \cdot y)`. Computed in float64 and
+    cast to ``x.dtype``; the device follows ``x``; differentiable in ``x``. For ``d = 2`` the circle
+    harmonics :math:`1, \sqrt2\cos n\theta, \sqrt2\sin n\theta` are returned. The first call for
+    a ``(d, n)`` builds (or loads) its fundamental system; on one CPU thread S² with 25 levels takes
+    about 0.4 s, ``d = 9`` with 4 levels 0.1 s and with 5 levels 1 s.
+
+    Args:
+        x: unit vectors, shape ``(*batch, d)``, ``d >= 2``.
+        num_levels: number of levels ``L >= 1``.
+
+    Returns:
+        Shape ``(*batch, M)`` with ``M = sum_{n < L} N(d, n)``, levels in ascending order (see
+        :func:`harmonic_level_index`).
+    """
+    _check_points(x)
+    _check_num_levels(num_levels)
+    d = x.shape[-1]
+    if d == 2:
+        return circle_harmonics(x[..., 0], x[..., 1], int(num_levels))
+    points, weights, sizes = _stacked_basis(d, int(num_levels), x.device)
+    t = x.to(torch.float64) @ points.T
+    alpha = (d - 2) / 2
+    features = [torch.ones_like(t[..., :1]) @ weights[0]]
+    offset = sizes[0]
+    # P_0 and P_1 on the columns of levels >= 1
+    previous, current = torch.ones_like(t[..., offset:]), t[..., offset:]
+    for n in range(1, len(sizes)):
+        features.append(current[..., : sizes[n]] @ weights[n])
+        if n + 1 == len(sizes):
+            break
+        # keep only the columns of levels > n and step the recurrence to P_{n+1} on them
+        previous, current = previous[..., sizes[n] :], current[..., sizes[n] :]
+        offset += sizes[n]
+        m = n + 1
+        a = 2 * (m + alpha - 1) / (m + 2 * alpha - 1)
+        b = (m - 1) / (m + 2 * alpha - 1)
+        previous, current = current, a * t[..., offset:] * current - b * previous
+    return torch.cat(features, dim=-1).to(x.dtype)

@@ -1,0 +1,162 @@
+"""Spherical harmonics by fundamental systems: exact-cubature orthonormality, the addition theorem
+(against SciPy's Gegenbauer), gradients, dtypes, the disk cache and input errors."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.special as sp
+import torch
+
+from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning
+from manibo.harmonics.fourier import circle_harmonics
+from manibo.harmonics.spherical_harmonics import (
+    fundamental_system,
+    harmonic_level_index,
+    spherical_harmonics,
+)
+
+# (d, levels): all levels n < L; products of two harmonics have degree <= 2(L - 1)
+CASES = [(3, 12), (4, 7), (5, 5), (6, 4), (7, 4), (8, 3), (9, 3), (10, 3)]
+
+
+@pytest.fixture(autouse=True)
+def _temporary_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("MANIBO_CACHE_DIR", str(tmp_path))
+
+
+def sphere_cubature(d, degree):
+    """Product rule on S^(d-1), exact for polynomials of degree <= ``degree``; weights sum to 1.
+
+    x = (sqrt(1 - t^2) y, t) with y on S^(d-2) and Gauss–Gegenbauer nodes in t (weight
+    (1 - t^2)^((k-3)/2) on S^(k-1)); the circle uses degree + 1 equispaced angles.
+    """
+    k = degree + 1
+    angles = 2 * np.pi * np.arange(k) / k
+    points, weights = np.stack([np.cos(angles), np.sin(angles)], 1), np.full(k, 1 / k)
+    for dim in range(3, d + 1):
+        t, w = sp.roots_gegenbauer(degree // 2 + 1, (dim - 2) / 2)
+        w = w / w.sum()
+        radial = np.sqrt(1 - t**2)
+        points = np.concatenate(
+            [
+                np.concatenate([r * points, np.full((len(points), 1), ti)], 1)
+                for r, ti in zip(radial, t, strict=True)
+            ]
+        )
+        weights = np.concatenate([wi * weights for wi in w])
+    return torch.from_numpy(points), torch.from_numpy(weights)
+
+
+def _dims(d, levels):
+    return [
+        math.comb(n + d - 1, n) - (math.comb(n + d - 3, n - 2) if n >= 2 else 0)
+        for n in range(levels)
+    ]
+
+
+def _random_unit(n, d, seed):
+    x = torch.randn(n, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    return x / x.norm(dim=-1, keepdim=True)
+
+
+def test_cubature_is_exact_for_low_moments():
+    x, w = sphere_cubature(5, 4)
+    assert torch.allclose((w[:, None] * x**2).sum(0), torch.full((5,), 1 / 5, dtype=torch.float64))
+    assert abs(float((w * x[:, 0] ** 4).sum()) - 3 / 35) < 1e-15  # E[x1^4] = 3 / (d (d + 2))
+
+
+@pytest.mark.parametrize("d,levels", CASES)
+def test_orthonormal_under_exact_cubature(d, levels):
+    x, w = sphere_cubature(d, 2 * (levels - 1))
+    y = spherical_harmonics(x, levels)
+    assert y.shape == (len(x), sum(_dims(d, levels)))
+    gram = y.T @ (w[:, None] * y)
+    assert (gram - torch.eye(gram.shape[0], dtype=torch.float64)).abs().max() < 1e-10
+
+
+@pytest.mark.parametrize("d,levels", CASES + [(3, 25)])
+def test_addition_theorem(d, levels):
+    x, y = _random_unit(40, d, 1), _random_unit(30, d, 2)
+    fx, fy = spherical_harmonics(x, levels), spherical_harmonics(y, levels)
+    t = (x @ y.T).clamp(-1, 1).numpy()
+    alpha = (d - 2) / 2
+    index = harmonic_level_index(d, levels)
+    for n in range(levels):
+        ours = (fx[:, index == n] @ fy[:, index == n].T).numpy()
+        ref = (n + alpha) / alpha * sp.eval_gegenbauer(n, alpha, t)  # G_n, from SciPy
+        assert np.max(np.abs(ours - ref)) < 1e-10, n
+
+
+def test_level_index_and_circle_dispatch():
+    assert harmonic_level_index(3, 4).tolist() == [0] + [1] * 3 + [2] * 5 + [3] * 7
+    assert harmonic_level_index(2, 3).tolist() == [0, 1, 1, 2, 2]
+    theta = torch.linspace(0, 6, 7, dtype=torch.float64)
+    x = torch.stack([theta.cos(), theta.sin()], -1)
+    assert torch.equal(spherical_harmonics(x, 4), circle_harmonics(theta.cos(), theta.sin(), 4))
+
+
+def test_batch_shape_dtype_and_float32():
+    x = _random_unit(12, 4, 3).reshape(3, 4, 4)
+    y64 = spherical_harmonics(x, 5)
+    assert y64.shape == (3, 4, 55) and y64.dtype == torch.float64
+    flat = spherical_harmonics(x.reshape(12, 4), 5).reshape(3, 4, 55)
+    assert torch.allclose(y64, flat, atol=1e-14)
+    y32 = spherical_harmonics(x.float(), 5)
+    assert y32.dtype == torch.float32 and y32.device == x.device
+    # float32 input carries ~6e-8 relative error; harmonics up to degree 4 amplify it ~n^2 sqrt(N)
+    assert (y32.double() - y64).abs().max() < 5e-6
+
+
+def test_first_point_is_north_pole_and_level_zero_is_constant():
+    for d in (3, 6):
+        points = fundamental_system(d, 3)
+        assert np.array_equal(points[0], np.eye(d)[-1])
+        assert points.shape == (_dims(d, 4)[3], d)
+    assert torch.allclose(spherical_harmonics(_random_unit(5, 7, 0), 1), torch.ones(5, 1).double())
+
+
+def test_differentiable_in_x():
+    x = _random_unit(3, 4, 5).requires_grad_(True)
+    # eps keeps perturbed points within the unit-norm tolerance of the input check
+    assert torch.autograd.gradcheck(lambda z: spherical_harmonics(z, 4), (x,), eps=1e-7, atol=1e-5)
+
+
+def test_disk_cache_is_written_reused_and_deterministic(tmp_path):
+    points = fundamental_system(5, 3)
+    files = list((tmp_path / "fundamental_systems").glob("*d5_n3.npz"))
+    assert len(files) == 1
+    assert np.array_equal(fundamental_system(5, 3), points)  # loaded
+    files[0].unlink()
+    assert np.array_equal(fundamental_system(5, 3), points)  # recomputed identically
+    files[0].write_bytes(b"not an npz file")
+    assert np.array_equal(fundamental_system(5, 3), points)  # corrupt file recomputed
+    with np.load(files[0]) as archive:
+        assert np.array_equal(archive["points"], points)  # and rewritten
+
+
+def test_unwritable_cache_warns_and_still_returns(monkeypatch, tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    monkeypatch.setenv("MANIBO_CACHE_DIR", str(blocker))
+    with pytest.warns(ManiboWarning, match="MANIBO_CACHE_DIR"):
+        points = fundamental_system(4, 2)
+    assert points.shape == (9, 4)
+
+
+def test_bad_inputs_raise_helpful_errors():
+    x = _random_unit(4, 3, 0)
+    with pytest.raises(InputDataError, match="unit vectors"):
+        spherical_harmonics(2 * x, 3)
+    bad = x.clone()
+    bad[0, 0] = float("nan")
+    with pytest.raises(InputDataError, match="NaN"):
+        spherical_harmonics(bad, 3)
+    with pytest.raises(InputDataError, match="d >= 2"):
+        spherical_harmonics(torch.ones(4, 1, dtype=torch.float64), 3)
+    with pytest.raises(InputDataError, match="torch.Tensor"):
+        spherical_harmonics(x.numpy(), 3)
+    with pytest.raises(ConfigurationError, match="num_levels"):
+        spherical_harmonics(x, 0)
+    with pytest.raises(ConfigurationError, match="d = 2 is the circle"):
+        fundamental_system(2, 1)
