@@ -17,8 +17,9 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) -m manibo demo
 
+# Two pytest workers on two cores: one BLAS/OpenMP thread each, or they oversubscribe the CPU.
 test: $(STAMP)
-	$(PY) -m pytest -q -n 2 --dist loadfile
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

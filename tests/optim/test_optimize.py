@@ -52,10 +52,11 @@ def test_candidates_lie_on_space_for_every_acquisition(name):
     calls = []
     original = model.posterior
 
-    def watched(Xp, *args, **kwargs):  # every point the optimiser shows the model lies on the space
-        space.check(Xp.detach().reshape(-1, *space.point_shape), "model input")
+    def watched(*args, **kwargs):  # every point the optimiser shows the model lies on the space
+        X = args[0] if args else kwargs["X"]
+        space.check(X.detach().reshape(-1, *space.point_shape), "model input")
         calls.append(1)
-        return original(Xp, *args, **kwargs)
+        return original(*args, **kwargs)
 
     model.posterior = watched
     for label, (acqf, q) in _acquisitions(model, X, Y).items():
@@ -98,6 +99,7 @@ class _TabulatedAcquisition(AcquisitionFunction):
     def __init__(self, model, values):
         super().__init__(model)
         self.values = values
+        self.X_pending = None
 
     def forward(self, X):
         return self.values[X[..., 0].round().long()].sum(-1)

@@ -1,0 +1,290 @@
+r"""Finite spaces with a Laplacian spectrum (graph nodes, mesh vertices): eigenpairs, levels, paths.
+
+A point is an integer index stored as a float in a trailing dimension of size 1: ``(*batch, 1)``.
+The spectrum solves :math:`L\phi = \lambda M\phi` for a sparse symmetric positive semi-definite
+``L`` and a positive diagonal mass ``M`` (the identity for graphs, lumped vertex areas for meshes).
+Eigenvectors are orthonormal under the normalised measure :math:`M / \operatorname{tr} M`, and
+eigenvalues equal within ``1e-8 * max(1, |lambda_max|)`` form one level, so a kernel never cuts
+through a degenerate eigenspace and does not depend on the eigensolver's choice of basis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sps
+import scipy.sparse.linalg
+import torch
+from scipy.sparse.csgraph import shortest_path
+from torch import Tensor
+
+from manibo.exceptions import ConfigurationError
+from manibo.spaces.base import CompactSpace
+
+DENSE_MAX = 2000
+"""Largest number of points whose spectrum is computed densely (all eigenpairs) by default."""
+DEFAULT_SPARSE_EIGENPAIRS = 500
+"""Eigenpairs asked of the sparse solver by default, beyond ``DENSE_MAX`` points."""
+FULL_DISTANCE_MAX = 2048
+"""Up to this many points, all pairwise shortest-path distances are computed once and cached."""
+LEVEL_RTOL = 1e-8
+INDEX_TOL = 1e-9
+
+
+def group_levels(eigenvalues: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Group sorted eigenvalues that agree within ``1e-8 * max(1, |lambda_max|)`` into levels.
+
+    Args:
+        eigenvalues: sorted, shape ``(K,)``.
+
+    Returns:
+        ``(values, multiplicities)`` of shape ``(L,)``: each level's mean eigenvalue (the lowest
+        set to exactly 0 when it is within the tolerance of 0) and its number of eigenvalues.
+    """
+    tol = LEVEL_RTOL * max(1.0, float(np.abs(eigenvalues).max()))
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(eigenvalues) > tol) + 1])
+    counts = np.diff(np.append(starts, len(eigenvalues)))
+    values = np.add.reduceat(eigenvalues, starts) / counts
+    if values[0] <= tol:
+        values[0] = 0.0
+    return values, counts
+
+
+def lowest_eigenpairs(
+    laplacian: sps.spmatrix, mass: np.ndarray, num_eigenpairs: int
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Lowest eigenpairs of :math:`L\phi = \lambda M\phi` with :math:`\phi^\top M\phi = I`.
+
+    The problem is symmetrised as :math:`M^{-1/2} L M^{-1/2}`. Up to ``DENSE_MAX`` points, or when
+    half of the spectrum or more is wanted, ``scipy.linalg.eigh`` (divide and conquer) returns all
+    ``n`` eigenpairs; otherwise ``scipy.sparse.linalg.eigsh`` in shift-invert mode just below 0
+    returns the lowest ``num_eigenpairs``, from a fixed start vector so that results reproduce.
+
+    Args:
+        laplacian: symmetric positive semi-definite, shape ``(n, n)``.
+        mass: the positive diagonal of ``M``, shape ``(n,)``.
+        num_eigenpairs: number wanted when the sparse solver is used.
+
+    Returns:
+        ``(eigenvalues, eigenvectors)``, shapes ``(K,)`` (sorted, clipped at 0) and ``(n, K)``, with
+        ``K = n`` (dense) or ``K = num_eigenpairs`` (sparse).
+    """
+    n = laplacian.shape[0]
+    inv_sqrt = 1.0 / np.sqrt(mass)
+    scaled = sps.diags(inv_sqrt) @ laplacian @ sps.diags(inv_sqrt)
+    if n <= DENSE_MAX or num_eigenpairs >= n // 2:
+        values, vectors = scipy.linalg.eigh(scaled.toarray(), driver="evd")
+    else:
+        sigma = -1e-6 * max(1.0, float(np.abs(scaled.diagonal()).max()))
+        start = np.random.default_rng(0).standard_normal(n)
+        values, vectors = scipy.sparse.linalg.eigsh(
+            scaled.tocsc(), k=num_eigenpairs, sigma=sigma, which="LM", v0=start
+        )
+        order = np.argsort(values)
+        values, vectors = values[order], vectors[:, order]
+    return np.maximum(values, 0.0), vectors * inv_sqrt[:, None]
+
+
+class EigenvectorSpace(CompactSpace):
+    r"""Points are the indices ``0 .. n-1``; the spectrum is that of a sparse Laplacian and a mass.
+
+    ``random`` samples points with probability proportional to their mass; ``distance`` is the
+    shortest-path length along the edges of ``edge_lengths`` (``inf`` between disconnected parts).
+    Every tensor derived from the spectrum is cached per dtype and device.
+
+    Args:
+        laplacian: symmetric positive semi-definite, shape ``(n, n)``.
+        mass: positive diagonal mass, shape ``(n,)``.
+        edge_lengths: sparse ``(n, n)`` matrix of edge lengths for shortest paths.
+        num_eigenpairs: cap on the eigenpairs kept (whole levels only). Default: all ``n`` when
+            ``n <= DENSE_MAX``, else the lowest ``DEFAULT_SPARSE_EIGENPAIRS``. When the sparse
+            solver is used its highest level is dropped, since it may be an incomplete eigenspace.
+    """
+
+    is_discrete = True
+    point_shape = (1,)
+    _noun = "point"
+
+    def __init__(
+        self,
+        laplacian: sps.spmatrix,
+        mass: np.ndarray,
+        edge_lengths: sps.spmatrix,
+        num_eigenpairs: int | None,
+    ) -> None:
+        n = laplacian.shape[0]
+        wanted = _resolve_num_eigenpairs(num_eigenpairs, n)
+        eigenvalues, eigenvectors = lowest_eigenpairs(laplacian, mass, wanted)
+        values, counts = group_levels(eigenvalues)
+        lowest, complete = int(counts[0]), len(eigenvalues) == n
+        if not complete:
+            values, counts = values[:-1], counts[:-1]
+        keep = int(np.searchsorted(np.cumsum(counts), wanted, side="right"))
+        if keep == 0:
+            raise ConfigurationError(
+                f"`num_eigenpairs` = {wanted} keeps no whole eigenspace of this {self._noun} "
+                f"space: its lowest eigenvalue has multiplicity {lowest}"
+                f"{'' if complete else ' or more'}. Raise `num_eigenpairs`."
+            )
+        self.num_points = n
+        self.num_levels_available = keep
+        self.default_max_levels = keep
+        self._level_values = values[:keep]
+        self._multiplicities = counts[:keep]
+        self._offsets = np.concatenate([[0], np.cumsum(self._multiplicities)])
+        total = int(self._offsets[-1])
+        self._eigenvectors = eigenvectors[:, :total] * np.sqrt(mass.sum())
+        self._level_index = np.repeat(np.arange(keep), self._multiplicities)
+        self._mass = mass
+        self._edge_lengths = sps.csr_matrix(edge_lengths)
+        self._tensors: dict[tuple[str, torch.dtype, torch.device], Tensor] = {}
+
+    def _tensor(
+        self, name: str, dtype: torch.dtype, device: torch.device, make: Callable[[], np.ndarray]
+    ) -> Tensor:
+        """``make()`` as a tensor of ``dtype`` on ``device``, computed and moved once per key."""
+        key = (name, dtype, torch.device(device))
+        if key not in self._tensors:
+            self._tensors[key] = torch.as_tensor(make(), dtype=dtype, device=device)
+        return self._tensors[key]
+
+    @staticmethod
+    def _indices(x: Tensor) -> Tensor:
+        """Integer indices of points ``(*batch, 1)``, shape ``(*batch)``."""
+        return x[..., 0].round().long()
+
+    # geometry -------------------------------------------------------------------------------
+    def random(self, n, generator=None, dtype=torch.float64, device=None) -> Tensor:
+        """Draw ``n`` points with probability proportional to their mass; shape ``(n, 1)``."""
+        device = device or "cpu"
+        cdf = self._tensor("cdf", dtype, device, lambda: np.cumsum(self._mass) / self._mass.sum())
+        uniform = torch.rand(n, generator=generator, dtype=dtype, device=device)
+        draws = torch.searchsorted(cdf, uniform, right=True).clamp_(max=self.num_points - 1)
+        return draws.to(dtype).unsqueeze(-1)
+
+    def all_points(self, dtype: torch.dtype = torch.float64, device=None) -> Tensor:
+        """Every index ``0 .. n-1``, shape ``(n, 1)``."""
+        return torch.arange(self.num_points, dtype=dtype, device=device).unsqueeze(-1)
+
+    def _check_membership(self, x: Tensor, name: str) -> None:
+        index = x[..., 0]
+        fractional = (index - index.round()).abs() > INDEX_TOL
+        if fractional.any():
+            raise self._membership_error(
+                name,
+                f"entries must be integer {self._noun} indices (within {INDEX_TOL:g}), but "
+                f"{int(fractional.sum())} are not, e.g. {float(index[fractional][0])!r}",
+                f"Round them with `space.project({name})`",
+            )
+        if index.numel() and (index.min() < 0 or index.max() > self.num_points - 1):
+            raise self._membership_error(
+                name,
+                f"{self._noun} indices must lie in [0, {self.num_points}), got values in "
+                f"[{float(index.min()):g}, {float(index.max()):g}]",
+                f"Use indices 0 .. {self.num_points - 1}, or clamp with `space.project({name})`",
+            )
+
+    def project(self, x: Tensor) -> Tensor:
+        """Round to the nearest index and clamp into ``[0, n)``."""
+        return x.round().clamp(0, self.num_points - 1)
+
+    def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
+        """A finite space has no tangent directions: zeros."""
+        return torch.zeros_like(v)
+
+    def retract(self, x: Tensor, v: Tensor) -> Tensor:
+        """Points do not move: returns ``x``."""
+        return x
+
+    def distance(self, x: Tensor, y: Tensor) -> Tensor:
+        """Shortest-path length between broadcastable points ``(*batch, 1)``; shape ``(*batch)``."""
+        ix, iy = torch.broadcast_tensors(self._indices(x), self._indices(y))
+        if self.num_points <= FULL_DISTANCE_MAX:
+            table = self._tensor("distance", x.dtype, x.device, lambda: self._shortest_paths(None))
+            return table[ix, iy]
+        sources, rows = torch.unique(ix, return_inverse=True)
+        table = torch.as_tensor(
+            self._shortest_paths(sources.cpu().numpy()), dtype=x.dtype, device=x.device
+        )
+        return table[rows, iy]
+
+    def _shortest_paths(self, sources: np.ndarray | None) -> np.ndarray:
+        """Dijkstra distances from ``sources`` (all points if None), shape ``(len(sources), n)``."""
+        return shortest_path(self._edge_lengths, method="D", directed=False, indices=sources)
+
+    # spectrum -------------------------------------------------------------------------------
+    def _check_num_levels(self, num_levels: int) -> None:
+        if not 1 <= num_levels <= self.num_levels_available:
+            raise ConfigurationError(
+                f"`num_levels` must be between 1 and {self.num_levels_available} for {self!r}, "
+                f"got {num_levels}. Ask for fewer levels, or build the space with more "
+                "`num_eigenpairs`."
+            )
+
+    def levels(self, num_levels: int) -> tuple[Tensor, Tensor]:
+        self._check_num_levels(num_levels)
+        values = torch.tensor(self._level_values[:num_levels], dtype=torch.float64)
+        multiplicities = torch.tensor(self._multiplicities[:num_levels], dtype=torch.float64)
+        return values, multiplicities
+
+    def _eigenvector_table(self, num_levels: int, like: Tensor) -> Tensor:
+        """Eigenvectors of the first ``num_levels`` levels at every point, shape ``(n, M)``."""
+        table = self._tensor("eigenvectors", like.dtype, like.device, lambda: self._eigenvectors)
+        return table[:, : int(self._offsets[num_levels])]
+
+    def spectral_sum(self, weights: Tensor, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
+        r""":math:`\Phi_1 \mathrm{diag}(w) \Phi_2^\top`, a level's weight repeated per eigenvector.
+
+        Args:
+            weights: per-level weights, shape ``(*wbatch, L)``; differentiable.
+            x1: points, shape ``(*batch1, n, 1)``.
+            x2: points, shape ``(*batch2, m, 1)``.
+            diag: return only the diagonal (requires ``n == m``).
+
+        Returns:
+            Shape ``(*batch, n, m)``, or ``(*batch, n)`` if ``diag``; ``batch`` is their broadcast.
+        """
+        num_levels = weights.shape[-1]
+        self._check_num_levels(num_levels)
+        table = self._eigenvector_table(num_levels, x1)
+        level_index = self._tensor(
+            "level_index", torch.long, weights.device, lambda: self._level_index
+        )
+        per_vector = weights[..., level_index[: table.shape[-1]]].unsqueeze(-2)  # (*wbatch, 1, M)
+        phi1, phi2 = table[self._indices(x1)], table[self._indices(x2)]
+        if diag:
+            return (phi1 * per_vector * phi2).sum(-1)
+        return (phi1 * per_vector) @ phi2.transpose(-1, -2)
+
+    def eigenfunctions(self, x: Tensor, num_levels: int) -> Tensor:
+        """Eigenvectors of the first ``num_levels`` levels at ``x`` (``(*batch, n, 1)``).
+
+        Returns:
+            Shape ``(*batch, n, M)``, ``M`` the sum of the levels' multiplicities, level by level.
+        """
+        self._check_num_levels(num_levels)
+        return self._eigenvector_table(num_levels, x)[self._indices(x)]
+
+
+def as_numpy(value) -> np.ndarray:
+    """``value`` (a tensor on any device, an array or nested lists) as a NumPy array."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def _resolve_num_eigenpairs(num_eigenpairs: int | None, n: int) -> int:
+    if num_eigenpairs is None:
+        return n if n <= DENSE_MAX else min(n, DEFAULT_SPARSE_EIGENPAIRS)
+    if (
+        isinstance(num_eigenpairs, bool)
+        or int(num_eigenpairs) != num_eigenpairs
+        or not (1 <= num_eigenpairs <= n)
+    ):
+        raise ConfigurationError(
+            f"`num_eigenpairs` must be an integer between 1 and the number of points ({n}), "
+            f"got {num_eigenpairs!r}. Leave it as None for all eigenpairs up to {DENSE_MAX} points."
+        )
+    return int(num_eigenpairs)

@@ -1,0 +1,157 @@
+r"""The nodes of an undirected weighted graph, with the spectrum of its (normalised) Laplacian."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sps
+
+from manibo.exceptions import InputDataError
+from manibo.spaces.eigenvector_space import EigenvectorSpace, as_numpy
+
+SYMMETRY_RTOL = 1e-10
+
+
+class Graph(EigenvectorSpace):
+    r"""Nodes ``0 .. n-1`` of an undirected graph; points are node indices as floats, ``(*b, 1)``.
+
+    The spectrum is that of :math:`L = D - A` or, with ``normalized=True``, of
+    :math:`I - D^{-1/2} A D^{-1/2}` (an isolated node gets a zero row, as in Chung's convention).
+    Eigenvectors are orthonormal and scaled by :math:`\sqrt{n}` (orthonormal under the uniform
+    probability on nodes) and ``spectral_dim = 0``, as in GeometricKernels; eigenvalues equal
+    within ``1e-8 * max(1, |lambda_max|)`` form one level. ``distance`` counts hops: every edge has
+    length 1 whatever its weight, and it is ``inf`` between disconnected components.
+
+    Args:
+        adjacency: symmetric non-negative ``(n, n)`` weights, a dense array or tensor or a
+            ``scipy.sparse`` matrix; self-loops count towards the degree.
+        normalized: use the symmetric normalised Laplacian.
+        num_eigenpairs: cap on the eigenpairs kept (see
+            :class:`~manibo.spaces.eigenvector_space.EigenvectorSpace`).
+    """
+
+    dim = 0
+    spectral_dim = 0
+    _noun = "node"
+
+    def __init__(
+        self, adjacency, normalized: bool = False, num_eigenpairs: int | None = None
+    ) -> None:
+        weights = _adjacency_matrix(adjacency)
+        degree = np.asarray(weights.sum(axis=1)).ravel()
+        if normalized:
+            connected = degree > 0
+            inv_sqrt = np.zeros_like(degree)
+            inv_sqrt[connected] = degree[connected] ** -0.5
+            scaling = sps.diags(inv_sqrt)
+            laplacian = sps.diags(connected.astype(np.float64)) - scaling @ weights @ scaling
+        else:
+            laplacian = sps.diags(degree) - weights
+        hops = weights.copy()
+        hops.data[:] = 1.0
+        n = weights.shape[0]
+        super().__init__(sps.csr_matrix(laplacian), np.ones(n), hops, num_eigenpairs)
+        self.normalized = bool(normalized)
+        self.num_edges = int(sps.triu(weights, k=1).nnz)
+
+    def __repr__(self) -> str:
+        flag = ", normalized" if self.normalized else ""
+        return f"Graph({self.num_points} nodes, {self.num_edges} edges{flag})"
+
+    @classmethod
+    def from_edges(
+        cls,
+        edges,
+        num_nodes: int,
+        weights=None,
+        normalized: bool = False,
+        num_eigenpairs: int | None = None,
+    ) -> Graph:
+        """Build a graph from an edge list; repeated edges add their weights.
+
+        Args:
+            edges: integer node pairs, shape ``(E, 2)``, each undirected edge listed once.
+            num_nodes: number of nodes ``n``; nodes without edges are isolated.
+            weights: positive edge weights, shape ``(E,)``; default 1.
+            normalized, num_eigenpairs: as for :class:`Graph`.
+        """
+        pairs = as_numpy(edges)
+        if (
+            pairs.ndim != 2
+            or pairs.shape[1] != 2
+            or not np.all(np.isfinite(pairs))
+            or not np.array_equal(pairs, np.round(pairs))
+        ):
+            raise InputDataError(
+                f"`edges` must be integer node pairs of shape (E, 2), got shape {pairs.shape} and "
+                f"dtype {pairs.dtype}. Pass e.g. [[0, 1], [1, 2]]."
+            )
+        pairs = pairs.astype(np.int64)
+        if pairs.size and (pairs.min() < 0 or pairs.max() >= num_nodes):
+            raise InputDataError(
+                f"`edges` must hold node indices in [0, {num_nodes}) (`num_nodes` = {num_nodes}), "
+                f"got values in [{pairs.min()}, {pairs.max()}]. Raise `num_nodes` or fix `edges`."
+            )
+        loops = np.flatnonzero(pairs[:, 0] == pairs[:, 1])
+        if loops.size:
+            raise InputDataError(
+                f"`edges` holds {loops.size} self-loop(s), e.g. edge {loops[0]} = "
+                f"{tuple(pairs[loops[0]].tolist())}; a graph from an edge list has none. Drop "
+                "them, or pass an adjacency matrix to Graph."
+            )
+        w = np.ones(len(pairs)) if weights is None else as_numpy(weights).astype(np.float64)
+        if w.shape != (len(pairs),) or not np.all(np.isfinite(w)) or np.any(w <= 0):
+            raise InputDataError(
+                f"`weights` must hold one finite positive weight per edge, shape ({len(pairs)},), "
+                f"got shape {w.shape} with values in [{w.min(initial=np.inf):g}, "
+                f"{w.max(initial=-np.inf):g}]. Leave out absent edges instead of giving weight 0."
+            )
+        rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
+        cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
+        adjacency = sps.coo_matrix(
+            (np.concatenate([w, w]), (rows, cols)), shape=(num_nodes, num_nodes)
+        )
+        return cls(adjacency.tocsr(), normalized=normalized, num_eigenpairs=num_eigenpairs)
+
+
+def _adjacency_matrix(adjacency) -> sps.csr_matrix:
+    """Validate ``adjacency`` and return it as an exactly symmetric float64 CSR matrix."""
+    try:
+        matrix = (
+            sps.csr_matrix(adjacency, dtype=np.float64)
+            if sps.issparse(adjacency)
+            else sps.csr_matrix(as_numpy(adjacency).astype(np.float64))
+        )
+    except (TypeError, ValueError) as error:
+        raise InputDataError(
+            f"`adjacency` must be a square numeric matrix (array, tensor or scipy.sparse), got "
+            f"{type(adjacency).__name__} ({error})."
+        ) from error
+    n_rows, n_cols = matrix.shape
+    if n_rows != n_cols or n_rows == 0:
+        raise InputDataError(
+            f"`adjacency` must be a non-empty square (n, n) matrix, got shape {matrix.shape}."
+        )
+    data = matrix.data
+    if not np.all(np.isfinite(data)):
+        raise InputDataError(
+            f"`adjacency` contains {int((~np.isfinite(data)).sum())} NaN or infinite entries. "
+            "Use 0 for absent edges and finite positive weights otherwise."
+        )
+    if np.any(data < 0):
+        raise InputDataError(
+            f"`adjacency` must be non-negative, got a minimum of {data.min():g}. Edge weights "
+            "measure similarity; use 0 for absent edges."
+        )
+    asymmetry = abs(matrix - matrix.T).tocoo()
+    scale = float(np.abs(data).max()) if data.size else 0.0
+    if asymmetry.nnz and asymmetry.data.max() > SYMMETRY_RTOL * scale:
+        k = int(asymmetry.data.argmax())
+        i, j = int(asymmetry.row[k]), int(asymmetry.col[k])
+        raise InputDataError(
+            f"`adjacency` must be symmetric (an undirected graph), but A[{i}, {j}] = "
+            f"{matrix[i, j]:g} and A[{j}, {i}] = {matrix[j, i]:g}. Symmetrise it, e.g. with "
+            "(A + A.T) / 2."
+        )
+    matrix = ((matrix + matrix.T) / 2).tocsr()
+    matrix.eliminate_zeros()
+    return matrix

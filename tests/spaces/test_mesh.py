@@ -1,0 +1,257 @@
+"""Mesh: Laplacian and kernels against a per-face assembly here; icosphere spectrum, geometry."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.linalg
+import torch
+from botorch.acquisition.logei import qLogNoisyExpectedImprovement
+from botorch.fit import fit_gpytorch_mll
+from botorch.models import SingleTaskGP
+from botorch.sampling import SobolQMCNormalSampler
+from gpytorch.kernels import ScaleKernel
+from gpytorch.mlls import ExactMarginalLogLikelihood
+
+import manibo.spaces.eigenvector_space as eigenvector_space
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.kernels import GeometricMaternKernel
+from manibo.spaces import Mesh
+from manibo.spaces.mesh import cotangent_laplacian
+
+DTYPES = [torch.float32, torch.float64]
+DEVICES = ["cpu", *(["cuda"] if torch.cuda.is_available() else [])]
+
+
+def _tol(dtype):
+    return 1e-12 if dtype == torch.float64 else 5e-6
+
+
+def bumpy_sphere(seed=0):
+    """icosphere(1) with randomly displaced vertices: irregular, obtuse triangles, no symmetry."""
+    base = Mesh.icosphere(1)
+    rng = np.random.default_rng(seed)
+    vertices = base.vertices.numpy() * rng.uniform(0.7, 1.4, (len(base.vertices), 1))
+    vertices = vertices + 0.15 * rng.standard_normal(vertices.shape)
+    return vertices, base.faces.numpy()
+
+
+def assemble_per_face(vertices, faces):
+    """Dense stiffness and lumped mass, one triangle and one angle at a time."""
+    n = len(vertices)
+    stiffness, mass = np.zeros((n, n)), np.zeros(n)
+    for face in faces:
+        p = vertices[face]
+        area = 0.5 * np.linalg.norm(np.cross(p[1] - p[0], p[2] - p[0]))
+        for corner in range(3):
+            i, j = face[(corner + 1) % 3], face[(corner + 2) % 3]
+            u, v = p[(corner + 1) % 3] - p[corner], p[(corner + 2) % 3] - p[corner]
+            angle = math.acos(np.dot(u, v) / (np.linalg.norm(u) * np.linalg.norm(v)))
+            w = 0.5 / math.tan(angle)
+            stiffness[i, j] -= w
+            stiffness[j, i] -= w
+            stiffness[i, i] += w
+            stiffness[j, j] += w
+            mass[face[corner]] += area / 3
+    return stiffness, mass
+
+
+def dense_kernel(vertices, faces, nu, ls):
+    """All-eigenpair kernel A Φ diag(S / Σ S) Φᵀ from L φ = λ M φ (Φᵀ M Φ = I)."""
+    stiffness, mass = assemble_per_face(vertices, faces)
+    lam, phi = scipy.linalg.eigh(stiffness, np.diag(mass))
+    lam = np.maximum(lam, 0)
+    s = np.exp(-0.5 * ls**2 * lam) if math.isinf(nu) else (2 * nu / ls**2 + lam) ** (-nu - 1)
+    return mass.sum() * (phi * (s / s.sum())) @ phi.T, mass
+
+
+def vertices_of(space, dtype=torch.float64, device="cpu"):
+    return torch.arange(space.num_points, dtype=dtype, device=device).unsqueeze(-1)
+
+
+def full_kernel(space, nu, ls, dtype=torch.float64, device="cpu"):
+    k = GeometricMaternKernel(space, nu=nu, num_levels=space.num_levels_available)
+    k = k.to(dtype=dtype, device=device)
+    k.lengthscale = torch.tensor(ls, dtype=torch.float64)  # a float would be rounded to float32
+    return k
+
+
+def test_cotangent_laplacian_matches_per_face_assembly():
+    vertices, faces = bumpy_sphere()
+    stiffness, mass = cotangent_laplacian(vertices, faces)
+    ref_stiffness, ref_mass = assemble_per_face(vertices, faces)
+    assert (ref_stiffness - np.diag(ref_stiffness.diagonal()) > 0).any()  # obtuse pairs: cot < 0
+    assert np.abs(stiffness.toarray() - ref_stiffness).max() < 1e-12
+    assert np.abs(mass - ref_mass).max() < 1e-14
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("nu", [0.5, 2.5, math.inf])
+def test_kernel_equals_dense_generalised_eigenproblem(nu, dtype, device):
+    vertices, faces = bumpy_sphere()
+    space = Mesh(vertices, faces)
+    with torch.no_grad():
+        K = full_kernel(space, nu, 0.7, dtype, device)(vertices_of(space, dtype, device)).to_dense()
+    ref, mass = dense_kernel(vertices, faces, nu, 0.7)
+    assert K.dtype == dtype and K.device.type == device
+    K = K.cpu().double().numpy()
+    assert np.abs(K - ref).max() < _tol(dtype)
+    assert np.abs(K - K.T).max() < _tol(dtype)
+    assert np.linalg.eigvalsh(K).min() > -1e-6
+    assert abs((mass * np.diag(K)).sum() / mass.sum() - 1) < _tol(
+        dtype
+    )  # area-weighted mean variance
+
+
+def test_icosphere_spectrum_approximates_the_sphere():
+    space = Mesh.icosphere(2)
+    assert space.num_points == 162 and len(space.faces) == 320
+    assert abs(space.area / (4 * math.pi) - 1) < 0.02
+    stiffness, _ = cotangent_laplacian(space.vertices.numpy(), space.faces.numpy())
+    assert abs(stiffness - stiffness.T).max() < 1e-14
+    assert np.abs(stiffness @ np.ones(162)).max() < 1e-12  # constants are in the kernel
+    values, counts = space.levels(3)
+    assert values[0] == 0 and counts.tolist() == [1, 3, 5]
+    assert abs(float(values[1]) / 2 - 1) < 0.02  # l = 1: l(l+1) = 2, multiplicity 3
+    assert abs(float(values[2]) / 6 - 1) < 0.05  # l = 2: 6, multiplicity 5
+    scaled = Mesh.icosphere(2, radius=2.0)
+    assert torch.allclose(scaled.levels(3)[0], values / 4, atol=1e-10)
+
+
+def test_sparse_solver_matches_dense_on_whole_levels(monkeypatch):
+    dense = Mesh.icosphere(2)
+    monkeypatch.setattr(eigenvector_space, "DENSE_MAX", 50)
+    sparse = Mesh.icosphere(2, num_eigenpairs=30)
+    values, counts = sparse.levels(sparse.num_levels_available)
+    assert int(counts.sum()) <= 30
+    assert torch.allclose(values, dense.levels(len(values))[0], atol=1e-8)
+    assert torch.equal(counts, dense.levels(len(values))[1])
+    x = vertices_of(dense)
+    kernels = [
+        GeometricMaternKernel(s, nu=1.5, num_levels=len(values)).double() for s in (dense, sparse)
+    ]
+    with torch.no_grad():
+        diff = kernels[0](x).to_dense() - kernels[1](x).to_dense()
+    assert diff.abs().max() < 1e-8
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_batched_inputs_equal_a_loop(dtype):
+    space = Mesh.icosphere(1)
+    kernel = full_kernel(space, 1.5, 0.5, dtype)
+    gen = torch.Generator().manual_seed(0)
+    x1 = space.random(21, generator=gen, dtype=dtype).reshape(7, 3, 1)
+    x2 = space.random(35, generator=gen, dtype=dtype).reshape(7, 5, 1)
+    y1 = space.random(8, generator=gen, dtype=dtype).reshape(4, 1, 2, 1)
+    with torch.no_grad():
+        K = kernel(x1, x2).to_dense()
+        assert K.shape == (7, 3, 5)
+        for i in range(7):
+            assert (K[i] - kernel(x1[i], x2[i]).to_dense()).abs().max() < _tol(dtype)
+        K = kernel(y1, x2[:3]).to_dense()
+        assert K.shape == (4, 3, 2, 5)
+        for i in range(4):
+            for j in range(3):
+                assert (K[i, j] - kernel(y1[i, 0], x2[j]).to_dense()).abs().max() < _tol(dtype)
+        diag = kernel(y1, y1, diag=True)
+        assert diag.shape == (4, 1, 2)
+        assert (diag - kernel(y1, y1).to_dense().diagonal(dim1=-2, dim2=-1)).abs().max() < _tol(
+            dtype
+        )
+    features = kernel.feature_map(x1)
+    with torch.no_grad():
+        assert (features @ features.transpose(-1, -2) - kernel(x1).to_dense()).abs().max() < _tol(
+            dtype
+        )
+
+
+def test_random_is_uniform_in_area():
+    space = Mesh.torus(resolution=(12, 8))  # outer vertices carry more area than inner ones
+    mass = cotangent_laplacian(space.vertices.numpy(), space.faces.numpy())[1]
+    draws = space.random(40000, generator=torch.Generator().manual_seed(0), dtype=torch.float32)
+    assert draws.shape == (40000, 1) and draws.dtype == torch.float32
+    freq = np.bincount(draws[:, 0].long().numpy(), minlength=space.num_points) / 40000
+    assert np.abs(freq - mass / mass.sum()).max() < 0.004
+    assert mass.max() / mass.min() > 2
+
+
+def test_distance_is_the_shortest_edge_path():
+    space = Mesh.icosphere(2)
+    x = vertices_of(space)
+    table = space.distance(x.unsqueeze(-2), x.unsqueeze(-3))
+    assert table.shape == (162, 162)
+    assert torch.allclose(table, table.T, atol=1e-12, rtol=0) and (table.diagonal() == 0).all()
+    assert (table[:, :, None] <= table[:, None, :] + table.T[None, :, :] + 1e-12).all()  # triangle
+    a, b = space.faces[0, 0], space.faces[0, 1]
+    assert torch.isclose(table[a, b], (space.vertices[a] - space.vertices[b]).norm())
+    # vertices 0 and 3 of the icosahedron are antipodal: a path along edges is at least π
+    assert math.pi <= float(table[0, 3]) < 1.15 * math.pi
+    pos = space.chart(torch.tensor([[0.0], [3.0]]))
+    assert torch.allclose(pos[0], -pos[1]) and pos.shape == (2, 3)
+
+
+def test_torus_is_a_closed_surface_of_the_right_area():
+    space = Mesh.torus(major_radius=1.0, minor_radius=0.4, resolution=(20, 8))
+    faces = space.faces.numpy()
+    edges = np.unique(
+        np.sort(np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]]), 1), axis=0
+    )
+    assert space.num_points - len(edges) + len(faces) == 0  # Euler characteristic of a torus
+    assert abs(space.area / (4 * math.pi**2 * 0.4) - 1) < 0.04  # inscribed: 3.5 % smaller
+    assert space.levels(1)[1].tolist() == [1.0]  # connected: one constant eigenfunction
+
+
+def test_bad_inputs_have_helpful_errors():
+    vertices, faces = Mesh.icosphere(0).vertices.numpy(), Mesh.icosphere(0).faces.numpy()
+    space = Mesh(vertices, faces)
+    with pytest.raises(InputDataError, match=r"integer vertex indices.*0\.5.*space\.project"):
+        space.check(torch.tensor([[0.5]]))
+    with pytest.raises(InputDataError, match=r"\[0, 12\).*\[3, 12\]"):
+        space.check(torch.tensor([[3.0], [12.0]]))
+    with pytest.raises(InputDataError, match=r"\(\*batch, 1\)"):
+        space.check(torch.zeros(3, 3))
+    with pytest.raises(InputDataError, match="NaN"):
+        space.check(torch.tensor([[float("nan")]]))
+    bad = faces.copy()
+    bad[2, 1] = 12
+    with pytest.raises(InputDataError, match=r"\[0, 12\).*12 vertices.*\[0, 12\].*0-based"):
+        Mesh(vertices, bad)
+    bad = faces.copy()
+    bad[4, 2] = bad[4, 0]
+    with pytest.raises(InputDataError, match=r"degenerate.*face 4"):
+        Mesh(vertices, bad)
+    flat = vertices.copy()
+    flat[faces[7]] = flat[faces[7][0]] + np.outer([0, 1, 2], [1.0, 0.5, 0.2])  # collinear corners
+    with pytest.raises(InputDataError, match=r"degenerate.*zero area"):
+        Mesh(flat, faces)
+    with pytest.raises(InputDataError, match=r"used by no face.*\[12\]"):
+        Mesh(np.vstack([vertices, [[5.0, 5.0, 5.0]]]), faces)
+    nan = vertices.copy()
+    nan[1, 2] = np.nan
+    with pytest.raises(InputDataError, match="NaN"):
+        Mesh(nan, faces)
+    with pytest.raises(InputDataError, match=r"\(V, 3\).*\(12, 2\)"):
+        Mesh(vertices[:, :2], faces)
+    with pytest.raises(InputDataError, match=r"integer"):
+        Mesh(vertices, faces + 0.5)
+    with pytest.raises(ConfigurationError, match="subdivisions"):
+        Mesh.icosphere(-1)
+    with pytest.raises(ConfigurationError, match="num_eigenpairs"):
+        Mesh(vertices, faces, num_eigenpairs=0)
+    with pytest.raises(ConfigurationError, match="minor_radius"):
+        Mesh.torus(major_radius=1.0, minor_radius=2.0)
+
+
+def test_single_task_gp_and_qlognei_on_vertex_indices():
+    space = Mesh.icosphere(1)
+    gen = torch.Generator().manual_seed(0)
+    X = space.random(15, generator=gen)
+    Y = space.chart(X)[..., 2:] + 0.01 * torch.randn(15, 1, generator=gen, dtype=X.dtype)
+    model = SingleTaskGP(X, Y, covar_module=ScaleKernel(GeometricMaternKernel(space, nu=2.5)))
+    fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+    acqf = qLogNoisyExpectedImprovement(
+        model, X_baseline=X, sampler=SobolQMCNormalSampler(torch.Size([32]), seed=0)
+    )
+    values = acqf(space.random(21, generator=gen).reshape(7, 3, 1))
+    assert values.shape == (7,) and torch.isfinite(values).all()
