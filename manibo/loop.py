@@ -6,6 +6,7 @@ import math
 import re
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from pathlib import Path
@@ -16,7 +17,7 @@ from torch import Tensor
 
 from manibo._validation import as_tensor_arg, check_trailing_shape
 from manibo.acquisitions import ANALYTIC, available_acquisitions, build_acquisition
-from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
 from manibo.journal import Evaluation, Journal
 from manibo.models import available_surrogates, build_surrogate
 from manibo.optim import LBFGSOptions, optimize_acqf_on_space
@@ -96,6 +97,7 @@ class BayesianOptimizer:
             "optimizer_options": dict(optimizer_options or {}),
         }
         self._lbfgs = LBFGSOptions(**self.config["optimizer_options"])
+        self._truncation_reported = False
         self._history: list[Evaluation] = []
         self._pending: list[Tensor] = []
         self._design = space.random(initial_design, generator=torch.Generator().manual_seed(int(seed)))
@@ -180,9 +182,15 @@ class BayesianOptimizer:
     def _propose(self, n: int, seed: int) -> Tensor:
         # BoTorch draws some seeds from the global RNG (qLogNEI's baseline pruning): fork and seed it,
         # so a proposal depends only on (seed, data) and a resumed run proposes what the original would.
-        with torch.random.fork_rng(devices=[]):
+        with torch.random.fork_rng(devices=[]), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", TruncationWarning)
             torch.manual_seed(seed)
-            return self._propose_seeded(n, seed)
+            points = self._propose_seeded(n, seed)
+        for w in caught:  # a new surrogate every iteration: say a truncation binds once per run
+            if not (issubclass(w.category, TruncationWarning) and self._truncation_reported):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            self._truncation_reported |= issubclass(w.category, TruncationWarning)
+        return points
 
     def _propose_seeded(self, n: int, seed: int) -> Tensor:
         X, Y = self._training_data()

@@ -1,5 +1,12 @@
 """Pure maths on tensors: Gegenbauer polynomials, Funk–Hecke coefficients, spherical harmonics."""
 
+from manibo.harmonics.funk_hecke import (
+    arc_cosine_eigenvalues,
+    funk_hecke,
+    funk_hecke_constant,
+    relu_coefficients,
+    step_coefficients,
+)
 from manibo.harmonics.gegenbauer import (
     addition_kernel,
     gegenbauer,
@@ -9,13 +16,6 @@ from manibo.harmonics.gegenbauer import (
     iter_normalized_gegenbauer,
     normalized_gegenbauer,
     normalized_gegenbauer_derivative,
-)
-from manibo.harmonics.funk_hecke import (
-    arc_cosine_eigenvalues,
-    funk_hecke,
-    funk_hecke_constant,
-    relu_coefficients,
-    step_coefficients,
 )
 from manibo.harmonics.series import GegenbauerLevels, LevelRecurrence, level_series
 from manibo.harmonics.spherical_harmonics import (

@@ -74,7 +74,7 @@ class _LevelSeries(torch.autograd.Function):
         num_levels = coeffs.shape[-1]
         out_shape = torch.broadcast_shapes(t.shape, coeffs.shape[:-1])
         out = torch.zeros(out_shape, dtype=t.dtype, device=t.device)
-        for level, b in zip(range(num_levels), levels.iter_values(t)):
+        for level, b in zip(range(num_levels), levels.iter_values(t), strict=False):
             out.addcmul_(coeffs[..., level], b)
         ctx.levels = levels
         ctx.save_for_backward(t, coeffs)
@@ -88,12 +88,12 @@ class _LevelSeries(torch.autograd.Function):
         grad_t = grad_coeffs = None
         if ctx.needs_input_grad[0]:
             slope = torch.zeros_like(grad_out)
-            for level, db in zip(range(num_levels), levels.iter_derivatives(t)):
+            for level, db in zip(range(num_levels), levels.iter_derivatives(t), strict=False):
                 slope.addcmul_(coeffs[..., level], db)
             grad_t = _sum_to_shape(slope.mul_(grad_out), t.shape)
         if ctx.needs_input_grad[1]:
             columns = []
-            for _, b in zip(range(num_levels), levels.iter_values(t)):
+            for _, b in zip(range(num_levels), levels.iter_values(t), strict=False):
                 columns.append(_sum_to_shape(grad_out * b, coeffs.shape[:-1]))
             grad_coeffs = torch.stack(columns, dim=-1)
         return grad_t, grad_coeffs, None

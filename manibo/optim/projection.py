@@ -6,7 +6,6 @@ is evaluated at points that do not lie on the space, which a geometric kernel ri
 
 from __future__ import annotations
 
-import torch
 from botorch.acquisition import AcquisitionFunction
 from botorch.optim import optimize_acqf
 from torch import Tensor
