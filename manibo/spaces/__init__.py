@@ -2,6 +2,21 @@
 
 from manibo.spaces.base import CompactSpace, Space, UnsupportedError
 from manibo.spaces.circle import Circle
+from manibo.spaces.graph import Graph
+from manibo.spaces.mesh import Mesh
+from manibo.spaces.product import ProductSpace, Torus
+from manibo.spaces.special_orthogonal import SpecialOrthogonal
 from manibo.spaces.sphere import Sphere
 
-__all__ = ["Circle", "CompactSpace", "Space", "Sphere", "UnsupportedError"]
+__all__ = [
+    "Circle",
+    "CompactSpace",
+    "Graph",
+    "Mesh",
+    "ProductSpace",
+    "Space",
+    "SpecialOrthogonal",
+    "Sphere",
+    "Torus",
+    "UnsupportedError",
+]

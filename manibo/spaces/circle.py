@@ -1,4 +1,4 @@
-r"""The circle :math:`S^1` with points given as angles in :math:`[0, 2\pi)`, and the torus as its power."""
+r"""The circle :math:`S^1` with points given as angles in :math:`[0, 2\pi)`."""
 
 from __future__ import annotations
 

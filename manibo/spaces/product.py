@@ -1,0 +1,233 @@
+r"""Products of compact spaces and the torus: factorwise geometry, kernels summed level by level."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from manibo.exceptions import ConfigurationError
+from manibo.spaces._product_levels import FactorSpectrum, level_tuples, lowest_sums, sums_up_to
+from manibo.spaces._product_series import product_series
+from manibo.spaces.base import CompactSpace, pairwise_in_chunks
+from manibo.spaces.circle import Circle
+
+MAX_DEFAULT_TUPLES = 2048
+"""Tuples of factor levels that the default level cap of a product space allows."""
+
+
+class ProductSpace(CompactSpace):
+    r"""The product :math:`M_1 \times \dots \times M_k` of compact spaces with 1-D point shapes.
+
+    A point is the concatenation of its factor points: ``(*batch, sum of factor sizes)``. Geometry
+    is factorwise, with distance :math:`\sqrt{\sum_i d_i^2}`. A product level is the set of tuples
+    of factor levels :math:`(l_1, \dots, l_k)` that share one eigenvalue
+    :math:`\sum_i \lambda^{(i)}_{l_i}`; its multiplicity is
+    :math:`\sum_{\text{tuples}} \prod_i m^{(i)}_{l_i}` and its reproducing kernel is
+    :math:`\sum_{\text{tuples}} \prod_i G^{(i)}_{l_i}(x_i, x_i')`. So the Matérn kernel of the
+    product manifold is ``GeometricMaternKernel(ProductSpace(...))``, and it is symmetric under
+    permuting identical factors (GeometricKernels' default torus kernel, which splits a degenerate
+    eigenvalue, is not).
+
+    Args:
+        *factors: compact spaces whose ``point_shape`` has one dimension.
+    """
+
+    def __init__(self, *factors: CompactSpace) -> None:
+        if not factors:
+            raise ConfigurationError("`ProductSpace` needs at least one factor space.")
+        for i, factor in enumerate(factors):
+            if not isinstance(factor, CompactSpace) or len(factor.point_shape) != 1:
+                raise ConfigurationError(
+                    f"factor {i} must be a compact space with 1-D points (Sphere, Circle, "
+                    f"SpecialOrthogonal, Graph, Mesh, ...), got {factor!r}."
+                )
+        self.factors = tuple(factors)
+        sizes = [f.point_shape[0] for f in factors]
+        edges = np.cumsum([0, *sizes])
+        self.slices = tuple(
+            slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)
+        )
+        self.point_shape = (int(edges[-1]),)
+        self.dim = sum(f.dim for f in factors)
+        self.spectral_dim = sum(f.spectral_dim for f in factors)
+        self.is_discrete = all(f.is_discrete for f in factors)
+        self._spectra = [FactorSpectrum(f) for f in factors]
+        self._levels_cache: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros((0, 2)))
+        self._tables: dict[int, np.ndarray] = {}
+        if all(f.num_levels_available is not None for f in factors):
+            top = sum(s.top for s in self._spectra)
+            self.num_levels_available = len(sums_up_to(self._spectra, top)[0])
+
+    @functools.cached_property
+    def default_max_levels(self) -> int:
+        r"""The most levels holding at most :data:`MAX_DEFAULT_TUPLES` tuples in all.
+
+        A product sum costs about one factor-series step per tuple, and tuples grow like
+        :math:`\lambda^{d/2}`, so the cap is set by tuples (773 levels on the 2-torus, 32 on the
+        5-torus) rather than by levels.
+        """
+        count = 64
+        while True:
+            if self.num_levels_available is not None:
+                count = min(count, self.num_levels_available)
+            _, counts = self._level_values(count)
+            tuples = np.cumsum(counts[:, 1])
+            if tuples[-1] > MAX_DEFAULT_TUPLES or count == self.num_levels_available:
+                return max(1, int(np.searchsorted(tuples, MAX_DEFAULT_TUPLES, side="right")))
+            count *= 2
+
+    def __repr__(self) -> str:
+        return f"ProductSpace({', '.join(map(repr, self.factors))})"
+
+    def _split(self, x: Tensor) -> list[Tensor]:
+        return [x[..., s] for s in self.slices]
+
+    # geometry -------------------------------------------------------------------------------
+    def random(self, n, generator=None, dtype=torch.float64, device=None) -> Tensor:
+        parts = [f.random(n, generator=generator, dtype=dtype, device=device) for f in self.factors]
+        return torch.cat(parts, dim=-1)
+
+    def _check_membership(self, x: Tensor, name: str) -> None:
+        for factor, s in zip(self.factors, self.slices, strict=True):
+            factor._check_membership(x[..., s], f"{name}[..., {s.start}:{s.stop}]")
+
+    def project(self, x: Tensor) -> Tensor:
+        return torch.cat(
+            [f.project(p) for f, p in zip(self.factors, self._split(x), strict=True)], dim=-1
+        )
+
+    def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
+        pairs = zip(self.factors, self._split(x), self._split(v), strict=True)
+        return torch.cat([f.to_tangent(p, u) for f, p, u in pairs], dim=-1)
+
+    def retract(self, x: Tensor, v: Tensor) -> Tensor:
+        pairs = zip(self.factors, self._split(x), self._split(v), strict=True)
+        return torch.cat([f.retract(p, u) for f, p, u in pairs], dim=-1)
+
+    def distance(self, x: Tensor, y: Tensor) -> Tensor:
+        r""":math:`\sqrt{\sum_i d_i(x_i, y_i)^2}`, shape ``(*batch)``."""
+        pairs = zip(self.factors, self._split(x), self._split(y), strict=True)
+        return torch.stack([f.distance(p, q) ** 2 for f, p, q in pairs], dim=-1).sum(-1).sqrt()
+
+    def chart(self, x: Tensor) -> Tensor:
+        """Factor charts concatenated, shape ``(*batch, sum of chart sizes)``."""
+        return torch.cat(
+            [f.chart(p) for f, p in zip(self.factors, self._split(x), strict=True)], dim=-1
+        )
+
+    def all_points(self, dtype: torch.dtype = torch.float64, device=None) -> Tensor:
+        """Every point of a product of finite spaces (first factor slowest), ``(count, size)``."""
+        grids = [f.all_points(dtype=dtype, device=device) for f in self.factors]
+        index = torch.cartesian_prod(*[torch.arange(len(g), device=device) for g in grids])
+        index = index.reshape(-1, len(grids))
+        return torch.cat([g[index[:, i]] for i, g in enumerate(grids)], dim=-1)
+
+    # spectrum -------------------------------------------------------------------------------
+    def _level_values(self, num_levels: int) -> tuple[np.ndarray, np.ndarray]:
+        """Eigenvalues ``(L,)`` and ``(L, 2)`` multiplicities and tuple counts, cached."""
+        if len(self._levels_cache[0]) < num_levels:
+            count = max(num_levels, 2 * len(self._levels_cache[0]))
+            if self.num_levels_available is not None:
+                count = max(num_levels, min(count, self.num_levels_available))
+            self._levels_cache = lowest_sums(self._spectra, count)
+        values, counts = self._levels_cache
+        return values[:num_levels], counts[:num_levels]
+
+    def levels(self, num_levels: int) -> tuple[Tensor, Tensor]:
+        values, counts = self._level_values(num_levels)
+        return torch.from_numpy(values.copy()), torch.from_numpy(counts[:, 0].copy())
+
+    def level_table(self, num_levels: int) -> np.ndarray:
+        """The tuples of factor levels in the first ``num_levels`` levels.
+
+        Returns:
+            Integer array ``(R, k + 1)``: factor levels ``l_1..l_k`` and the level index, sorted by
+            level and then by tuple.
+        """
+        if num_levels not in self._tables:
+            available = self.num_levels_available
+            extra = num_levels + 1 if available is None else min(num_levels + 1, available)
+            values, _ = self._level_values(extra)
+            if len(self._tables) >= 8:
+                self._tables.clear()
+            self._tables[num_levels] = level_tuples(self._spectra, values, num_levels)
+        return self._tables[num_levels]
+
+    def spectral_sum(self, weights: Tensor, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
+        r""":math:`\sum_l w_l \sum_{(l_1..l_k) \in l} \prod_i G^{(i)}_{l_i}` in bounded memory.
+
+        The factor with the most levels in use is innermost: for each outer level, the inner
+        factor's weights over its own levels form one factor series, multiplied by the outer
+        factor's level kernel; groups of outer levels are batched up to
+        :data:`~manibo.spaces._product_series.BATCH_ELEMENTS` output elements and the backward
+        pass recomputes one group at a time. Memory is O(row block x (factors + group size)),
+        never one tensor per level (see :mod:`manibo.spaces._product_series`).
+        """
+        table = self.level_table(weights.shape[-1])
+        order = sorted(range(len(self.factors)), key=lambda i: int(table[:, i].max()))
+        table = table[:, [*order, -1]]
+        table = table[np.lexsort(table[:, :-1].T[::-1])]
+        factors = [(self.factors[i], self.slices[i]) for i in order]
+
+        def block(a: Tensor, b: Tensor) -> Tensor:
+            return product_series(factors, table, weights, a, b, diag)
+
+        if diag:
+            return block(x1, x2)
+        return pairwise_in_chunks(block, x1, x2, point_ndim=1)
+
+    def eigenfunctions(self, x: Tensor, num_levels: int) -> Tensor:
+        """Products of factor eigenfunctions by level (tuples ascending, first factor slowest).
+
+        Args:
+            x: points, shape ``(*batch, n, size)``.
+
+        Returns:
+            Shape ``(*batch, n, M)``, ``M`` the sum of the first ``num_levels`` multiplicities.
+        """
+        table = self.level_table(num_levels)
+        columns, features = [], []
+        for i, (factor, part) in enumerate(zip(self.factors, self._split(x), strict=True)):
+            count = int(table[:, i].max()) + 1
+            features.append(factor.eigenfunctions(part, count))
+            _, mults = factor.levels(count)
+            starts = np.concatenate([[0], np.cumsum(mults.numpy().astype(np.int64))])
+            columns.append([range(starts[l], starts[l + 1]) for l in range(count)])
+        index = np.array(
+            [
+                combo
+                for row in table
+                for combo in itertools.product(
+                    *(cols[l] for cols, l in zip(columns, row[:-1], strict=True))
+                )
+            ],
+            dtype=np.int64,
+        ).reshape(-1, len(self.factors))
+        out = None
+        for i, phi in enumerate(features):
+            picked = phi.index_select(-1, torch.from_numpy(index[:, i]).to(x.device))
+            out = picked if out is None else out * picked
+        return out
+
+
+class Torus(ProductSpace):
+    r"""The flat torus :math:`(S^1)^n`, points as angles ``(*batch, n)`` in :math:`[0, 2\pi)`.
+
+    Levels group the integer vectors :math:`j` with equal :math:`\|j\|^2`, so the kernel depends
+    only on the angle differences and is symmetric under permuting coordinates.
+
+    Args:
+        n: number of circles, ``>= 1``.
+    """
+
+    def __init__(self, n: int) -> None:
+        if int(n) != n or n < 1:
+            raise ConfigurationError(f"`n` must be an integer >= 1, got {n!r}.")
+        super().__init__(*[Circle() for _ in range(int(n))])
+
+    def __repr__(self) -> str:
+        return f"Torus({len(self.factors)})"

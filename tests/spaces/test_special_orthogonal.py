@@ -1,0 +1,213 @@
+"""SO(3): geometry against geomstats and SciPy, the kernel against an independent per-level sum."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy.spatial.transform import Rotation
+
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.kernels import GeometricMaternKernel
+from manibo.spaces import SpecialOrthogonal
+from manibo.spaces._geomstats import geomstats_module
+
+DTYPES = [torch.float32, torch.float64]
+SO3 = SpecialOrthogonal(3)
+
+
+def _tol(dtype):
+    return 1e-10 if dtype == torch.float64 else 1e-4
+
+
+def _rotations(n, seed, dtype=torch.float64):
+    return SO3.random(n, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+def _mat(x):
+    return x.reshape(*x.shape[:-1], 3, 3)
+
+
+def _independent_matern(x1, x2, nu, lengthscale, levels):
+    """Per-level character formula, with angles from SciPy (no manibo code)."""
+    r1, r2 = x1.reshape(-1, 3, 3), x2.reshape(-1, 3, 3)
+    rel = np.einsum("iba,jbc->ijac", r1, r2).reshape(-1, 3, 3)
+    theta = Rotation.from_matrix(rel).magnitude().reshape(len(r1), len(r2))
+    p = np.arange(levels)
+    lam, mult = p * (p + 1.0), (2 * p + 1.0) ** 2
+    s = (
+        np.exp(-0.5 * lengthscale**2 * lam)
+        if math.isinf(nu)
+        else (2 * nu / lengthscale**2 + lam) ** (-nu - 1.5)
+    )
+    w = s / np.sum(mult * s)
+    chi = [np.sin((2 * k + 1) * theta / 2) / np.sin(theta / 2) for k in p]
+    return sum(w[k] * (2 * k + 1) * chi[k] for k in p)
+
+
+@pytest.mark.parametrize("nu,ls", [(0.5, 0.4), (2.5, 1.0), (math.inf, 0.7)])
+def test_matern_equals_character_formula(nu, ls):
+    x, y = _rotations(9, 0), _rotations(7, 1)
+    kernel = GeometricMaternKernel(SO3, nu=nu, num_levels=30).double()
+    kernel.lengthscale = torch.tensor(ls, dtype=torch.float64)
+    with torch.no_grad():
+        ours = kernel(x, y).to_dense().numpy()
+    ref = _independent_matern(x.numpy(), y.numpy(), nu, ls, 30)
+    assert np.max(np.abs(ours - ref)) < 1e-11
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_kernel_is_normalised_symmetric_psd_and_bi_invariant(dtype):
+    x, q = _rotations(20, 2, dtype), _rotations(1, 3, dtype)
+    kernel = GeometricMaternKernel(SO3, nu=1.5, num_levels=40).to(dtype)
+    kernel.lengthscale = 0.5
+    with torch.no_grad():
+        K = kernel(x).to_dense()
+        left = kernel((_mat(q) @ _mat(x)).reshape(-1, 9)).to_dense()
+        right = kernel((_mat(x) @ _mat(q)).reshape(-1, 9)).to_dense()
+    tol = _tol(dtype) * 10
+    assert torch.allclose(K.diagonal(), torch.ones(20, dtype=dtype), atol=tol)
+    assert torch.allclose(K, K.T, atol=tol)
+    assert torch.linalg.eigvalsh(K.double()).min() > -tol
+    assert torch.allclose(left, K, atol=tol) and torch.allclose(right, K, atol=tol)
+
+
+def test_distance_equals_geomstats():
+    x, y = _rotations(30, 4), _rotations(30, 5)
+    y[0] = x[0]
+    near_pi = Rotation.from_rotvec(
+        [0.0, (math.pi - 1e-4) / math.sqrt(2), (math.pi - 1e-4) / math.sqrt(2)]
+    )
+    y[1] = (_mat(x[1]) @ torch.from_numpy(near_pi.as_matrix())).reshape(9)
+    so3 = geomstats_module("geometry.special_orthogonal").SpecialOrthogonal(3)
+    reference = so3.metric.dist(_mat(x), _mat(y)).to(torch.float64)
+    assert torch.allclose(SO3.distance(x, y), reference, atol=1e-7)
+    assert abs(float(SO3.distance(x[1], y[1])) - (math.pi - 1e-4)) < 1e-12
+
+
+def test_distance_is_accurate_at_zero_and_pi():
+    x = _rotations(3, 6)
+    half_turn = torch.from_numpy(Rotation.from_rotvec([0.0, 0.0, math.pi]).as_matrix())
+    y = (_mat(x) @ half_turn).reshape(-1, 9)
+    assert torch.allclose(
+        SO3.distance(x, y), torch.full((3,), math.pi, dtype=torch.float64), atol=1e-12
+    )
+    assert SO3.distance(x, x).abs().max() < 1e-12
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tangent_projection_and_exponential_map(dtype):
+    gen = torch.Generator().manual_seed(7)
+    x = _rotations(10, 7, dtype)
+    v = torch.randn(10, 9, generator=gen, dtype=dtype)
+    tangent = SO3.to_tangent(x, v)
+    body = _mat(x).transpose(-1, -2) @ _mat(tangent)
+    tol = _tol(dtype)
+    assert torch.allclose(body, -body.transpose(-1, -2), atol=tol)
+    assert torch.allclose(SO3.to_tangent(x, tangent), tangent, atol=tol)
+    assert torch.allclose(SO3.retract(x, torch.zeros_like(v)), x, atol=tol)
+    moved = SO3.retract(x, tangent)
+    r = _mat(moved)
+    eye = torch.eye(3, dtype=dtype)
+    assert (r.transpose(-1, -2) @ r - eye).abs().max() < tol
+    assert torch.allclose(torch.linalg.det(r), torch.ones(10, dtype=dtype), atol=tol)
+    # geodesic: distance travelled = |Omega|_F / sqrt(2) while that is below pi
+    small = SO3.retract(x, 0.3 * tangent / tangent.norm(dim=-1, keepdim=True))
+    expected = torch.full((10,), 0.3 / math.sqrt(2), dtype=dtype)
+    assert torch.allclose(SO3.distance(x, small), expected, atol=tol * 10)
+
+
+def test_random_is_haar_uniform_and_honours_generator():
+    a = SO3.random(20000, generator=torch.Generator().manual_seed(8))
+    b = SO3.random(20000, generator=torch.Generator().manual_seed(8))
+    assert torch.equal(a, b)
+    assert SO3.random(3, dtype=torch.float32).dtype == torch.float32
+    # Haar: E[R] = 0, and the angle has density (1 - cos θ)/π, so E[cos θ] = -1/2
+    assert a.mean(0).abs().max() < 0.03
+    cos = 0.5 * (_mat(a).diagonal(dim1=-2, dim2=-1).sum(-1) - 1)
+    assert abs(float(cos.mean()) + 0.5) < 0.02
+
+
+def test_project_returns_nearest_rotation():
+    x = _rotations(6, 9)
+    noisy = x + 1e-3 * torch.randn(
+        6, 9, generator=torch.Generator().manual_seed(9), dtype=torch.float64
+    )
+    reflected = -x  # det -1: the nearest rotation flips one singular direction
+    assert torch.allclose(SO3.project(x), x, atol=1e-12)
+    SO3.check(SO3.project(noisy))
+    SO3.check(SO3.project(reflected))
+    assert (SO3.project(noisy) - x).abs().max() < 3e-3
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_kernel_gradients_are_finite_at_zero_and_pi(dtype):
+    x = _rotations(3, 10, dtype)
+    half_turn = torch.from_numpy(Rotation.from_rotvec([math.pi, 0.0, 0.0]).as_matrix()).to(dtype)
+    y = torch.stack([x[0], (_mat(x[1]) @ half_turn).reshape(9), x[2]])
+    kernel = GeometricMaternKernel(SO3, nu=2.5, num_levels=20).to(dtype)
+    xr = x.clone().requires_grad_()
+    kernel(xr, y, diag=True).sum().backward()
+    assert torch.isfinite(xr.grad).all()
+    # k(., y) is largest at y: its Riemannian gradient vanishes at θ = 0
+    riemannian = SO3.to_tangent(x, xr.grad)
+    assert riemannian[0].abs().max() < _tol(dtype) * 100
+    assert riemannian[2].abs().max() < _tol(dtype) * 100
+
+
+def test_eigenfunctions_satisfy_the_addition_theorem():
+    x, y = _rotations(6, 11), _rotations(5, 12)
+    levels = 4
+    phi_x, phi_y = SO3.eigenfunctions(x, levels), SO3.eigenfunctions(y, levels)
+    _, mult = SO3.levels(levels)
+    assert phi_x.shape == (6, int(mult.sum()))
+    start = 0
+    for p, m in enumerate(mult.to(torch.long).tolist()):
+        weights = torch.zeros(levels, dtype=torch.float64)
+        weights[p] = 1.0
+        reproducing = SO3.spectral_sum(weights, x, y)
+        block = phi_x[:, start : start + m] @ phi_y[:, start : start + m].T
+        assert (block - reproducing).abs().max() < 1e-10, f"level {p}"
+        start += m
+
+
+def test_eigenfunctions_are_orthonormal_under_haar():
+    z = _rotations(20000, 13)
+    phi = SO3.eigenfunctions(z, 3)  # 1 + 9 + 25 functions
+    gram = phi.T @ phi / len(z)
+    stderr = ((phi**2).T @ phi**2 / len(z) - gram**2).clamp_min(0).sqrt() / math.sqrt(len(z))
+    deviation = (gram - torch.eye(phi.shape[-1], dtype=torch.float64)).abs()
+    assert (deviation < 5 * stderr + 1e-12).all(), float((deviation / stderr).max())
+
+
+def test_spectral_sum_gradients_match_finite_differences():
+    x, y = _rotations(4, 15), _rotations(3, 16)
+    weights = torch.rand(12, generator=torch.Generator().manual_seed(15), dtype=torch.float64)
+    inputs = (x.requires_grad_(), weights.requires_grad_())
+    assert torch.autograd.gradcheck(lambda a, w: SO3.spectral_sum(w, a, y), inputs)
+    assert torch.autograd.gradcheck(lambda a, w: SO3.spectral_sum(w, a, a, diag=True), inputs)
+
+
+def test_levels_and_chart():
+    eigenvalues, multiplicities = SO3.levels(5)
+    assert eigenvalues.tolist() == [0, 2, 6, 12, 20]
+    assert multiplicities.tolist() == [1, 9, 25, 49, 81]
+    x = _rotations(20, 17)
+    rotvec = Rotation.from_matrix(_mat(x).numpy()).as_rotvec()
+    assert np.abs(SO3.chart(x).numpy() - rotvec).max() < 1e-12
+    assert SO3.chart(torch.eye(3, dtype=torch.float64).reshape(1, 9)).abs().max() == 0
+
+
+def test_bad_input_is_refused_with_advice():
+    with pytest.raises(ConfigurationError, match="only SO\\(3\\)"):
+        SpecialOrthogonal(4)
+    x = _rotations(4, 14)
+    with pytest.raises(InputDataError, match="project"):
+        SO3.check(x * 1.1)
+    with pytest.raises(InputDataError, match="det = -1"):
+        SO3.check(-x)
+    with pytest.raises(InputDataError, match=r"\(\*batch, 9\)"):
+        SO3.check(_mat(x))
+    kernel = GeometricMaternKernel(SO3, num_levels=5).double()
+    with pytest.raises(InputDataError, match="RᵀR = I"):
+        kernel(x + 0.01).to_dense()
