@@ -1,0 +1,59 @@
+"""The space, kernel, model and optimiser checks again on CUDA; skipped cleanly on machines without a GPU."""
+
+import warnings
+
+import pytest
+import torch
+from registry import KERNELS, SPACES, make_kernel
+
+from manibo.exceptions import TruncationWarning
+from manibo.testing import check_kernel_contract, check_space_contract
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("name", sorted(SPACES))
+def test_space_contract_cuda(name, dtype):
+    check_space_contract(SPACES[name](), dtype, "cuda")
+
+
+@pytest.mark.parametrize("flavour", sorted(KERNELS))
+@pytest.mark.parametrize("name", sorted(SPACES))
+def test_kernel_contract_cuda(name, flavour):
+    space = SPACES[name]()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TruncationWarning)
+        check_kernel_contract(make_kernel(space, flavour), space, torch.float64, "cuda")
+
+
+@pytest.mark.parametrize("name", ["sphere2", "so3", "torus2", "graph"])
+def test_model_and_optimiser_on_cuda(name):
+    from botorch.acquisition import LogExpectedImprovement
+
+    from manibo.models import build_surrogate
+    from manibo.optim import LBFGSOptions, optimize_acqf_on_space
+
+    space = SPACES[name]()
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    X = space.random(12, generator=gen, device="cuda")
+    Y = -space.distance(X, X[:1]).unsqueeze(-1)
+    model = build_surrogate("matern", space, X, Y)
+    acqf = LogExpectedImprovement(model, best_f=Y.max())
+    candidate, value = optimize_acqf_on_space(acqf, space, num_restarts=4, raw_samples=64,
+                                              options=LBFGSOptions(maxiter=20), seed=0)
+    assert candidate.device.type == "cuda" and torch.isfinite(value)
+    space.check(candidate)
+
+
+def test_sphere_kernel_large_matrix_cuda():
+    from manibo.kernels import GeometricMaternKernel
+    from manibo.spaces import Sphere
+
+    space = Sphere(2)
+    x = space.random(4000, generator=torch.Generator(device="cuda").manual_seed(0), device="cuda")
+    kernel = GeometricMaternKernel(space, nu=1.5, num_levels=25).to(x)
+    with torch.no_grad():
+        K = kernel(x).to_dense()
+        cpu = GeometricMaternKernel(space, nu=1.5, num_levels=25).double()(x[:300].cpu()).to_dense()
+    assert torch.allclose(K[:300, :300].cpu(), cpu, atol=1e-10)
