@@ -27,7 +27,11 @@ from manibo._validation import (
     check_same_dtype_device,
     check_trailing_shape,
 )
-from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.exceptions import ConfigurationError
+from manibo.kernels._inputs import (
+    check_parameters_match,
+    reject_last_dim_is_batch,
+)
 from manibo.kernels.zonal import ZonalKernel
 
 
@@ -119,11 +123,7 @@ class HomogeneousLiftKernel(Kernel):
             check_trailing_shape(name, x, (self.input_dim,), f"R^{self.input_dim}")
             check_finite(name, x)
         check_same_dtype_device(x1=x1, x2=x2)
-        if self.raw_bias.dtype != x1.dtype or self.raw_bias.device != x1.device:
-            raise InputDataError(
-                f"the kernel's parameters are {self.raw_bias.dtype} on {self.raw_bias.device} but "
-                f"the inputs are {x1.dtype} on {x1.device}; move the kernel with `kernel.to(x)`."
-            )
+        check_parameters_match(self, x1)
 
     def lift(self, x: Tensor) -> tuple[Tensor, Tensor]:
         r"""Radius and direction of :math:`\tilde x = [x/\ell, b]`.
@@ -149,11 +149,7 @@ class HomogeneousLiftKernel(Kernel):
     def forward(
         self, x1: Tensor, x2: Tensor, diag: bool = False, last_dim_is_batch: bool = False, **params
     ) -> Tensor:
-        if last_dim_is_batch:
-            raise InputDataError(
-                "`last_dim_is_batch=True` is not supported: the trailing dimension holds input "
-                "coordinates."
-            )
+        reject_last_dim_is_batch(last_dim_is_batch)
         self._check_inputs(x1, x2)
         r1, z1 = self.lift(x1)
         r2, z2 = (r1, z1) if x2 is x1 else self.lift(x2)

@@ -7,8 +7,11 @@ from gpytorch.kernels import Kernel
 from linear_operator import to_dense
 from torch import Tensor
 
-from manibo._validation import check_same_dtype_device
-from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.exceptions import ConfigurationError
+from manibo.kernels._inputs import (
+    check_point_pair,
+    reject_last_dim_is_batch,
+)
 from manibo.spaces.product import ProductSpace
 
 
@@ -65,15 +68,8 @@ class FactorProductKernel(Kernel):
     def forward(
         self, x1: Tensor, x2: Tensor, diag: bool = False, last_dim_is_batch: bool = False, **params
     ) -> Tensor:
-        if last_dim_is_batch:
-            raise InputDataError(
-                "`last_dim_is_batch=True` is not supported: the trailing dimension holds point "
-                "coordinates."
-            )
-        self.space.check(x1, "x1")
-        if x2 is not x1:
-            self.space.check(x2, "x2")
-        check_same_dtype_device(x1=x1, x2=x2)
+        reject_last_dim_is_batch(last_dim_is_batch)
+        check_point_pair(self.space, x1, x2)
         out = None
         for kernel, part in zip(self.factor_kernels, self.space.slices, strict=True):
             value = to_dense(kernel(x1[..., part], x2[..., part], diag=diag, **params))

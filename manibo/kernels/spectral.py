@@ -20,8 +20,12 @@ import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from manibo._validation import check_same_dtype_device
-from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
+from manibo.exceptions import ConfigurationError, TruncationWarning
+from manibo.kernels._inputs import (
+    check_parameters_match,
+    check_point_pair,
+    reject_last_dim_is_batch,
+)
 from manibo.spaces.base import CompactSpace
 
 DEFAULT_TRUNCATION_TOL = 1e-6
@@ -150,25 +154,11 @@ class GeometricMaternKernel(Kernel):
     def forward(
         self, x1: Tensor, x2: Tensor, diag: bool = False, last_dim_is_batch: bool = False, **params
     ) -> Tensor:
-        if last_dim_is_batch:
-            raise InputDataError(
-                "`last_dim_is_batch=True` is not supported: the trailing dimension holds point coordinates."
-            )
-        self.space.check(x1, "x1")
-        if x2 is not x1:
-            self.space.check(x2, "x2")
-        check_same_dtype_device(x1=x1, x2=x2)
-        self._check_parameters_match(x1)
+        reject_last_dim_is_batch(last_dim_is_batch)
+        check_point_pair(self.space, x1, x2)
+        check_parameters_match(self, x1)
         weights = self.level_weights()
         return self.space.spectral_sum(weights, x1, x2, diag=diag)
-
-    def _check_parameters_match(self, x: Tensor) -> None:
-        ls = self.raw_lengthscale
-        if ls.dtype != x.dtype or ls.device != x.device:
-            raise InputDataError(
-                f"the kernel's parameters are {ls.dtype} on {ls.device} but the inputs are {x.dtype} "
-                f"on {x.device}; move the kernel with `kernel.to(x)` (BoTorch models do this for you)."
-            )
 
     def feature_map(self, x: Tensor) -> Tensor:
         r"""Explicit features :math:`\Phi` with :math:`K \approx \Phi\Phi^\top` (exact for the truncated kernel).
@@ -180,7 +170,7 @@ class GeometricMaternKernel(Kernel):
             Shape ``(*batch, n, M)``, ``M`` the number of eigenfunctions in the levels used.
         """
         self.space.check(x)
-        self._check_parameters_match(x)
+        check_parameters_match(self, x)
         weights = self.level_weights()
         _, multiplicities = self.space.levels(weights.shape[-1])
         per_feature = torch.repeat_interleave(

@@ -17,11 +17,15 @@ import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from manibo._validation import check_same_dtype_device
-from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.exceptions import ConfigurationError
 from manibo.harmonics.funk_hecke import DEFAULT_NUM_NODES, funk_hecke
 from manibo.harmonics.gegenbauer import harmonic_dimension
 from manibo.harmonics.spherical_harmonics import harmonic_level_index
+from manibo.kernels._inputs import (
+    check_parameters_match,
+    check_point_pair,
+    reject_last_dim_is_batch,
+)
 from manibo.spaces.sphere import Sphere
 
 
@@ -161,25 +165,13 @@ class ZonalKernel(Kernel):
         )
 
     def _check_inputs(self, x1: Tensor, x2: Tensor) -> None:
-        self.sphere.check(x1, "x1")
-        if x2 is not x1:
-            self.sphere.check(x2, "x2")
-        check_same_dtype_device(x1=x1, x2=x2)
-        parameter = next(self.parameters(), None)
-        if parameter is not None and (parameter.dtype != x1.dtype or parameter.device != x1.device):
-            raise InputDataError(
-                f"the kernel's parameters are {parameter.dtype} on {parameter.device} but the "
-                f"inputs are {x1.dtype} on {x1.device}; move the kernel with `kernel.to(x)`."
-            )
+        check_point_pair(self.sphere, x1, x2)
+        check_parameters_match(self, x1)
 
     def forward(
         self, x1: Tensor, x2: Tensor, diag: bool = False, last_dim_is_batch: bool = False, **params
     ) -> Tensor:
-        if last_dim_is_batch:
-            raise InputDataError(
-                "`last_dim_is_batch=True` is not supported: the trailing dimension holds point "
-                "coordinates."
-            )
+        reject_last_dim_is_batch(last_dim_is_batch)
         self._check_inputs(x1, x2)
         if diag:
             t = (x1 * x2).sum(-1).clamp(-1, 1)

@@ -1,0 +1,36 @@
+"""Input checks every manibo kernel runs in ``forward``: flags, points, and parameters on the inputs' dtype/device."""
+
+from __future__ import annotations
+
+from torch import Tensor, nn
+
+from manibo._validation import check_same_dtype_device
+from manibo.exceptions import InputDataError
+from manibo.spaces.base import Space
+
+
+def reject_last_dim_is_batch(flag: bool) -> None:
+    """Raise: manibo inputs keep point coordinates in the trailing dimension."""
+    if flag:
+        raise InputDataError(
+            "`last_dim_is_batch=True` is not supported: the trailing dimension holds point coordinates."
+        )
+
+
+def check_point_pair(space: Space, x1: Tensor, x2: Tensor) -> None:
+    """Both inputs are points of ``space`` with one dtype and one device."""
+    space.check(x1, "x1")
+    if x2 is not x1:
+        space.check(x2, "x2")
+    check_same_dtype_device(x1=x1, x2=x2)
+
+
+def check_parameters_match(kernel: nn.Module, x: Tensor) -> None:
+    """The kernel's parameters share the dtype and device of the inputs ``x``."""
+    parameter = next(kernel.parameters(), None)
+    if parameter is not None and (parameter.dtype != x.dtype or parameter.device != x.device):
+        raise InputDataError(
+            f"the kernel's parameters are {parameter.dtype} on {parameter.device} but the inputs are "
+            f"{x.dtype} on {x.device}; move the kernel with `kernel.to(x)` (BoTorch models do this "
+            "for you)."
+        )
