@@ -30,8 +30,16 @@ from _common import environment, write_json  # noqa: E402
 DEFAULT_OUT = Path(__file__).parent / "results"
 
 
-def run_one(problem_name: str, method: str, seed: int, budget: int, initial: int, acquisition: str,
-            out_dir: str, fast: bool) -> dict:
+def run_one(
+    problem_name: str,
+    method: str,
+    seed: int,
+    budget: int,
+    initial: int,
+    acquisition: str,
+    out_dir: str,
+    fast: bool,
+) -> dict:
     """One seeded run; writes and returns its record (values, regret, time per iteration)."""
     import torch
 
@@ -43,11 +51,17 @@ def run_one(problem_name: str, method: str, seed: int, budget: int, initial: int
     start = time.perf_counter()
     if method == "random":
         design = problem.space.random(initial, generator=torch.Generator().manual_seed(seed))
-        rest = problem.space.random(budget - initial, generator=torch.Generator().manual_seed(seed + 1_000_003))
+        rest = problem.space.random(
+            budget - initial, generator=torch.Generator().manual_seed(seed + 1_000_003)
+        )
         xs = torch.cat([design, rest])
         iteration_seconds = []
     else:
-        options = {"num_restarts": 2, "raw_samples": 32, "optimizer_options": {"maxiter": 10}} if fast else {}
+        options = (
+            {"num_restarts": 2, "raw_samples": 32, "optimizer_options": {"maxiter": 10}}
+            if fast
+            else {}
+        )
         opt = BayesianOptimizer(
             problem.space,
             surrogate=method,
@@ -118,7 +132,9 @@ def plot(records: list[dict], path: Path, title: str) -> None:
 
     fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
     for method in sorted({r["method"] for r in records}):
-        runs = np.log10(np.array([r["simple_regret"] for r in records if r["method"] == method]) + 1e-12)
+        runs = np.log10(
+            np.array([r["simple_regret"] for r in records if r["method"] == method]) + 1e-12
+        )
         t = np.arange(1, runs.shape[1] + 1)
         median, lo, hi = np.median(runs, 0), np.quantile(runs, 0.25, 0), np.quantile(runs, 0.75, 0)
         (line,) = ax.plot(t, median, label=f"{method} ({runs.shape[0]} seeds)")
@@ -143,7 +159,9 @@ def timing(out: Path, observations: int = 100, repeats: int = 3) -> dict:
     problem = make_problem("ackley-sphere2")
     results = {}
     for acquisition in ("logei", "qlognei"):
-        opt = BayesianOptimizer(problem.space, acquisition=acquisition, initial_design=observations, seed=0)
+        opt = BayesianOptimizer(
+            problem.space, acquisition=acquisition, initial_design=observations, seed=0
+        )
         x = opt.ask(observations)
         opt.tell(x, problem.evaluate_true(x))
         seconds = []
@@ -154,15 +172,25 @@ def timing(out: Path, observations: int = 100, repeats: int = 3) -> dict:
             opt._pending.clear()
         problem.space.check(candidate)
         results[acquisition] = {"seconds": seconds, "median": sorted(seconds)[len(seconds) // 2]}
-    data = {"observations": observations, "space": "Sphere(2)", "threads": torch.get_num_threads(),
-            "results": results, "target_seconds": 5.0, "environment": environment("cpu")}
+    data = {
+        "observations": observations,
+        "space": "Sphere(2)",
+        "threads": torch.get_num_threads(),
+        "results": results,
+        "target_seconds": 5.0,
+        "environment": environment("cpu"),
+    }
     write_json(out / "bo_iteration_time.json", data)
     return data
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--problem", action="append", help="problem name (repeatable); default ackley-sphere5")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--problem", action="append", help="problem name (repeatable); default ackley-sphere5"
+    )
     parser.add_argument("--methods", default="matern,euclidean,random")
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--budget", type=int, default=100)
@@ -171,7 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoints", default="25,50,100")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--timing", action="store_true", help="only time one iteration at 100 points on S²")
+    parser.add_argument(
+        "--timing", action="store_true", help="only time one iteration at 100 points on S²"
+    )
     parser.add_argument("--smoke", action="store_true", help="tiny budget for the test suite")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -186,8 +216,12 @@ def main(argv: list[str] | None = None) -> int:
         checkpoints = [5, 8]
     else:
         checkpoints = [int(c) for c in args.checkpoints.split(",")]
-    jobs = [(p, m, s, args.budget, args.initial, args.acquisition, str(args.out), args.smoke)
-            for p in problems for m in methods for s in range(args.seeds)]
+    jobs = [
+        (p, m, s, args.budget, args.initial, args.acquisition, str(args.out), args.smoke)
+        for p in problems
+        for m in methods
+        for s in range(args.seeds)
+    ]
     if args.workers > 1:
         with ProcessPoolExecutor(args.workers) as pool:
             records = list(pool.map(run_one, *zip(*jobs, strict=True)))
@@ -197,10 +231,19 @@ def main(argv: list[str] | None = None) -> int:
     for p in problems:
         mine = [r for r in records if r["problem"] == p]
         summary["problems"][p] = {"table": summarise(mine, checkpoints), "runs": mine}
-        plot(mine, args.out / f"regret_{p}.png", f"{p}: simple regret, median and IQR over {args.seeds} seeds")
-        print(f"\n{p} (acquisition {args.acquisition}, {args.seeds} seeds): median [IQR] simple regret")
+        plot(
+            mine,
+            args.out / f"regret_{p}.png",
+            f"{p}: simple regret, median and IQR over {args.seeds} seeds",
+        )
+        print(
+            f"\n{p} (acquisition {args.acquisition}, {args.seeds} seeds): median [IQR] simple regret"
+        )
         for method, row in summary["problems"][p]["table"].items():
-            cells = "  ".join(f"t={t}: {v['median']:.3g} [{v['q25']:.3g}, {v['q75']:.3g}]" for t, v in row["regret"].items())
+            cells = "  ".join(
+                f"t={t}: {v['median']:.3g} [{v['q25']:.3g}, {v['q75']:.3g}]"
+                for t, v in row["regret"].items()
+            )
             secs = row["seconds_per_iteration"]
             print(f"  {method:10s} {cells}" + (f"  ({secs:.2f} s/iteration)" if secs else ""))
     write_json(args.out / "regret_summary.json", summary)

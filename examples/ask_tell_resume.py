@@ -13,11 +13,11 @@ journal = Path(tempfile.mkdtemp()) / "arm.jsonl"
 
 opt = BayesianOptimizer(problem.space, initial_design=5, seed=0, journal=journal)
 for _ in range(6 if SMOKE_TEST else 20):
-    x = opt.ask()                      # (1, 3): angles in [0, 2π)
-    y = problem(x)                     # run the experiment (here: a simulator with noise)
-    opt.tell(x, y)                     # on disk before tell returns
+    x = opt.ask()  # (1, 3): angles in [0, 2π)
+    y = problem(x)  # run the experiment (here: a simulator with noise)
+    opt.tell(x, y)  # on disk before tell returns
 
-del opt                                # the notebook crashed...
+del opt  # the notebook crashed...
 resumed = BayesianOptimizer.resume(journal)
 print(f"resumed with {len(resumed.history)} evaluations; best {resumed.best[1]:.4f}")
 assert len(resumed.history) == (6 if SMOKE_TEST else 20)

@@ -33,8 +33,12 @@ _BUILDERS: dict[str, Builder] = {
     "qlognei": lambda m, X, Y, P, s: qLogNoisyExpectedImprovement(
         m, X_baseline=X, X_pending=P, sampler=_sampler(s), prune_baseline=True, cache_root=False
     ),
-    "qlogei": lambda m, X, Y, P, s: qLogExpectedImprovement(m, best_f=Y.max(), X_pending=P, sampler=_sampler(s)),
-    "qucb": lambda m, X, Y, P, s: qUpperConfidenceBound(m, beta=4.0, X_pending=P, sampler=_sampler(s)),
+    "qlogei": lambda m, X, Y, P, s: qLogExpectedImprovement(
+        m, best_f=Y.max(), X_pending=P, sampler=_sampler(s)
+    ),
+    "qucb": lambda m, X, Y, P, s: qUpperConfidenceBound(
+        m, beta=4.0, X_pending=P, sampler=_sampler(s)
+    ),
     "qsr": lambda m, X, Y, P, s: qSimpleRegret(m, X_pending=P, sampler=_sampler(s)),
     "qkg": lambda m, X, Y, P, s: qKnowledgeGradient(m, num_fantasies=16, X_pending=P),
     "logei": lambda m, X, Y, P, s: LogExpectedImprovement(m, best_f=Y.max()),

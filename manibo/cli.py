@@ -17,7 +17,9 @@ def _info(_: argparse.Namespace) -> int:
 
     print(f"manibo {manibo.__version__}")
     print(f"python {platform.python_version()} on {platform.machine()} ({platform.system()})")
-    print(f"torch {torch.__version__}, gpytorch {gpytorch.__version__}, botorch {botorch.__version__}")
+    print(
+        f"torch {torch.__version__}, gpytorch {gpytorch.__version__}, botorch {botorch.__version__}"
+    )
     cuda = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
     print(f"CUDA device: {cuda}; CPU threads: {torch.get_num_threads()}")
     return 0
@@ -56,9 +58,15 @@ def _run(args: argparse.Namespace) -> int:
             optimizer=args.optimizer,
         )
     generator = torch.Generator().manual_seed(args.seed)
-    opt.run(lambda x: float(problem(x, generator=generator)), budget=args.budget, progress=not args.quiet)
+    opt.run(
+        lambda x: float(problem(x, generator=generator)),
+        budget=args.budget,
+        progress=not args.quiet,
+    )
     values = [e.y if e.status == "ok" else None for e in opt.history]
-    true_values = [float(problem.evaluate_true(torch.tensor(e.x, dtype=torch.float64))) for e in opt.history]
+    true_values = [
+        float(problem.evaluate_true(torch.tensor(e.x, dtype=torch.float64))) for e in opt.history
+    ]
     regret, best = [], float("inf")
     for v in true_values:
         best = min(best, v)
@@ -75,8 +83,10 @@ def _run(args: argparse.Namespace) -> int:
         "journal": str(journal),
     }
     (out / f"{stem}.json").write_text(json.dumps(summary, indent=2))
-    print(f"{problem.name}: best observed {opt.best[1]:.6g}, simple regret {regret[-1]:.3e} "
-          f"after {len(opt.history)} evaluations; wrote {out / (stem + '.json')}")
+    print(
+        f"{problem.name}: best observed {opt.best[1]:.6g}, simple regret {regret[-1]:.3e} "
+        f"after {len(opt.history)} evaluations; wrote {out / (stem + '.json')}"
+    )
     return 0
 
 
@@ -93,14 +103,18 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--device", default="cpu", help="cpu or cuda")
     demo.set_defaults(func=_demo)
     run = sub.add_parser("run", help="run Bayesian optimisation on a benchmark problem")
-    run.add_argument("--problem", required=True, help="e.g. ackley-sphere5, arm-torus3, orientation-so3")
+    run.add_argument(
+        "--problem", required=True, help="e.g. ackley-sphere5, arm-torus3, orientation-so3"
+    )
     run.add_argument("--surrogate", default="matern", help="matern, heat, euclidean, chart, ...")
     run.add_argument("--acquisition", default="qlognei")
     run.add_argument("--optimizer", default="riemannian", choices=["riemannian", "projection"])
     run.add_argument("--budget", type=int, default=100)
     run.add_argument("--initial-design", type=int, default=5)
     run.add_argument("--q", type=int, default=1)
-    run.add_argument("--noise", type=float, default=0.0, help="observation noise standard deviation")
+    run.add_argument(
+        "--noise", type=float, default=0.0, help="observation noise standard deviation"
+    )
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--out", default="results")
     run.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -102,7 +102,9 @@ class Journal:
         if tail:
             self._quarantine(raw, len(raw) - len(tail), "the last line is truncated (no newline)")
         if not records or records[0].get("type") != "header":
-            raise JournalError(f"journal {self.path} has no header line; it was not written by manibo.")
+            raise JournalError(
+                f"journal {self.path} has no header line; it was not written by manibo."
+            )
         evaluations = [
             Evaluation(**{k: v for k, v in r.items() if k != "type"})
             for r in records[1:]

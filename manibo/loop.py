@@ -75,11 +75,17 @@ class BayesianOptimizer:
                 f"unknown acquisition {acquisition!r}; choose one of {', '.join(available_acquisitions())}."
             )
         if acquisition in ANALYTIC and q != 1:
-            raise ConfigurationError(f"the analytic acquisition {acquisition!r} needs q = 1, got q = {q}.")
+            raise ConfigurationError(
+                f"the analytic acquisition {acquisition!r} needs q = 1, got q = {q}."
+            )
         if optimizer not in ("riemannian", "projection"):
-            raise ConfigurationError(f"`optimizer` must be 'riemannian' or 'projection', got {optimizer!r}.")
+            raise ConfigurationError(
+                f"`optimizer` must be 'riemannian' or 'projection', got {optimizer!r}."
+            )
         if int(initial_design) != initial_design or initial_design < 1:
-            raise ConfigurationError(f"`initial_design` must be a positive integer, got {initial_design!r}.")
+            raise ConfigurationError(
+                f"`initial_design` must be a positive integer, got {initial_design!r}."
+            )
         self.space = space
         self.config = {
             "space": repr(space),
@@ -100,7 +106,9 @@ class BayesianOptimizer:
         self._truncation_reported = False
         self._history: list[Evaluation] = []
         self._pending: list[Tensor] = []
-        self._design = space.random(initial_design, generator=torch.Generator().manual_seed(int(seed)))
+        self._design = space.random(
+            initial_design, generator=torch.Generator().manual_seed(int(seed))
+        )
         self.journal = Journal(journal) if journal is not None else None
         if self.journal is not None and not _resuming:
             self.journal.write_header(self.config)
@@ -121,7 +129,12 @@ class BayesianOptimizer:
             raise ConfigurationError(
                 f"the journal was written for {config['space']}, but `space` is {space!r}."
             )
-        opt = cls(space, journal=journal, _resuming=True, **{k: v for k, v in config.items() if k != "space"})
+        opt = cls(
+            space,
+            journal=journal,
+            _resuming=True,
+            **{k: v for k, v in config.items() if k != "space"},
+        )
         opt._history = evaluations
         return opt
 
@@ -194,16 +207,25 @@ class BayesianOptimizer:
 
     def _propose_seeded(self, n: int, seed: int) -> Tensor:
         X, Y = self._training_data()
-        model = build_surrogate(self.config["surrogate"], self.space, X, Y, **self.config["surrogate_options"])
+        model = build_surrogate(
+            self.config["surrogate"], self.space, X, Y, **self.config["surrogate_options"]
+        )
         acqf = build_acquisition(self.config["acquisition"], model, X, Y, self.pending, seed)
-        common = {"num_restarts": self.config["num_restarts"], "raw_samples": self.config["raw_samples"]}
+        common = {
+            "num_restarts": self.config["num_restarts"],
+            "raw_samples": self.config["raw_samples"],
+        }
         if self.config["optimizer"] == "projection":
             candidates, _ = optimize_acqf_by_projection(acqf, self.space, q=n, seed=seed, **common)
         else:
             exclude = None
             if self.space.is_discrete and self.config["exclude_evaluated"]:
-                evaluated = [torch.tensor(e.x, dtype=torch.float64).reshape(-1) for e in self._history]
-                exclude = torch.stack(evaluated + self._pending) if evaluated or self._pending else None
+                evaluated = [
+                    torch.tensor(e.x, dtype=torch.float64).reshape(-1) for e in self._history
+                ]
+                exclude = (
+                    torch.stack(evaluated + self._pending) if evaluated or self._pending else None
+                )
             candidates, _ = optimize_acqf_on_space(
                 acqf, self.space, q=n, seed=seed, exclude=exclude, options=self._lbfgs, **common
             )
@@ -229,14 +251,20 @@ class BayesianOptimizer:
                 "`tell_failure(X, error)` so that they are recorded and kept out of the model."
             )
         for x, y in zip(X, Y, strict=True):
-            self._record(Evaluation(x=x.tolist(), y=float(y), index=len(self._history), seconds=seconds))
+            self._record(
+                Evaluation(x=x.tolist(), y=float(y), index=len(self._history), seconds=seconds)
+            )
 
     def tell_failure(self, X: Tensor, error: str | BaseException) -> None:
         """Record failed evaluations (kept in the history and journal, left out of the model)."""
         X = self._validated_points(X)
         message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         for x in X:
-            self._record(Evaluation(x=x.tolist(), y=None, status="failed", error=message, index=len(self._history)))
+            self._record(
+                Evaluation(
+                    x=x.tolist(), y=None, status="failed", error=message, index=len(self._history)
+                )
+            )
 
     def _validated_points(self, X: Tensor) -> Tensor:
         X = as_tensor_arg("X", X).detach().to(torch.float64)
@@ -291,7 +319,9 @@ class BayesianOptimizer:
                     self._evaluate_and_tell(objective, x)
                     self._progress(budget, progress)
         else:
-            self._run_parallel(objective, budget, executor, max_parallel or self.config["q"], progress)
+            self._run_parallel(
+                objective, budget, executor, max_parallel or self.config["q"], progress
+            )
         if progress:
             sys.stderr.write("\n")
         return self.best
@@ -355,12 +385,18 @@ def _space_from_repr(text: str) -> Space:
         match = re.fullmatch(pattern, text)
         if match:
             return build(match)
-    raise ConfigurationError(f"cannot rebuild the space {text!r} from its name; pass `space=` to resume().")
+    raise ConfigurationError(
+        f"cannot rebuild the space {text!r} from its name; pass `space=` to resume()."
+    )
 
 
-def _optimize(objective: Objective, space: Space, budget: int, minimize: bool, **options) -> tuple[Tensor, float]:
+def _optimize(
+    objective: Objective, space: Space, budget: int, minimize: bool, **options
+) -> tuple[Tensor, float]:
     progress = options.pop("progress", True)
-    return BayesianOptimizer(space, minimize=minimize, **options).run(objective, budget, progress=progress)
+    return BayesianOptimizer(space, minimize=minimize, **options).run(
+        objective, budget, progress=progress
+    )
 
 
 def minimize(objective: Objective, space: Space, budget: int, **options) -> tuple[Tensor, float]:

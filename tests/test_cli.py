@@ -19,13 +19,27 @@ def test_unknown_command():
 def test_run_writes_results_and_resumes(tmp_path, capsys):
     import json
 
-    args = ["run", "--problem", "ackley-sphere2", "--budget", "6", "--initial-design", "4",
-            "--seed", "0", "--out", str(tmp_path), "--quiet"]
+    args = [
+        "run",
+        "--problem",
+        "ackley-sphere2",
+        "--budget",
+        "6",
+        "--initial-design",
+        "4",
+        "--seed",
+        "0",
+        "--out",
+        str(tmp_path),
+        "--quiet",
+    ]
     assert main(args) == 0
     result = json.loads((tmp_path / "ackley-sphere2_matern_qlognei_seed0.json").read_text())
     assert len(result["simple_regret"]) == 6 and result["simple_regret"][-1] >= 0
     assert (tmp_path / "ackley-sphere2_matern_qlognei_seed0.journal.jsonl").exists()
-    assert main(args[:3] + ["--budget", "7"] + args[5:]) == 0  # same command, larger budget: resumes
+    assert (
+        main(args[:3] + ["--budget", "7"] + args[5:]) == 0
+    )  # same command, larger budget: resumes
     assert "resuming" in capsys.readouterr().out
     result = json.loads((tmp_path / "ackley-sphere2_matern_qlognei_seed0.json").read_text())
     assert len(result["simple_regret"]) == 7

@@ -40,8 +40,9 @@ def test_model_and_optimiser_on_cuda(name):
     Y = -space.distance(X, X[:1]).unsqueeze(-1)
     model = build_surrogate("matern", space, X, Y)
     acqf = LogExpectedImprovement(model, best_f=Y.max())
-    candidate, value = optimize_acqf_on_space(acqf, space, num_restarts=4, raw_samples=64,
-                                              options=LBFGSOptions(maxiter=20), seed=0)
+    candidate, value = optimize_acqf_on_space(
+        acqf, space, num_restarts=4, raw_samples=64, options=LBFGSOptions(maxiter=20), seed=0
+    )
     assert candidate.device.type == "cuda" and torch.isfinite(value)
     space.check(candidate)
 

@@ -19,6 +19,12 @@ def test_code_blocks_run(page, tmp_path):
     script = tmp_path / "page.py"
     script.write_text("\n\n".join(blocks))
     env = {**os.environ, "MANIBO_CACHE_DIR": str(tmp_path / "cache")}
-    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]

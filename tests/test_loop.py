@@ -23,7 +23,9 @@ def _objective(x):
 
 
 def test_ask_tell_and_best(tmp_path):
-    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=1, journal=tmp_path / "run.jsonl", **FAST)
+    opt = BayesianOptimizer(
+        Sphere(2), initial_design=3, seed=1, journal=tmp_path / "run.jsonl", **FAST
+    )
     for _ in range(5):
         x = opt.ask()
         assert x.shape == (1, 3) and opt.pending.shape == (1, 3)
@@ -62,7 +64,9 @@ def test_seeded_runs_are_reproducible():
 
 
 def test_parallel_run_with_an_executor_keeps_pending_points(tmp_path):
-    opt = BayesianOptimizer(Sphere(2), initial_design=2, seed=0, journal=tmp_path / "p.jsonl", **FAST)
+    opt = BayesianOptimizer(
+        Sphere(2), initial_design=2, seed=0, journal=tmp_path / "p.jsonl", **FAST
+    )
     with ThreadPoolExecutor(max_workers=2) as pool:
         opt.run(_objective, budget=6, executor=pool, max_parallel=2, progress=False)
     assert len(opt.history) == 6 and opt.pending is None
@@ -132,7 +136,9 @@ def test_sigkill_loses_nothing_and_resume_gives_the_same_next_candidate(tmp_path
     assert len(resumed.history) == 6  # every told evaluation survived the kill
     assert [e.x for e in resumed.history] == asked_points[:6]
     next_point = resumed.ask()[0]
-    assert torch.allclose(next_point, torch.tensor(asked_points[6], dtype=torch.float64), atol=1e-10)
+    assert torch.allclose(
+        next_point, torch.tensor(asked_points[6], dtype=torch.float64), atol=1e-10
+    )
 
 
 def test_truncated_last_journal_line_is_reported_and_skipped(tmp_path):

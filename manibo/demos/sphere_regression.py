@@ -20,7 +20,12 @@ from manibo.spaces import Sphere
 
 # Bumps of the target function: (latitude°, longitude°, concentration, height). One sits on the north
 # pole and one straddles the antimeridian, where a latitude/longitude chart tears the sphere apart.
-_BUMPS = ((89.0, 0.0, 8.0, 1.5), (-10.0, 179.0, 12.0, -1.2), (35.0, -60.0, 6.0, 1.0), (-50.0, 40.0, 5.0, 0.8))
+_BUMPS = (
+    (89.0, 0.0, 8.0, 1.5),
+    (-10.0, 179.0, 12.0, -1.2),
+    (35.0, -60.0, 6.0, 1.0),
+    (-50.0, 40.0, 5.0, 0.8),
+)
 
 
 def lonlat_to_xyz(lat_deg: Tensor, lon_deg: Tensor) -> Tensor:
@@ -55,7 +60,9 @@ class FitReport:
     fit_seconds: float
 
 
-def _evaluate(model: SingleTaskGP, x_test: Tensor, y_test: Tensor, noise_var: float) -> tuple[float, float]:
+def _evaluate(
+    model: SingleTaskGP, x_test: Tensor, y_test: Tensor, noise_var: float
+) -> tuple[float, float]:
     with torch.no_grad():
         post = model.posterior(x_test, observation_noise=True)
         mean, var = post.mean.squeeze(-1), post.variance.squeeze(-1).clamp_min(1e-12)
@@ -72,15 +79,23 @@ def run(out_dir: Path, num_train: int = 150, seed: int = 0, device: str = "cpu")
     tkw = {"dtype": torch.float64, "device": device}
     noise_sd = 0.05
     x_train = space.random(num_train, generator=gen).to(**tkw)
-    y_train = target(x_train) + noise_sd * torch.randn(num_train, generator=gen, dtype=torch.float64).to(device)
+    y_train = target(x_train) + noise_sd * torch.randn(
+        num_train, generator=gen, dtype=torch.float64
+    ).to(device)
     x_test = space.random(3000, generator=gen).to(**tkw)
     y_test = target(x_test)
 
     reports, models = [], {}
     candidates = {
-        "geometric Matérn-5/2 on S²": (x_train, x_test, ScaleKernel(GeometricMaternKernel(space, nu=2.5))),
+        "geometric Matérn-5/2 on S²": (
+            x_train,
+            x_test,
+            ScaleKernel(GeometricMaternKernel(space, nu=2.5)),
+        ),
         "Euclidean Matérn-5/2 on (lat, lon)": (
-            xyz_to_lonlat(x_train), xyz_to_lonlat(x_test), ScaleKernel(MaternKernel(nu=2.5, ard_num_dims=2))
+            xyz_to_lonlat(x_train),
+            xyz_to_lonlat(x_test),
+            ScaleKernel(MaternKernel(nu=2.5, ard_num_dims=2)),
         ),
     }
     for name, (xtr, xte, kernel) in candidates.items():
@@ -92,7 +107,9 @@ def run(out_dir: Path, num_train: int = 150, seed: int = 0, device: str = "cpu")
         reports.append(FitReport(name, rmse, nlpd, seconds))
         models[name] = (model, xte)
 
-    print(f"Regression on the globe S²: {num_train} noisy observations (σ = {noise_sd}), 3000 test points")
+    print(
+        f"Regression on the globe S²: {num_train} noisy observations (σ = {noise_sd}), 3000 test points"
+    )
     print(f"{'surrogate':40s} {'RMSE':>8s} {'NLPD':>8s} {'fit [s]':>8s}")
     for r in reports:
         print(f"{r.model:40s} {r.rmse:8.4f} {r.nlpd:8.3f} {r.fit_seconds:8.2f}")
@@ -137,8 +154,13 @@ def _plot(path: Path, x_train: Tensor, models: dict, space: Sphere) -> Path:
     for ax, (title, values) in zip(axes, panels, strict=True):
         is_error = title != "truth"
         mesh = ax.pcolormesh(
-            lon.numpy(), lat.numpy(), values.numpy(), shading="auto", cmap="magma" if is_error else "coolwarm",
-            vmin=0 if is_error else None, vmax=vmax_err if is_error else None,
+            lon.numpy(),
+            lat.numpy(),
+            values.numpy(),
+            shading="auto",
+            cmap="magma" if is_error else "coolwarm",
+            vmin=0 if is_error else None,
+            vmax=vmax_err if is_error else None,
         )
         ax.scatter(train_ll[:, 1], train_ll[:, 0], s=6, c="k", label="observations")
         ax.set_title(title)
@@ -146,7 +168,9 @@ def _plot(path: Path, x_train: Tensor, models: dict, space: Sphere) -> Path:
         ax.set_ylabel("latitude [°]")
         fig.colorbar(mesh, ax=ax, shrink=0.85)
     axes[0].legend(loc="lower left", fontsize=8)
-    fig.suptitle("GP regression on the globe: the geometric kernel has no seam at the poles or the antimeridian")
+    fig.suptitle(
+        "GP regression on the globe: the geometric kernel has no seam at the poles or the antimeridian"
+    )
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

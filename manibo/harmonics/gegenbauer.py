@@ -25,7 +25,9 @@ from manibo.exceptions import ConfigurationError
 
 def _check_alpha(alpha: float) -> None:
     if not alpha >= 0:
-        raise ConfigurationError(f"`alpha` must be >= 0, got {alpha}. For S^(d-1) use alpha = (d-2)/2.")
+        raise ConfigurationError(
+            f"`alpha` must be >= 0, got {alpha}. For S^(d-1) use alpha = (d-2)/2."
+        )
 
 
 def _check_degree(n: int) -> None:

@@ -42,4 +42,6 @@ def ambient_matern_gp(space, train_X, train_Y, **options):
 def chart_matern_gp(space, train_X, train_Y, **options):
     """Matérn-5/2 ARD GP on chart coordinates (latitude/longitude on S²)."""
     k = space.chart(train_X[:1]).shape[-1]
-    return exact_gp(space, train_X, train_Y, ChartKernel(space, MaternKernel(nu=2.5, ard_num_dims=k)), **options)
+    return exact_gp(
+        space, train_X, train_Y, ChartKernel(space, MaternKernel(nu=2.5, ard_num_dims=k)), **options
+    )

@@ -113,7 +113,12 @@ SURROGATE_TRUNCATION_TOL = 1e-4
 
 @register_surrogate("matern")
 def geometric_matern_gp(
-    space, train_X, train_Y, nu: float = 2.5, truncation_tol: float = SURROGATE_TRUNCATION_TOL, **options
+    space,
+    train_X,
+    train_Y,
+    nu: float = 2.5,
+    truncation_tol: float = SURROGATE_TRUNCATION_TOL,
+    **options,
 ) -> SingleTaskGP:
     """Exact GP with the geometric Matérn kernel of ``space`` (default ν = 5/2)."""
     kernel = GeometricMaternKernel(
@@ -127,4 +132,6 @@ def geometric_heat_gp(
     space, train_X, train_Y, truncation_tol: float = SURROGATE_TRUNCATION_TOL, **options
 ) -> SingleTaskGP:
     """Exact GP with the heat (diffusion) kernel of ``space``."""
-    return geometric_matern_gp(space, train_X, train_Y, nu=math.inf, truncation_tol=truncation_tol, **options)
+    return geometric_matern_gp(
+        space, train_X, train_Y, nu=math.inf, truncation_tol=truncation_tol, **options
+    )

@@ -4,4 +4,9 @@ from manibo.optim.initial_conditions import initial_conditions_on_space
 from manibo.optim.optimize import optimize_acqf_on_space
 from manibo.optim.riemannian_lbfgs import LBFGSOptions, riemannian_lbfgs_ascent
 
-__all__ = ["LBFGSOptions", "initial_conditions_on_space", "optimize_acqf_on_space", "riemannian_lbfgs_ascent"]
+__all__ = [
+    "LBFGSOptions",
+    "initial_conditions_on_space",
+    "optimize_acqf_on_space",
+    "riemannian_lbfgs_ascent",
+]

@@ -69,9 +69,13 @@ def optimize_acqf_on_space(
     if space.is_discrete:
         return _optimize_discrete(acq_function, space, q, exclude, max_batch_size, ref)
     if exclude is not None:
-        raise ConfigurationError("`exclude` applies to discrete spaces only (mesh vertices, graph nodes).")
+        raise ConfigurationError(
+            "`exclude` applies to discrete spaces only (mesh vertices, graph nodes)."
+        )
     if sequential and q > 1 and not isinstance(acq_function, qKnowledgeGradient):
-        return _optimize_sequential(acq_function, space, q, num_restarts, raw_samples, options, seed, ref)
+        return _optimize_sequential(
+            acq_function, space, q, num_restarts, raw_samples, options, seed, ref
+        )
     return _optimize_joint(acq_function, space, q, num_restarts, raw_samples, options, seed, ref)
 
 
@@ -99,8 +103,14 @@ def _optimize_sequential(acq_function, space, q, num_restarts, raw_samples, opti
     try:
         for i in range(q):
             point, value = _optimize_joint(
-                acq_function, space, 1, num_restarts, raw_samples, options,
-                None if seed is None else seed + i, ref,
+                acq_function,
+                space,
+                1,
+                num_restarts,
+                raw_samples,
+                options,
+                None if seed is None else seed + i,
+                ref,
             )
             chosen.append(point)
             values.append(value)

@@ -108,7 +108,9 @@ def riemannian_lbfgs_ascent(
         slope = _dot(direction, grad)
         bad = slope <= 0
         if bad.any():  # not an ascent direction: restart those rows from a scaled gradient
-            direction = torch.where(_rows(bad, direction), grad * _rows(first_step, grad), direction)
+            direction = torch.where(
+                _rows(bad, direction), grad * _rows(first_step, grad), direction
+            )
             slope = torch.where(bad, gnorm**2 * first_step, slope)
         step = torch.ones_like(value)
         accepted = ~active
@@ -133,7 +135,9 @@ def riemannian_lbfgs_ascent(
         y = new_grad - space.to_tangent(x_new, grad)
         sy = _dot(s, y)
         curvature_ok = moved & (sy < -1e-12 * _dot(s, s))  # ascent: y·s < 0 for a concave model
-        pairs = [(space.to_tangent(x_new, ps), space.to_tangent(x_new, py), pr) for ps, py, pr in pairs]
+        pairs = [
+            (space.to_tangent(x_new, ps), space.to_tangent(x_new, py), pr) for ps, py, pr in pairs
+        ]
         if curvature_ok.any():
             # maximisation = minimising -f: store the pair for -f, i.e. (s, -y)
             rho = torch.where(curvature_ok, 1.0 / (-sy).clamp_min(1e-300), torch.zeros_like(sy))

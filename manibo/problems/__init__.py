@@ -29,7 +29,9 @@ def make_problem(name: str, noise_std: float = 0.0) -> SpaceProblem:
     if match and match.group(1) in _SPHERE_PROBLEMS:
         from manibo.problems import sphere
 
-        return getattr(sphere, _SPHERE_PROBLEMS[match.group(1)])(int(match.group(2)), noise_std=noise_std)
+        return getattr(sphere, _SPHERE_PROBLEMS[match.group(1)])(
+            int(match.group(2)), noise_std=noise_std
+        )
     match = re.fullmatch(r"arm-torus(\d+)", name)
     if match:
         from manibo.problems.torus import ArmReachTorus

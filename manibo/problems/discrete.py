@@ -41,7 +41,9 @@ class BumpsOnMesh(_VertexFunction):
         super().__init__(noise_std)
         self.name = "bumps-mesh"
         self.space = Mesh.icosphere(subdivisions)
-        centres = torch.tensor([[0.0, 0.6, 0.8], [0.8, -0.6, 0.0], [-0.5, -0.5, -0.7]], dtype=torch.float64)
+        centres = torch.tensor(
+            [[0.0, 0.6, 0.8], [0.8, -0.6, 0.0], [-0.5, -0.5, -0.7]], dtype=torch.float64
+        )
         self._set_values(
             _bumps(
                 self.space.vertices.to(torch.float64),
@@ -68,7 +70,9 @@ class BumpsOnGraph(_VertexFunction):
                     if torch.rand(1, generator=gen) > 0.2:
                         adjacency[i, j] = adjacency[j, i] = 1.0
         self.space = Graph(adjacency)
-        grid = torch.stack(torch.meshgrid(torch.arange(side), torch.arange(side), indexing="ij"), -1)
+        grid = torch.stack(
+            torch.meshgrid(torch.arange(side), torch.arange(side), indexing="ij"), -1
+        )
         positions = grid.reshape(n, 2).to(torch.float64) / (side - 1)
         self._set_values(
             _bumps(

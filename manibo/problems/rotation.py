@@ -14,7 +14,9 @@ from manibo.spaces.special_orthogonal import SpecialOrthogonal
 
 def rotation_vector(r: Tensor) -> Tensor:
     """Axis times angle of rotation matrices; ``(*batch, 3, 3)`` → ``(*batch, 3)``."""
-    skew = torch.stack([r[..., 2, 1] - r[..., 1, 2], r[..., 0, 2] - r[..., 2, 0], r[..., 1, 0] - r[..., 0, 1]], -1)
+    skew = torch.stack(
+        [r[..., 2, 1] - r[..., 1, 2], r[..., 0, 2] - r[..., 2, 0], r[..., 1, 0] - r[..., 0, 1]], -1
+    )
     sin2 = skew.norm(dim=-1)  # = 2 sin(theta)
     cos2 = r.diagonal(dim1=-2, dim2=-1).sum(-1) - 1  # = 2 cos(theta)
     theta = torch.atan2(sin2, cos2)
@@ -43,7 +45,9 @@ class OrientationAckley(SpaceProblem):
         axis = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
         angle = 1.2
         k = axis / axis.norm()
-        skew = torch.tensor([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]], dtype=torch.float64)
+        skew = torch.tensor(
+            [[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]], dtype=torch.float64
+        )
         self.target = torch.linalg.matrix_exp(angle * skew)
         self._ackley = Ackley(dim=3)
 

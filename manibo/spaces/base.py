@@ -94,7 +94,9 @@ class Space(ABC):
 
     def all_points(self, dtype: torch.dtype = torch.float64, device=None) -> Tensor:
         """Every point of a finite space, ``(num_points, *point_shape)``."""
-        raise UnsupportedError(f"{type(self).__name__} is not a finite space; it cannot be enumerated.")
+        raise UnsupportedError(
+            f"{type(self).__name__} is not a finite space; it cannot be enumerated."
+        )
 
     def _membership_error(self, name: str, what: str, advice: str) -> InputDataError:
         return InputDataError(f"`{name}` holds points off {self!r}: {what}. {advice}")

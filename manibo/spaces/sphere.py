@@ -53,7 +53,9 @@ class Sphere(CompactSpace):
     def project(self, x: Tensor) -> Tensor:
         norm = x.norm(dim=-1, keepdim=True)
         if (norm == 0).any():
-            raise InputDataError("`x` contains zero vectors, which have no nearest point on the sphere.")
+            raise InputDataError(
+                "`x` contains zero vectors, which have no nearest point on the sphere."
+            )
         return x / norm
 
     def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
@@ -76,7 +78,9 @@ class Sphere(CompactSpace):
     def chart(self, x: Tensor) -> Tensor:
         """Hyperspherical angles; on S² these are (latitude, longitude) in radians. Shape ``(*batch, dim)``."""
         if self.dim == 2:
-            return torch.stack([torch.asin(x[..., 2].clamp(-1, 1)), torch.atan2(x[..., 1], x[..., 0])], -1)
+            return torch.stack(
+                [torch.asin(x[..., 2].clamp(-1, 1)), torch.atan2(x[..., 1], x[..., 0])], -1
+            )
         tail = torch.flip(torch.cumsum(torch.flip(x**2, [-1]), -1), [-1]).clamp_min(0).sqrt()
         angles = [torch.atan2(tail[..., i + 1], x[..., i]) for i in range(self.dim - 1)]
         angles.append(torch.atan2(x[..., -1], x[..., -2]))

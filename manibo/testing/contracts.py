@@ -38,7 +38,9 @@ def check_space_contract(space: Space, dtype: torch.dtype, device: torch.device 
     gen = torch.Generator(device=device).manual_seed(0)
     x = space.random(16, generator=gen, dtype=dtype, device=device)
     assert x.shape == (16, *space.point_shape), f"random returned {tuple(x.shape)}"
-    assert x.dtype == dtype and x.device.type == torch.device(device).type, "random ignored dtype/device"
+    assert x.dtype == dtype and x.device.type == torch.device(device).type, (
+        "random ignored dtype/device"
+    )
     space.check(x)
     y = space.random(16, generator=gen, dtype=dtype, device=device)
     tol = _tol(dtype)
@@ -52,7 +54,9 @@ def check_space_contract(space: Space, dtype: torch.dtype, device: torch.device 
     d_xy, d_yx = space.distance(x, y), space.distance(y, x)
     assert d_xy.shape == (16,), f"distance returned shape {tuple(d_xy.shape)}"
     _assert_close(d_xy, d_yx, tol, "distance is not symmetric")
-    _assert_close(space.distance(x, x), torch.zeros_like(d_xy), math.sqrt(tol), "distance(x, x) != 0")
+    _assert_close(
+        space.distance(x, x), torch.zeros_like(d_xy), math.sqrt(tol), "distance(x, x) != 0"
+    )
     assert (d_xy >= 0).all(), "negative distance"
     bad = x.clone()
     bad[0, 0] = float("nan")
@@ -60,8 +64,9 @@ def check_space_contract(space: Space, dtype: torch.dtype, device: torch.device 
     wrong = torch.zeros(4, space.point_shape[-1] + 1, dtype=dtype, device=device)
     _assert_raises_input_error(lambda: space.check(wrong), "wrong trailing dimension")
     if isinstance(space, CompactSpace):
-        eigenvalues, multiplicities = space.levels(5 if space.num_levels_available is None
-                                                   else min(5, space.num_levels_available))
+        eigenvalues, multiplicities = space.levels(
+            5 if space.num_levels_available is None else min(5, space.num_levels_available)
+        )
         assert (eigenvalues[1:] > eigenvalues[:-1]).all(), "levels not strictly increasing"
         assert (eigenvalues >= 0).all() and (multiplicities >= 1).all(), "bad levels"
 
@@ -76,23 +81,31 @@ def check_kernel_contract(
     z = space.random(5, generator=gen, dtype=dtype, device=device)
     with torch.no_grad():
         K = kernel(x).to_dense()
-    assert K.shape == (12, 12) and K.dtype == dtype and K.device == x.device, "wrong K shape/dtype/device"
+    assert K.shape == (12, 12) and K.dtype == dtype and K.device == x.device, (
+        "wrong K shape/dtype/device"
+    )
     scale = float(K.abs().max())
     tol = _tol(dtype) * max(1.0, scale) * 100
     _assert_close(K, K.transpose(-1, -2), tol, "K is not symmetric")
     eig_min = float(torch.linalg.eigvalsh(K.double()).min())
-    assert eig_min > -tol * 10, f"K is not positive semi-definite: smallest eigenvalue {eig_min:.3g}"
+    assert eig_min > -tol * 10, (
+        f"K is not positive semi-definite: smallest eigenvalue {eig_min:.3g}"
+    )
     with torch.no_grad():
         diag = kernel(x, diag=True)
         Kxz = kernel(x, z).to_dense()
     _assert_close(diag, K.diagonal(), tol, "diag=True differs from the diagonal of K")
     assert Kxz.shape == (12, 5), f"K(x, z) has shape {tuple(Kxz.shape)}"
     # BoTorch t-batches: b x q x d against b x n x d equals a loop over b
-    xb = space.random(3 * 2, generator=gen, dtype=dtype, device=device).reshape(3, 2, *space.point_shape)
+    xb = space.random(3 * 2, generator=gen, dtype=dtype, device=device).reshape(
+        3, 2, *space.point_shape
+    )
     with torch.no_grad():
         batched = kernel(xb, x.expand(3, *x.shape)).to_dense()
         for i in range(3):
-            _assert_close(batched[i], kernel(xb[i], x).to_dense(), tol, "batched K differs from a loop")
+            _assert_close(
+                batched[i], kernel(xb[i], x).to_dense(), tol, "batched K differs from a loop"
+            )
     # gradients with respect to hyperparameters are finite
     kernel.zero_grad()
     kernel(x).to_dense().sum().backward()

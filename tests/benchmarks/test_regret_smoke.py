@@ -10,8 +10,18 @@ SCRIPT = Path(__file__).parents[2] / "benchmarks" / "regret.py"
 
 def test_regret_smoke(tmp_path):
     result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--smoke", "--problem", "ackley-sphere2", "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--smoke",
+            "--problem",
+            "ackley-sphere2",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads((tmp_path / "regret_summary.json").read_text())

@@ -59,7 +59,13 @@ def test_derivative_matches_autograd_and_identity(alpha):
 
 def test_harmonic_dimension_table():
     # cumulative counts of seed 001 / algorithms.md A.2 (d = 9: 1, 10, 54, 210, 660)
-    assert [sum(harmonic_dimension(9, n) for n in range(L)) for L in range(1, 6)] == [1, 10, 54, 210, 660]
+    assert [sum(harmonic_dimension(9, n) for n in range(L)) for L in range(1, 6)] == [
+        1,
+        10,
+        54,
+        210,
+        660,
+    ]
     assert [harmonic_dimension(3, n) for n in range(5)] == [1, 3, 5, 7, 9]
     assert [harmonic_dimension(4, n) for n in range(4)] == [1, 4, 9, 16]
     assert [harmonic_dimension(2, n) for n in range(4)] == [1, 2, 2, 2]

@@ -31,4 +31,6 @@ def test_series_values_and_gradients_match_autograd():
 def test_series_passes_gradcheck():
     t = (torch.rand(3, 2, dtype=torch.float64) * 1.8 - 0.9).requires_grad_(True)
     coeffs = torch.rand(5, dtype=torch.float64).requires_grad_(True)
-    assert torch.autograd.gradcheck(lambda a, c: level_series(a, c, GegenbauerLevels(4)), (t, coeffs))
+    assert torch.autograd.gradcheck(
+        lambda a, c: level_series(a, c, GegenbauerLevels(4)), (t, coeffs)
+    )

@@ -19,9 +19,13 @@ def test_single_task_gp_and_qlognei(name):
     gen = torch.Generator().manual_seed(0)
     X = space.random(15, generator=gen)
     anchor = X[0]
-    Y = -space.distance(X, anchor).unsqueeze(-1) + 0.01 * torch.randn(15, 1, generator=gen, dtype=X.dtype)
+    Y = -space.distance(X, anchor).unsqueeze(-1) + 0.01 * torch.randn(
+        15, 1, generator=gen, dtype=X.dtype
+    )
     levels = min(20, space.num_levels_available or 20)
-    model = SingleTaskGP(X, Y, covar_module=ScaleKernel(GeometricMaternKernel(space, nu=2.5, num_levels=levels)))
+    model = SingleTaskGP(
+        X, Y, covar_module=ScaleKernel(GeometricMaternKernel(space, nu=2.5, num_levels=levels))
+    )
     fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
     acqf = qLogNoisyExpectedImprovement(
         model, X_baseline=X, sampler=SobolQMCNormalSampler(torch.Size([32]), seed=0)

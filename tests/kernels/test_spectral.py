@@ -18,7 +18,9 @@ def _independent_sphere_matern(x1, x2, dim, nu, lengthscale, levels):
     t = np.clip(x1 @ x2.T, -1, 1)
     alpha = (dim - 1) / 2
     lam = np.array([n * (n + dim - 1) for n in range(levels)], dtype=float)
-    mult = np.array([1] + [sp.comb(n + dim, n) - sp.comb(n + dim - 2, n - 2) for n in range(1, levels)])
+    mult = np.array(
+        [1] + [sp.comb(n + dim, n) - sp.comb(n + dim - 2, n - 2) for n in range(1, levels)]
+    )
     if math.isinf(nu):
         s = np.exp(-0.5 * lengthscale**2 * lam)
     else:
@@ -27,7 +29,9 @@ def _independent_sphere_matern(x1, x2, dim, nu, lengthscale, levels):
     return sum(w[n] * (n + alpha) / alpha * sp.eval_gegenbauer(n, alpha, t) for n in range(levels))
 
 
-@pytest.mark.parametrize("dim,nu,ls", [(2, 1.5, 1.0), (2, 0.5, 0.3), (5, 2.5, 0.8), (5, math.inf, 0.5)])
+@pytest.mark.parametrize(
+    "dim,nu,ls", [(2, 1.5, 1.0), (2, 0.5, 0.3), (5, 2.5, 0.8), (5, math.inf, 0.5)]
+)
 def test_matern_equals_independent_per_level_computation(dim, nu, ls):
     space = Sphere(dim)
     gen = torch.Generator().manual_seed(3)
@@ -75,13 +79,17 @@ def test_automatic_truncation_meets_tolerance_and_warns_at_cap():
 
 def test_smaller_lengthscale_needs_more_levels():
     kernel = GeometricMaternKernel(Sphere(2), nu=2.5).double()
-    counts = [kernel.levels_for(torch.tensor([[ls]], dtype=torch.float64)) for ls in (2.0, 0.5, 0.2)]
+    counts = [
+        kernel.levels_for(torch.tensor([[ls]], dtype=torch.float64)) for ls in (2.0, 0.5, 0.2)
+    ]
     assert counts[0] < counts[1] < counts[2]
 
 
 def test_batched_lengthscales():
     space = Sphere(2)
-    kernel = GeometricMaternKernel(space, nu=1.5, num_levels=20, batch_shape=torch.Size([3])).double()
+    kernel = GeometricMaternKernel(
+        space, nu=1.5, num_levels=20, batch_shape=torch.Size([3])
+    ).double()
     kernel.lengthscale = torch.tensor([0.3, 0.7, 1.5], dtype=torch.float64).reshape(3, 1, 1)
     x = space.random(6, generator=torch.Generator().manual_seed(0))
     with torch.no_grad():

@@ -38,7 +38,10 @@ def _acquisitions(model, X, Y):
         "ucb": (UpperConfidenceBound(model, beta=2.0), 1),
         "posterior_mean": (PosteriorMean(model), 1),
         "qlogei": (qLogExpectedImprovement(model, best_f=Y.max(), sampler=sampler), 2),
-        "qlognei": (qLogNoisyExpectedImprovement(model, X_baseline=X, sampler=sampler, cache_root=False), 2),
+        "qlognei": (
+            qLogNoisyExpectedImprovement(model, X_baseline=X, sampler=sampler, cache_root=False),
+            2,
+        ),
         "qucb": (qUpperConfidenceBound(model, beta=2.0, sampler=sampler), 2),
         "qsr": (qSimpleRegret(model, sampler=sampler), 1),
         "qkg": (qKnowledgeGradient(model, num_fantasies=3), 1),
@@ -85,7 +88,9 @@ def test_candidates_on_sphere_to_1e10_and_beat_dense_search():
 def test_q_batch_returns_distinct_points(sequential):
     space = SPACES["sphere2"]()
     model, X, Y = _model(space, n=12)
-    acqf = qLogExpectedImprovement(model, best_f=Y.max(), sampler=SobolQMCNormalSampler(torch.Size([64]), seed=0))
+    acqf = qLogExpectedImprovement(
+        model, best_f=Y.max(), sampler=SobolQMCNormalSampler(torch.Size([64]), seed=0)
+    )
     candidates, values = optimize_acqf_on_space(acqf, space, q=3, sequential=sequential, seed=0)
     assert candidates.shape == (3, 3)
     gaps = space.distance(candidates.unsqueeze(1), candidates.unsqueeze(0))

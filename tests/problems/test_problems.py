@@ -27,7 +27,11 @@ def test_optimizer_attains_optimum_and_beats_random_points(name):
     problem = make_problem(name)
     opt = problem.optimizers
     problem.space.check(opt)
-    assert torch.allclose(problem.evaluate_true(opt), torch.tensor(problem.optimal_value, dtype=torch.float64), atol=1e-9)
+    assert torch.allclose(
+        problem.evaluate_true(opt),
+        torch.tensor(problem.optimal_value, dtype=torch.float64),
+        atol=1e-9,
+    )
     x = problem.space.random(2000, generator=torch.Generator().manual_seed(0))
     assert float(problem.evaluate_true(x).min()) >= problem.optimal_value - 1e-9
 

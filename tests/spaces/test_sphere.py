@@ -26,7 +26,10 @@ def test_retract_is_the_exponential_map():
     x = torch.tensor([[0.0, 0.0, 1.0]], dtype=torch.float64)
     v = torch.tensor([[torch.pi / 2, 0.0, 0.0]], dtype=torch.float64)
     assert torch.allclose(space.retract(x, v), torch.tensor([[1.0, 0.0, 0.0]], dtype=torch.float64))
-    assert torch.allclose(space.distance(x, space.retract(x, 0.4 * v)), torch.tensor(0.2 * torch.pi, dtype=torch.float64))
+    assert torch.allclose(
+        space.distance(x, space.retract(x, 0.4 * v)),
+        torch.tensor(0.2 * torch.pi, dtype=torch.float64),
+    )
 
 
 @pytest.mark.parametrize("dim", [2, 5])
