@@ -1,4 +1,4 @@
-"""The ``manibo`` command line: ``manibo demo`` runs the main demonstration, ``manibo info`` the versions."""
+"""The ``manibo`` command: ``demo`` (main demo), ``run`` (BO of a problem), ``info``."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def _run(args: argparse.Namespace) -> int:
     stem = f"{problem.name}_{args.surrogate}_{args.acquisition}_seed{args.seed}"
     journal = out / f"{stem}.journal.jsonl"
     if journal.exists():
-        opt = BayesianOptimizer.resume(journal, space=problem.space)
+        opt = BayesianOptimizer.resume(journal, space=problem.space, device=args.device)
         print(f"resuming {journal} with {len(opt.history)} evaluations")
     else:
         opt = BayesianOptimizer(
@@ -56,6 +56,8 @@ def _run(args: argparse.Namespace) -> int:
             seed=args.seed,
             journal=journal,
             optimizer=args.optimizer,
+            surrogate_options=_parse_options(args.surrogate_option),
+            device=args.device,
         )
     generator = torch.Generator().manual_seed(args.seed)
     opt.run(
@@ -64,6 +66,7 @@ def _run(args: argparse.Namespace) -> int:
         progress=not args.quiet,
     )
     values = [e.y if e.status == "ok" else None for e in opt.history]
+    best_x, best_y = opt.best
     true_values = [
         float(problem.evaluate_true(torch.tensor(e.x, dtype=torch.float64))) for e in opt.history
     ]
@@ -78,16 +81,36 @@ def _run(args: argparse.Namespace) -> int:
         "observed": values,
         "true_values": true_values,
         "simple_regret": regret,
-        "best_x": opt.best[0].tolist(),
-        "best_y": opt.best[1],
+        "best_x": best_x.tolist(),
+        "best_y": best_y,
         "journal": str(journal),
     }
     (out / f"{stem}.json").write_text(json.dumps(summary, indent=2))
     print(
-        f"{problem.name}: best observed {opt.best[1]:.6g}, simple regret {regret[-1]:.3e} "
+        f"{problem.name}: best observed {best_y:.6g}, simple regret {regret[-1]:.3e} "
         f"after {len(opt.history)} evaluations; wrote {out / (stem + '.json')}"
     )
     return 0
+
+
+def _parse_options(pairs: list[str]) -> dict:
+    """``["nu=1.5", "num_features=660"]`` → ``{"nu": 1.5, "num_features": 660}`` (JSON values)."""
+    import json
+
+    from manibo.exceptions import ConfigurationError
+
+    options = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise ConfigurationError(
+                f"--surrogate-option must look like KEY=VALUE (for example nu=1.5), got {pair!r}."
+            )
+        try:
+            options[key] = json.loads(text)
+        except json.JSONDecodeError:
+            options[key] = text  # a bare word such as a kernel name
+    return options
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,6 +139,14 @@ def main(argv: list[str] | None = None) -> int:
         "--noise", type=float, default=0.0, help="observation noise standard deviation"
     )
     run.add_argument("--seed", type=int, default=0)
+    run.add_argument(
+        "--surrogate-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="option of the surrogate factory, repeatable (values are read as JSON), e.g. nu=1.5",
+    )
+    run.add_argument("--device", default="cpu", help="cpu or cuda: where the surrogate runs")
     run.add_argument("--out", default="results")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=_run)

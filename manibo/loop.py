@@ -1,4 +1,4 @@
-"""``BayesianOptimizer``: ask / tell / run on a space, with a journal on disk and exact resumption."""
+"""``BayesianOptimizer``: ask / tell / run on a space, with a journal on disk and exact resume."""
 
 from __future__ import annotations
 
@@ -28,24 +28,29 @@ Objective = Callable[[Tensor], float]
 
 
 class BayesianOptimizer:
-    """Bayesian optimisation of an expensive function on a space, driven by ``ask``/``tell`` or ``run``.
+    """Bayesian optimisation of an expensive function on a space, by ``ask``/``tell`` or ``run``.
 
     Args:
         space: the search space.
-        surrogate: a registered surrogate name (``"matern"``, ``"heat"``, ``"euclidean"``, ``"chart"``, ...).
-        acquisition: an acquisition name (``"qlognei"`` by default; see ``available_acquisitions()``).
+        surrogate: a registered surrogate name (``"matern"``, ``"heat"``, ``"euclidean"``,
+            ``"chart"``, ...; see ``manibo.models.available_surrogates()``).
+        acquisition: an acquisition name (``"qlognei"`` by default; see
+            ``available_acquisitions()``).
         q: points proposed per ``ask``.
         minimize: minimise (default) or maximise the objective.
         initial_design: number of uniform random points before the surrogate takes over.
         seed: seed of the initial design, the acquisition samplers and the optimiser's starts.
         journal: path of a JSON-lines journal; every ``tell`` is on disk before it returns.
         surrogate_options: passed to the surrogate factory.
-        optimizer: ``"riemannian"`` (on the space) or ``"projection"`` (box optimisation of the ambient
-            coordinates followed by projection; only for surrogates defined off the space).
+        optimizer: ``"riemannian"`` (on the space) or ``"projection"`` (box optimisation of the
+            ambient coordinates followed by projection; only for surrogates defined off the space).
         num_restarts: local optimisations per ``ask``.
         raw_samples: uniform samples scored to choose the starts.
         exclude_evaluated: discrete spaces: never propose an evaluated point again.
-        optimizer_options: fields of :class:`~manibo.optim.LBFGSOptions` (``maxiter``, ``gtol``, ...).
+        optimizer_options: fields of :class:`~manibo.optim.LBFGSOptions` (``maxiter``, ``gtol``).
+        device: where the surrogate is fitted and the acquisition optimised (``"cpu"``, ``"cuda"``);
+            ``ask`` returns points there. The journal and the history are device-independent, so a
+            run can be resumed on another device.
     """
 
     def __init__(
@@ -64,15 +69,18 @@ class BayesianOptimizer:
         raw_samples: int = 256,
         exclude_evaluated: bool = True,
         optimizer_options: dict[str, Any] | None = None,
+        device: str | torch.device | None = None,
         _resuming: bool = False,
     ) -> None:
         if surrogate not in available_surrogates():
             raise ConfigurationError(
-                f"unknown surrogate {surrogate!r}; choose one of {', '.join(available_surrogates())}."
+                f"unknown surrogate {surrogate!r}; choose one of "
+                f"{', '.join(available_surrogates())}."
             )
         if acquisition not in available_acquisitions():
             raise ConfigurationError(
-                f"unknown acquisition {acquisition!r}; choose one of {', '.join(available_acquisitions())}."
+                f"unknown acquisition {acquisition!r}; choose one of "
+                f"{', '.join(available_acquisitions())}."
             )
         if acquisition in ANALYTIC and q != 1:
             raise ConfigurationError(
@@ -87,6 +95,7 @@ class BayesianOptimizer:
                 f"`initial_design` must be a positive integer, got {initial_design!r}."
             )
         self.space = space
+        self.device = _checked_device(device)
         self.config = {
             "space": repr(space),
             "surrogate": surrogate,
@@ -106,21 +115,29 @@ class BayesianOptimizer:
         self._truncation_reported = False
         self._history: list[Evaluation] = []
         self._pending: list[Tensor] = []
+        # drawn on the CPU so that a seed gives the same design on every device
         self._design = space.random(
             initial_design, generator=torch.Generator().manual_seed(int(seed))
-        )
+        ).to(self.device)
         self.journal = Journal(journal) if journal is not None else None
         if self.journal is not None and not _resuming:
             self.journal.write_header(self.config)
 
     # ------------------------------------------------------------------ construction from a journal
     @classmethod
-    def resume(cls, journal: str | Path, space: Space | None = None) -> BayesianOptimizer:
+    def resume(
+        cls,
+        journal: str | Path,
+        space: Space | None = None,
+        device: str | torch.device | None = None,
+    ) -> BayesianOptimizer:
         """Continue the run recorded in ``journal`` with the same state (data, design, seeds).
 
         Args:
             journal: the journal path.
-            space: the space; needed for spaces that cannot be rebuilt from their name (meshes, graphs).
+            space: the space; needed for spaces that cannot be rebuilt from their name (meshes,
+                graphs, products).
+            device: where to continue (the journal does not depend on the device it was written on).
         """
         config, evaluations = Journal(journal).read()
         if space is None:
@@ -132,6 +149,7 @@ class BayesianOptimizer:
         opt = cls(
             space,
             journal=journal,
+            device=device,
             _resuming=True,
             **{k: v for k, v in config.items() if k != "space"},
         )
@@ -146,23 +164,28 @@ class BayesianOptimizer:
 
     @property
     def pending(self) -> Tensor | None:
-        """Asked-but-not-told points ``(k, D)``, or None."""
+        """Asked-but-not-told points ``(k, D)`` on ``device``, or None."""
         return torch.stack(self._pending) if self._pending else None
 
     @property
     def best(self) -> tuple[Tensor, float]:
-        """The best successful evaluation as ``(x, y)`` (lowest ``y`` when minimising)."""
+        """The best successful evaluation as ``(x, y)`` (lowest observed ``y`` when minimising).
+
+        ``x`` has shape ``point_shape`` and lies on ``device``. With noisy observations this is the
+        best *observed* value; the surrogate's posterior mean at the history is a less biased pick.
+        """
         ok = [e for e in self._history if e.status == "ok"]
         if not ok:
             raise ConfigurationError("no successful evaluation has been told yet.")
         pick = min if self.config["minimize"] else max
         e = pick(ok, key=lambda r: r.y)
-        return torch.tensor(e.x, dtype=torch.float64), float(e.y)
+        return torch.tensor(e.x, dtype=torch.float64, device=self.device), float(e.y)
 
     def _training_data(self) -> tuple[Tensor, Tensor]:
         ok = [e for e in self._history if e.status == "ok"]
-        X = torch.tensor([e.x for e in ok], dtype=torch.float64).reshape(len(ok), -1)
-        Y = torch.tensor([e.y for e in ok], dtype=torch.float64).reshape(-1, 1)
+        X = torch.tensor([e.x for e in ok], dtype=torch.float64, device=self.device)
+        Y = torch.tensor([e.y for e in ok], dtype=torch.float64, device=self.device)
+        X, Y = X.reshape(len(ok), -1), Y.reshape(-1, 1)
         return X, (-Y if self.config["minimize"] else Y)
 
     # ------------------------------------------------------------------ ask / tell
@@ -170,7 +193,7 @@ class BayesianOptimizer:
         """Propose ``n`` (default ``q``) points; they stay pending until told.
 
         Returns:
-            Tensor ``(n, D)`` of points on the space.
+            Tensor ``(n, D)`` of points on the space, on ``device``.
         """
         n = self.config["q"] if n is None else int(n)
         if n < 1:
@@ -189,13 +212,14 @@ class BayesianOptimizer:
         rows = [design[i] for i in range(start, min(start + n, design.shape[0]))]
         if len(rows) < n:  # beyond the design (all evaluations failed so far): keep drawing, seeded
             gen = torch.Generator().manual_seed(self.config["seed"] * 7919 + start)
-            rows.extend(self.space.random(n - len(rows), generator=gen))
+            rows.extend(self.space.random(n - len(rows), generator=gen).to(self.device))
         return torch.stack(rows)
 
     def _propose(self, n: int, seed: int) -> Tensor:
-        # BoTorch draws some seeds from the global RNG (qLogNEI's baseline pruning): fork and seed it,
-        # so a proposal depends only on (seed, data) and a resumed run proposes what the original would.
-        with torch.random.fork_rng(devices=[]), warnings.catch_warnings(record=True) as caught:
+        # BoTorch draws some seeds from the global RNG (qLogNEI's baseline pruning): fork and seed
+        # it, so a proposal depends only on (seed, data) and a resumed run proposes the same point.
+        cuda = [self.device] if self.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=cuda), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TruncationWarning)
             torch.manual_seed(seed)
             points = self._propose_seeded(n, seed)
@@ -221,7 +245,8 @@ class BayesianOptimizer:
             exclude = None
             if self.space.is_discrete and self.config["exclude_evaluated"]:
                 evaluated = [
-                    torch.tensor(e.x, dtype=torch.float64).reshape(-1) for e in self._history
+                    torch.tensor(e.x, dtype=torch.float64, device=self.device).reshape(-1)
+                    for e in self._history
                 ]
                 exclude = (
                     torch.stack(evaluated + self._pending) if evaluated or self._pending else None
@@ -235,20 +260,22 @@ class BayesianOptimizer:
         """Record successful evaluations; they are written to the journal before this returns.
 
         Args:
-            X: points ``(n, D)`` (or one point ``(D,)``) on the space.
-            Y: values ``(n,)``, ``(n, 1)`` or a scalar, all finite (use :meth:`tell_failure` for failures).
+            X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device.
+            Y: values ``(n,)``, ``(n, 1)`` or a scalar, all finite (use :meth:`tell_failure` for
+                failed evaluations).
             seconds: wall time of the evaluation, recorded in the journal.
         """
         X = self._validated_points(X)
-        Y = torch.as_tensor(Y, dtype=torch.float64).reshape(-1)
+        Y = torch.as_tensor(Y, dtype=torch.float64).detach().cpu().reshape(-1)
         if Y.shape[0] != X.shape[0]:
             raise InputDataError(
-                f"`Y` has {Y.shape[0]} values for {X.shape[0]} points in `X`; give one value per point."
+                f"`Y` has {Y.shape[0]} values for {X.shape[0]} points in `X`; give one value per "
+                "point."
             )
         if not torch.isfinite(Y).all():
             raise InputDataError(
-                f"`Y` contains NaN or infinite values ({Y.tolist()}). Report failed evaluations with "
-                "`tell_failure(X, error)` so that they are recorded and kept out of the model."
+                f"`Y` contains NaN or infinite values ({Y.tolist()}). Report failed evaluations "
+                "with `tell_failure(X, error)` so that they are recorded and kept out of the model."
             )
         for x, y in zip(X, Y, strict=True):
             self._record(
@@ -267,19 +294,22 @@ class BayesianOptimizer:
             )
 
     def _validated_points(self, X: Tensor) -> Tensor:
-        X = as_tensor_arg("X", X).detach().to(torch.float64)
+        X = as_tensor_arg("X", X).detach().to("cpu", torch.float64)
         if X.dim() == len(self.space.point_shape):
             X = X.unsqueeze(0)
         check_trailing_shape("X", X, self.space.point_shape, repr(self.space))
         if X.dim() != 1 + len(self.space.point_shape):
-            raise InputDataError(f"`X` must have shape (n, *point_shape), got {tuple(X.shape)}.")
+            raise InputDataError(
+                f"`X` must have shape (n, *point_shape), got {tuple(X.shape)}; stack the points "
+                "along one leading dimension."
+            )
         return self.space.check(X, "X")
 
     def _record(self, evaluation: Evaluation) -> None:
         if self.journal is not None:
             self.journal.append(evaluation)
         self._history.append(evaluation)
-        x = torch.tensor(evaluation.x, dtype=torch.float64)
+        x = torch.tensor(evaluation.x, dtype=torch.float64, device=self.device)
         for i, p in enumerate(self._pending):
             if torch.allclose(p, x, atol=1e-12, rtol=0):
                 del self._pending[i]
@@ -294,14 +324,16 @@ class BayesianOptimizer:
         max_parallel: int | None = None,
         progress: bool = True,
     ) -> tuple[Tensor, float]:
-        """Evaluate ``objective`` until ``budget`` evaluations have been told (resumed ones included).
+        """Evaluate ``objective`` until ``budget`` evaluations are told (resumed ones included).
 
         Args:
-            objective: maps one point ``(D,)`` to a float; raising or returning NaN marks a failure.
+            objective: maps one point ``(D,)`` (on ``device``) to a float; raising or returning
+                NaN marks a failure.
             budget: total number of evaluations, at least ``initial_design``.
             executor: evaluate in parallel with any ``concurrent.futures.Executor`` (process pool,
                 Dask, Ray); asked-but-not-told points are pending for the surrogate meanwhile.
-            max_parallel: evaluations in flight with an executor (default ``q``).
+            max_parallel: evaluations in flight with an executor (default ``q``); each in-flight
+                point is pending for the surrogate, so new proposals avoid it.
             progress: print a one-line progress bar on stderr.
 
         Returns:
@@ -372,6 +404,21 @@ class BayesianOptimizer:
         sys.stderr.flush()
 
 
+def _checked_device(device: str | torch.device | None) -> torch.device:
+    try:
+        device = torch.device("cpu" if device is None else device)
+    except (RuntimeError, TypeError) as err:
+        raise ConfigurationError(
+            f"`device` must name a torch device such as 'cpu' or 'cuda', got {device!r}."
+        ) from err
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigurationError(
+            "`device` is 'cuda' but torch sees no CUDA device here; use device='cpu' or install a "
+            "CUDA build of torch on a machine with a GPU."
+        )
+    return device
+
+
 def _space_from_repr(text: str) -> Space:
     from manibo.spaces import Circle, SpecialOrthogonal, Sphere, Torus
 
@@ -400,10 +447,16 @@ def _optimize(
 
 
 def minimize(objective: Objective, space: Space, budget: int, **options) -> tuple[Tensor, float]:
-    """Minimise ``objective`` on ``space`` with ``budget`` evaluations; returns ``(x_best, y_best)``."""
+    """Minimise ``objective`` on ``space`` in ``budget`` evaluations; returns ``(x_best, y_best)``.
+
+    ``options`` go to :class:`BayesianOptimizer`; ``progress`` goes to its ``run``.
+    """
     return _optimize(objective, space, budget, True, **options)
 
 
 def maximize(objective: Objective, space: Space, budget: int, **options) -> tuple[Tensor, float]:
-    """Maximise ``objective`` on ``space`` with ``budget`` evaluations; returns ``(x_best, y_best)``."""
+    """Maximise ``objective`` on ``space`` in ``budget`` evaluations; returns ``(x_best, y_best)``.
+
+    ``options`` go to :class:`BayesianOptimizer`; ``progress`` goes to its ``run``.
+    """
     return _optimize(objective, space, budget, False, **options)

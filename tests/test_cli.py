@@ -43,3 +43,17 @@ def test_run_writes_results_and_resumes(tmp_path, capsys):
     assert "resuming" in capsys.readouterr().out
     result = json.loads((tmp_path / "ackley-sphere2_matern_qlognei_seed0.json").read_text())
     assert len(result["simple_regret"]) == 7
+
+
+def test_run_passes_surrogate_options_and_rejects_malformed_ones(tmp_path):
+    import json
+
+    from manibo.exceptions import ConfigurationError
+
+    common = ["run", "--problem", "ackley-sphere2", "--budget", "4", "--initial-design", "3"]
+    common += ["--out", str(tmp_path), "--quiet"]
+    assert main(common + ["--surrogate-option", "nu=1.5"]) == 0
+    result = json.loads((tmp_path / "ackley-sphere2_matern_qlognei_seed0.json").read_text())
+    assert result["config"]["surrogate_options"] == {"nu": 1.5}
+    with pytest.raises(ConfigurationError, match="KEY=VALUE"):
+        main(common + ["--seed", "1", "--surrogate-option", "nu"])

@@ -58,3 +58,18 @@ def test_sphere_kernel_large_matrix_cuda():
         K = kernel(x).to_dense()
         cpu = GeometricMaternKernel(space, nu=1.5, num_levels=25).double()(x[:300].cpu()).to_dense()
     assert torch.allclose(K[:300, :300].cpu(), cpu, atol=1e-10)
+
+
+def test_loop_on_cuda_matches_its_cpu_design_and_stays_on_the_space(tmp_path):
+    from manibo.loop import BayesianOptimizer
+    from manibo.spaces import Sphere
+
+    fast = {"num_restarts": 2, "raw_samples": 32, "optimizer_options": {"maxiter": 10}}
+    runs = {}
+    for device in ("cpu", "cuda"):
+        opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, device=device, **fast)
+        opt.run(lambda x: float(x[2]), budget=6, progress=False)
+        runs[device] = torch.tensor([e.x for e in opt.history])
+        assert opt.best[0].device.type == device
+    assert torch.allclose(runs["cpu"][:3], runs["cuda"][:3], atol=1e-12)  # same seeded design
+    Sphere(2).check(runs["cuda"])

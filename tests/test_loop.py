@@ -6,7 +6,8 @@ import signal
 import subprocess
 import sys
 import textwrap
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import pytest
 import torch
@@ -72,6 +73,36 @@ def test_parallel_run_with_an_executor_keeps_pending_points(tmp_path):
     assert len(opt.history) == 6 and opt.pending is None
     xs = torch.tensor([e.x for e in opt.history])
     assert torch.cdist(xs, xs).add(torch.eye(6)).min() > 1e-6  # pending points were not re-proposed
+
+
+def test_process_pool_and_dask_executors_evaluate_in_parallel(tmp_path):
+    from manibo.problems import make_problem
+
+    problem = make_problem("ackley-sphere2")  # picklable: evaluated in other processes
+    spawn = multiprocessing.get_context("spawn")
+    opt = BayesianOptimizer(problem.space, initial_design=3, seed=0, **FAST)
+    with ProcessPoolExecutor(max_workers=2, mp_context=spawn) as pool:
+        opt.run(problem, budget=5, executor=pool, max_parallel=2, progress=False)
+    assert [e.status for e in opt.history] == ["ok"] * 5
+    for e in opt.history:  # the values came back from the workers intact
+        x = torch.tensor(e.x, dtype=torch.float64)
+        assert e.y == pytest.approx(float(problem.evaluate_true(x)), abs=1e-12)
+
+    distributed = pytest.importorskip("distributed")
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2) as client:
+        opt = BayesianOptimizer(problem.space, initial_design=2, seed=1, **FAST)
+        opt.run(problem, budget=4, executor=client.get_executor(), max_parallel=2, progress=False)
+    assert len(opt.history) == 4 and opt.pending is None
+
+
+def test_device_option():
+    opt = BayesianOptimizer(Sphere(2), initial_design=2, device="cpu", **FAST)
+    assert opt.ask().device.type == "cpu"
+    with pytest.raises(ConfigurationError, match="torch device"):
+        BayesianOptimizer(Sphere(2), device="gpu-please")
+    if not torch.cuda.is_available():
+        with pytest.raises(ConfigurationError, match="no CUDA device"):
+            BayesianOptimizer(Sphere(2), device="cuda")
 
 
 def test_q_batches_and_minimize_maximize_helpers():
