@@ -142,6 +142,15 @@ class GeometricMaternKernel(Kernel):
             return self.max_levels
         return needed
 
+    def report_truncation(self) -> int:
+        """Levels used at the current lengthscale, warning (again) if the cap binds there.
+
+        Hyperparameter fitting visits trial lengthscales whose truncation says nothing about the
+        fitted model; fitting code silences the warning and calls this once at the end.
+        """
+        self._warned_cap = False
+        return self.levels_for(self.lengthscale)
+
     def level_weights(self, lengthscale: Tensor | None = None) -> Tensor:
         r"""Normalised per-level weights :math:`w_l`, shape ``(*batch_shape, L)``."""
         lengthscale = self.lengthscale if lengthscale is None else lengthscale

@@ -19,7 +19,7 @@ from linear_operator.utils.errors import NotPSDError
 from torch import Tensor
 
 from manibo._validation import check_finite, check_same_dtype_device
-from manibo.exceptions import InputDataError, ManiboWarning
+from manibo.exceptions import InputDataError, ManiboWarning, TruncationWarning
 from manibo.kernels.spectral import GeometricMaternKernel
 from manibo.models.registry import register_surrogate
 from manibo.spaces.base import Space
@@ -44,9 +44,11 @@ def lengthscale_prior() -> LogNormalPrior:
 
 
 def fit_with_retries(model: SingleTaskGP, attempts: int = 3, seed: int = 0) -> SingleTaskGP:
-    """Fit by marginal likelihood; on numerical failure restart from hyperparameters drawn from the priors.
+    """Fit by marginal likelihood; on numerical failure restart from perturbed lengthscales.
 
-    Returns the model; if every attempt fails it keeps the initial hyperparameters and warns.
+    Returns the model; if every attempt fails it keeps the initial hyperparameters and warns. A
+    :class:`~manibo.exceptions.TruncationWarning` is issued only for the fitted lengthscales, not for
+    the trial values the optimiser visits on its way.
     """
     mll = ExactMarginalLogLikelihood(model.likelihood, model)
     initial = {k: v.clone() for k, v in model.state_dict().items()}
@@ -55,7 +57,9 @@ def fit_with_retries(model: SingleTaskGP, attempts: int = 3, seed: int = 0) -> S
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", category=RuntimeWarning)
+                warnings.simplefilter("ignore", category=TruncationWarning)
                 fit_gpytorch_mll(mll, optimizer_kwargs={"options": {"maxiter": 200}})
+            _report_truncation(model)
             return model
         except (ModelFittingError, NotPSDError, RuntimeError):
             model.load_state_dict(initial)
@@ -67,7 +71,14 @@ def fit_with_retries(model: SingleTaskGP, attempts: int = 3, seed: int = 0) -> S
         stacklevel=2,
     )
     model.load_state_dict(initial)
+    _report_truncation(model)
     return model
+
+
+def _report_truncation(model: SingleTaskGP) -> None:
+    for module in model.modules():
+        if isinstance(module, GeometricMaternKernel):
+            module.report_truncation()
 
 
 def _perturb_lengthscales(model: SingleTaskGP, generator: torch.Generator) -> None:

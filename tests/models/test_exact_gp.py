@@ -45,3 +45,30 @@ def test_geometric_gp_predicts_held_out_points():
     with torch.no_grad():
         err = (model.posterior(Xt).mean - f(Xt)).abs().mean()
     assert err < 0.1
+
+
+def test_truncation_is_reported_for_the_fitted_lengthscale_only(monkeypatch):
+    import pytest
+
+    import manibo.models.exact_gp as module
+    from manibo.exceptions import TruncationWarning
+
+    space = Sphere(2)
+    X = space.random(6, generator=torch.Generator().manual_seed(0))
+
+    def fit_visiting_a_tiny_lengthscale(final):
+        def fit(mll, **kwargs):  # a line search that tries 1e-3 rad on its way to `final`
+            kernel = mll.model.covar_module.base_kernel
+            kernel.lengthscale = 1e-3
+            kernel(X, X).to_dense()  # needs ~10^5 levels > max_levels: the cap binds here
+            kernel.lengthscale = final
+
+        return fit
+
+    monkeypatch.setattr(module, "fit_gpytorch_mll", fit_visiting_a_tiny_lengthscale(0.5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TruncationWarning)
+        build_surrogate("matern", space, X, X[:, :1])  # fitted at 0.5 rad: nothing to report
+    monkeypatch.setattr(module, "fit_gpytorch_mll", fit_visiting_a_tiny_lengthscale(1e-3))
+    with pytest.warns(TruncationWarning, match="lengthscale 0.001"):
+        build_surrogate("matern", space, X, X[:, :1])
