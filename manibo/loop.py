@@ -70,7 +70,6 @@ class BayesianOptimizer:
         exclude_evaluated: bool = True,
         optimizer_options: dict[str, Any] | None = None,
         device: str | torch.device | None = None,
-        _resuming: bool = False,
     ) -> None:
         if surrogate not in available_surrogates():
             raise ConfigurationError(
@@ -120,7 +119,7 @@ class BayesianOptimizer:
             initial_design, generator=torch.Generator().manual_seed(int(seed))
         ).to(self.device)
         self.journal = Journal(journal) if journal is not None else None
-        if self.journal is not None and not _resuming:
+        if self.journal is not None:
             self.journal.write_header(self.config)
 
     # ------------------------------------------------------------------ construction from a journal
@@ -146,13 +145,8 @@ class BayesianOptimizer:
             raise ConfigurationError(
                 f"the journal was written for {config['space']}, but `space` is {space!r}."
             )
-        opt = cls(
-            space,
-            journal=journal,
-            device=device,
-            _resuming=True,
-            **{k: v for k, v in config.items() if k != "space"},
-        )
+        opt = cls(space, device=device, **{k: v for k, v in config.items() if k != "space"})
+        opt.journal = Journal(journal)  # continue the existing file: no new header
         opt._history = evaluations
         return opt
 

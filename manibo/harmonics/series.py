@@ -32,7 +32,7 @@ class LevelRecurrence(Protocol):
         """Yield b_0'(t), b_1'(t), ... as reusable buffers."""
 
 
-class GegenbauerLevels:
+class GegenbauerLevels(LevelRecurrence):
     r"""Levels of :math:`S^{d-1}`: :math:`b_l = P_l^{(\alpha)}`, :math:`s_l = N(d, l)`, :math:`t = x\cdot y`.
 
     Args:
