@@ -40,8 +40,18 @@ def run_one(
     out_dir: str,
     fast: bool,
 ) -> dict:
-    """One seeded run; writes and returns its record (values, regret, time per iteration)."""
+    """One seeded run; writes and returns its record (values, regret, time per iteration).
+
+    A record already on disk for the same problem, method, seed, budget, initial design and
+    acquisition is returned as it is, so an interrupted or extended benchmark only runs what is
+    missing (the runs of many sessions accumulate in ``<out>/runs``).
+    """
     import torch
+
+    path = Path(out_dir) / "runs" / f"{problem_name}_{method}_seed{seed}.json"
+    cached = _cached_record(path, budget, initial, acquisition, fast)
+    if cached is not None:
+        return cached
 
     torch.set_num_threads(1)
     from manibo.loop import BayesianOptimizer
@@ -93,8 +103,21 @@ def run_one(
         "simple_regret": regret,
         "seconds_per_iteration": iteration_seconds,
         "wall_seconds": time.perf_counter() - start,
+        "smoke": fast,
     }
-    write_json(Path(out_dir) / "runs" / f"{problem_name}_{method}_seed{seed}.json", record)
+    write_json(path, record)
+    return record
+
+
+def _cached_record(path: Path, budget: int, initial: int, acquisition: str, fast: bool):
+    if not path.exists():
+        return None
+    record = json.loads(path.read_text())
+    same = (record["budget"], record["initial"], record.get("smoke", False))
+    if same != (budget, initial, fast):
+        return None
+    if record["method"] != "random" and record["acquisition"] != acquisition:
+        return None
     return record
 
 

@@ -8,22 +8,16 @@ from pathlib import Path
 SCRIPT = Path(__file__).parents[2] / "benchmarks" / "regret.py"
 
 
-def test_regret_smoke(tmp_path):
+def _run(tmp_path):
+    command = [sys.executable, str(SCRIPT), "--smoke", "--problem", "ackley-sphere2"]
     result = subprocess.run(
-        [
-            sys.executable,
-            str(SCRIPT),
-            "--smoke",
-            "--problem",
-            "ackley-sphere2",
-            "--out",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+        command + ["--out", str(tmp_path)], capture_output=True, text=True, timeout=300
     )
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_regret_smoke(tmp_path):
+    _run(tmp_path)
     summary = json.loads((tmp_path / "regret_summary.json").read_text())
     table = summary["problems"]["ackley-sphere2"]["table"]
     assert set(table) == {"matern", "euclidean", "random"}
@@ -34,3 +28,8 @@ def test_regret_smoke(tmp_path):
     assert firsts["matern"] == firsts["euclidean"] == firsts["random"]  # shared initial design
     assert (tmp_path / "regret_ackley-sphere2.png").stat().st_size > 5000
     assert "torch" in summary["environment"]["versions"]
+
+    # a second run reuses the per-seed records on disk instead of running them again
+    stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "runs").glob("*.json")}
+    _run(tmp_path)
+    assert stamps and all(p.stat().st_mtime_ns == t for p, t in stamps.items())
