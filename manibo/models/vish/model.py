@@ -13,12 +13,15 @@ import copy
 import warnings
 from typing import Any
 
+import numpy as np
+import scipy.optimize
 import torch
 from botorch.models.model import FantasizeMixin, Model
 from botorch.posteriors.gpytorch import GPyTorchPosterior
 from gpytorch.constraints import GreaterThan
 from gpytorch.distributions import MultivariateNormal
 from gpytorch.likelihoods import GaussianLikelihood
+from linear_operator.operators import DenseLinearOperator
 from torch import Tensor
 
 from manibo._validation import as_tensor_arg, check_finite
@@ -228,7 +231,10 @@ class VISHModel(Model, FantasizeMixin):
             covariance = covariance + self.noise.detach() * eye
         mean = mean * self.outcome_std + self.outcome_mean
         covariance = covariance * self.outcome_std**2
-        posterior = GPyTorchPosterior(MultivariateNormal(mean.to(X.dtype), covariance.to(X.dtype)))
+        # a lazy covariance: it is low rank plus a small residual, so sampling needs BoTorch's jittered
+        # Cholesky rather than torch's eager one
+        covariance = DenseLinearOperator(covariance.to(X.dtype))
+        posterior = GPyTorchPosterior(MultivariateNormal(mean.to(X.dtype), covariance))
         return posterior_transform(posterior) if posterior_transform is not None else posterior
 
     def predict(
@@ -345,40 +351,60 @@ def _upper_triangular_square_norms(Z: Tensor, upper: Tensor, blocks: int = GRAM_
 
 
 def optimize_bound(objective, params: list[Tensor], count: float, maxiter: int, owner) -> None:
-    """Maximise ``objective()`` over ``params`` with L-BFGS; on failure restore them and warn.
+    """Maximise ``objective()`` over ``params`` with SciPy's L-BFGS-B (as BoTorch fits models).
 
-    The loss is ``-objective() / count``. Truncation warnings from trial lengthscales are silenced
-    and the cap is reported once for the final values.
+    The loss is ``-objective() / count``. Trial points where the objective is not finite (a
+    failed Cholesky, for example) count as infinitely bad; the best point seen is kept, and if none
+    was finite the initial values are restored with a warning. Truncation warnings from trial
+    lengthscales are silenced and the cap is reported once for the final values.
     """
     if isinstance(maxiter, bool) or int(maxiter) != maxiter or maxiter < 0:
         raise ConfigurationError(f"`maxiter` must be an integer >= 0, got {maxiter!r}.")
     params = [p for p in params if p.requires_grad]
     if not params or maxiter == 0:
         return
-    initial = [p.detach().clone() for p in params]
-    owner.train()
-    optimizer = torch.optim.LBFGS(
-        params, lr=1.0, max_iter=int(maxiter), line_search_fn="strong_wolfe"
-    )
+    initial = torch.cat([p.detach().reshape(-1) for p in params]).cpu().double().numpy()
+    best = {"loss": np.inf, "x": initial}
 
-    def closure() -> Tensor:
-        optimizer.zero_grad()
-        loss = -objective() / count
-        if not torch.isfinite(loss):
-            raise RuntimeError("the bound is not finite")
-        loss.backward()
-        return loss
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", TruncationWarning)
-            optimizer.step(closure)
-    except RuntimeError as error:
+    def assign(x: np.ndarray) -> None:
+        values = torch.from_numpy(x)
+        offset = 0
         with torch.no_grad():
-            for p, value in zip(params, initial, strict=True):
-                p.copy_(value)
+            for p in params:
+                p.copy_(values[offset : offset + p.numel()].reshape(p.shape))
+                offset += p.numel()
+
+    def loss_and_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
+        assign(x)
+        for p in params:
+            p.grad = None
+        try:
+            with torch.enable_grad():  # also when called under torch.no_grad()
+                loss = -objective() / count
+                if not torch.isfinite(loss):
+                    raise RuntimeError("the bound is not finite")
+                loss.backward()
+        except RuntimeError:  # torch.linalg errors derive from RuntimeError
+            return np.inf, np.zeros_like(x)
+        grad = torch.cat(
+            [(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1) for p in params]
+        )
+        value = float(loss.detach())
+        if value < best["loss"]:
+            best.update(loss=value, x=x.copy())
+        return value, grad.detach().cpu().double().numpy()
+
+    owner.train()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TruncationWarning)
+        scipy.optimize.minimize(
+            loss_and_grad, initial, jac=True, method="L-BFGS-B", options={"maxiter": int(maxiter)}
+        )
+    assign(best["x"])
+    if not np.isfinite(best["loss"]):
         warnings.warn(
-            f"VISH hyperparameter fitting failed ({error}); keeping the initial values.",
+            "VISH hyperparameter fitting found no point where the bound is finite; keeping the "
+            "initial values.",
             ManiboWarning,
             stacklevel=3,
         )

@@ -154,7 +154,7 @@ def fit_variational(
         loss = -model.elbo(X[index], y.reshape(-1)[index], n) / n
         loss.backward()
         optimizer.step()
-        history.append(-float(loss))
+        history.append(-float(loss.detach()))
         if callback is not None:
             callback(step, history[-1])
     return history

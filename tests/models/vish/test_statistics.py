@@ -67,7 +67,10 @@ def test_iterables_and_addition():
     whole = gather_statistics(features, X, y)
     chunks = ((X[i : i + 50], y[i : i + 50, None]) for i in range(0, 300, 50))  # (n, 1) outcomes
     _assert_matches(statistics_from_chunks(features, chunks), _dense(features, X, y))
-    halves = [gather_statistics(features, X[:120], y[:120]), gather_statistics(features, X[120:], y[120:])]
+    halves = [
+        gather_statistics(features, X[:120], y[:120]),
+        gather_statistics(features, X[120:], y[120:]),
+    ]
     _assert_matches(sum(halves), _dense(features, X, y))
     _assert_matches(halves[0] + halves[1], _dense(features, X, y))
     mean, std = whole.outcome_moments()
