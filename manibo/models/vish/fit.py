@@ -9,7 +9,8 @@ features, so it is chosen first and then frozen:
 1. :math:`c` is the mean of the inputs and :math:`\ell_j = \sqrt D\, \mathrm{sd}(x_j)` (so that a
    typical input sits about 45° from the pole), :math:`b = 1`;
 2. :math:`\ell`, :math:`b` and the hyperparameters maximise the collapsed bound of a random
-   subsample (``lift_sample_size`` points; statistics recomputed with autograd at every step);
+   subsample (``lift_sample_size`` points, statistics recomputed with autograd at every step),
+   with the features of at most ``lift_num_features`` harmonics (the lowest levels);
 3. the lift is frozen, the statistics of all data are gathered, and the hyperparameters are trained
    again on them.
 """
@@ -41,6 +42,9 @@ from manibo.models.vish.statistics import (
 )
 
 DEFAULT_LIFT_SAMPLE_SIZE = 3000
+DEFAULT_LIFT_NUM_FEATURES = 210
+"""Feature budget of the lift search (levels 0..3 for ``D = 8``): its cost per step is
+``n M^2`` with autograd, so a smaller level set than the final one keeps it to seconds."""
 DEFAULT_MAXITER = 100
 
 
@@ -79,6 +83,7 @@ def fit_lift(
     X: Tensor,
     y: Tensor,
     maxiter: int = DEFAULT_MAXITER,
+    num_features: int | None = None,
 ) -> None:
     """Train the lift and the hyperparameters on the collapsed bound of a (small) sample.
 
@@ -91,9 +96,14 @@ def fit_lift(
         X: sample inputs, shape ``(n, D)``.
         y: sample outcomes, shape ``(n,)``; standardised here with their own moments.
         maxiter: L-BFGS iterations.
+        num_features: feature budget of the search (default: the prior's); a smaller budget uses
+            the lowest levels only, with the same kernel and lift (shared parameters).
     """
     y = y.to(torch.float64)
     y = (y - y.mean()) / y.std().clamp_min(1e-12)
+    if num_features is not None and num_features < prior.features.num_features:
+        prior = VISHPrior(prior.covar_module, num_features, prior.features.offset)
+        prior.to(X.device)
 
     def objective() -> Tensor:
         stats = differentiable_statistics(prior.features, X, y)
@@ -115,6 +125,7 @@ def fit_vish(
     compute_dtype: torch.dtype | None = None,
     fit_lift_on_sample: bool = True,
     lift_sample_size: int = DEFAULT_LIFT_SAMPLE_SIZE,
+    lift_num_features: int = DEFAULT_LIFT_NUM_FEATURES,
     maxiter: int = DEFAULT_MAXITER,
     seed: int = 0,
 ) -> VISHModel:
@@ -135,6 +146,7 @@ def fit_vish(
             sample (see the module docstring); False keeps the kernel's lengthscale and bias and
             centres nothing.
         lift_sample_size: size of that sample.
+        lift_num_features: feature budget of the lift search (see :func:`fit_lift`).
         maxiter: L-BFGS iterations of each training stage.
         seed: seed of the sample.
 
@@ -152,7 +164,7 @@ def fit_vish(
         index = index.to(train_X.device)
         sample_X = train_X[index].to(torch.float64)
         initialise_lift(prior, sample_X)
-        fit_lift(prior, likelihood, sample_X, y[index], maxiter)
+        fit_lift(prior, likelihood, sample_X, y[index], maxiter, lift_num_features)
     stats = gather_statistics(prior.features, train_X, y, chunk_size, compute_dtype)
     return VISHModel.from_statistics(prior, stats, likelihood).fit(maxiter)
 
@@ -163,6 +175,7 @@ def fit_vish_streaming(
     num_features: int,
     *,
     lift_sample: tuple[Tensor, Tensor] | None = None,
+    lift_num_features: int = DEFAULT_LIFT_NUM_FEATURES,
     likelihood=None,
     compute_dtype: torch.dtype | None = None,
     maxiter: int = DEFAULT_MAXITER,
@@ -175,6 +188,7 @@ def fit_vish_streaming(
         num_features: feature budget ``M``.
         lift_sample: lifted data only: ``(X, y)`` sample on which the lift is initialised and
             trained before the pass (None keeps the kernel's lift, centred at 0).
+        lift_num_features: feature budget of the lift search (see :func:`fit_lift`).
         likelihood: Gaussian likelihood.
         compute_dtype: dtype of the chunk products.
         maxiter: L-BFGS iterations of each training stage.
@@ -190,7 +204,9 @@ def fit_vish_streaming(
         prior.to(device)
         likelihood.to(device)
         initialise_lift(prior, sample_X)
-        fit_lift(prior, likelihood, sample_X.to(torch.float64), sample_y, maxiter)
+        fit_lift(
+            prior, likelihood, sample_X.to(torch.float64), sample_y, maxiter, lift_num_features
+        )
     chunks = iter(chunks)
     first = next(chunks, None)
     if first is None:

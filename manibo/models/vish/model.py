@@ -274,7 +274,8 @@ class VISHModel(Model, FantasizeMixin):
         mean_z = (W @ post.mean).to(dtype)
         factor_t = (post.factor @ W.T).T.to(dtype)  # upper triangular
         with torch.no_grad():
-            extra = self.prior.residual_variance() + (self.noise if observation_noise else 0.0)
+            residual = self.prior.residual_variance().to(dtype)
+            noise = self.noise.to(dtype) if observation_noise else 0.0
         scale, shift = self.outcome_std.to(dtype), self.outcome_mean.to(dtype)
         means, variances = [], []
         with torch.no_grad():
@@ -282,7 +283,7 @@ class VISHModel(Model, FantasizeMixin):
                 Z = self.prior.features.zonal(chunk, dtype)
                 radius, _ = self.prior.features.radius_direction(chunk)
                 variance = _upper_triangular_square_norms(Z, factor_t)
-                variance = variance + extra.to(dtype) * radius.to(dtype) ** 2
+                variance = variance + residual * radius.to(dtype) ** 2 + noise
                 means.append(Z @ mean_z * scale + shift)
                 variances.append(variance * scale**2)
         return torch.cat(means), torch.cat(variances)

@@ -73,6 +73,9 @@ def test_lifted_data_and_the_lift_sample():
     truth = torch.sin(2 * X_test[:, 0]) * torch.cos(X_test[:, 1])
     assert float(((mean - truth) ** 2).mean().sqrt()) < 0.1
     assert (variance > 0).all()
+    post = model.posterior(X_test[:50], observation_noise=True)  # lifted: r != 1
+    assert torch.allclose(post.mean[:, 0], mean[:50], atol=1e-10)
+    assert torch.allclose(post.variance[:, 0], variance[:50], atol=1e-10)
 
 
 def test_errors():
