@@ -2,13 +2,13 @@ r"""VISH at scale: wall time, peak memory, MSE and NLPD against GPyTorch's SVGP 
 
 Two problems:
 
-* **airline-shaped** (``airline``): :func:`manibo.problems.datasets.airline_like`, a synthetic stand-in
-  for the 2008 US flight-delay data of seed 001, Table 3.1 (which cannot be downloaded here): the same
-  eight covariates and a delay whose signal explains 18% of the variance under right-skewed,
-  heavy-tailed noise. The full set has N = 5,929,413 records (seeded, cached on disk); a size N uses
-  its first N records, the first two thirds for training and the rest for testing. Inputs are scaled
-  to [-1, 1] by the training range, outcomes standardised by the training mean and sd (Table 3.1's
-  protocol), and MSE and NLPD are reported in standardised units.
+* **airline-shaped** (``airline``): :func:`manibo.problems.datasets.airline_like`, a synthetic
+  stand-in for the 2008 US flight-delay data of seed 001, Table 3.1 (which cannot be downloaded
+  here): the same eight covariates and a delay whose signal explains 18% of the variance under
+  right-skewed, heavy-tailed noise. The full set has N = 5,929,413 records (seeded, cached on
+  disk); a size N uses its first N records, the first two thirds for training and the rest for
+  testing. Inputs are scaled to [-1, 1] by the training range, outcomes standardised by the
+  training mean and sd (Table 3.1's protocol), and MSE and NLPD are reported in standardised units.
 * **airport elevations on S²** (``airports``): the 28,298 airports of the ``airportsdata`` package
   (the ``bench`` extra): elevation in feet at (latitude, longitude) mapped to unit vectors; a seeded
   shuffle, two thirds for training.
@@ -16,22 +16,24 @@ Two problems:
 Methods (one fresh subprocess per configuration, so that peak memory is that configuration's):
 
 * **VISH** (``vish210``, ``vish660`` on airline; ``vish400``, ``vish1600`` on airports):
-  airline: ``HomogeneousLiftKernel(ChordalMaternKernel(Sphere(8), nu=1.5))`` with M = 210 (levels 0..3)
-  or 660 (levels 0..4); the lift is initialised from and trained on a 2,000-point sample (collapsed
-  bound with the 210 features of levels 0..3, L-BFGS-B, 50 iterations), then frozen; one streaming pass (chunks of 8,192 rows, float32
-  chunk products accumulated in float64); variance, chordal lengthscale and noise trained on the
-  cache (50 iterations). Airports: ``GeometricMaternKernel(Sphere(2), nu=1.5)`` with M = 400 or 1,600
-  (20 or 40 levels), no lift. Prediction streams the test set (float32 chunk products).
-* **SVGP** (``svgp500``): GPyTorch ``ApproximateGP`` with 500 inducing points (a seeded random subset
-  of the training inputs, learned), ``CholeskyVariationalDistribution``, ``ScaleKernel(MaternKernel(
-  nu=1.5, ard_num_dims=D))``, constant mean, Gaussian likelihood, ``VariationalELBO``; Adam (lr 0.01)
-  on everything, minibatches of 1,024, float32. Training runs in windows of max(one epoch, 500 steps)
-  and stops when the window's mean ELBO per point improves by less than 1e-3 nats on the previous
-  window, or at the time cap (``--svgp-cap``, 30 minutes), whichever comes first; the record says
-  which. Each window also logs the NLPD on 5,000 test points (not counted in the time).
-* **exact GP** (``exact``), training sets up to 10^4 records (6,667 points): BoTorch ``SingleTaskGP``
-  with the SVGP kernel (airline) or manibo's geometric Matérn-3/2 GP on S² (airports; trained on a
-  6,667-point subsample), fitted by marginal likelihood (L-BFGS-B).
+  airline: ``HomogeneousLiftKernel(ChordalMaternKernel(Sphere(8), nu=1.5))`` with M = 210 (levels
+  0..3) or 660 (levels 0..4); the lift is initialised from and trained on a 2,000-point sample
+  (collapsed bound with the 210 features of levels 0..3, L-BFGS-B, 50 iterations), then frozen; one
+  streaming pass (chunks of 8,192 rows, float32 chunk products accumulated in float64); variance,
+  chordal lengthscale and noise trained on the cache (50 iterations). Airports:
+  ``GeometricMaternKernel(Sphere(2), nu=1.5)`` with M = 400 or 1,600 (20 or 40 levels), no lift.
+  Prediction streams the test set (float32 chunk products).
+* **SVGP** (``svgp500``): GPyTorch ``ApproximateGP`` with 500 inducing points (a seeded random
+  subset of the training inputs, learned), ``CholeskyVariationalDistribution``,
+  ``ScaleKernel(MaternKernel(nu=1.5, ard_num_dims=D))``, constant mean, Gaussian likelihood,
+  ``VariationalELBO``; Adam (lr 0.01) on everything, minibatches of 1,024, float32. Training runs
+  in windows of max(one epoch, 500 steps) and stops when the window's mean ELBO per point improves
+  by less than 1e-3 nats on the previous window, or at the time cap (``--svgp-cap``, 30 minutes),
+  whichever comes first; the record says which. Each window also logs the NLPD on 5,000 test points
+  (not counted in the time).
+* **exact GP** (``exact``), training sets up to 10^4 records (6,667 points): BoTorch
+  ``SingleTaskGP`` with the SVGP kernel (airline) or manibo's geometric Matérn-3/2 GP on S²
+  (airports; trained on a 6,667-point subsample), fitted by marginal likelihood (L-BFGS-B).
 
 Times are wall clock of fit + predict (data generation and loading excluded); peak memory is
 ``ru_maxrss`` of the worker process (absolute: imports and data included) and its increase over
@@ -165,7 +167,8 @@ def metrics(mean, variance, y) -> dict:
 # workers: each returns (metrics dict, extra dict); the caller times and probes memory
 # --------------------------------------------------------------------------------------------
 def run_vish(dataset, num_features, Xtr, ytr, Xte, yte, smoke) -> dict:
-    """VISH: lift on a sample (airline), one pass, hyperparameters on the cache, streamed predictions."""
+    """VISH: lift on a sample (airline), one pass, hyperparameters on the cache, streamed
+    predictions."""
     import torch
     from gpytorch.kernels import ScaleKernel
 
@@ -401,7 +404,12 @@ def summarise(records: list[dict]) -> dict:
 
     def find(method, n):
         for r in records:
-            if r["dataset"] == "airline" and r["method"] == method and r["n"] == n and "error" not in r:
+            if (
+                r["dataset"] == "airline"
+                and r["method"] == method
+                and r["n"] == n
+                and "error" not in r
+            ):
                 return r
         return None
 
@@ -482,7 +490,8 @@ def plot(data: dict, path: Path) -> None:
         ax.legend(fontsize=8)
     airports = [r for r in records if r["dataset"] == "airports"]
     text = "airports (S²): " + ", ".join(
-        f"{r['method']} NLPD {r['nlpd']:.3f} MSE {r['mse']:.3f} {r['time_s']:.1f}s" for r in airports
+        f"{r['method']} NLPD {r['nlpd']:.3f} MSE {r['mse']:.3f} {r['time_s']:.1f}s"
+        for r in airports
     )
     env = data["environment"]
     fig.suptitle(
@@ -500,8 +509,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes and caps (seconds)")
     parser.add_argument("--out", type=Path, default=HERE / "results")
-    parser.add_argument("--sizes", type=int, nargs="+", help=f"airline sizes (default {AIRLINE_SIZES})")
-    parser.add_argument("--methods", nargs="+", default=sorted({*AIRLINE_METHODS, *AIRPORT_METHODS}))
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", help=f"airline sizes (default {AIRLINE_SIZES})"
+    )
+    parser.add_argument(
+        "--methods", nargs="+", default=sorted({*AIRLINE_METHODS, *AIRPORT_METHODS})
+    )
     parser.add_argument("--datasets", nargs="+", default=["airline", "airports"])
     parser.add_argument("--svgp-cap", type=float, default=SVGP_CAP_S, help="SVGP training cap [s]")
     parser.add_argument("--threads", type=int, help="torch threads in the workers")

@@ -1,13 +1,13 @@
-r"""Data sets generated in code for sparse-GP benchmarks: banana classification and an airline-shaped
-regression problem (nothing is downloaded).
+r"""Data sets generated in code for sparse-GP benchmarks: banana classification and an
+airline-shaped regression problem (nothing is downloaded).
 
 * :func:`banana`: two interleaved banana-shaped classes in :math:`\mathbb R^2`, the shape of the
   classification set of Hensman et al. (2015) (generated, not that file).
 * :func:`airline_like`: a synthetic stand-in for the 2008 US flight-delay data used by Hensman et
-  al. (2013, 2018) and Dutordoir et al. (2020): the same eight covariates with plausible marginals and
-  dependencies, and a delay that is a smooth function of them plus heavy-tailed, right-skewed noise,
-  scaled so that the signal explains :data:`AIRLINE_SIGNAL_FRACTION` of the variance — on the real
-  data the best sparse GPs reach a standardised MSE of 0.81–0.83 (seed 001, Table 3.1).
+  al. (2013, 2018) and Dutordoir et al. (2020): the same eight covariates with plausible marginals
+  and dependencies, and a delay that is a smooth function of them plus heavy-tailed, right-skewed
+  noise, scaled so that the signal explains :data:`AIRLINE_SIGNAL_FRACTION` of the variance — on
+  the real data the best sparse GPs reach a standardised MSE of 0.81–0.83 (seed 001, Table 3.1).
 """
 
 from __future__ import annotations
@@ -109,11 +109,12 @@ def airline_like(
     daily profile (morning and early evening); arrival = departure + air time + up to 3 time zones.
 
     The delay is :math:`f(x) + \epsilon`: :math:`f` accumulates over the day (departure and arrival
-    time), peaks in summer and December, on Thursdays and Fridays, shrinks with distance (long flights
-    make up time) and grows slowly with plane age, with a departure-time × month interaction;
-    :math:`\epsilon` is a right-skewed heavy-tailed mixture (Gumbel plus a 10% exponential tail of
-    long delays). Both are scaled so that :math:`\mathrm{Var} f / \mathrm{Var}\, y` is
-    :data:`AIRLINE_SIGNAL_FRACTION` and the delay is in minutes (mean about 7, sd about 35).
+    time), peaks in summer and December, on Thursdays and Fridays, shrinks with distance (long
+    flights make up time) and grows slowly with plane age, with a departure-time × month
+    interaction; :math:`\epsilon` is a right-skewed heavy-tailed mixture (Gumbel plus a 10%
+    exponential tail of long delays). Both are scaled so that :math:`\mathrm{Var} f /
+    \mathrm{Var}\, y` is :data:`AIRLINE_SIGNAL_FRACTION` and the delay is in minutes (mean about 7,
+    sd about 35).
 
     Args:
         n: number of records.

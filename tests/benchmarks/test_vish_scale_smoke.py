@@ -10,7 +10,7 @@ SCRIPT = Path(__file__).parents[2] / "benchmarks" / "vish_scale.py"
 
 def test_vish_scale_smoke(tmp_path):
     command = [sys.executable, str(SCRIPT), "--smoke", "--out", str(tmp_path)]
-    command += ["--methods", "vish210", "svgp500", "exact", "--sizes", "900"]
+    command += ["--methods", "vish210", "svgp500", "--sizes", "900", "--datasets", "airline"]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert (tmp_path / "vish_scale_smoke.png").stat().st_size > 0
@@ -18,7 +18,7 @@ def test_vish_scale_smoke(tmp_path):
     assert data["config"]["smoke"] is True
     assert set(data["environment"]["versions"]) >= {"manibo", "torch", "gpytorch", "botorch"}
     airline = {r["method"]: r for r in data["records"] if r["dataset"] == "airline"}
-    assert set(airline) == {"vish210", "svgp500", "exact"}
+    assert set(airline) == {"vish210", "svgp500"}
     for record in airline.values():
         assert record["n"] == 900 and record["n_train"] == 600 and record["n_test"] == 300
         assert record["time_s"] > 0 and record["peak_rss_bytes"] > 0
@@ -29,4 +29,4 @@ def test_vish_scale_smoke(tmp_path):
     assert data["targets"]["gpu_time"]["pass"] is None
     # a second run reuses the records instead of recomputing them
     again = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    assert again.returncode == 0 and again.stdout.count("reusing") >= 3
+    assert again.returncode == 0 and again.stdout.count("reusing") == 2

@@ -46,7 +46,10 @@ def test_airline_like():
     f = (signals[0] - datasets._SIGNAL_MEAN) / datasets._SIGNAL_STD
     explained = 35**2 * datasets.AIRLINE_SIGNAL_FRACTION * float(f.var()) / float(y.var())
     assert abs(explained - datasets.AIRLINE_SIGNAL_FRACTION) < 0.01
-    assert abs(float(y.skew() if hasattr(y, "skew") else ((y - y.mean()) ** 3).mean() / y.std() ** 3)) > 0.5
+    assert (
+        abs(float(y.skew() if hasattr(y, "skew") else ((y - y.mean()) ** 3).mean() / y.std() ** 3))
+        > 0.5
+    )
     with pytest.raises(ConfigurationError, match="`n`"):
         airline_like(0)
     assert math.isfinite(float(y.max()))

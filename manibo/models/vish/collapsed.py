@@ -1,10 +1,11 @@
-r"""The collapsed (Titsias) bound of VISH and its weight-space posterior, from sufficient statistics.
+r"""The collapsed (Titsias) bound of VISH and its weight-space posterior, from sufficient
+statistics.
 
-In weight coordinates the VISH posterior is Bayesian linear regression: :math:`f(x) = \phi(x)^\top w`
-with prior :math:`w \sim \mathcal N(0, \Lambda)`, :math:`\Lambda = \sigma^2 \mathrm{diag}(\lambda)`
-(each level's eigenvalue repeated over its harmonics), plus the residual process whose variance is
-:math:`\sigma^2 r^2 \rho`. With :math:`D = \Lambda^{1/2}`, noise :math:`s^2` and statistics
-:math:`P = \Phi^\top\Phi`, :math:`p = \Phi^\top y`:
+In weight coordinates the VISH posterior is Bayesian linear regression: :math:`f(x) = \phi(x)^\top
+w` with prior :math:`w \sim \mathcal N(0, \Lambda)`, :math:`\Lambda = \sigma^2
+\mathrm{diag}(\lambda)` (each level's eigenvalue repeated over its harmonics), plus the residual
+process whose variance is :math:`\sigma^2 r^2 \rho`. With :math:`D = \Lambda^{1/2}`, noise
+:math:`s^2` and statistics :math:`P = \Phi^\top\Phi`, :math:`p = \Phi^\top y`:
 
 .. math::
     B = I + D P D / s^2 = L L^\top, \qquad c = L^{-1} D p / s^2,
@@ -51,7 +52,8 @@ class WeightPosterior:
 
 
 def _inner_system(stats: SufficientStatistics, scale: Tensor, noise: Tensor):
-    """``L`` and ``c`` for prior standard deviations ``scale`` (``D``'s diagonal, shape ``(M,)``)."""
+    """``L`` and ``c`` for prior standard deviations ``scale`` (``D``'s diagonal, shape
+    ``(M,)``)."""
     eye = torch.eye(stats.num_features, dtype=stats.gram.dtype, device=stats.gram.device)
     noise = noise.reshape(())
     B = eye + scale.unsqueeze(-1) * stats.gram * scale / noise
@@ -67,7 +69,8 @@ def collapsed_bound(
 
     Args:
         stats: statistics of the (standardised) data, unbatched.
-        scale: prior standard deviations :math:`\sqrt{\sigma^2 \lambda}` per feature, shape ``(M,)``.
+        scale: prior standard deviations :math:`\sqrt{\sigma^2 \lambda}` per feature, shape
+        ``(M,)``.
         noise: noise variance :math:`s^2`, shape ``()`` or ``(1,)``.
         residual_variance: :math:`\sigma^2 \rho`, the prior variance the features miss on the unit
             sphere, shape ``()``.

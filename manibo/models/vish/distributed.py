@@ -1,9 +1,10 @@
-r"""The VISH statistics as a map-reduce over the partitions of Dask arrays (optional extra ``dask``).
+r"""The VISH statistics as a map-reduce over the partitions of Dask arrays (optional extra
+``dask``).
 
 Each partition runs the same pass as in-memory data
 (:func:`~manibo.models.vish.statistics.gather_statistics`) on a worker; the partial statistics are
-summed pairwise in a tree, because :class:`~manibo.models.vish.statistics.SufficientStatistics` adds.
-The features (fundamental systems, lift) are shipped to the workers with the task; a worker
+summed pairwise in a tree, because :class:`~manibo.models.vish.statistics.SufficientStatistics`
+adds. The features (fundamental systems, lift) are shipped to the workers with the task; a worker
 computes or loads the fundamental systems once (disk cache).
 """
 

@@ -1,14 +1,15 @@
-r"""VISH features: the spherical harmonics of a level set, at points on :math:`S^{d-1}` or at inputs in
-:math:`\mathbb R^D` lifted onto :math:`S^D` (homogeneous extension with a bias).
+r"""VISH features: the spherical harmonics of a level set, at points on :math:`S^{d-1}` or at
+inputs in :math:`\mathbb R^D` lifted onto :math:`S^D` (homogeneous extension with a bias).
 
 The feature of a point is :math:`\phi(x) = r(x)\, Y(z(x)) \in \mathbb R^M`: on the sphere
-:math:`r = 1, z = x`; in :math:`\mathbb R^D`, :math:`\tilde x = [(x - c)/\ell, b]`, :math:`r = \|\tilde x\|`
-and :math:`z = \tilde x / r` (:class:`~manibo.kernels.HomogeneousLiftKernel`, applied to inputs
-centred at a fixed offset :math:`c`). The harmonics are never formed on the data: the streaming
-passes work with the *zonal* features :math:`r P_n(z \cdot v_i)` (:func:`~manibo.harmonics.zonal_features`),
-which span the same space, and map the sums to harmonic coordinates once with the block-diagonal
-:math:`W` (:func:`~manibo.harmonics.harmonic_transform`), :math:`\phi = r Z W`. That saves the
-:math:`\sum_n N(d,n)^2` multiply-adds per point that forming :math:`Y` would cost.
+:math:`r = 1, z = x`; in :math:`\mathbb R^D`, :math:`\tilde x = [(x - c)/\ell, b]`, :math:`r =
+\|\tilde x\|` and :math:`z = \tilde x / r` (:class:`~manibo.kernels.HomogeneousLiftKernel`, applied
+to inputs centred at a fixed offset :math:`c`). The harmonics are never formed on the data: the
+streaming passes work with the *zonal* features :math:`r P_n(z \cdot v_i)`
+(:func:`~manibo.harmonics.zonal_features`), which span the same space, and map the sums to harmonic
+coordinates once with the block-diagonal :math:`W` (:func:`~manibo.harmonics.harmonic_transform`),
+:math:`\phi = r Z W`. That saves the :math:`\sum_n N(d,n)^2` multiply-adds per point that forming
+:math:`Y` would cost.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ class VISHFeatures(torch.nn.Module):
         lift: for inputs in :math:`\mathbb R^D`, the :class:`~manibo.kernels.HomogeneousLiftKernel`
             whose lengthscale and bias define the lift (``D = d - 1``); None for points on
             :math:`S^{d-1}`. The features are fixed only while these parameters are.
-        offset: the centre :math:`c` subtracted from lifted inputs, shape ``(D,)``; zeros by default.
+        offset: the centre :math:`c` subtracted from lifted inputs, shape ``(D,)``; zeros by
+            default.
     """
 
     def __init__(
@@ -47,7 +49,8 @@ class VISHFeatures(torch.nn.Module):
         super().__init__()
         if lift is not None and lift.input_dim + 1 != d:
             raise ConfigurationError(
-                f"the lift maps R^{lift.input_dim} to S^{lift.input_dim} in R^{lift.input_dim + 1}, "
+                f"the lift maps R^{lift.input_dim} to S^{lift.input_dim} in "
+                f"R^{lift.input_dim + 1}, "
                 f"but the features live in R^{d}."
             )
         self.d = int(d)
@@ -74,7 +77,8 @@ class VISHFeatures(torch.nn.Module):
         return self.d if self.lift is None else self.d - 1
 
     def check_inputs(self, name: str, X: Tensor) -> None:
-        """Raise :class:`~manibo.exceptions.InputDataError` unless ``X`` is ``(*batch, n, input_dim)`` and finite (and on the sphere for sphere data)."""
+        """Raise :class:`~manibo.exceptions.InputDataError` unless ``X`` is ``(*batch, n,
+        input_dim)`` and finite (and on the sphere for sphere data)."""
         as_tensor_arg(name, X)
         if X.dim() < 2:
             raise InputDataError(
@@ -87,7 +91,8 @@ class VISHFeatures(torch.nn.Module):
             check_finite(name, X)
 
     def radius_direction(self, X: Tensor) -> tuple[Tensor, Tensor]:
-        r"""Radius :math:`r` ``(*batch, n)`` and direction :math:`z` ``(*batch, n, d)`` of inputs ``X``.
+        r"""Radius :math:`r` ``(*batch, n)`` and direction :math:`z` ``(*batch, n, d)`` of inputs
+        ``X``.
 
         The lift runs in the lift kernel's dtype; the results take ``X``'s dtype.
         """

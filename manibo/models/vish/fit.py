@@ -2,9 +2,9 @@ r"""Fitting VISH: choose the lift on a subsample, gather the statistics in one p
 hyperparameters on the cache.
 
 For data on the sphere the features are the harmonics themselves and every hyperparameter (variance,
-lengthscale of the Matérn/heat or chordal kernel, noise) changes the eigenvalues only: one pass, then
-training on the cache. For data in :math:`\mathbb R^D` the lift :math:`[(x - c)/\ell, b]` changes the
-features, so it is chosen first and then frozen:
+lengthscale of the Matérn/heat or chordal kernel, noise) changes the eigenvalues only: one pass,
+then training on the cache. For data in :math:`\mathbb R^D` the lift :math:`[(x - c)/\ell, b]`
+changes the features, so it is chosen first and then frozen:
 
 1. :math:`c` is the mean of the inputs and :math:`\ell_j = \sqrt D\, \mathrm{sd}(x_j)` (so that a
    typical input sits about 45° from the pole), :math:`b = 1`;
@@ -63,7 +63,7 @@ def _check_data(X: Tensor, Y: Tensor) -> Tensor:
 
 
 def initialise_lift(prior: VISHPrior, X: Tensor) -> None:
-    r"""Centre the lift at the inputs' mean, :math:`\ell_j = \sqrt D\,\mathrm{sd}(x_j)`, :math:`b = 1`.
+    r"""Centre the lift at the mean; :math:`\ell_j = \sqrt D\,\mathrm{sd}(x_j)`, :math:`b = 1`.
 
     Args:
         prior: a prior with a lift.
@@ -139,7 +139,8 @@ def fit_vish(
             :class:`~manibo.kernels.ZonalKernel`) or a ``HomogeneousLiftKernel``, optionally in a
             ``ScaleKernel`` (one is added otherwise). Its parameters are the starting values.
         num_features: feature budget ``M`` (e.g. 210 or 660 for ``D = 8``).
-        likelihood: Gaussian likelihood; default :func:`~manibo.models.vish.model.default_likelihood`.
+        likelihood: Gaussian likelihood; default
+            :func:`~manibo.models.vish.model.default_likelihood`.
         chunk_size: rows per chunk of the pass.
         compute_dtype: dtype of the chunk features and products (default ``train_X.dtype``).
         fit_lift_on_sample: lifted data only: initialise the lift from the data and train it on a
@@ -183,7 +184,8 @@ def fit_vish_streaming(
     """Fit VISH to data that arrives in chunks (read from disk, generated, ...), in one pass.
 
     Args:
-        chunks: ``(X, y)`` pairs (see :func:`~manibo.models.vish.statistics.statistics_from_chunks`).
+        chunks: ``(X, y)`` pairs (see
+            :func:`~manibo.models.vish.statistics.statistics_from_chunks`).
         kernel: as in :func:`fit_vish`.
         num_features: feature budget ``M``.
         lift_sample: lifted data only: ``(X, y)`` sample on which the lift is initialised and

@@ -1,10 +1,11 @@
-r"""VISH as a BoTorch model: the collapsed posterior from cached statistics, joint over ``q`` points,
-with hyperparameters trained on the cache and rank updates for fantasies.
+r"""VISH as a BoTorch model: the collapsed posterior from cached statistics, joint over ``q``
+points, with hyperparameters trained on the cache and rank updates for fantasies.
 
 The model keeps the sufficient statistics of the *standardised* outcomes
 :math:`(y - \mu_y)/s_y` (the constants are fixed when the model is built, like BoTorch's
-``Standardize`` in eval mode) and the prior (:class:`~manibo.models.vish.prior.VISHPrior`). Everything
-it computes is float64 on the statistics' device; posteriors take the dtype of the test inputs.
+``Standardize`` in eval mode) and the prior (:class:`~manibo.models.vish.prior.VISHPrior`).
+Everything it computes is float64 on the statistics' device; posteriors take the dtype of the test
+inputs.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ _STATISTICS = ("gram", "cross", "feature_sum", "y_sum", "y_squared", "radius_squ
 
 
 def default_likelihood() -> GaussianLikelihood:
-    """A Gaussian likelihood whose noise variance stays above 1e-6 (of the standardised outcomes)."""
+    """A Gaussian likelihood whose noise variance stays above 1e-6 (of the standardised
+    outcomes)."""
     return GaussianLikelihood(noise_constraint=GreaterThan(1e-6)).to(torch.float64)
 
 
@@ -231,8 +233,7 @@ class VISHModel(Model, FantasizeMixin):
             covariance = covariance + self.noise.detach() * eye
         mean = mean * self.outcome_std + self.outcome_mean
         covariance = covariance * self.outcome_std**2
-        # a lazy covariance: it is low rank plus a small residual, so sampling needs BoTorch's jittered
-        # Cholesky rather than torch's eager one
+        # lazy: low rank plus a small residual, so sampling needs BoTorch's jittered Cholesky
         covariance = DenseLinearOperator(covariance.to(X.dtype))
         posterior = GPyTorchPosterior(MultivariateNormal(mean.to(X.dtype), covariance))
         return posterior_transform(posterior) if posterior_transform is not None else posterior
@@ -341,7 +342,8 @@ class VISHModel(Model, FantasizeMixin):
 
 
 def _upper_triangular_square_norms(Z: Tensor, upper: Tensor, blocks: int = GRAM_BLOCKS) -> Tensor:
-    """Row norms squared of ``Z @ upper`` for upper-triangular ``upper`` ``(M, M)``, by column blocks."""
+    """Row norms squared of ``Z @ upper`` for upper-triangular ``upper`` ``(M, M)``, by column
+    blocks."""
     m = upper.shape[-1]
     edges = [round(i * m / max(1, min(blocks, m))) for i in range(max(1, min(blocks, m)) + 1)]
     total = Z.new_zeros(Z.shape[:-1])

@@ -4,7 +4,8 @@ the features of those levels.
 :math:`k(x, x') = \sigma^2 r r' \kappa(z \cdot z')`, from a :class:`gpytorch.kernels.ScaleKernel`
 around either a kernel on :math:`S^{d-1}` (:class:`~manibo.kernels.GeometricMaternKernel`,
 :class:`~manibo.kernels.ZonalKernel`: data on the sphere) or a
-:class:`~manibo.kernels.HomogeneousLiftKernel` (data in :math:`\mathbb R^D`). Parameters split in two:
+:class:`~manibo.kernels.HomogeneousLiftKernel` (data in :math:`\mathbb R^D`). Parameters split in
+two:
 
 * *hyperparameters* (:meth:`VISHPrior.hyperparameters`): the variance :math:`\sigma^2` and the
   zonal kernel's own parameters (lengthscale on the sphere). They change the eigenvalues only, so
@@ -72,16 +73,19 @@ class VISHPrior(torch.nn.Module):
         return self.spectrum.eigenvalues(self.levels, torch.float64, device)
 
     def scale(self) -> Tensor:
-        r"""Prior standard deviations :math:`\sqrt{\sigma^2 \lambda}` per feature, shape ``(M,)``."""
+        r"""Prior standard deviations :math:`\sqrt{\sigma^2 \lambda}` per feature, shape
+        ``(M,)``."""
         per_feature = self.eigenvalues()[self._feature_level]
         return (self.outputscale * per_feature).sqrt()
 
     def residual_variance(self) -> Tensor:
-        r""":math:`\sigma^2 \rho`: prior variance on the unit sphere that the features miss, shape ``()``."""
+        r""":math:`\sigma^2 \rho`: prior variance on the unit sphere that the features miss, shape
+        ``()``."""
         return self.outputscale * self.spectrum.residual(self.levels, self.eigenvalues())
 
     def residual_covariance(self, X1: Tensor, X2: Tensor) -> Tensor:
-        r""":math:`K - Q` between inputs: :math:`\sigma^2 r r' [\kappa(t) - \sum_{n} \lambda_n G_n(t)]`.
+        r""":math:`K - Q` between inputs: :math:`\sigma^2 r r' [\kappa(t) - \sum_{n} \lambda_n
+        G_n(t)]`.
 
         Args:
             X1: inputs, shape ``(*batch, n, input_dim)``.

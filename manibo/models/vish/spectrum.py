@@ -4,18 +4,19 @@ variance :math:`\kappa(1)`, the truncation residual, and the levels that a featu
 A VISH prior is :math:`\sigma^2 r r' \kappa(z \cdot z')` with a zonal :math:`\kappa` on
 :math:`S^{d-1}` (:math:`r = 1` for data on the sphere). Its Mercer expansion is
 :math:`\kappa(t) = \sum_n \lambda_n N(d, n) P_n(t)`; the features of the chosen levels carry
-:math:`\sum_{n \in \mathcal L} \lambda_n N(d, n)` of the prior variance :math:`\kappa(1)` and the rest,
-the *residual* :math:`\rho = \kappa(1) - \sum_{n \in \mathcal L} \lambda_n N(d, n) \ge 0`, is the
-diagonal of :math:`K_{ff} - Q_{ff}` (divided by :math:`\sigma^2 r^2`).
+:math:`\sum_{n \in \mathcal L} \lambda_n N(d, n)` of the prior variance :math:`\kappa(1)` and the
+rest, the *residual* :math:`\rho = \kappa(1) - \sum_{n \in \mathcal L} \lambda_n N(d, n) \ge 0`, is
+the diagonal of :math:`K_{ff} - Q_{ff}` (divided by :math:`\sigma^2 r^2`).
 
 Two families of kernels from :mod:`manibo.kernels` are understood:
 
 * :class:`~manibo.kernels.GeometricMaternKernel` (Matérn or heat) on a
   :class:`~manibo.spaces.Sphere`: :math:`\lambda_n` are its normalised level weights (differentiable
   in the lengthscale), zero beyond the kernel's own truncation.
-* :class:`~manibo.kernels.ZonalKernel` and its subclasses (:class:`~manibo.kernels.ChordalMaternKernel`,
-  :class:`~manibo.kernels.ArcCosineKernel`): Funk–Hecke eigenvalues (quadrature, or the closed forms
-  of the arc-cosine kernels, whose zero levels are dropped by parity, never by a threshold).
+* :class:`~manibo.kernels.ZonalKernel` and its subclasses
+  (:class:`~manibo.kernels.ChordalMaternKernel`, :class:`~manibo.kernels.ArcCosineKernel`):
+  Funk–Hecke eigenvalues (quadrature, or the closed forms of the arc-cosine kernels, whose zero
+  levels are dropped by parity, never by a threshold).
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ class ZonalSpectrum:
     Args:
         kernel: a :class:`~manibo.kernels.GeometricMaternKernel` on a
             :class:`~manibo.spaces.Sphere` of dimension ``>= 2``, or a
-            :class:`~manibo.kernels.ZonalKernel` (chordal Matérn, arc-cosine, custom shape function).
-            Its parameters (lengthscale) stay trainable: they change the eigenvalues only.
+            :class:`~manibo.kernels.ZonalKernel` (chordal Matérn, arc-cosine, custom shape
+            function). Its parameters (lengthscale) stay trainable: they change the eigenvalues
+            only.
     """
 
     def __init__(self, kernel: GeometricMaternKernel | ZonalKernel) -> None:
@@ -75,7 +77,8 @@ class ZonalSpectrum:
         return None
 
     def is_zero_level(self, n: int) -> bool:
-        """Whether level ``n`` has a zero eigenvalue exactly (by parity, or beyond the truncation)."""
+        """Whether level ``n`` has a zero eigenvalue exactly (by parity, or beyond the
+        truncation)."""
         if self.max_level is not None and n > self.max_level:
             return True
         if isinstance(self.kernel, ArcCosineKernel) and n >= 2:
@@ -126,7 +129,8 @@ class ZonalSpectrum:
         return values.clamp_min(0)
 
     def variance(self, dtype: torch.dtype, device) -> Tensor:
-        r"""The prior variance :math:`\kappa(1)` on the sphere (before :math:`\sigma^2 r^2`), shape ``()``."""
+        r"""The prior variance :math:`\kappa(1)` on the sphere (before :math:`\sigma^2 r^2`), shape
+        ``()``."""
         if isinstance(self.kernel, GeometricMaternKernel):
             weights = self._all_weights(dtype, device)
             sizes = self._sizes(len(weights), dtype, device)
@@ -135,7 +139,8 @@ class ZonalSpectrum:
         return self.kernel.shape_function(one).reshape(())
 
     def residual(self, levels: tuple[int, ...], eigenvalues: Tensor) -> Tensor:
-        r""":math:`\rho = \kappa(1) - \sum_{n \in \mathcal L} \lambda_n N(d, n)`, clamped at 0, shape ``()``."""
+        r""":math:`\rho = \kappa(1) - \sum_{n \in \mathcal L} \lambda_n N(d, n)`, clamped at 0,
+        shape ``()``."""
         sizes = torch.tensor(
             [float(harmonic_dimension(self.d, n)) for n in levels],
             dtype=eigenvalues.dtype,
@@ -147,7 +152,8 @@ class ZonalSpectrum:
     def residual_correlation(
         self, t: Tensor, levels: tuple[int, ...], eigenvalues: Tensor
     ) -> Tensor:
-        r""":math:`\kappa(t) - \sum_{n \in \mathcal L} \lambda_n N(d, n) P_n(t)` at inner products ``t``.
+        r""":math:`\kappa(t) - \sum_{n \in \mathcal L} \lambda_n N(d, n) P_n(t)` at inner products
+        ``t``.
 
         Args:
             t: inner products of unit vectors, any shape, in :math:`[-1, 1]`.

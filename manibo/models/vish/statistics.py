@@ -7,17 +7,17 @@ the posterior depend on the data only through
     \Phi^\top\Phi,\quad \Phi^\top y,\quad \Phi^\top 1,\quad \textstyle\sum y_i,\quad y^\top y,\quad
     \sum r_i^2,\quad N,
 
-which are sums over the points. :class:`SufficientStatistics` therefore adds with ``+``: the pass over
-chunks of one tensor, over any iterable of chunks, and the map-reduce over Dask partitions
+which are sums over the points. :class:`SufficientStatistics` therefore adds with ``+``: the pass
+over chunks of one tensor, over any iterable of chunks, and the map-reduce over Dask partitions
 (:mod:`manibo.models.vish.distributed`) are one code path, :func:`statistics_from_chunks`.
 
-The pass runs on the data's device. Each chunk's features are computed in ``compute_dtype`` (default:
-the data's dtype) and their Gram matrix is added to a float64 accumulator; only the upper block
-triangle of :math:`Z^\top Z` is multiplied (``k`` column blocks, ``(k+1)/2k`` of the full product).
-The chunk products are formed on the zonal features :math:`Z` and mapped to harmonic coordinates
-once, :math:`\Phi^\top\Phi = W^\top (Z^\top Z) W`. With float32 chunk products the statistics carry
-float32 rounding (see ``docs/vish.md`` for the measured effect on predictions); the accumulation
-across chunks is float64 either way.
+The pass runs on the data's device. Each chunk's features are computed in ``compute_dtype``
+(default: the data's dtype) and their Gram matrix is added to a float64 accumulator; only the upper
+block triangle of :math:`Z^\top Z` is multiplied (``k`` column blocks, ``(k+1)/2k`` of the full
+product). The chunk products are formed on the zonal features :math:`Z` and mapped to harmonic
+coordinates once, :math:`\Phi^\top\Phi = W^\top (Z^\top Z) W`. With float32 chunk products the
+statistics carry float32 rounding (see ``docs/vish.md`` for the measured effect on predictions);
+the accumulation across chunks is float64 either way.
 """
 
 from __future__ import annotations
@@ -137,7 +137,8 @@ def add_upper_gram(accumulator: Tensor, Z: Tensor, blocks: int = GRAM_BLOCKS) ->
 
 
 def symmetrize_upper(upper: Tensor, blocks: int = GRAM_BLOCKS) -> Tensor:
-    """The symmetric matrix whose upper block triangle (as written by :func:`add_upper_gram`) is ``upper``."""
+    """The symmetric matrix whose upper block triangle (as written by :func:`add_upper_gram`) is
+    ``upper``."""
     edges = _block_edges(upper.shape[-1], blocks)
     block_of = torch.bucketize(
         torch.arange(upper.shape[-1], device=upper.device),

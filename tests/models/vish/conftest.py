@@ -7,7 +7,8 @@ import torch
 
 
 def dense_titsias(Kff_diag, Phi, prior_var, y, noise):
-    r"""The N x N Titsias bound log N(y; 0, Q + s^2 I) - tr(Kff - Q) / 2s^2, Q = Phi diag(prior_var) Phi^T."""
+    r"""The N x N Titsias bound log N(y; 0, Q + s^2 I) - tr(Kff - Q) / 2s^2, Q = Phi
+    diag(prior_var) Phi^T."""
     Q = Phi @ torch.diag(prior_var) @ Phi.T
     n = len(y)
     L = torch.linalg.cholesky(Q + noise * torch.eye(n, dtype=Q.dtype))
