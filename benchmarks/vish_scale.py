@@ -68,6 +68,7 @@ from _common import (
     load_average,
     peak_rss_bytes,
     run_worker,
+    save_figure,
     write_json,
 )
 
@@ -345,7 +346,7 @@ def run_exact(dataset, Xtr, ytr, Xte, yte) -> dict:
     }
 
 
-def run_case(args: argparse.Namespace) -> None:
+def run_case(args: argparse.Namespace) -> int:
     """Worker: one (dataset, method, N) configuration; writes its record to ``args.record``."""
     import torch
 
@@ -383,6 +384,7 @@ def run_case(args: argparse.Namespace) -> None:
         "smoke": args.smoke,
     }
     write_json(Path(args.record), record)
+    return 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -510,17 +512,15 @@ def plot(data: dict, path: Path) -> None:
         f"VISH on the airline-shaped problem — {hardware_label(env, 'cpu')}\n{text}", fontsize=9
     )
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options (``--worker`` and its companions are internal)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes and caps (seconds)")
     parser.add_argument("--out", type=Path, default=HERE / "results")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="cuda: no GPU")
     parser.add_argument(
         "--sizes", type=int, nargs="+", help=f"airline sizes (default {AIRLINE_SIZES})"
     )
@@ -551,8 +551,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the missing configurations (each in a fresh process) and write the JSON and PNG."""
     args = parse_args(argv)
     if args.worker:
-        run_case(args)
-        return 0
+        return run_case(args)
     if args.device == "cuda":
         print("CUDA: this machine has no GPU, so the GPU target is not measured; nothing was run.")
         return 0

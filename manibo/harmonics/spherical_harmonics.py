@@ -42,9 +42,12 @@ _MIN_PIVOT = 1e-9
 """Smallest accepted Schur complement when adding a point (a singular system falls below it)."""
 
 
-def _gegenbauer_degree(n: int, alpha: float, t: Tensor) -> Tensor:
-    """The normalised Gegenbauer polynomial :math:`P_n(t)` alone (shape of ``t``)."""
-    return next(itertools.islice(iter_normalized_gegenbauer(alpha, t), n, None))
+def _gegenbauer_degree(n: int, alpha: float, t: Tensor, inplace: bool = False) -> Tensor:
+    """The normalised Gegenbauer polynomial :math:`P_n(t)` alone (shape of ``t``).
+
+    ``inplace`` runs the recurrence in two buffers (no autograd); ``t`` itself is never written.
+    """
+    return next(itertools.islice(iter_normalized_gegenbauer(alpha, t, inplace), n, None))
 
 
 def _greedy_fundamental_system(d: int, n: int) -> np.ndarray:
@@ -218,22 +221,10 @@ def zonal_features(x: Tensor, levels) -> Tensor:
     alpha = (d - 2) / 2
     # without autograd the recurrence runs in place on one level block at a time (no temporaries)
     inplace = not (torch.is_grad_enabled() and x.requires_grad)
-    blocks = []
-    for n, block_points in zip(levels, points.to(x.dtype).split(sizes), strict=True):
-        t = x @ block_points.T
-        if n == 0:
-            blocks.append(torch.ones_like(t))
-            continue
-        previous, current = torch.ones_like(t), (t.clone() if inplace else t)
-        for m in range(2, n + 1):
-            a = 2 * (m + alpha - 1) / (m + 2 * alpha - 1)
-            b = (m - 1) / (m + 2 * alpha - 1)
-            if inplace:
-                previous.mul_(-b).addcmul_(t, current, value=a)
-                previous, current = current, previous
-            else:
-                previous, current = current, torch.addcmul(-b * previous, t, current, value=a)
-        blocks.append(current)
+    blocks = [
+        _gegenbauer_degree(n, alpha, x @ block_points.T, inplace)
+        for n, block_points in zip(levels, points.to(x.dtype).split(sizes), strict=True)
+    ]
     return torch.cat(blocks, dim=-1)
 
 
