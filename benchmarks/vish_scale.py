@@ -508,8 +508,14 @@ def plot(data: dict, path: Path) -> None:
         for r in airports
     )
     env = data["environment"]
+    threads = sorted({r["torch_threads"] for r in records})
+    loads = [r["load_average_before_after"][0][0] for r in records]
+    hardware = f"{env['cpu_model']}, {env['cpu_cores']} cores, worker threads {threads}"
     fig.suptitle(
-        f"VISH on the airline-shaped problem — {hardware_label(env, 'cpu')}\n{text}", fontsize=9
+        f"VISH on the airline-shaped problem — {hardware}; 1-min load at starts "
+        f"{min(loads, default=0):.1f}–{max(loads, default=0):.1f}"
+        + (f"\n{text}" if airports else ""),
+        fontsize=9,
     )
     fig.tight_layout()
     save_figure(fig, path)
