@@ -213,6 +213,15 @@ class PeakMemory:
         }
 
 
+def save_figure(fig, path: Path, dpi: int = 110) -> None:
+    """Save a matplotlib figure to ``path`` (creating its folder) and close it."""
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+
+
 def time_calls(
     fn: Callable[[], object],
     repeats: int,

@@ -73,3 +73,55 @@ def test_loop_on_cuda_matches_its_cpu_design_and_stays_on_the_space(tmp_path):
         assert opt.best[0].device.type == device
     assert torch.allclose(runs["cpu"][:3], runs["cuda"][:3], atol=1e-12)  # same seeded design
     Sphere(2).check(runs["cuda"])
+
+
+# ---------------------------------------------------------------------------------------------
+# VISH (issue 4): statistics, posterior and fantasies on CUDA against the CPU
+# ---------------------------------------------------------------------------------------------
+def _vish_prior():
+    from gpytorch.kernels import ScaleKernel
+
+    from manibo.kernels import ChordalMaternKernel, HomogeneousLiftKernel
+    from manibo.models.vish import VISHPrior
+    from manibo.spaces import Sphere
+
+    kernel = HomogeneousLiftKernel(ChordalMaternKernel(Sphere(3), nu=1.5), 3, bias=0.8)
+    return VISHPrior(ScaleKernel(kernel), 60)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_vish_statistics_on_cuda_match_the_cpu(dtype):
+    from manibo.models.vish import gather_statistics
+
+    features = _vish_prior().features
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(5000, 3, generator=g, dtype=torch.float64) * 2 - 1
+    y = torch.sin(3 * X[:, 0])
+    cpu = gather_statistics(features, X, y, chunk_size=1024)
+    cuda = gather_statistics(features.to("cuda"), X.to("cuda", dtype), y.to("cuda", dtype))
+    assert cuda.gram.device.type == "cuda" and cuda.gram.dtype == torch.float64
+    tol = 1e-10 if dtype == torch.float64 else 1e-5  # float32 chunk products
+    scale = cpu.gram.abs().max()
+    assert float((cuda.gram.cpu() - cpu.gram).abs().max() / scale) < tol
+
+
+def test_vish_model_and_fantasies_on_cuda():
+    from botorch.sampling import SobolQMCNormalSampler
+
+    from manibo.models.vish import fit_vish
+    from manibo.spaces import Sphere
+
+    space = Sphere(2)
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    X = space.random(3000, generator=gen, device="cuda")
+    Y = (X[:, :1] ** 2).double()
+    from manibo.kernels import GeometricMaternKernel
+
+    model = fit_vish(X, Y, GeometricMaternKernel(space, nu=2.5), 49, maxiter=20)
+    X_test = space.random(8, generator=gen, device="cuda")
+    post = model.posterior(X_test)
+    assert post.mean.device.type == "cuda"
+    mean, variance = model.predict(X_test)
+    assert torch.allclose(mean, post.mean[:, 0], atol=1e-10)
+    fantasy = model.fantasize(X_test[:2], SobolQMCNormalSampler(torch.Size([3]), seed=0))
+    assert fantasy.posterior(X_test).mean.shape == (3, 8, 1)

@@ -21,7 +21,9 @@ from manibo.harmonics.series import GegenbauerLevels, LevelRecurrence, level_ser
 from manibo.harmonics.spherical_harmonics import (
     fundamental_system,
     harmonic_level_index,
+    harmonic_transform,
     spherical_harmonics,
+    zonal_features,
 )
 
 __all__ = [
@@ -30,9 +32,11 @@ __all__ = [
     "funk_hecke",
     "funk_hecke_constant",
     "harmonic_level_index",
+    "harmonic_transform",
     "relu_coefficients",
     "spherical_harmonics",
     "step_coefficients",
+    "zonal_features",
     "GegenbauerLevels",
     "LevelRecurrence",
     "addition_kernel",

@@ -42,9 +42,12 @@ _MIN_PIVOT = 1e-9
 """Smallest accepted Schur complement when adding a point (a singular system falls below it)."""
 
 
-def _gegenbauer_degree(n: int, alpha: float, t: Tensor) -> Tensor:
-    """The normalised Gegenbauer polynomial :math:`P_n(t)` alone (shape of ``t``)."""
-    return next(itertools.islice(iter_normalized_gegenbauer(alpha, t), n, None))
+def _gegenbauer_degree(n: int, alpha: float, t: Tensor, inplace: bool = False) -> Tensor:
+    """The normalised Gegenbauer polynomial :math:`P_n(t)` alone (shape of ``t``).
+
+    ``inplace`` runs the recurrence in two buffers (no autograd); ``t`` itself is never written.
+    """
+    return next(itertools.islice(iter_normalized_gegenbauer(alpha, t, inplace), n, None))
 
 
 def _greedy_fundamental_system(d: int, n: int) -> np.ndarray:
@@ -152,11 +155,77 @@ def _level_basis(d: int, n: int, device: torch.device) -> tuple[Tensor, Tensor]:
 
 
 @lru_cache(maxsize=64)
-def _stacked_basis(d: int, num_levels: int, device: torch.device):
-    """All levels' points stacked ``(M, d)``, their per-level ``W`` and sizes ``N(d, n)``."""
-    bases = [_level_basis(d, n, device) for n in range(num_levels)]
+def _stacked_basis(d: int, levels: tuple[int, ...], device: torch.device):
+    """The levels' points stacked ``(M, d)``, their per-level ``W`` and sizes ``N(d, n)``."""
+    bases = [_level_basis(d, n, device) for n in levels]
     points = torch.cat([p for p, _ in bases])
     return points, [w for _, w in bases], [len(p) for p, _ in bases]
+
+
+def _check_levels(levels) -> tuple[int, ...]:
+    try:
+        levels = tuple(int(n) for n in levels)
+        ok = all(n >= 0 for n in levels) and all(
+            a < b for a, b in zip(levels, levels[1:], strict=False)
+        )
+    except (TypeError, ValueError):
+        ok = False
+    if not ok or not levels:
+        raise ConfigurationError(
+            f"`levels` must be a non-empty, strictly increasing sequence of degrees >= 0, got "
+            f"{levels!r}."
+        )
+    return levels
+
+
+def harmonic_transform(d: int, levels, device: torch.device | str | None = None) -> Tensor:
+    r"""Block-diagonal ``W`` that turns :func:`zonal_features` into orthonormal harmonics.
+
+    :math:`Y(x) = Z(x) W`, with one block :math:`\sqrt{N} L_P^{-\top}` per level (see the module
+    docstring). Statistics gathered on zonal features map to harmonic coordinates by
+    :math:`W^\top (Z^\top Z) W` and :math:`W^\top Z^\top y`.
+
+    Args:
+        d: ambient dimension, ``>= 3``.
+        levels: strictly increasing degrees.
+        device: where the result lives.
+
+    Returns:
+        float64 tensor of shape ``(M, M)``, ``M = sum_{n in levels} N(d, n)``.
+    """
+    levels = _check_levels(levels)
+    _, weights, _ = _stacked_basis(int(d), levels, torch.device(device or "cpu"))
+    return torch.block_diag(*weights)
+
+
+def zonal_features(x: Tensor, levels) -> Tensor:
+    r"""Zonal functions :math:`P_n(x \cdot v_i)` at the fundamental-system points of each level.
+
+    For each level ``n`` in ``levels`` and each of its :math:`N(d, n)` points :math:`v_i`, the
+    normalised Gegenbauer polynomial :math:`P_n(x \cdot v_i)`, by the three-term recurrence on
+    the columns still needed. Spans the same space as the harmonics of those levels:
+    :math:`Y = Z W` with :func:`harmonic_transform`. Computed in ``x``'s dtype (pass float64
+    inputs for float64 accuracy) on ``x``'s device; differentiable in ``x``. Inputs are not
+    checked (see :func:`spherical_harmonics` for the checked entry point).
+
+    Args:
+        x: unit vectors, shape ``(*batch, d)``, ``d >= 3``.
+        levels: strictly increasing degrees.
+
+    Returns:
+        Shape ``(*batch, M)``, ``M = sum_{n in levels} N(d, n)``, levels in the given order.
+    """
+    levels = _check_levels(levels)
+    d = x.shape[-1]
+    points, _, sizes = _stacked_basis(d, levels, x.device)
+    alpha = (d - 2) / 2
+    # without autograd the recurrence runs in place on one level block at a time (no temporaries)
+    inplace = not (torch.is_grad_enabled() and x.requires_grad)
+    blocks = [
+        _gegenbauer_degree(n, alpha, x @ block_points.T, inplace)
+        for n, block_points in zip(levels, points.to(x.dtype).split(sizes), strict=True)
+    ]
+    return torch.cat(blocks, dim=-1)
 
 
 def harmonic_level_index(d: int, num_levels: int) -> Tensor:
@@ -216,22 +285,8 @@ def spherical_harmonics(x: Tensor, num_levels: int) -> Tensor:
     d = x.shape[-1]
     if d == 2:
         return circle_harmonics(x[..., 0], x[..., 1], int(num_levels))
-    points, weights, sizes = _stacked_basis(d, int(num_levels), x.device)
-    t = x.to(torch.float64) @ points.T
-    alpha = (d - 2) / 2
-    features = [torch.ones_like(t[..., :1]) @ weights[0]]
-    offset = sizes[0]
-    # P_0 and P_1 on the columns of levels >= 1
-    previous, current = torch.ones_like(t[..., offset:]), t[..., offset:]
-    for n in range(1, len(sizes)):
-        features.append(current[..., : sizes[n]] @ weights[n])
-        if n + 1 == len(sizes):
-            break
-        # keep only the columns of levels > n and step the recurrence to P_{n+1} on them
-        previous, current = previous[..., sizes[n] :], current[..., sizes[n] :]
-        offset += sizes[n]
-        m = n + 1
-        a = 2 * (m + alpha - 1) / (m + 2 * alpha - 1)
-        b = (m - 1) / (m + 2 * alpha - 1)
-        previous, current = current, a * t[..., offset:] * current - b * previous
-    return torch.cat(features, dim=-1).to(x.dtype)
+    levels = tuple(range(int(num_levels)))
+    _, weights, sizes = _stacked_basis(d, levels, x.device)
+    zonal = zonal_features(x.to(torch.float64), levels)
+    blocks = zonal.split(sizes, dim=-1)
+    return torch.cat([z @ w for z, w in zip(blocks, weights, strict=True)], dim=-1).to(x.dtype)

@@ -160,3 +160,41 @@ def test_bad_inputs_raise_helpful_errors():
         spherical_harmonics(x, 0)
     with pytest.raises(ConfigurationError, match="d = 2 is the circle"):
         fundamental_system(2, 1)
+
+
+@pytest.mark.parametrize("d,levels", [(3, (0, 2, 5)), (5, (0, 1, 2, 4)), (9, (1, 3))])
+def test_zonal_features_of_level_sets_map_to_the_harmonics(d, levels):
+    from manibo.harmonics import harmonic_transform, zonal_features
+
+    x = _random_unit(30, d, 4)
+    full = spherical_harmonics(x, max(levels) + 1)
+    index = harmonic_level_index(d, max(levels) + 1)
+    wanted = torch.cat([torch.nonzero(index == n)[:, 0] for n in levels])
+    Z = zonal_features(x, levels)
+    assert torch.allclose(Z @ harmonic_transform(d, levels), full[:, wanted], atol=1e-12)
+    # the zonal features are Gegenbauer polynomials of x . v (SciPy, independent)
+    first = Z[:, 0].numpy()
+    n = levels[0]
+    alpha = (d - 2) / 2
+    v = torch.zeros(d, dtype=torch.float64)
+    v[-1] = 1.0  # each level's system starts at the north pole
+    t = (x @ v).numpy()
+    expected = sp.eval_gegenbauer(n, alpha, t) / sp.eval_gegenbauer(n, alpha, 1.0)
+    assert np.allclose(first, expected, atol=1e-12)
+
+
+def test_zonal_features_in_place_and_autograd_paths_agree():
+    from manibo.harmonics import zonal_features
+
+    x = _random_unit(20, 6, 5)
+    fast = zonal_features(x, (0, 1, 3, 4))
+    x_grad = x.clone().requires_grad_(True)
+    slow = zonal_features(x_grad, (0, 1, 3, 4))
+    assert torch.allclose(fast, slow.detach(), atol=1e-14)
+    assert torch.autograd.gradcheck(lambda z: zonal_features(z, (2, 3)), (x_grad[:3],))
+    f32 = zonal_features(x.float(), (0, 1, 3, 4))
+    assert f32.dtype == torch.float32 and (f32.double() - fast).abs().max() < 1e-5
+    with pytest.raises(ConfigurationError, match="strictly increasing"):
+        zonal_features(x, (2, 1))
+    with pytest.raises(ConfigurationError, match="strictly increasing"):
+        zonal_features(x, ())

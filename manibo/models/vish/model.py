@@ -1,0 +1,417 @@
+r"""VISH as a BoTorch model: the collapsed posterior from cached statistics, joint over ``q``
+points, with hyperparameters trained on the cache and rank updates for fantasies.
+
+The model keeps the sufficient statistics of the *standardised* outcomes
+:math:`(y - \mu_y)/s_y` (the constants are fixed when the model is built, like BoTorch's
+``Standardize`` in eval mode) and the prior (:class:`~manibo.models.vish.prior.VISHPrior`).
+Everything it computes is float64 on the statistics' device; posteriors take the dtype of the test
+inputs.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from typing import Any
+
+import numpy as np
+import scipy.optimize
+import torch
+from botorch.models.model import FantasizeMixin, Model
+from botorch.posteriors.gpytorch import GPyTorchPosterior
+from gpytorch.constraints import GreaterThan
+from gpytorch.distributions import MultivariateNormal
+from gpytorch.likelihoods import GaussianLikelihood
+from linear_operator.operators import DenseLinearOperator
+from torch import Tensor
+
+from manibo._validation import as_tensor_arg, check_finite
+from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning, TruncationWarning
+from manibo.kernels.spectral import GeometricMaternKernel
+from manibo.models.vish.collapsed import WeightPosterior, collapsed_bound, weight_posterior
+from manibo.models.vish.prior import VISHPrior
+from manibo.models.vish.statistics import DEFAULT_CHUNK_SIZE, GRAM_BLOCKS, SufficientStatistics
+
+_STATISTICS = ("gram", "cross", "feature_sum", "y_sum", "y_squared", "radius_squared", "count")
+
+
+def default_likelihood() -> GaussianLikelihood:
+    """A Gaussian likelihood whose noise variance stays above 1e-6 (of the standardised
+    outcomes)."""
+    return GaussianLikelihood(noise_constraint=GreaterThan(1e-6)).to(torch.float64)
+
+
+def log_prior_density(*modules: torch.nn.Module) -> Tensor | float:
+    """Sum of the log densities of the GPyTorch priors registered on ``modules``."""
+    total = 0.0
+    for module in modules:
+        for _, owner, prior, closure, _ in module.named_priors():
+            total = total + prior.log_prob(closure(owner)).sum()
+    return total
+
+
+class VISHModel(Model, FantasizeMixin):
+    r"""A sparse GP with spherical-harmonic features, as a BoTorch model with one output.
+
+    Build it with :func:`~manibo.models.vish.fit.fit_vish` (in-memory data),
+    :func:`~manibo.models.vish.fit.fit_vish_streaming` (chunks) or from statistics gathered
+    elsewhere (Dask: :func:`~manibo.models.vish.distributed.dask_statistics`) with
+    :meth:`from_statistics`.
+
+    Args:
+        prior: the prior and its features.
+        statistics: statistics of the standardised outcomes, float64.
+        outcome_mean: :math:`\mu_y`, shape ``()``.
+        outcome_std: :math:`s_y`, shape ``()``.
+        likelihood: Gaussian likelihood (noise variance of the standardised outcomes); default
+            :func:`default_likelihood`.
+    """
+
+    def __init__(
+        self,
+        prior: VISHPrior,
+        statistics: SufficientStatistics,
+        outcome_mean: Tensor | float = 0.0,
+        outcome_std: Tensor | float = 1.0,
+        likelihood: GaussianLikelihood | None = None,
+    ) -> None:
+        super().__init__()
+        if statistics.num_features != prior.features.num_features:
+            raise ConfigurationError(
+                f"the statistics hold {statistics.num_features} features but the prior's level "
+                f"set has {prior.features.num_features}; gather them with `prior.features`."
+            )
+        self.prior = prior
+        self.likelihood = likelihood if likelihood is not None else default_likelihood()
+        device = statistics.gram.device
+        for name in _STATISTICS:
+            self.register_buffer(f"_stat_{name}", getattr(statistics, name).to(torch.float64))
+        kwargs = {"dtype": torch.float64, "device": device}
+        self.register_buffer("outcome_mean", torch.as_tensor(outcome_mean, **kwargs).reshape(()))
+        self.register_buffer("outcome_std", torch.as_tensor(outcome_std, **kwargs).reshape(()))
+        self.prior.to(device)
+        self.likelihood.to(device=device, dtype=torch.float64)
+        self._cache: WeightPosterior | None = None
+
+    @classmethod
+    def from_statistics(
+        cls,
+        prior: VISHPrior,
+        statistics: SufficientStatistics,
+        likelihood: GaussianLikelihood | None = None,
+    ) -> VISHModel:
+        """A model on raw statistics: outcomes are standardised with their own mean and std."""
+        mean, std = statistics.outcome_moments()
+        std = torch.where(std > 0, std, torch.ones_like(std))
+        return cls(prior, statistics.standardized(mean, std), mean, std, likelihood)
+
+    # ------------------------------------------------------------------ state
+    @property
+    def statistics(self) -> SufficientStatistics:
+        """The cached statistics (of the standardised outcomes)."""
+        return SufficientStatistics(*(getattr(self, f"_stat_{name}") for name in _STATISTICS))
+
+    @property
+    def num_outputs(self) -> int:
+        return 1
+
+    @property
+    def batch_shape(self) -> torch.Size:
+        gram, cross = self._stat_gram, self._stat_cross
+        return torch.broadcast_shapes(gram.shape[:-2], cross.shape[:-1])
+
+    @property
+    def noise(self) -> Tensor:
+        """Noise variance of the standardised outcomes, shape ``()``."""
+        return self.likelihood.noise.reshape(())
+
+    def train(self, mode: bool = True) -> VISHModel:
+        if mode or self.training:  # parameters may change in training: drop the posterior
+            self._cache = None
+        return super().train(mode)
+
+    def _apply(self, fn, *args, **kwargs):
+        self._cache = None
+        return super()._apply(fn, *args, **kwargs)
+
+    # ------------------------------------------------------------------ training on the cache
+    def bound(self) -> Tensor:
+        """The collapsed bound on the cached statistics (standardised units), shape ``()``."""
+        if self.batch_shape:
+            raise ConfigurationError("the bound of a batched (fantasy) model is not defined.")
+        return collapsed_bound(
+            self.statistics, self.prior.scale(), self.noise, self.prior.residual_variance()
+        )
+
+    def fit(self, maxiter: int = 100) -> VISHModel:
+        """Maximise the bound (plus registered log priors) over the hyperparameters, on the cache.
+
+        Trains the variance, the zonal kernel's parameters and the noise with L-BFGS; each step
+        costs :math:`O(M^3)` whatever ``N``. The lift (features) stays fixed. On a numerical
+        failure the previous hyperparameters are kept and a warning is issued.
+
+        Returns:
+            ``self``, in eval mode.
+        """
+        params = self.prior.hyperparameters() + list(self.likelihood.parameters())
+        optimize_bound(
+            lambda: self.bound() + log_prior_density(self.prior.covar_module, self.likelihood),
+            params,
+            float(self._stat_count),
+            maxiter,
+            self,
+        )
+        return self.eval()
+
+    # ------------------------------------------------------------------ posterior
+    def weight_posterior(self) -> WeightPosterior:
+        """The posterior over the weights (cached until the model is trained or moved)."""
+        if self._cache is None:
+            with torch.no_grad():
+                self._cache = weight_posterior(self.statistics, self.prior.scale(), self.noise)
+        return self._cache
+
+    def _check_test_inputs(self, X: Tensor) -> None:
+        self.prior.features.check_inputs("X", X)
+        if X.device != self._stat_gram.device:
+            raise InputDataError(
+                f"`X` is on {X.device} but the model on {self._stat_gram.device}; move one of them."
+            )
+
+    def latent(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        r"""Mean and joint covariance of :math:`f` at ``X`` in standardised units, float64.
+
+        Args:
+            X: inputs, shape ``(*batch, q, input_dim)``.
+
+        Returns:
+            ``mean`` of shape ``(*batch', q)`` and ``covariance`` ``(*batch', q, q)``, with
+            ``batch'`` the broadcast of ``batch`` and the model's batch shape.
+        """
+        post = self.weight_posterior()
+        Phi = self.prior.features.harmonics(X)
+        mean = (Phi @ post.mean.unsqueeze(-1)).squeeze(-1)
+        A = Phi @ post.factor.transpose(-1, -2)
+        covariance = A @ A.transpose(-1, -2) + self.prior.residual_covariance(X, X)
+        mean, covariance = torch.broadcast_tensors(mean.unsqueeze(-1), covariance)
+        return mean[..., 0], covariance
+
+    def posterior(
+        self,
+        X: Tensor,
+        output_indices: list[int] | None = None,
+        observation_noise: bool | Tensor = False,
+        posterior_transform=None,
+        **kwargs: Any,
+    ) -> GPyTorchPosterior:
+        """The joint Gaussian posterior at ``X`` in the original units of the outcomes.
+
+        Args:
+            X: inputs, shape ``(*batch, q, input_dim)`` (points on the sphere for sphere data).
+            output_indices: only ``None`` or ``[0]`` (one output).
+            observation_noise: False (latent ``f``), True (add the fitted noise), or a tensor of
+                noise variances in standardised units, shape ``(*batch, q, 1)``.
+            posterior_transform: applied to the posterior before it is returned.
+
+        Returns:
+            A :class:`~botorch.posteriors.gpytorch.GPyTorchPosterior` over ``(*batch', q, 1)``,
+            in ``X``'s dtype, differentiable in ``X``.
+        """
+        if output_indices not in (None, [0]):
+            raise ConfigurationError(
+                f"VISHModel has one output; `output_indices` must be None or [0], got "
+                f"{output_indices!r}."
+            )
+        self.eval()
+        self._check_test_inputs(X)
+        mean, covariance = self.latent(X)
+        if isinstance(observation_noise, Tensor):
+            noise = observation_noise.to(covariance)[..., 0]
+            covariance = covariance + torch.diag_embed(noise.expand(covariance.shape[:-1]))
+        elif observation_noise:
+            eye = torch.eye(covariance.shape[-1], dtype=covariance.dtype, device=X.device)
+            covariance = covariance + self.noise.detach() * eye
+        mean = mean * self.outcome_std + self.outcome_mean
+        covariance = covariance * self.outcome_std**2
+        # lazy: low rank plus a small residual, so sampling needs BoTorch's jittered Cholesky
+        covariance = DenseLinearOperator(covariance.to(X.dtype))
+        posterior = GPyTorchPosterior(MultivariateNormal(mean.to(X.dtype), covariance))
+        return posterior_transform(posterior) if posterior_transform is not None else posterior
+
+    def predict(
+        self,
+        X: Tensor,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+        compute_dtype: torch.dtype | None = None,
+        observation_noise: bool = False,
+    ) -> tuple[Tensor, Tensor]:
+        r"""Marginal predictive mean and variance at many inputs, streamed in chunks.
+
+        Never holds more than one chunk of features. The variance is :math:`\|G z\|^2` with the
+        lower-triangular :math:`G = L^{-1} D W^\top` in zonal coordinates, multiplied block by
+        block (no cancellation, about half a full product).
+
+        Args:
+            X: inputs, shape ``(N, input_dim)``.
+            chunk_size: rows per chunk.
+            compute_dtype: dtype of the chunk products (default ``X.dtype``).
+            observation_noise: add the noise variance (predict ``y``, not ``f``).
+
+        Returns:
+            ``(mean, variance)`` in the outcomes' units, each of shape ``(N,)``, in
+            ``compute_dtype``.
+        """
+        if self.batch_shape:
+            raise ConfigurationError("`predict` needs an unbatched model; use `posterior`.")
+        as_tensor_arg("X", X)
+        if X.dim() != 2:
+            raise InputDataError(
+                f"`X` must have shape (N, {self.prior.features.input_dim}), got {tuple(X.shape)}."
+            )
+        self._check_test_inputs(X)
+        dtype = compute_dtype or X.dtype
+        post = self.weight_posterior()
+        W = self.prior.features.transform
+        mean_z = (W @ post.mean).to(dtype)
+        factor_t = (post.factor @ W.T).T.to(dtype)  # upper triangular
+        with torch.no_grad():
+            residual = self.prior.residual_variance().to(dtype)
+            noise = self.noise.to(dtype) if observation_noise else 0.0
+        scale, shift = self.outcome_std.to(dtype), self.outcome_mean.to(dtype)
+        means, variances = [], []
+        with torch.no_grad():
+            for chunk in X.split(int(chunk_size)):
+                Z = self.prior.features.zonal(chunk, dtype)
+                radius, _ = self.prior.features.radius_direction(chunk)
+                variance = _upper_triangular_square_norms(Z, factor_t)
+                variance = variance + residual * radius.to(dtype) ** 2 + noise
+                means.append(Z @ mean_z * scale + shift)
+                variances.append(variance * scale**2)
+        return torch.cat(means), torch.cat(variances)
+
+    # ------------------------------------------------------------------ conditioning
+    def condition_on_observations(
+        self, X: Tensor, Y: Tensor, noise: Tensor | None = None, **kwargs: Any
+    ) -> VISHModel:
+        r"""A new model conditioned on more observations, by a rank update of the statistics.
+
+        Hyperparameters and the standardisation constants are kept. Batched ``Y`` (fantasies)
+        gives a batched model; the Gram update depends on ``X`` only and is shared by all fantasies.
+
+        Args:
+            X: inputs, shape ``(*batch, n, input_dim)``.
+            Y: outcomes in original units, shape ``(*fantasy_batch, *batch, n, 1)``.
+            noise: optional noise variances of the new points in standardised units, shape
+                ``(*batch, n, 1)``; rows are weighted by ``s^2 / noise`` (exact for the posterior).
+
+        Returns:
+            A :class:`VISHModel` with batch shape ``broadcast(fantasy_batch + batch, batch_shape)``.
+        """
+        as_tensor_arg("Y", Y)
+        self._check_test_inputs(X)
+        check_finite("Y", Y)
+        if Y.shape[-1] != 1 or Y.dim() < 2 or Y.shape[-2] != X.shape[-2]:
+            raise InputDataError(
+                f"`Y` must have shape (*batch, {X.shape[-2]}, 1) to match `X` {tuple(X.shape)}, "
+                f"got {tuple(Y.shape)}."
+            )
+        with torch.no_grad():
+            Phi = self.prior.features.harmonics(X)
+            radius, _ = self.prior.features.radius_direction(X.to(torch.float64))
+            y = (Y[..., 0].to(torch.float64) - self.outcome_mean) / self.outcome_std
+            if noise is not None:
+                weight = (self.noise / noise.to(torch.float64)[..., 0]).sqrt()
+                Phi, y = Phi * weight.unsqueeze(-1), y * weight
+            update = SufficientStatistics(
+                gram=Phi.transpose(-1, -2) @ Phi,
+                cross=(y.unsqueeze(-2) @ Phi).squeeze(-2),
+                feature_sum=Phi.sum(-2),
+                y_sum=y.sum(-1),
+                y_squared=(y * y).sum(-1),
+                radius_squared=(radius * radius).sum(-1),
+                count=torch.full_like(radius[..., 0], float(X.shape[-2])),
+            )
+            statistics = self.statistics + update
+        self._cache, cache = None, self._cache
+        model = copy.deepcopy(self)
+        self._cache = cache
+        for name in _STATISTICS:
+            setattr(model, f"_stat_{name}", getattr(statistics, name))
+        model._cache = None
+        return model.eval()
+
+
+def _upper_triangular_square_norms(Z: Tensor, upper: Tensor, blocks: int = GRAM_BLOCKS) -> Tensor:
+    """Row norms squared of ``Z @ upper`` for upper-triangular ``upper`` ``(M, M)``, by column
+    blocks."""
+    m = upper.shape[-1]
+    edges = [round(i * m / max(1, min(blocks, m))) for i in range(max(1, min(blocks, m)) + 1)]
+    total = Z.new_zeros(Z.shape[:-1])
+    for start, stop in zip(edges[:-1], edges[1:], strict=True):
+        block = Z[..., :stop] @ upper[:stop, start:stop]
+        total += (block * block).sum(-1)
+    return total
+
+
+def optimize_bound(objective, params: list[Tensor], count: float, maxiter: int, owner) -> None:
+    """Maximise ``objective()`` over ``params`` with SciPy's L-BFGS-B (as BoTorch fits models).
+
+    The loss is ``-objective() / count``. Trial points where the objective is not finite (a
+    failed Cholesky, for example) count as infinitely bad; the best point seen is kept, and if none
+    was finite the initial values are restored with a warning. Truncation warnings from trial
+    lengthscales are silenced and the cap is reported once for the final values.
+    """
+    if isinstance(maxiter, bool) or int(maxiter) != maxiter or maxiter < 0:
+        raise ConfigurationError(f"`maxiter` must be an integer >= 0, got {maxiter!r}.")
+    params = [p for p in params if p.requires_grad]
+    if not params or maxiter == 0:
+        return
+    initial = torch.cat([p.detach().reshape(-1) for p in params]).cpu().double().numpy()
+    best = {"loss": np.inf, "x": initial}
+
+    def assign(x: np.ndarray) -> None:
+        values = torch.from_numpy(x)
+        offset = 0
+        with torch.no_grad():
+            for p in params:
+                p.copy_(values[offset : offset + p.numel()].reshape(p.shape))
+                offset += p.numel()
+
+    def loss_and_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
+        assign(x)
+        for p in params:
+            p.grad = None
+        try:
+            with torch.enable_grad():  # also when called under torch.no_grad()
+                loss = -objective() / count
+                if not torch.isfinite(loss):
+                    raise RuntimeError("the bound is not finite")
+                loss.backward()
+        except RuntimeError:  # torch.linalg errors derive from RuntimeError
+            return np.inf, np.zeros_like(x)
+        grad = torch.cat(
+            [(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1) for p in params]
+        )
+        value = float(loss.detach())
+        if value < best["loss"]:
+            best.update(loss=value, x=x.copy())
+        return value, grad.detach().cpu().double().numpy()
+
+    owner.train()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TruncationWarning)
+        scipy.optimize.minimize(
+            loss_and_grad, initial, jac=True, method="L-BFGS-B", options={"maxiter": int(maxiter)}
+        )
+    assign(best["x"])
+    if not np.isfinite(best["loss"]):
+        warnings.warn(
+            "VISH hyperparameter fitting found no point where the bound is finite; keeping the "
+            "initial values.",
+            ManiboWarning,
+            stacklevel=3,
+        )
+    for module in owner.modules():
+        if isinstance(module, GeometricMaternKernel):
+            module.report_truncation()
+    owner.eval()

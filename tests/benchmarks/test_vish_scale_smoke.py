@@ -1,0 +1,32 @@
+"""The VISH scaling benchmark runs at smoke size and writes complete records, JSON and PNG."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).parents[2] / "benchmarks" / "vish_scale.py"
+
+
+def test_vish_scale_smoke(tmp_path):
+    command = [sys.executable, str(SCRIPT), "--smoke", "--out", str(tmp_path)]
+    command += ["--methods", "vish210", "svgp500", "--sizes", "900", "--datasets", "airline"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (tmp_path / "vish_scale_smoke.png").stat().st_size > 0
+    data = json.loads((tmp_path / "vish_scale_smoke.json").read_text())
+    assert data["config"]["smoke"] is True
+    assert set(data["environment"]["versions"]) >= {"manibo", "torch", "gpytorch", "botorch"}
+    airline = {r["method"]: r for r in data["records"] if r["dataset"] == "airline"}
+    assert set(airline) == {"vish210", "svgp500"}
+    for record in airline.values():
+        assert record["n"] == 900 and record["n_train"] == 600 and record["n_test"] == 300
+        assert record["time_s"] > 0 and record["peak_rss_bytes"] > 0
+        assert 0.3 < record["mse"] < 2.0 and 0.5 < record["nlpd"] < 2.5
+        assert len(record["load_average_before_after"]) == 2
+    assert airline["vish210"]["hyperparameters"]["num_features"] == 210
+    assert airline["svgp500"]["stopped"]
+    assert data["targets"]["gpu_time"]["pass"] is None
+    # a second run reuses the records instead of recomputing them
+    again = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and again.stdout.count("reusing") == 2

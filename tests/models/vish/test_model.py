@@ -1,0 +1,139 @@
+"""The BoTorch model: posterior shapes, noise, transforms, streaming predictions, training on the
+cache, and conditioning (batched fantasies) against a model rebuilt on the augmented data."""
+
+import pytest
+import torch
+from botorch.acquisition import (
+    qKnowledgeGradient,
+    qLogNoisyExpectedImprovement,
+    qNegIntegratedPosteriorVariance,
+)
+from botorch.acquisition.objective import ScalarizedPosteriorTransform
+from botorch.sampling import SobolQMCNormalSampler
+from gpytorch.kernels import ScaleKernel
+
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.kernels import GeometricMaternKernel
+from manibo.models.vish import VISHModel, VISHPrior, gather_statistics
+from manibo.spaces import Sphere
+
+SPACE = Sphere(2)
+
+
+def _model(n=200, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    X = SPACE.random(n, generator=g)
+    Y = (3 + 2 * torch.sin(3 * X[:, :1]) + 0.2 * torch.randn(n, 1, generator=g)).double()
+    prior = VISHPrior(ScaleKernel(GeometricMaternKernel(SPACE, nu=2.5, num_levels=12)), 64)
+    model = VISHModel.from_statistics(prior, gather_statistics(prior.features, X, Y))
+    return model.fit(maxiter=30), X, Y
+
+
+def test_posterior_contract():
+    model, X, _ = _model()
+    assert model.num_outputs == 1 and model.batch_shape == torch.Size()
+    X_test = SPACE.random(12, generator=torch.Generator().manual_seed(1)).reshape(3, 4, 3)
+    post = model.posterior(X_test)
+    assert post.mean.shape == (3, 4, 1) and post.covariance_matrix.shape == (3, 4, 4)
+    noisy = model.posterior(X_test, observation_noise=True)
+    extra = model.noise * model.outcome_std**2
+    assert torch.allclose(noisy.variance - post.variance, extra.expand(3, 4, 1).detach())
+    given = torch.full((3, 4, 1), 0.5, dtype=torch.float64)
+    with_tensor = model.posterior(X_test, observation_noise=given)
+    assert torch.allclose(with_tensor.variance - post.variance, 0.5 * model.outcome_std**2)
+    transform = ScalarizedPosteriorTransform(weights=torch.tensor([2.0], dtype=torch.float64))
+    assert torch.allclose(
+        model.posterior(X_test, posterior_transform=transform).mean, 2 * post.mean
+    )
+    with pytest.raises(ConfigurationError, match="one output"):
+        model.posterior(X_test, output_indices=[1])
+    with pytest.raises(InputDataError, match="norms must be 1"):
+        model.posterior(2 * X_test)
+    # differentiable in X, and the streaming prediction agrees with the posterior
+    x = X_test[0].clone().requires_grad_(True)
+    model.posterior(x).mean.sum().backward()
+    assert torch.isfinite(x.grad).all() and x.grad.abs().sum() > 0
+    flat = X_test.reshape(-1, 3)
+    mean, variance = model.predict(flat, chunk_size=5, observation_noise=True)
+    joint = model.posterior(flat, observation_noise=True)
+    assert torch.allclose(mean, joint.mean[:, 0], atol=1e-12)
+    assert torch.allclose(variance, joint.variance[:, 0], atol=1e-12)
+    mean32, variance32 = model.predict(flat, compute_dtype=torch.float32)
+    assert torch.allclose(mean32.double(), mean, rtol=1e-4)  # stated float32 tolerance
+
+
+def test_fit_on_the_cache_raises_the_bound():
+    model, _, _ = _model()
+    prior = model.prior
+    fresh = VISHModel(prior, model.statistics, model.outcome_mean, model.outcome_std)
+    fresh.likelihood.noise = 0.5
+    prior.covar_module.outputscale = 0.3
+    with torch.no_grad():
+        before = float(fresh.bound())
+    fresh.fit(maxiter=50)
+    with torch.no_grad():
+        assert float(fresh.bound()) > before + 1.0
+    assert 0.005 < float(fresh.noise.detach()) < 0.05  # noise sd 0.2 of an outcome sd ~1.4
+
+
+@torch.no_grad()
+def test_conditioning_equals_rebuilding_on_augmented_data():
+    model, X, Y = _model()
+    g = torch.Generator().manual_seed(7)
+    X_new = SPACE.random(5, generator=g)
+    Y_new = torch.randn(3, 5, 1, generator=g, dtype=torch.float64) + 3  # 3 fantasies
+    conditioned = model.condition_on_observations(X_new, Y_new)
+    assert conditioned.batch_shape == torch.Size([3])
+    X_test = SPACE.random(6, generator=g)
+    post = conditioned.posterior(X_test)
+    for i in range(3):
+        y_all = torch.cat([Y, Y_new[i]])[:, 0]
+        y_std = (y_all - model.outcome_mean) / model.outcome_std
+        stats = gather_statistics(model.prior.features, torch.cat([X, X_new]), y_std)
+        rebuilt = VISHModel(
+            model.prior, stats, model.outcome_mean, model.outcome_std, model.likelihood
+        )
+        ref = rebuilt.posterior(X_test)
+        assert torch.allclose(post.mean[i], ref.mean, atol=1e-10)
+        assert torch.allclose(post.covariance_matrix[i], ref.covariance_matrix, atol=1e-10)
+    # known noise equal to the fitted noise changes nothing; the original model is untouched
+    same = model.condition_on_observations(X_new, Y_new[0], noise=model.noise.expand(5, 1).clone())
+    plain = model.condition_on_observations(X_new, Y_new[0])
+    assert torch.allclose(same.posterior(X_test).mean, plain.posterior(X_test).mean, atol=1e-12)
+    assert model.batch_shape == torch.Size()
+    with pytest.raises(InputDataError, match="must have shape"):
+        model.condition_on_observations(X_new, Y_new[0, :3])
+
+
+def test_fantasy_based_acquisitions():
+    model, X, _ = _model()
+    fantasy = model.fantasize(X[:2], SobolQMCNormalSampler(torch.Size([4]), seed=0))
+    assert fantasy.batch_shape == torch.Size([4])
+    X_opt = SPACE.random(2 * 5).reshape(2, 5, 3).requires_grad_(True)  # q = 1 plus 4 fantasies
+    qkg = qKnowledgeGradient(model, num_fantasies=4)
+    value = qkg(X_opt)
+    value.sum().backward()
+    assert value.shape == (2,) and torch.isfinite(X_opt.grad).all()
+    ipv = qNegIntegratedPosteriorVariance(model, mc_points=SPACE.random(32))
+    assert torch.isfinite(ipv(SPACE.random(3).reshape(3, 1, 3))).all()
+    nei = qLogNoisyExpectedImprovement(model, X_baseline=X[:50], prune_baseline=True)
+    assert torch.isfinite(nei(SPACE.random(4).reshape(2, 2, 3))).all()
+
+
+def test_model_errors():
+    model, _, _ = _model(50)
+    batched = model.condition_on_observations(
+        model.prior.features.transform.new_tensor([[0.0, 0.0, 1.0]]),
+        torch.ones(2, 1, 1, dtype=torch.float64),
+    )
+    with pytest.raises(ConfigurationError, match="unbatched"):
+        batched.predict(SPACE.random(3))
+    with pytest.raises(ConfigurationError, match="batched"):
+        batched.bound()
+    with pytest.raises(InputDataError, match="shape"):
+        model.predict(SPACE.random(3).reshape(1, 3, 3))
+    other = VISHPrior(ScaleKernel(GeometricMaternKernel(SPACE, num_levels=12)), 16)
+    with pytest.raises(ConfigurationError, match="features"):
+        VISHModel(other, model.statistics)
+    with pytest.raises(ConfigurationError, match="maxiter"):
+        model.fit(maxiter=-1)

@@ -1,0 +1,66 @@
+"""The "vish" surrogate: built by name, used by the loop, and run from the command line."""
+
+import json
+
+import pytest
+import torch
+
+from manibo.cli import main
+from manibo.exceptions import ConfigurationError
+from manibo.loop import BayesianOptimizer
+from manibo.models import available_surrogates, build_surrogate
+from manibo.models.vish import VISHModel
+from manibo.spaces import Sphere, Torus
+
+
+def test_registry_builds_vish():
+    assert "vish" in available_surrogates()
+    X = Sphere(2).random(300, generator=torch.Generator().manual_seed(0))
+    Y = (X[:, :1] ** 2 + 0.05 * torch.randn(300, 1, dtype=torch.float64)).double()
+    model = build_surrogate("vish", Sphere(2), X, Y, num_features=49, maxiter=30)
+    assert isinstance(model, VISHModel) and model.prior.levels == tuple(range(7))
+    with torch.no_grad():
+        error = (model.posterior(X[:50]).mean - X[:50, :1] ** 2).abs().max()
+    assert float(error) < 0.1
+    with pytest.raises(ConfigurationError, match="Sphere"):
+        build_surrogate("vish", Torus(2), torch.rand(5, 2).double() * 6, torch.rand(5, 1).double())
+
+
+def test_loop_and_cli_with_many_noisy_observations(tmp_path):
+    opt = BayesianOptimizer(
+        Sphere(2),
+        surrogate="vish",
+        initial_design=250,
+        seed=0,
+        num_restarts=2,
+        raw_samples=32,
+        surrogate_options={"num_features": 36, "maxiter": 20},
+        optimizer_options={"maxiter": 10},
+    )
+    opt.run(lambda x: float(x[2] + 0.1 * torch.randn(1)), budget=252, progress=False)
+    assert len(opt.history) == 252
+    code = main(
+        [
+            "run",
+            "--problem",
+            "ackley-sphere2",
+            "--surrogate",
+            "vish",
+            "--budget",
+            "202",
+            "--initial-design",
+            "200",
+            "--noise",
+            "0.1",
+            "--surrogate-option",
+            "num_features=36",
+            "--surrogate-option",
+            "maxiter=20",
+            "--out",
+            str(tmp_path),
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    summary = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert summary["config"]["surrogate"] == "vish" and len(summary["observed"]) == 202
