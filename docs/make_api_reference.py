@@ -1,7 +1,7 @@
 """Write ``docs/api.md``: every public object of manibo with its signature and docstring.
 
-The public API is each package's ``__all__`` (``manibo``, ``manibo.spaces``, ``manibo.kernels``,
-...) and the public modules directly under ``manibo`` (``manibo.loop``, ``manibo.journal``, ...).
+The public API is each package's ``__all__`` at any depth (``manibo``, ``manibo.spaces``,
+``manibo.models.vish``, ...) and the public modules directly under ``manibo`` (``manibo.loop``, ...).
 ``tests/test_api_reference.py`` checks that the committed page is what this script writes now.
 
     python docs/make_api_reference.py          # rewrite docs/api.md
@@ -22,13 +22,18 @@ ENTRY_POINTS = {"manibo.cli", "manibo.__main__", "manibo.demos"}  # for people, 
 
 
 def public_modules() -> list[str]:
-    """``manibo``, then its subpackages and public top-level modules in alphabetical order."""
+    """``manibo``, its public top-level modules and its public packages at every depth, sorted.
+
+    A package (``manibo.models.vish``) states its public names in ``__all__``; modules inside a
+    package are implementation detail, documented through the package that exports them.
+    """
     names = ["manibo"]
-    for info in pkgutil.iter_modules(manibo.__path__, "manibo."):
-        leaf = info.name.rsplit(".", 1)[1]
-        if not leaf.startswith("_") and info.name not in ENTRY_POINTS:
+    for info in pkgutil.walk_packages(manibo.__path__, "manibo."):
+        parts = info.name.split(".")
+        private = any(part.startswith("_") for part in parts) or info.name in ENTRY_POINTS
+        if not private and (info.ispkg or len(parts) == 2):
             names.append(info.name)
-    return names
+    return sorted(names)
 
 
 def public_names(module) -> list[str]:

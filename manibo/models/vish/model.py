@@ -113,10 +113,12 @@ class VISHModel(Model, FantasizeMixin):
 
     @property
     def num_outputs(self) -> int:
+        """One outcome: VISH models a single scalar function."""
         return 1
 
     @property
     def batch_shape(self) -> torch.Size:
+        """Batch shape of the model (``[]``; fantasies add their leading dimensions)."""
         gram, cross = self._stat_gram, self._stat_cross
         return torch.broadcast_shapes(gram.shape[:-2], cross.shape[:-1])
 
