@@ -48,7 +48,7 @@ def run_one(
     """
     import torch
 
-    path = Path(out_dir) / "runs" / f"{problem_name}_{method}_seed{seed}.json"
+    path = _record_path(out_dir, problem_name, method, seed)
     cached = _cached_record(path, budget, initial, acquisition, fast)
     if cached is not None:
         return cached
@@ -107,6 +107,19 @@ def run_one(
     }
     write_json(path, record)
     return record
+
+
+def _stored_record(job: tuple) -> dict | None:
+    """The stored record of a job ``(problem, method, seed, budget, initial, acquisition, out,
+    smoke)``, or None when it has not been run."""
+    problem, method, seed, budget, initial, acquisition, out_dir, fast = job
+    return _cached_record(
+        _record_path(out_dir, problem, method, seed), budget, initial, acquisition, fast
+    )
+
+
+def _record_path(out_dir: str, problem: str, method: str, seed: int) -> Path:
+    return Path(out_dir) / "runs" / f"{problem}_{method}_seed{seed}.json"
 
 
 def _cached_record(path: Path, budget: int, initial: int, acquisition: str, fast: bool):
@@ -226,6 +239,11 @@ def main(argv: list[str] | None = None) -> int:
         "--timing", action="store_true", help="only time one iteration at 100 points on S²"
     )
     parser.add_argument("--smoke", action="store_true", help="tiny budget for the test suite")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="summarise and plot the runs already stored under --out, running nothing",
+    )
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.timing:
@@ -239,13 +257,15 @@ def main(argv: list[str] | None = None) -> int:
         checkpoints = [5, 8]
     else:
         checkpoints = [int(c) for c in args.checkpoints.split(",")]
-    jobs = [
+    jobs = [  # seed-major, so that an interrupted campaign leaves every method with equal seeds
         (p, m, s, args.budget, args.initial, args.acquisition, str(args.out), args.smoke)
+        for s in range(args.seeds)
         for p in problems
         for m in methods
-        for s in range(args.seeds)
     ]
-    if args.workers > 1:
+    if args.report_only:
+        records = [r for r in map(_stored_record, jobs) if r is not None]
+    elif args.workers > 1:
         with ProcessPoolExecutor(args.workers) as pool:
             records = list(pool.map(run_one, *zip(*jobs, strict=True)))
     else:
@@ -257,10 +277,10 @@ def main(argv: list[str] | None = None) -> int:
         plot(
             mine,
             args.out / f"regret_{p}.png",
-            f"{p}: simple regret, median and IQR over {args.seeds} seeds",
+            f"{p}: simple regret, median and IQR over seeds ({args.acquisition})",
         )
         print(
-            f"\n{p} (acquisition {args.acquisition}, {args.seeds} seeds): median [IQR] simple regret"
+            f"\n{p} (acquisition {args.acquisition}): median [IQR] simple regret (seeds per method)"
         )
         for method, row in summary["problems"][p]["table"].items():
             cells = "  ".join(
@@ -268,7 +288,10 @@ def main(argv: list[str] | None = None) -> int:
                 for t, v in row["regret"].items()
             )
             secs = row["seconds_per_iteration"]
-            print(f"  {method:10s} {cells}" + (f"  ({secs:.2f} s/iteration)" if secs else ""))
+            print(
+                f"  {method:10s} ({row['seeds']}) {cells}"
+                + (f"  ({secs:.2f} s/iteration)" if secs else "")
+            )
     write_json(args.out / "regret_summary.json", summary)
     return 0
 

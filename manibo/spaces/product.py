@@ -113,6 +113,10 @@ class ProductSpace(CompactSpace):
         pairs = zip(self.factors, self._split(x), self._split(y), strict=True)
         return torch.stack([f.distance(p, q) ** 2 for f, p, q in pairs], dim=-1).sum(-1).sqrt()
 
+    def ambient_bounds(self) -> Tensor:
+        """The factors' boxes side by side, shape ``(2, size)`` (each factor must have one)."""
+        return torch.cat([f.ambient_bounds() for f in self.factors], dim=-1)
+
     def chart(self, x: Tensor) -> Tensor:
         """Factor charts concatenated, shape ``(*batch, sum of chart sizes)``."""
         return torch.cat(

@@ -173,6 +173,10 @@ class SpecialOrthogonal(CompactSpace):
         cos = 0.5 * (m.diagonal(dim1=-2, dim2=-1).sum(-1) - 1)
         return torch.atan2(0.5 * axial.norm(dim=-1), cos)
 
+    def ambient_bounds(self) -> Tensor:
+        """The box ``[-1, 1]^9`` holding every rotation matrix's entries, shape ``(2, 9)``."""
+        return torch.tensor([[-1.0] * 9, [1.0] * 9], dtype=torch.float64)
+
     def chart(self, x: Tensor) -> Tensor:
         """Rotation vectors (axis times angle in ``[0, π]``), shape ``(*batch, 3)``."""
         q = rotation_to_quaternion(_matrices(x))

@@ -283,3 +283,14 @@ def test_bad_input_is_refused_with_advice():
         ProductSpace()
     with pytest.raises(ConfigurationError, match="compact space with 1-D points"):
         ProductSpace(Circle(), "circle")
+
+
+def test_ambient_bounds_hold_random_points_and_a_factor_without_one_is_refused():
+    torus = Torus(3)
+    bounds = torus.ambient_bounds()
+    x = torus.random(500, generator=torch.Generator().manual_seed(0))
+    assert bounds.shape == (2, 3)
+    assert ((x >= bounds[0]) & (x <= bounds[1])).all()
+    assert torch.allclose(bounds[1] - bounds[0], torch.full((3,), 2 * math.pi, dtype=torch.float64))
+    mixed = ProductSpace(Sphere(2), Circle())
+    assert mixed.ambient_bounds().shape == (2, 4)

@@ -211,3 +211,18 @@ def test_bad_input_is_refused_with_advice():
     kernel = GeometricMaternKernel(SO3, num_levels=5).double()
     with pytest.raises(InputDataError, match="RᵀR = I"):
         kernel(x + 0.01).to_dense()
+
+
+def test_ambient_bounds_hold_rotations_and_projection_lands_on_the_group():
+    space = SpecialOrthogonal()
+    bounds = space.ambient_bounds()
+    x = space.random(200, generator=torch.Generator().manual_seed(1))
+    assert bounds.shape == (2, 9)
+    assert ((x >= bounds[0]) & (x <= bounds[1])).all()
+    box_points = bounds[0] + (bounds[1] - bounds[0]) * torch.rand(
+        50, 9, generator=torch.Generator().manual_seed(2), dtype=torch.float64
+    )
+    r = space.project(box_points).reshape(-1, 3, 3)
+    eye = torch.eye(3, dtype=torch.float64).expand_as(r)
+    assert torch.allclose(r.transpose(-1, -2) @ r, eye, atol=1e-10)
+    assert torch.allclose(torch.linalg.det(r), torch.ones(50, dtype=torch.float64), atol=1e-10)
