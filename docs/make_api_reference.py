@@ -1,8 +1,9 @@
 """Write ``docs/api.md``: every public object of manibo with its signature and docstring.
 
 The public API is each package's ``__all__`` at any depth (``manibo``, ``manibo.spaces``,
-``manibo.models.vish``, ...) and the public modules directly under ``manibo`` (``manibo.loop``, ...).
-``tests/test_api_reference.py`` checks that the committed page is what this script writes now.
+``manibo.models.vish``, ...) and the public modules directly under ``manibo``
+(``manibo.loop``, ...). ``tests/test_api_reference.py`` checks that the committed page is what
+this script writes now.
 
     python docs/make_api_reference.py          # rewrite docs/api.md
 """

@@ -1,4 +1,7 @@
-"""Tutorial: the ask/tell workflow for an experiment rig, with a journal and resumption after a crash."""
+"""Tutorial: the ask/tell workflow for an experiment rig.
+
+The run keeps a journal and resumes after a crash.
+"""
 
 import os
 import tempfile

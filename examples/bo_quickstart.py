@@ -1,4 +1,7 @@
-"""Tutorial: Bayesian optimisation on the sphere in ten lines (run with SMOKE_TEST=1 for a quick check)."""
+"""Tutorial: Bayesian optimisation on the sphere in ten lines.
+
+Run with SMOKE_TEST=1 for a quick check.
+"""
 
 import os
 

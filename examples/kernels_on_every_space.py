@@ -36,7 +36,8 @@ for name, space in spaces.items():
     smallest = float(torch.linalg.eigvalsh(K).min())
     levels = kernel.levels_for(kernel.lengthscale)
     print(
-        f"{name:18s} K {tuple(K.shape)}, {levels:4d} levels, mean k(x,x) = {float(K.diagonal().mean()):.3f}, "
+        f"{name:18s} K {tuple(K.shape)}, {levels:4d} levels, "
+        f"mean k(x,x) = {float(K.diagonal().mean()):.3f}, "
         f"min eigenvalue {smallest:.1e}"
     )
     assert torch.allclose(K, K.T) and smallest > -1e-8

@@ -23,7 +23,10 @@ opt.run(lambda v: float(problem.evaluate_true(v)), budget=budget, progress=False
 vertices = [int(e.x[0]) for e in opt.history]
 assert len(set(vertices)) == len(vertices)  # no vertex measured twice
 best_vertex, best_value = opt.best
-print(f"best vertex {int(best_vertex)} with value {best_value:.4f}; optimum {problem.optimal_value:.4f}")
+print(
+    f"best vertex {int(best_vertex)} with value {best_value:.4f}; "
+    f"optimum {problem.optimal_value:.4f}"
+)
 print(f"measured {budget} of {mesh.num_points} vertices")
 if not SMOKE_TEST:
     assert best_value == problem.optimal_value  # the deepest bump's vertex is found

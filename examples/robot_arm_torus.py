@@ -1,4 +1,6 @@
-"""Tutorial: joint angles of a planar robot arm live on a torus; BO proposes two configurations at once.
+"""Tutorial: joint angles of a planar robot arm live on a torus.
+
+BO proposes two configurations at once.
 
 The three joint angles of the arm are a point of T³ = S¹ × S¹ × S¹ (angles in [0, 2π)); a kernel on
 ambient angles would call 0.01 and 6.27 far apart, the torus kernel knows they are neighbours. Each

@@ -8,8 +8,10 @@ Subpackages, from the ground up (each imports only from those listed before it):
 * ``manibo.kernels`` — GPyTorch kernels: spectral Matérn/heat, zonal, arc-cosine, homogeneous lift.
 * ``manibo.models`` — surrogates as BoTorch models, built by name; ``manibo.optim`` — acquisition
   optimisation on a space; ``manibo.problems`` — benchmark functions with known optima.
-* ``manibo.loop`` — ``BayesianOptimizer`` (ask / tell / run, journal, resume), ``minimize``, ``maximize``.
-* ``manibo.testing`` — contract checks for new spaces and kernels; ``manibo.demos`` — ``manibo demo``.
+* ``manibo.loop`` — ``BayesianOptimizer`` (ask / tell / run, journal, resume), ``minimize``,
+  ``maximize``.
+* ``manibo.testing`` — contract checks for new spaces and kernels; ``manibo.demos`` —
+  ``manibo demo``.
 """
 
 from manibo.exceptions import ConfigurationError, InputDataError, ManiboError

@@ -1,4 +1,7 @@
-"""Input checks shared by every public entry point: shapes, finiteness, dtype and device agreement."""
+"""Input checks shared by every public entry point.
+
+They cover shapes, finiteness, and dtype and device agreement.
+"""
 
 from __future__ import annotations
 
@@ -38,7 +41,8 @@ def check_finite(name: str, x: Tensor) -> None:
     if not torch.isfinite(x).all():
         bad = int((~torch.isfinite(x)).sum())
         raise InputDataError(
-            f"`{name}` contains {bad} NaN or infinite entries. Remove or impute them before calling."
+            f"`{name}` contains {bad} NaN or infinite entries. "
+            "Remove or impute them before calling."
         )
 
 
@@ -56,8 +60,8 @@ def check_same_dtype_device(**tensors: Tensor) -> None:
             )
         if t.device != t0.device:
             raise InputDataError(
-                f"`{name}` is on {t.device} but `{name0}` is on {t0.device}; move both to one device "
-                f"with `.to(device)`."
+                f"`{name}` is on {t.device} but `{name0}` is on {t0.device}; "
+                f"move both to one device with `.to(device)`."
             )
 
 

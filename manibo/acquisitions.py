@@ -56,7 +56,9 @@ def available_acquisitions() -> list[str]:
 def build_acquisition(
     name: str, model: Model, train_X: Tensor, train_Y: Tensor, X_pending: Tensor | None, seed: int
 ) -> AcquisitionFunction:
-    """Build the acquisition ``name`` for maximising ``model`` (``train_Y`` already oriented for maximisation).
+    """Build the acquisition ``name`` for maximising ``model``.
+
+    ``train_Y`` is already oriented for maximisation.
 
     Args:
         name: one of :func:`available_acquisitions`.
@@ -72,7 +74,7 @@ def build_acquisition(
         )
     if name in ANALYTIC and X_pending is not None:
         raise ConfigurationError(
-            f"the analytic acquisition {name!r} cannot account for pending points; use q = 1 and no "
-            "parallel evaluations, or a Monte Carlo acquisition such as 'qlognei'."
+            f"the analytic acquisition {name!r} cannot account for pending points; "
+            "use q = 1 and no parallel evaluations, or a Monte Carlo acquisition such as 'qlognei'."
         )
     return _BUILDERS[name](model, train_X, train_Y, X_pending, seed)

@@ -1,4 +1,7 @@
-"""The errors and warnings manibo raises: one hierarchy, each also a builtin so callers can catch either."""
+"""The errors and warnings manibo raises, in one hierarchy.
+
+Each is also a builtin, so callers can catch either.
+"""
 
 
 class ManiboError(Exception):
@@ -18,4 +21,7 @@ class ManiboWarning(UserWarning):
 
 
 class TruncationWarning(ManiboWarning):
-    """A spectral series was cut at its cap while the neglected mass is still above the tolerance."""
+    """A spectral series was cut at its cap.
+
+    The neglected mass is still above the tolerance.
+    """

@@ -1,4 +1,7 @@
-"""The append-only JSON-lines journal of an optimisation run: every record is on disk before ``tell`` returns."""
+"""The append-only JSON-lines journal of an optimisation run.
+
+Every record is on disk before ``tell`` returns.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +18,10 @@ JOURNAL_VERSION = 1
 
 
 class JournalError(ManiboError):
-    """A journal cannot be read: a record other than the last is corrupt, or the header is missing."""
+    """A journal cannot be read.
+
+    A record other than the last is corrupt, or the header is missing.
+    """
 
 
 class JournalWarning(ManiboWarning):
@@ -45,7 +51,9 @@ class Evaluation:
 
 
 class Journal:
-    """Append-only JSON-lines file: one header line (the configuration), then one line per evaluation.
+    """Append-only JSON-lines file.
+
+    One header line (the configuration), then one line per evaluation.
 
     Args:
         path: the file; created with its header when it does not exist.
@@ -79,8 +87,8 @@ class Journal:
         """Read the header's configuration and the evaluations.
 
         A corrupt or truncated *last* line (a crash in the middle of a write) is moved to
-        ``<path>.corrupt`` and reported with a :class:`JournalWarning`; a corrupt earlier line raises
-        :class:`JournalError`, because skipping it would silently lose a record.
+        ``<path>.corrupt`` and reported with a :class:`JournalWarning`; a corrupt earlier line
+        raises :class:`JournalError`, because skipping it would silently lose a record.
         """
         if not self.path.exists():
             raise JournalError(f"journal {self.path} does not exist.")
@@ -96,8 +104,9 @@ class Journal:
                     self._quarantine(raw, len(raw) - len(line) - 1, f"line {number}: {err}")
                     break
                 raise JournalError(
-                    f"journal {self.path} line {number} is corrupt ({err}); earlier and later records "
-                    "are intact. Repair or remove that line by hand, then resume."
+                    f"journal {self.path} line {number} is corrupt ({err}); "
+                    "earlier and later records are intact. "
+                    "Repair or remove that line by hand, then resume."
                 ) from err
         if tail:
             self._quarantine(raw, len(raw) - len(tail), "the last line is truncated (no newline)")
@@ -120,8 +129,8 @@ class Journal:
             f.flush()
             os.fsync(f.fileno())
         warnings.warn(
-            f"journal {self.path}: {why}; it was skipped and saved to {corrupt}. All earlier records "
-            "were kept.",
+            f"journal {self.path}: {why}; it was skipped and saved to {corrupt}. "
+            "All earlier records were kept.",
             JournalWarning,
             stacklevel=3,
         )

@@ -1,4 +1,7 @@
-"""Shared fixtures: a fixed seed per test, a private cache directory, and the registry on the import path."""
+"""Shared fixtures.
+
+A fixed seed per test, a private cache directory, and the registry on the import path.
+"""
 
 import sys
 from pathlib import Path
@@ -11,7 +14,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory):
-    """Fundamental systems computed by the tests go to a temporary folder, never the user's cache."""
+    """Fundamental systems computed by the tests go to a temporary folder.
+
+    They never go to the user's cache.
+    """
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MANIBO_CACHE_DIR", str(tmp_path_factory.mktemp("manibo-cache")))
         yield

@@ -1,4 +1,7 @@
-"""Every ```python block in the README and docs/ runs (blocks of one page share a namespace, in order)."""
+"""Every ```python block in the README and docs/ runs.
+
+Blocks of one page share a namespace, in order.
+"""
 
 import os
 import re

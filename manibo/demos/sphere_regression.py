@@ -1,4 +1,7 @@
-"""A geometric GP on the globe S² against a latitude/longitude Euclidean GP, with a map of the fit."""
+"""A geometric GP on the globe S² against a latitude/longitude Euclidean GP.
+
+The demo also draws a map of the fit.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +21,9 @@ from torch import Tensor
 from manibo.kernels import GeometricMaternKernel
 from manibo.spaces import Sphere
 
-# Bumps of the target function: (latitude°, longitude°, concentration, height). One sits on the north
-# pole and one straddles the antimeridian, where a latitude/longitude chart tears the sphere apart.
+# Bumps of the target function: (latitude°, longitude°, concentration, height). One sits on the
+# north pole and one straddles the antimeridian, where a latitude/longitude chart tears the sphere
+# apart.
 _BUMPS = (
     (89.0, 0.0, 8.0, 1.5),
     (-10.0, 179.0, 12.0, -1.2),
@@ -72,7 +76,10 @@ def _evaluate(
 
 
 def run(out_dir: Path, num_train: int = 150, seed: int = 0, device: str = "cpu") -> dict:
-    """Fit both GPs, print a comparison, write ``sphere_fit.png`` and ``sphere_fit.json`` in ``out_dir``."""
+    """Fit both GPs and print a comparison.
+
+    Writes ``sphere_fit.png`` and ``sphere_fit.json`` in ``out_dir``.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     space = Sphere(2)
     gen = torch.Generator().manual_seed(seed)
@@ -108,7 +115,8 @@ def run(out_dir: Path, num_train: int = 150, seed: int = 0, device: str = "cpu")
         models[name] = (model, xte)
 
     print(
-        f"Regression on the globe S²: {num_train} noisy observations (σ = {noise_sd}), 3000 test points"
+        f"Regression on the globe S²: {num_train} noisy observations (σ = {noise_sd}), "
+        "3000 test points"
     )
     print(f"{'surrogate':40s} {'RMSE':>8s} {'NLPD':>8s} {'fit [s]':>8s}")
     for r in reports:
@@ -118,7 +126,8 @@ def run(out_dir: Path, num_train: int = 150, seed: int = 0, device: str = "cpu")
     y_scale = float(geometric.outcome_transform.stdvs.squeeze())
     with torch.no_grad():
         print(
-            f"geometric GP hyperparameters: lengthscale {float(kern.base_kernel.lengthscale):.3f} rad, "
+            "geometric GP hyperparameters: "
+            f"lengthscale {float(kern.base_kernel.lengthscale):.3f} rad, "
             f"signal sd {y_scale * float(kern.outputscale.sqrt()):.3f}, "
             f"noise sd {y_scale * float(geometric.likelihood.noise.sqrt()):.3f} (truth {noise_sd})"
         )
@@ -169,7 +178,8 @@ def _plot(path: Path, x_train: Tensor, models: dict, space: Sphere) -> Path:
         fig.colorbar(mesh, ax=ax, shrink=0.85)
     axes[0].legend(loc="lower left", fontsize=8)
     fig.suptitle(
-        "GP regression on the globe: the geometric kernel has no seam at the poles or the antimeridian"
+        "GP regression on the globe: "
+        "the geometric kernel has no seam at the poles or the antimeridian"
     )
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -1,5 +1,8 @@
-r"""Fourier harmonics of the circle: :math:`1, \sqrt2\cos l\theta, \sqrt2\sin l\theta`, orthonormal under
-:math:`d\theta/2\pi`."""
+r"""Fourier harmonics of the circle.
+
+The harmonics :math:`1, \sqrt2\cos l\theta, \sqrt2\sin l\theta` are orthonormal under
+:math:`d\theta/2\pi`.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +13,11 @@ from torch import Tensor
 
 
 def circle_harmonics(cos: Tensor, sin: Tensor, num_levels: int) -> Tensor:
-    r"""Orthonormal harmonics of levels ``0..num_levels-1`` at angles given by their cosine and sine.
+    r"""Orthonormal harmonics of levels ``0..num_levels-1``.
 
-    Uses the rotation recurrence :math:`e^{il\theta} = e^{i(l-1)\theta} e^{i\theta}` (no ``cos(l*theta)``
-    calls, and the result is polynomial in ``(cos, sin)``, hence smooth in ambient coordinates).
+    The angles are given by their cosine and sine. Uses the rotation recurrence
+    :math:`e^{il\theta} = e^{i(l-1)\theta} e^{i\theta}` (no ``cos(l*theta)`` calls, and the result
+    is polynomial in ``(cos, sin)``, hence smooth in ambient coordinates).
 
     Args:
         cos: :math:`\cos\theta`, shape ``(*shape)``.

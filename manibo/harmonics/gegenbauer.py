@@ -1,13 +1,15 @@
-r"""Gegenbauer polynomials by their three-term recurrence, and the constants of the addition theorem.
+r"""Gegenbauer polynomials by their three-term recurrence.
+
+The module also gives the constants of the addition theorem.
 
 Conventions (ambient dimension ``d``, sphere :math:`S^{d-1}`, index :math:`\alpha = (d-2)/2`):
 
 * :math:`C_n^\alpha` satisfies :math:`n C_n = 2t(n+\alpha-1) C_{n-1} - (n+2\alpha-2) C_{n-2}`.
-* The *normalised* polynomial :math:`P_n = C_n^\alpha / C_n^\alpha(1)` has :math:`P_n(1) = 1` and obeys
-  :math:`(n+2\alpha-1) P_n = 2t(n+\alpha-1) P_{n-1} - (n-1) P_{n-2}`, which also holds at
+* The *normalised* polynomial :math:`P_n = C_n^\alpha / C_n^\alpha(1)` has :math:`P_n(1) = 1` and
+  obeys :math:`(n+2\alpha-1) P_n = 2t(n+\alpha-1) P_{n-1} - (n-1) P_{n-2}`, which also holds at
   :math:`\alpha = 0` where it is Chebyshev's :math:`T_n`. All evaluation goes through :math:`P_n`:
-  it is bounded by 1 on :math:`[-1, 1]`, so the recurrence is stable in float32 and float64 (no monomial
-  coefficients, which lose all accuracy beyond degree ~25).
+  it is bounded by 1 on :math:`[-1, 1]`, so the recurrence is stable in float32 and float64 (no
+  monomial coefficients, which lose all accuracy beyond degree ~25).
 * The level-:math:`n` reproducing kernel under the normalised surface measure is
   :math:`G_n(t) = N(d, n) P_n(t)` (addition theorem).
 * :math:`P_n'(t) = \frac{n(n+2\alpha)}{2\alpha+1} P^{(\alpha+1)}_{n-1}(t)`.
@@ -36,7 +38,9 @@ def _check_degree(n: int) -> None:
 
 
 def harmonic_dimension(d: int, n: int) -> int:
-    r"""Number :math:`N(d, n)` of linearly independent degree-``n`` spherical harmonics on :math:`S^{d-1}`.
+    r"""Number :math:`N(d, n)` of linearly independent degree-``n`` spherical harmonics.
+
+    The harmonics are those on :math:`S^{d-1}`.
 
     Args:
         d: ambient dimension, ``d >= 2``.
@@ -104,7 +108,8 @@ def normalized_gegenbauer(n_max: int, alpha: float, t: Tensor) -> Tensor:
         t: arguments, shape ``(*shape)``.
 
     Returns:
-        Tensor of shape ``(*shape, n_max + 1)``; accurate to ~1e-14 in float64 up to ``n_max = 200``.
+        Tensor of shape ``(*shape, n_max + 1)``; accurate to ~1e-14 in float64 up to
+        ``n_max = 200``.
     """
     _check_degree(n_max)
     values = []
@@ -143,7 +148,10 @@ def normalized_gegenbauer_derivative(n_max: int, alpha: float, t: Tensor) -> Ten
 
 
 def gegenbauer_derivative(n_max: int, alpha: float, t: Tensor) -> Tensor:
-    r""":math:`\frac{d}{dt} C_n^\alpha(t) = 2\alpha C_{n-1}^{\alpha+1}(t)`, shape ``(*t.shape, n_max + 1)``."""
+    r""":math:`\frac{d}{dt} C_n^\alpha(t) = 2\alpha C_{n-1}^{\alpha+1}(t)`.
+
+    Returns shape ``(*t.shape, n_max + 1)``.
+    """
     p = normalized_gegenbauer_derivative(n_max, alpha, t)
     scale = torch.tensor(
         [gegenbauer_at_one(n, alpha) for n in range(n_max + 1)], dtype=t.dtype, device=t.device
@@ -152,10 +160,11 @@ def gegenbauer_derivative(n_max: int, alpha: float, t: Tensor) -> Tensor:
 
 
 def addition_kernel(n_max: int, d: int, t: Tensor) -> Tensor:
-    r"""Level reproducing kernels :math:`G_n(t) = N(d,n) P_n(t)` on :math:`S^{d-1}` for ``n = 0..n_max``.
+    r"""Level reproducing kernels :math:`G_n(t) = N(d,n) P_n(t)` on :math:`S^{d-1}`.
 
-    :math:`\sum_k Y_{n,k}(x) Y_{n,k}(y) = G_n(x \cdot y)` for harmonics orthonormal under the normalised
-    surface measure. Returns shape ``(*t.shape, n_max + 1)``.
+    The levels are ``n = 0..n_max``. :math:`\sum_k Y_{n,k}(x) Y_{n,k}(y) = G_n(x \cdot y)` for
+    harmonics orthonormal under the normalised surface measure. Returns shape
+    ``(*t.shape, n_max + 1)``.
     """
     p = normalized_gegenbauer(n_max, (d - 2) / 2, t)
     dims = torch.tensor(

@@ -2,9 +2,10 @@ r"""Streaming sums :math:`\sum_l c_l\, b_l(t)` of level functions, with an autog
 stores one tensor per level.
 
 A kernel on a compact space is a weighted sum of level reproducing kernels :math:`G_l = s_l b_l(t)`,
-where :math:`t` is one scalar per pair of points (:math:`x \cdot y` on spheres, :math:`\cos\theta` on
-SO(3)) and :math:`b_l` follows a recurrence. Evaluating level by level keeps memory at a few tensors of
-the output's shape: an ``N x N x L`` tensor is never built, in the forward or the backward pass.
+where :math:`t` is one scalar per pair of points (:math:`x \cdot y` on spheres, :math:`\cos\theta`
+on SO(3)) and :math:`b_l` follows a recurrence. Evaluating level by level keeps memory at a few
+tensors of the output's shape: an ``N x N x L`` tensor is never built, in the forward or the
+backward pass.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ class LevelRecurrence(Protocol):
 
 
 class GegenbauerLevels(LevelRecurrence):
-    r"""Levels of :math:`S^{d-1}`: :math:`b_l = P_l^{(\alpha)}`, :math:`s_l = N(d, l)`, :math:`t = x\cdot y`.
+    r"""Levels of :math:`S^{d-1}`.
+
+    :math:`b_l = P_l^{(\alpha)}`, :math:`s_l = N(d, l)`, :math:`t = x\cdot y`.
 
     Args:
         d: ambient dimension (``d = 2`` is the circle, with :math:`t = \cos(\theta - \theta')`).
@@ -100,7 +103,9 @@ class _LevelSeries(torch.autograd.Function):
 
 
 def level_series(t: Tensor, coeffs: Tensor, levels: LevelRecurrence) -> Tensor:
-    r""":math:`\sum_{l<L} c_l\, b_l(t)`, differentiable in ``t`` and ``coeffs``, in O(|output|) memory.
+    r""":math:`\sum_{l<L} c_l\, b_l(t)`, differentiable in ``t`` and ``coeffs``.
+
+    Uses O(|output|) memory.
 
     Args:
         t: pair arguments, shape ``(*shape)``.

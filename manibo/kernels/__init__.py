@@ -1,4 +1,7 @@
-"""GPyTorch kernels on spaces: spectral Matérn/heat, zonal and arc-cosine kernels, the homogeneous lift."""
+"""GPyTorch kernels on spaces.
+
+Spectral Matérn/heat, zonal and arc-cosine kernels, and the homogeneous lift.
+"""
 
 from manibo.kernels.arccosine import ArcCosineKernel
 from manibo.kernels.homogeneous import HomogeneousLiftKernel

@@ -1,4 +1,7 @@
-"""Input checks every manibo kernel runs in ``forward``: flags, points, and parameters on the inputs' dtype/device."""
+"""Input checks every manibo kernel runs in ``forward``.
+
+They check flags, points, and parameters on the inputs' dtype/device.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,8 @@ def reject_last_dim_is_batch(flag: bool) -> None:
     """Raise: manibo inputs keep point coordinates in the trailing dimension."""
     if flag:
         raise InputDataError(
-            "`last_dim_is_batch=True` is not supported: the trailing dimension holds point coordinates."
+            "`last_dim_is_batch=True` is not supported: "
+            "the trailing dimension holds point coordinates."
         )
 
 
@@ -30,7 +34,7 @@ def check_parameters_match(kernel: nn.Module, x: Tensor) -> None:
     parameter = next(kernel.parameters(), None)
     if parameter is not None and (parameter.dtype != x.dtype or parameter.device != x.device):
         raise InputDataError(
-            f"the kernel's parameters are {parameter.dtype} on {parameter.device} but the inputs are "
-            f"{x.dtype} on {x.device}; move the kernel with `kernel.to(x)` (BoTorch models do this "
-            "for you)."
+            f"the kernel's parameters are {parameter.dtype} on {parameter.device} "
+            f"but the inputs are {x.dtype} on {x.device}; "
+            "move the kernel with `kernel.to(x)` (BoTorch models do this for you)."
         )

@@ -49,7 +49,9 @@ def log_spectrum(eigenvalues: Tensor, lengthscale: Tensor, nu: float, spectral_d
 
 
 class GeometricMaternKernel(Kernel):
-    r"""Matérn kernel (any :math:`\nu > 0`; :math:`\nu = \infty` is the heat kernel) on a compact space.
+    r"""Matérn kernel on a compact space.
+
+    Any :math:`\nu > 0` is allowed; :math:`\nu = \infty` is the heat kernel.
 
     Args:
         space: a :class:`~manibo.spaces.base.CompactSpace`.
@@ -60,8 +62,8 @@ class GeometricMaternKernel(Kernel):
         truncation_tol: relative spectral mass that may be neglected when ``num_levels`` is None.
         max_levels: cap for the automatic choice (default: the space's ``default_max_levels``); a
             :class:`~manibo.exceptions.TruncationWarning` is emitted once when the cap binds.
-        **kwargs: passed to :class:`gpytorch.kernels.Kernel` (``batch_shape``, ``lengthscale_prior``,
-            ``lengthscale_constraint``, ...).
+        **kwargs: passed to :class:`gpytorch.kernels.Kernel` (``batch_shape``,
+            ``lengthscale_prior``, ``lengthscale_constraint``, ...).
 
     Inputs are points of ``space`` with shape ``(*batch, n, *point_shape)``; the output is
     ``(*batch, n, m)``.
@@ -132,8 +134,9 @@ class GeometricMaternKernel(Kernel):
                 warnings.warn(
                     f"{self!r}: {needed} levels are needed to neglect less than "
                     f"{self.truncation_tol:g} of the spectral mass at lengthscale "
-                    f"{float(lengthscale.detach().min()):.3g}, but `max_levels` = {self.max_levels}; the "
-                    f"neglected mass is {float(tail[..., self.max_levels].max()):.2e}. Raise "
+                    f"{float(lengthscale.detach().min()):.3g}, "
+                    f"but `max_levels` = {self.max_levels}; the neglected mass is "
+                    f"{float(tail[..., self.max_levels].max()):.2e}. Raise "
                     "`max_levels`, or use a smoother kernel (larger nu) or a longer lengthscale.",
                     TruncationWarning,
                     stacklevel=3,
@@ -170,7 +173,9 @@ class GeometricMaternKernel(Kernel):
         return self.space.spectral_sum(weights, x1, x2, diag=diag)
 
     def feature_map(self, x: Tensor) -> Tensor:
-        r"""Explicit features :math:`\Phi` with :math:`K \approx \Phi\Phi^\top` (exact for the truncated kernel).
+        r"""Explicit features :math:`\Phi` with :math:`K \approx \Phi\Phi^\top`.
+
+        They are exact for the truncated kernel.
 
         Args:
             x: points, shape ``(*batch, n, *point_shape)``.
@@ -190,7 +195,10 @@ class GeometricMaternKernel(Kernel):
 
 
 class GeometricHeatKernel(GeometricMaternKernel):
-    r"""The heat (diffusion, squared-exponential) kernel :math:`\sum_l e^{-\ell^2\lambda_l/2} G_l / C`."""
+    r"""The heat (diffusion, squared-exponential) kernel.
+
+    The kernel is :math:`\sum_l e^{-\ell^2\lambda_l/2} G_l / C`.
+    """
 
     def __init__(self, space: CompactSpace, **kwargs) -> None:
         super().__init__(space, nu=math.inf, **kwargs)

@@ -1,4 +1,7 @@
-"""Euclidean baselines: a Matérn-5/2 GP on ambient coordinates, and one on a global chart (latitude/longitude)."""
+"""Euclidean baselines.
+
+A Matérn-5/2 GP on ambient coordinates, and one on a global chart (latitude/longitude).
+"""
 
 from __future__ import annotations
 

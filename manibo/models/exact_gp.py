@@ -1,4 +1,7 @@
-"""The exact geometric GP: BoTorch's SingleTaskGP with a manibo kernel, priors that travel, robust fitting."""
+"""The exact geometric GP.
+
+BoTorch's SingleTaskGP with a manibo kernel, priors that travel, and robust fitting.
+"""
 
 from __future__ import annotations
 
@@ -26,7 +29,10 @@ from manibo.spaces.base import Space
 
 
 def validate_training_data(space: Space, train_X: Tensor, train_Y: Tensor) -> None:
-    """Raise ``InputDataError`` unless ``train_X`` holds points of ``space`` matching ``train_Y (n, 1)``."""
+    """Raise ``InputDataError`` unless the training data is valid.
+
+    ``train_X`` must hold points of ``space`` matching ``train_Y (n, 1)``.
+    """
     space.check(train_X, "train_X")
     check_finite("train_Y", train_Y)
     check_same_dtype_device(train_X=train_X, train_Y=train_Y)
@@ -39,7 +45,10 @@ def validate_training_data(space: Space, train_X: Tensor, train_Y: Tensor) -> No
 
 
 def lengthscale_prior() -> LogNormalPrior:
-    """A broad prior on the geodesic lengthscale: median 1 (a radian on spheres), 95% in [0.14, 7]."""
+    """A broad prior on the geodesic lengthscale.
+
+    Median 1 (a radian on spheres), 95% in [0.14, 7].
+    """
     return LogNormalPrior(loc=0.0, scale=1.0)
 
 
@@ -47,8 +56,8 @@ def fit_with_retries(model: SingleTaskGP, attempts: int = 3, seed: int = 0) -> S
     """Fit by marginal likelihood; on numerical failure restart from perturbed lengthscales.
 
     Returns the model; if every attempt fails it keeps the initial hyperparameters and warns. A
-    :class:`~manibo.exceptions.TruncationWarning` is issued only for the fitted lengthscales, not for
-    the trial values the optimiser visits on its way.
+    :class:`~manibo.exceptions.TruncationWarning` is issued only for the fitted lengthscales, not
+    for the trial values the optimiser visits on its way.
     """
     mll = ExactMarginalLogLikelihood(model.likelihood, model)
     initial = {k: v.clone() for k, v in model.state_dict().items()}
@@ -66,7 +75,8 @@ def fit_with_retries(model: SingleTaskGP, attempts: int = 3, seed: int = 0) -> S
             if attempt + 1 < attempts:
                 _perturb_lengthscales(model, generator)
     warnings.warn(
-        f"marginal-likelihood fitting failed {attempts} times; keeping the initial hyperparameters.",
+        f"marginal-likelihood fitting failed {attempts} times; "
+        "keeping the initial hyperparameters.",
         ManiboWarning,
         stacklevel=2,
     )
@@ -117,8 +127,9 @@ def exact_gp(
     return fit_with_retries(model) if fit else model
 
 
-# Surrogates neglect at most 1e-4 of the spectral mass (the kernel's own default is 1e-6): kernel errors
-# of that relative size are far below observation noise, and BO iterations need ~2.5x fewer levels.
+# Surrogates neglect at most 1e-4 of the spectral mass (the kernel's own default is 1e-6): kernel
+# errors of that relative size are far below observation noise, and BO iterations need ~2.5x fewer
+# levels.
 SURROGATE_TRUNCATION_TOL = 1e-4
 
 

@@ -1,4 +1,7 @@
-"""Starting points for acquisition optimisation: uniform raw samples on the space, Boltzmann-selected."""
+"""Starting points for acquisition optimisation.
+
+Uniform raw samples on the space, Boltzmann-selected.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +15,10 @@ from manibo.spaces.base import Space
 
 
 def augmented_q(acq_function: AcquisitionFunction, q: int) -> int:
-    """Number of points per restart: ``q``, or ``q + num_fantasies`` for one-shot knowledge gradient."""
+    """Number of points per restart.
+
+    ``q``, or ``q + num_fantasies`` for one-shot knowledge gradient.
+    """
     if isinstance(acq_function, qKnowledgeGradient):
         return acq_function.get_augmented_q_batch_size(q)
     return q
@@ -28,11 +34,12 @@ def initial_conditions_on_space(
     device: torch.device,
     seed: int | None = None,
 ) -> Tensor:
-    """Draw ``raw_samples`` uniform q-batches on ``space`` and keep ``num_restarts`` by Boltzmann selection.
+    """Draw ``raw_samples`` uniform q-batches on ``space``; keep ``num_restarts`` of them.
 
-    BoTorch's ``gen_batch_initial_conditions`` does the selection (the best raw sample is always kept,
-    the rest drawn with weights ``exp(eta * standardised acquisition value)``); manibo supplies the
-    raw samples, so every start lies on the space (fantasy points of one-shot qKG included).
+    They are kept by Boltzmann selection: BoTorch's ``gen_batch_initial_conditions`` does the
+    selection (the best raw sample is always kept, the rest drawn with weights
+    ``exp(eta * standardised acquisition value)``); manibo supplies the raw samples, so every start
+    lies on the space (fantasy points of one-shot qKG included).
 
     Returns:
         Tensor ``(num_restarts, augmented_q, *point_shape)``.

@@ -1,7 +1,8 @@
-"""The Euclidean baseline's optimiser: box L-BFGS-B on ambient coordinates, then projection onto the space.
+"""The Euclidean baseline's optimiser.
 
-Only for surrogates defined off the space (a Euclidean kernel on ambient coordinates): the acquisition
-is evaluated at points that do not lie on the space, which a geometric kernel rightly refuses.
+Box L-BFGS-B on ambient coordinates, then projection onto the space. Only for surrogates defined
+off the space (a Euclidean kernel on ambient coordinates): the acquisition is evaluated at points
+that do not lie on the space, which a geometric kernel rightly refuses.
 """
 
 from __future__ import annotations

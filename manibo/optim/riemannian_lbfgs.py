@@ -1,9 +1,10 @@
-r"""Batched Riemannian L-BFGS ascent: every restart of an acquisition optimisation advances in one tensor.
+r"""Batched Riemannian L-BFGS ascent.
 
-Each restart is a point of the product manifold :math:`\mathcal{M}^q` (``q`` points of a space). The
-search direction is the L-BFGS two-loop recursion on Riemannian gradients, with stored pairs carried to
-the new point by projection onto its tangent space; steps are retractions, accepted by an Armijo
-backtracking test evaluated for all restarts in one batched call, so candidates never leave the space.
+Every restart of an acquisition optimisation advances in one tensor. Each restart is a point of
+the product manifold :math:`\mathcal{M}^q` (``q`` points of a space). The search direction is the
+L-BFGS two-loop recursion on Riemannian gradients, with stored pairs carried to the new point by
+projection onto its tangent space; steps are retractions, accepted by an Armijo backtracking test
+evaluated for all restarts in one batched call, so candidates never leave the space.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ def _rows(v: Tensor, like: Tensor) -> Tensor:
 def _two_loop(grad: Tensor, pairs: list[tuple[Tensor, Tensor, Tensor]], gamma: Tensor) -> Tensor:
     """Ascent direction H g from stored pairs (s, y, rho = 1/<s, y>) and initial scaling ``gamma``.
 
-    Rows keep their own histories: a pair with ``rho = 0`` (and zero vectors) is absent for that row.
+    Rows keep their own histories: a pair with ``rho = 0`` (and zero vectors) is absent for that
+    row.
     """
     q = grad.clone()
     alphas = []
@@ -90,7 +92,8 @@ def riemannian_lbfgs_ascent(
         options: solver settings.
 
     Returns:
-        ``(x, values)``: the final points ``(b, q, *point_shape)``, on the space, and their values ``(b,)``.
+        ``(x, values)``: the final points ``(b, q, *point_shape)``, on the space, and their values
+        ``(b,)``.
     """
     opts = options or LBFGSOptions()
     x = x0.detach().clone()

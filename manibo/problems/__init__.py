@@ -23,8 +23,12 @@ PROBLEM_NAMES = [f"{k}-sphere<d>" for k in _SPHERE_PROBLEMS] + [
 
 
 def make_problem(name: str, noise_std: float = 0.0) -> SpaceProblem:
-    """Build a problem by name: ``ackley-sphere5``, ``rosenbrock-sphere3``, ``styblinski-tang-sphere2``,
-    ``product-of-sines-sphere3``, ``arm-torus3``, ``orientation-so3``, ``bumps-mesh``, ``bumps-graph``."""
+    """Build a problem by name.
+
+    Valid names include ``ackley-sphere5``, ``rosenbrock-sphere3``, ``styblinski-tang-sphere2``,
+    ``product-of-sines-sphere3``, ``arm-torus3``, ``orientation-so3``, ``bumps-mesh`` and
+    ``bumps-graph``.
+    """
     match = re.fullmatch(r"([a-z-]+)-sphere(\d+)", name)
     if match and match.group(1) in _SPHERE_PROBLEMS:
         from manibo.problems import sphere

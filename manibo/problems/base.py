@@ -37,7 +37,10 @@ class SpaceProblem(ABC):
         """Known minimisers, shape ``(k, *point_shape)``."""
 
     def __call__(self, x: Tensor, generator: torch.Generator | None = None) -> Tensor:
-        """Observed values: :meth:`evaluate_true` plus noise; ``(*batch, *point_shape)`` → ``(*batch,)``."""
+        """Observed values: :meth:`evaluate_true` plus noise.
+
+        Shapes: ``(*batch, *point_shape)`` → ``(*batch,)``.
+        """
         self.space.check(x)
         value = self.evaluate_true(x)
         if self.noise_std:

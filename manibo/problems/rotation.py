@@ -1,4 +1,7 @@
-"""An orientation cost on SO(3): Ackley of the rotation vector that takes a target orientation to R."""
+"""An orientation cost on SO(3).
+
+The cost is Ackley of the rotation vector that takes a target orientation to R.
+"""
 
 from __future__ import annotations
 

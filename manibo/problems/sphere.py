@@ -1,10 +1,12 @@
-r"""Benchmarks on :math:`S^d` (MaternGaBO definitions): a Euclidean test function of the tangent vector at e₁.
+r"""Benchmarks on :math:`S^d` (MaternGaBO definitions).
 
-With base point :math:`b = e_1`, :math:`z = \mathrm{Log}_b(x)` minus its first (zero) coordinate is a
-vector of :math:`\mathbb{R}^d` with :math:`\|z\| \le \pi`, and each problem evaluates BoTorch's own test
-function at an affine image of :math:`z` whose minimiser is :math:`z = 0`, i.e. :math:`x = b`:
-Ackley(z), Rosenbrock(z + 1), Styblinski–Tang(3z − 2.903534), and the product of sines
-:math:`100 \sin(z'_1) \prod_i \sin(z'_i)` at :math:`z' = z + (\pi/2, -\pi/2, \pi/2, \dots)`.
+Each is a Euclidean test function of the tangent vector at e₁.
+
+With base point :math:`b = e_1`, :math:`z = \mathrm{Log}_b(x)` minus its first (zero) coordinate is
+a vector of :math:`\mathbb{R}^d` with :math:`\|z\| \le \pi`, and each problem evaluates BoTorch's
+own test function at an affine image of :math:`z` whose minimiser is :math:`z = 0`, i.e.
+:math:`x = b`: Ackley(z), Rosenbrock(z + 1), Styblinski–Tang(3z − 2.903534), and the product of
+sines :math:`100 \sin(z'_1) \prod_i \sin(z'_i)` at :math:`z' = z + (\pi/2, -\pi/2, \pi/2, \dots)`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ STYBLINSKI_TANG_MINIMISER = -2.903534
 
 
 def sphere_log_at_e1(x: Tensor) -> Tensor:
-    r"""Tangent coordinates of :math:`\mathrm{Log}_{e_1}(x)`; ``(*batch, d+1)`` → ``(*batch, d)``."""
+    r"""Tangent coordinates of :math:`\mathrm{Log}_{e_1}(x)`.
+
+    Shapes: ``(*batch, d+1)`` → ``(*batch, d)``.
+    """
     rest = x[..., 1:]
     norm = rest.norm(dim=-1, keepdim=True)
     angle = torch.atan2(norm, x[..., :1])

@@ -14,8 +14,8 @@ class ArmReachTorus(SpaceProblem):
 
     Link ``i`` has length ``lengths[i]`` and the joint angles :math:`\theta \in [0, 2\pi)^n` are
     relative, so the end effector is :math:`\sum_i l_i (\cos\phi_i, \sin\phi_i)` with
-    :math:`\phi_i = \sum_{j \le i}\theta_j`. The target is the end effector at ``target_angles``, so the
-    minimum is 0 (attained on a set of configurations; ``optimizers`` lists ``target_angles``).
+    :math:`\phi_i = \sum_{j \le i}\theta_j`. The target is the end effector at ``target_angles``, so
+    the minimum is 0 (attained on a set of configurations; ``optimizers`` lists ``target_angles``).
 
     Args:
         num_joints: number of joints ``n`` (the torus dimension).

@@ -1,8 +1,11 @@
-"""The one door to geomstats: picks its PyTorch backend, and undoes the global dtype change it makes.
+"""The one door to geomstats.
 
-geomstats chooses its backend from ``GEOMSTATS_BACKEND`` at first import and, with the PyTorch backend,
-sets torch's default dtype to float64. manibo never relies on the user's environment and never changes
-global torch state, so every use of geomstats goes through :func:`geomstats_module` here.
+Picks its PyTorch backend, and undoes the global dtype change it makes.
+
+geomstats chooses its backend from ``GEOMSTATS_BACKEND`` at first import and, with the PyTorch
+backend, sets torch's default dtype to float64. manibo never relies on the user's environment and
+never changes global torch state, so every use of geomstats goes through
+:func:`geomstats_module` here.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from manibo.exceptions import ManiboError
 
 
 def geomstats_module(name: str) -> ModuleType:
-    """Import ``geomstats.<name>`` with the PyTorch backend and torch's default dtype left as it was.
+    """Import ``geomstats.<name>`` with the PyTorch backend.
+
+    Torch's default dtype is left as it was.
 
     Args:
         name: a submodule path such as ``"geometry.hypersphere"``.
@@ -30,9 +35,9 @@ def geomstats_module(name: str) -> ModuleType:
     backend = sys.modules.get("geomstats.backend")
     if backend is not None and "pytorch" not in backend.__name__:
         raise ManiboError(
-            f"geomstats was imported with its {backend.__name__!r} backend before manibo needed it; "
-            "manibo needs the PyTorch backend. Import manibo's geometry first, or start Python with "
-            "GEOMSTATS_BACKEND=pytorch."
+            f"geomstats was imported with its {backend.__name__!r} backend "
+            "before manibo needed it; manibo needs the PyTorch backend. "
+            "Import manibo's geometry first, or start Python with GEOMSTATS_BACKEND=pytorch."
         )
     default_dtype = torch.get_default_dtype()
     previous = os.environ.get("GEOMSTATS_BACKEND")

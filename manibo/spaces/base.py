@@ -1,11 +1,13 @@
-r"""The Space contract: geometry of a space of points and, for compact spaces, its Laplace–Beltrami spectrum.
+r"""The Space contract.
+
+Geometry of a space of points and, for compact spaces, its Laplace–Beltrami spectrum.
 
 Points are tensors ``(*batch, n, *point_shape)`` in ambient coordinates (see ``docs/concepts.md``).
 A compact space lists its spectrum as *levels*: eigenspaces of :math:`-\Delta` sorted by eigenvalue
 :math:`\lambda_l`, with multiplicity :math:`m_l`, and evaluates
-:math:`\sum_l w_l G_l(x, x')`, where :math:`G_l(x, x') = \sum_{k} f_{lk}(x) f_{lk}(x')` is the level's
-reproducing kernel for eigenfunctions orthonormal under the *normalised* volume measure (so the
-average of :math:`G_l(x, x)` over the space is :math:`m_l`).
+:math:`\sum_l w_l G_l(x, x')`, where :math:`G_l(x, x') = \sum_{k} f_{lk}(x) f_{lk}(x')` is the
+level's reproducing kernel for eigenfunctions orthonormal under the *normalised* volume measure
+(so the average of :math:`G_l(x, x)` over the space is :math:`m_l`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ from manibo.exceptions import InputDataError, ManiboError
 
 
 class UnsupportedError(ManiboError, NotImplementedError):
-    """A space or kernel does not offer the requested capability (for example explicit eigenfunctions)."""
+    """A space or kernel does not offer the requested capability.
+
+    An example of such a capability is explicit eigenfunctions.
+    """
 
 
 class Space(ABC):
@@ -52,7 +57,9 @@ class Space(ABC):
         """
 
     def check(self, x: Tensor, name: str = "x") -> Tensor:
-        """Return ``x`` unchanged if it holds finite points of this space, else raise ``InputDataError``.
+        """Return ``x`` if it holds finite points of this space, else raise ``InputDataError``.
+
+        ``x`` is returned unchanged.
 
         Args:
             x: points, shape ``(*batch, *point_shape)``.
@@ -70,26 +77,41 @@ class Space(ABC):
 
     @abstractmethod
     def project(self, x: Tensor) -> Tensor:
-        """Nearest point of the space to each ambient point ``x`` (shape ``(*batch, *point_shape)``)."""
+        """Nearest point of the space to each ambient point ``x``.
+
+        ``x`` has shape ``(*batch, *point_shape)``.
+        """
 
     @abstractmethod
     def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
-        """Orthogonal projection of ambient vectors ``v`` onto the tangent space at ``x`` (same shapes)."""
+        """Orthogonal projection of ambient vectors ``v`` onto the tangent space at ``x``.
+
+        ``x``, ``v`` and the result have the same shapes.
+        """
 
     @abstractmethod
     def retract(self, x: Tensor, v: Tensor) -> Tensor:
-        """Move from ``x`` along tangent vector ``v``; ``retract(x, 0) = x``. Shapes ``(*batch, *point_shape)``."""
+        """Move from ``x`` along tangent vector ``v``; ``retract(x, 0) = x``.
+
+        Shapes ``(*batch, *point_shape)``.
+        """
 
     @abstractmethod
     def distance(self, x: Tensor, y: Tensor) -> Tensor:
         """Geodesic distance between broadcastable ``x`` and ``y``; returns shape ``(*batch)``."""
 
     def chart(self, x: Tensor) -> Tensor:
-        """Coordinates of ``x`` in a global chart (for Euclidean baselines); ``(*batch, *point_shape)`` → ``(*batch, k)``."""
+        """Coordinates of ``x`` in a global chart (for Euclidean baselines).
+
+        Shapes: ``(*batch, *point_shape)`` → ``(*batch, k)``.
+        """
         raise UnsupportedError(f"{type(self).__name__} has no global chart.")
 
     def ambient_bounds(self) -> Tensor:
-        """A box ``(2, D)`` of ambient coordinates containing the space (for box-optimised baselines)."""
+        """A box ``(2, D)`` of ambient coordinates containing the space.
+
+        It serves box-optimised baselines.
+        """
         raise UnsupportedError(f"{type(self).__name__} has no ambient bounding box.")
 
     def all_points(self, dtype: torch.dtype = torch.float64, device=None) -> Tensor:
@@ -106,8 +128,9 @@ class CompactSpace(Space):
     """A space with a discrete Laplace–Beltrami spectrum, grouped into levels.
 
     Attributes:
-        spectral_dim: the ``d`` of the Matérn spectrum :math:`(2\\nu/\\ell^2 + \\lambda)^{-\\nu - d/2}`
-            (the manifold dimension; 0 for graphs and 2 for meshes, as in GeometricKernels).
+        spectral_dim: the ``d`` of the Matérn spectrum
+            :math:`(2\\nu/\\ell^2 + \\lambda)^{-\\nu - d/2}` (the manifold dimension; 0 for graphs
+            and 2 for meshes, as in GeometricKernels).
         num_levels_available: number of levels that exist (``None`` when infinite).
         default_max_levels: cap on the levels a kernel uses when it picks the count itself.
     """
@@ -136,7 +159,8 @@ class CompactSpace(Space):
             diag: return only the diagonal (requires ``n == m``).
 
         Returns:
-            Shape ``(*batch, n, m)``, or ``(*batch, n)`` when ``diag``; ``batch`` broadcasts the three.
+            Shape ``(*batch, n, m)``, or ``(*batch, n)`` when ``diag``; ``batch`` broadcasts the
+            three.
         """
 
     def eigenfunctions(self, x: Tensor, num_levels: int) -> Tensor:
@@ -180,7 +204,10 @@ def pairwise_in_chunks(
 
 
 def series_coefficients(weights: Tensor, scales: list[float], extra_dims: int) -> Tensor:
-    """Per-level coefficients ``w_l * s_l`` shaped ``(*wbatch, 1 x extra_dims, L)`` for broadcasting."""
+    """Per-level coefficients ``w_l * s_l``, shaped for broadcasting.
+
+    The shape is ``(*wbatch, 1 x extra_dims, L)``.
+    """
     scale = torch.tensor(scales, dtype=weights.dtype, device=weights.device)
     coeffs = weights * scale
     return coeffs.reshape(*coeffs.shape[:-1], *([1] * extra_dims), coeffs.shape[-1])

@@ -42,8 +42,10 @@ class Circle(CompactSpace):
         if ((x < -tol) | (x > TWO_PI + tol)).any():
             raise self._membership_error(
                 name,
-                f"angles must lie in [0, 2π), got values in [{float(x.min()):.4g}, {float(x.max()):.4g}]",
-                f"Wrap them with `torch.remainder({name}, 2 * math.pi)` or `space.project({name})`.",
+                "angles must lie in [0, 2π), "
+                f"got values in [{float(x.min()):.4g}, {float(x.max()):.4g}]",
+                f"Wrap them with `torch.remainder({name}, 2 * math.pi)` "
+                f"or `space.project({name})`.",
             )
 
     def project(self, x: Tensor) -> Tensor:

@@ -1,4 +1,7 @@
-r"""The hypersphere :math:`S^{\mathrm{dim}} \subset \mathbb{R}^{\mathrm{dim}+1}`: geometry and spectrum."""
+r"""The hypersphere: geometry and spectrum.
+
+The hypersphere is :math:`S^{\mathrm{dim}} \subset \mathbb{R}^{\mathrm{dim}+1}`.
+"""
 
 from __future__ import annotations
 
@@ -13,10 +16,13 @@ from manibo.spaces.base import CompactSpace, pairwise_in_chunks, series_coeffici
 
 
 class Sphere(CompactSpace):
-    r"""The unit sphere :math:`S^{\mathrm{dim}}` of unit vectors in :math:`\mathbb{R}^{\mathrm{dim}+1}`.
+    r"""The unit sphere :math:`S^{\mathrm{dim}}`.
 
-    Levels are the spaces of degree-:math:`n` spherical harmonics: :math:`\lambda_n = n(n+\mathrm{dim}-1)`,
-    multiplicity :math:`N(\mathrm{dim}+1, n)`, and :math:`G_n(x, y) = N P_n(x \cdot y)` (addition theorem).
+    Its points are the unit vectors in :math:`\mathbb{R}^{\mathrm{dim}+1}`.
+
+    Levels are the spaces of degree-:math:`n` spherical harmonics:
+    :math:`\lambda_n = n(n+\mathrm{dim}-1)`, multiplicity :math:`N(\mathrm{dim}+1, n)`, and
+    :math:`G_n(x, y) = N P_n(x \cdot y)` (addition theorem).
 
     Args:
         dim: intrinsic dimension, ``>= 1`` (``Sphere(2)`` is the globe in :math:`\mathbb{R}^3`).
@@ -47,7 +53,8 @@ class Sphere(CompactSpace):
             raise self._membership_error(
                 name,
                 f"norms must be 1 within {tol:g}, the worst is off by {float(err.max()):.3g}",
-                f"Normalise with `{name} / {name}.norm(dim=-1, keepdim=True)` or `space.project({name})`.",
+                f"Normalise with `{name} / {name}.norm(dim=-1, keepdim=True)` "
+                f"or `space.project({name})`.",
             )
 
     def project(self, x: Tensor) -> Tensor:
@@ -62,13 +69,16 @@ class Sphere(CompactSpace):
         return v - (x * v).sum(-1, keepdim=True) * x
 
     def retract(self, x: Tensor, v: Tensor) -> Tensor:
-        """The exponential map :math:`\\cos(\\|v\\|) x + \\mathrm{sinc}(\\|v\\|) v`, renormalised."""
+        r"""The exponential map :math:`\cos(\|v\|) x + \mathrm{sinc}(\|v\|) v`, renormalised."""
         norm = v.norm(dim=-1, keepdim=True)
         y = torch.cos(norm) * x + torch.sinc(norm / torch.pi) * v
         return y / y.norm(dim=-1, keepdim=True)
 
     def distance(self, x: Tensor, y: Tensor) -> Tensor:
-        """Great-circle angle, as :math:`2\\,\\mathrm{atan2}(\\|x-y\\|, \\|x+y\\|)` (accurate near 0 and π)."""
+        r"""Great-circle angle, accurate near 0 and π.
+
+        Computed as :math:`2\,\mathrm{atan2}(\|x-y\|, \|x+y\|)`.
+        """
         return 2 * torch.atan2((x - y).norm(dim=-1), (x + y).norm(dim=-1))
 
     def ambient_bounds(self) -> Tensor:
@@ -76,7 +86,10 @@ class Sphere(CompactSpace):
         return torch.tensor([[-1.0], [1.0]], dtype=torch.float64).expand(2, self.dim + 1).clone()
 
     def chart(self, x: Tensor) -> Tensor:
-        """Hyperspherical angles; on S² these are (latitude, longitude) in radians. Shape ``(*batch, dim)``."""
+        """Hyperspherical angles; on S² these are (latitude, longitude) in radians.
+
+        Shape ``(*batch, dim)``.
+        """
         if self.dim == 2:
             return torch.stack(
                 [torch.asin(x[..., 2].clamp(-1, 1)), torch.atan2(x[..., 1], x[..., 0])], -1

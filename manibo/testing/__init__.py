@@ -1,4 +1,7 @@
-"""Contract checks every space and kernel must pass; shipped so that users test their own spaces too."""
+"""Contract checks every space and kernel must pass.
+
+Shipped so that users test their own spaces too.
+"""
 
 from manibo.testing.contracts import check_kernel_contract, check_space_contract
 

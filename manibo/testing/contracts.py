@@ -1,7 +1,8 @@
-"""Property checks of the Space and Kernel contracts (raise AssertionError with a reason on failure).
+"""Property checks of the Space and Kernel contracts.
 
-Each check takes the dtype and device to run on, so the same checks run on CPU in the test suite and on
-CUDA in ``tests/test_cuda.py`` when a GPU is present.
+The checks raise AssertionError with a reason on failure. Each check takes the dtype and device to
+run on, so the same checks run on CPU in the test suite and on CUDA in ``tests/test_cuda.py`` when a
+GPU is present.
 """
 
 from __future__ import annotations
@@ -34,7 +35,10 @@ def _assert_raises_input_error(fn, what: str) -> None:
 
 
 def check_space_contract(space: Space, dtype: torch.dtype, device: torch.device | str) -> None:
-    """Check geometry invariants of ``space``: membership, retraction, tangent projection, distance."""
+    """Check geometry invariants of ``space``.
+
+    The checks cover membership, retraction, tangent projection and distance.
+    """
     gen = torch.Generator(device=device).manual_seed(0)
     x = space.random(16, generator=gen, dtype=dtype, device=device)
     assert x.shape == (16, *space.point_shape), f"random returned {tuple(x.shape)}"
@@ -74,7 +78,10 @@ def check_space_contract(space: Space, dtype: torch.dtype, device: torch.device 
 def check_kernel_contract(
     kernel: Kernel, space: Space, dtype: torch.dtype, device: torch.device | str
 ) -> None:
-    """Check a kernel on ``space``: symmetry, PSD, ``diag``, batch shapes, gradients, dtype/device."""
+    """Check a kernel on ``space``.
+
+    The checks cover symmetry, PSD, ``diag``, batch shapes, gradients and dtype/device.
+    """
     kernel = kernel.to(device=device, dtype=dtype)
     gen = torch.Generator(device=device).manual_seed(1)
     x = space.random(12, generator=gen, dtype=dtype, device=device)

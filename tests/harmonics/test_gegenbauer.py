@@ -1,4 +1,7 @@
-"""Gegenbauer recurrence against SciPy's independent evaluation, closed-form constants and identities."""
+"""Gegenbauer recurrence against SciPy's independent evaluation.
+
+The tests also check closed-form constants and identities.
+"""
 
 import math
 

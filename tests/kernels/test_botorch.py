@@ -1,4 +1,7 @@
-"""BoTorch works with every registered space: SingleTaskGP fits, qLogNEI evaluates on b x q x d with gradients."""
+"""BoTorch works with every registered space.
+
+SingleTaskGP fits, and qLogNEI evaluates on b x q x d with gradients.
+"""
 
 import pytest
 import torch

@@ -1,4 +1,7 @@
-"""Every registered space with every kernel flavour passes the kernel contract, in float32 and float64."""
+"""Every registered space with every kernel flavour passes the kernel contract.
+
+Both float32 and float64 are checked.
+"""
 
 import warnings
 

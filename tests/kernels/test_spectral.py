@@ -1,4 +1,7 @@
-"""The spectral Matérn/heat kernel: values, normalisation, truncation choice, gradients and errors."""
+"""The spectral Matérn/heat kernel.
+
+Tests of values, normalisation, truncation choice, gradients and errors.
+"""
 
 import math
 import warnings
@@ -14,7 +17,10 @@ from manibo.spaces import Sphere
 
 
 def _independent_sphere_matern(x1, x2, dim, nu, lengthscale, levels):
-    """Per-level Matérn on S^dim written from the formula with SciPy's Gegenbauer (no manibo code)."""
+    """Per-level Matérn on S^dim written from the formula with SciPy's Gegenbauer.
+
+    It uses no manibo code.
+    """
     t = np.clip(x1 @ x2.T, -1, 1)
     alpha = (dim - 1) / 2
     lam = np.array([n * (n + dim - 1) for n in range(levels)], dtype=float)

@@ -1,5 +1,8 @@
-"""The exact geometric GP: a geometric kernel beats ambient coordinates on a function of geodesic distance,
-and fitting recovers from a numerical failure."""
+"""The exact geometric GP.
+
+A geometric kernel beats ambient coordinates on a function of geodesic distance, and fitting
+recovers from a numerical failure.
+"""
 
 import warnings
 
