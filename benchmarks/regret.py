@@ -1,9 +1,10 @@
 """Regret curves of Bayesian optimisation on spaces: manibo's geometric GP against baselines.
 
-For each problem, method and seed, one BO run (MaternGaBO protocol: a shared uniform initial design of
-``--initial`` points per seed, then one point per iteration) is written as JSON; the summary JSON holds
-every per-seed array and the median [IQR] simple regret at fixed budgets; the PNG plots log10 simple
-regret (over all evaluations, the initial design included and marked) with median and interquartile band.
+For each problem, method and seed, one BO run (MaternGaBO protocol: a shared uniform initial
+design of ``--initial`` points per seed, then one point per iteration) is written as JSON; the
+summary JSON holds every per-seed array and the median [IQR] simple regret at fixed budgets; the
+PNG plots log10 simple regret (over all evaluations, the initial design included and marked) with
+median and interquartile band.
 
 Methods: ``matern`` (geometric Matérn-5/2 GP, Riemannian acquisition optimisation), ``heat``,
 ``euclidean`` (Matérn-5/2 on ambient coordinates, box L-BFGS-B then projection: GaBO's Euclidean
@@ -135,7 +136,7 @@ def _cached_record(path: Path, budget: int, initial: int, acquisition: str, fast
 
 
 def summarise(records: list[dict], checkpoints: list[int]) -> dict:
-    """Median [IQR] of the simple regret at ``checkpoints`` and the mean time per iteration, by method."""
+    """Median [IQR] simple regret at ``checkpoints`` and mean time per iteration, by method."""
     import numpy as np
 
     table = {}
