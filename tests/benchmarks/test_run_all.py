@@ -1,0 +1,77 @@
+"""The runner's registry regenerates every file in docs/figures; a smoke run stays out of docs/."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import doc_tables  # noqa: E402
+import run_all  # noqa: E402
+
+FIGURES = ROOT / "docs" / "figures"
+SCRIPT = ROOT / "benchmarks" / "run_all.py"
+
+
+def test_the_steps_write_exactly_the_committed_figures():
+    written = [committed for step in run_all.STEPS for _, committed in step.copies()]
+    assert len(written) == len(set(written)), "two steps write the same file"
+    assert sorted(written) == sorted(p.name for p in FIGURES.iterdir())
+    inputs = {f for table in doc_tables.TABLES.values() for f in table.inputs}
+    assert inputs <= set(written)
+
+
+def test_step_command_lines(tmp_path):
+    steps = {step.name: step for step in run_all.STEPS}
+    summary = run_all.command_line(steps["kernel_summary"], tmp_path, Path("/f"), True, "auto")
+    assert summary[1:] == [
+        str(ROOT / "benchmarks" / "kernel_speed.py"),
+        "--summary",
+        "/f",
+        "--out",
+        str(tmp_path),
+        "--smoke",
+    ]
+    kernel = run_all.command_line(steps["kernel_so3"], tmp_path, Path("/f"), False, "cuda")
+    assert kernel[-2:] == ["--device", "cuda"] and "--smoke" not in kernel
+    assert kernel[kernel.index("--space") + 1] == "so3"
+
+
+def test_unknown_step_is_an_error():
+    with pytest.raises(SystemExit, match="unknown step"):
+        run_all.select(["kernel_sphere2", "nope"])
+    assert [s.name for s in run_all.select(["bo_time", "kernel_mesh"])] == [
+        "kernel_mesh",
+        "bo_time",
+    ]
+
+
+def test_smoke_run_writes_into_its_folder_and_regenerates_the_tables(tmp_path):
+    """The graph benchmark at smoke size, then the overview figure from every space's JSON."""
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    for path in FIGURES.glob("kernel_speed_*.json"):
+        shutil.copy(path, figures)
+    before = {p.name: p.stat().st_mtime_ns for p in FIGURES.iterdir()}
+    command = [sys.executable, str(SCRIPT), "--smoke", "--out", str(tmp_path)]
+    command += ["--only", "kernel_graph", "--only", "kernel_summary", "--lock", str(tmp_path / "l")]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert {p.name: p.stat().st_mtime_ns for p in FIGURES.iterdir()} == before  # docs untouched
+
+    assert (figures / "kernel_speed_graph.png").stat().st_size > 0
+    assert (figures / "kernel_speed.png").stat().st_size > 10_000
+    blocks = {}
+    for page in (ROOT / "docs" / "benchmarks.md", tmp_path / "benchmarks.md"):
+        blocks[page.parent] = {
+            m.group(1): m.group(2) for m in doc_tables.MARKERS.finditer(page.read_text())
+        }
+    committed, smoke = blocks[ROOT / "docs"], blocks[tmp_path]
+    assert "| 30 |" in smoke["kernel_speed_graph"]  # the smoke run's sizes
+    assert smoke["kernel_speed_graph"] != committed["kernel_speed_graph"]
+    for name in ("kernel_speed_sphere2", "kernel_speed_so3", "bo_time", "runs"):
+        assert smoke[name] == committed[name]  # the other blocks come from the same JSON
