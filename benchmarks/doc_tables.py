@@ -55,10 +55,12 @@ def megabytes(value: float) -> str:
 
 
 def factor(value: float | None) -> str:
-    """A ratio as ``105×`` (two significant digits below 10), ``—`` when missing."""
+    """A ratio as ``105×``, ``5.0×`` or ``0.63×``; ``—`` when missing."""
     if value is None:
         return "—"
-    return f"{value:.2g}×" if value < 10 else f"{value:.0f}×"
+    if value < 1:
+        return f"{value:.2g}×"
+    return f"{value:.1f}×" if value < 10 else f"{value:.0f}×"
 
 
 def difference(value: float | None) -> str:

@@ -365,7 +365,11 @@ def _log_axes(ax, sizes: list[int], ylabel: str) -> None:
     plain = FuncFormatter(lambda value, _: f"{value:g}")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xticks(sizes)
+    ticks = [max(sizes)]  # from the largest down, skipping sizes whose labels would touch
+    for size in sorted(sizes, reverse=True)[1:]:
+        if ticks[-1] / size >= 1.5:
+            ticks.append(size)
+    ax.set_xticks(ticks)
     ax.xaxis.set_major_formatter(plain)
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
@@ -521,9 +525,12 @@ def plot_summary(datasets: list[dict], path: Path) -> None:
         layout="constrained",
         squeeze=False,
     )
+    first = datasets[0]
     for ax, data in zip(axes.flat, datasets, strict=False):
         draw_space(data, ax, annotate=False)
-        ax.set_title(f"{data['label']}: {data['config']['truncation']}", fontsize=10)
+        start, end = data["load_average_start_end"]
+        load = f"\nload average {start[0]:g} → {end[0]:g}" if start and end else ""
+        ax.set_title(f"{data['label']}: {data['config']['truncation']}{load}", fontsize=10)
     for ax in list(axes.flat)[len(datasets) :]:
         ax.set_visible(False)
     handles, labels = {}, {}
@@ -540,7 +547,8 @@ def plot_summary(datasets: list[dict], path: Path) -> None:
     )
     fig.suptitle(
         f"Time of the Matérn kernel matrix K(X, X) ({KERNEL}), median of the timed calls\n"
-        f"{run_label(datasets[0])}"
+        f"{run_title(first['environment'], first['config']['devices'], (None, None), False)}; "
+        "each panel: its own run and load average (1 min) at its start → end"
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

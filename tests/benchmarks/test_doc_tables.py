@@ -53,6 +53,7 @@ def test_number_formats():
     assert doc_tables.significant(4.2e-7) == "4.20e-07"
     assert doc_tables.megabytes(58.4e6) == "58 MB" and doc_tables.megabytes(4.26e6) == "4.3 MB"
     assert doc_tables.factor(105.3) == "105×" and doc_tables.factor(9.33) == "9.3×"
+    assert doc_tables.factor(5.0) == "5.0×" and doc_tables.factor(0.634) == "0.63×"
     assert doc_tables.factor(None) == "—" and doc_tables.difference(1.1e-11) == "1.1e-11"
 
 
