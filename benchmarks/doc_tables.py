@@ -1,13 +1,13 @@
-"""The benchmark tables of ``docs/benchmarks.md``, generated from the JSON in ``docs/figures/``.
+"""The measured tables of the docs (``benchmarks.md``, ``comparison.md``), from ``docs/figures/``.
 
-The page holds each table between ``<!-- BEGIN name -->`` and ``<!-- END name -->`` lines; this
+A page holds each table between ``<!-- BEGIN name -->`` and ``<!-- END name -->`` lines; this
 script replaces what lies between them with what the table's renderer writes from the JSON files it
-reads, so a number on the page is always the measured one. ``tests/benchmarks/test_doc_tables.py``
-checks that the committed page is what the committed JSON generate. A new table is one entry of
-:data:`TABLES` and one pair of markers on the page.
+reads, so a number on a page is always the measured one. ``tests/benchmarks/test_doc_tables.py``
+checks that the committed pages are what the committed JSON generate. A new table is one entry of
+:data:`TABLES` (which names its page) and one pair of markers on that page.
 
-    python benchmarks/doc_tables.py              # rewrite the tables of docs/benchmarks.md
-    python benchmarks/doc_tables.py --check      # exit status 1 when the page is stale
+    python benchmarks/doc_tables.py              # rewrite the tables of the pages in docs/
+    python benchmarks/doc_tables.py --check      # exit status 1 when a page is stale
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from pathlib import Path
 from _kernel_cases import CASES, IMPLEMENTATIONS
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = ROOT / "docs" / "benchmarks.md"
-FIGURES = ROOT / "docs" / "figures"
+DOCS = ROOT / "docs"
+FIGURES = DOCS / "figures"
 MARKERS = re.compile(r"<!-- BEGIN (\S+) -->\n(.*?)<!-- END \1 -->", flags=re.S)
 MB = 10**6
 
@@ -307,10 +307,39 @@ def runs_table(datasets: list[dict], names: list[str]) -> str:
         if env.get("gpu"):
             hardware += f"; {env['gpu']['name']}"
         threads = data.get("config", {}).get("threads") or env["torch_threads"]
-        rows.append(
-            [f"[{name}](figures/{name})", env["timestamp_utc"], hardware, str(threads), load]
-        )
+        versions = ", ".join(f"{k} {v}" for k, v in env["versions"].items() if k != "numpy")
+        row = [f"[{name}](figures/{name})", env["timestamp_utc"], hardware, str(threads), load]
+        rows.append([*row, versions])
     header = ["JSON", "measured (UTC)", "hardware", "torch threads", "load average (1 min)"]
+    return table([*header, "versions"], rows)
+
+
+def geometric_kernels_table(datasets: list[dict]) -> str:
+    """manibo against GeometricKernels on every space: time and memory ratios, agreement."""
+    columns = "space; truncation; N compared; GK / manibo time; at the largest N: GK, manibo"
+    header = [*columns.split("; "), "GK / manibo memory there", "max \\|K_GK − K_manibo\\|"]
+    rows = []
+    for data in datasets:
+        compared = [r for r in data["comparisons"]["cpu"] if r["gk_over_manibo_time"]]
+        if not compared:
+            continue
+        times = [r["gk_over_manibo_time"] for r in compared]
+        last = compared[-1]
+        cpu = data["results"]["cpu"]
+        runs = {name: {r["n"]: r for r in cpu[name]} for name in ("manibo", "geometric_kernels")}
+        n = last["n"]
+        rows.append(
+            [
+                data["label"],
+                data["config"]["truncation"],
+                f"{compared[0]['n']}–{n}",
+                f"{factor(min(times))} to {factor(max(times))}",
+                f"{seconds(runs['geometric_kernels'][n]['time_s'])}, "
+                f"{seconds(runs['manibo'][n]['time_s'])} (N = {n})",
+                factor(last["gk_over_manibo_memory"]),
+                difference(max(r["gk_max_abs_diff"] for r in compared)),
+            ]
+        )
     return table(header, rows)
 
 
@@ -321,10 +350,12 @@ class Table:
     Attributes:
         inputs: file names; the renderer gets their contents as a list.
         render: ``render(datasets) -> Markdown``.
+        page: the page (in ``docs/``) that holds the table.
     """
 
     inputs: tuple[str, ...]
     render: Callable[[list[dict]], str]
+    page: str = "benchmarks.md"
 
 
 KERNEL_FILES = tuple(f"kernel_speed_{name}.json" for name in CASES)
@@ -351,7 +382,9 @@ TABLES: dict[str, Table] = {
         partial(regret_table, problem="ackley-sphere3", checkpoints=(25, 50, 105)),
     ),
     "runs": Table(RUN_FILES, lambda d: runs_table(d, list(RUN_FILES))),
+    "geometric_kernels": Table(KERNEL_FILES, geometric_kernels_table, page="comparison.md"),
 }
+PAGES = tuple(dict.fromkeys(t.page for t in TABLES.values()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -368,15 +401,25 @@ def available_tables(figures: Path) -> list[str]:
     return [n for n, t in TABLES.items() if all((figures / f).exists() for f in t.inputs)]
 
 
-def update_page(text: str, figures: Path, names: list[str] | None = None) -> str:
-    """``text`` with the blocks of tables ``names`` (default: every table) regenerated.
+def update_page(
+    text: str, figures: Path, names: list[str] | None = None, page: str = "benchmarks.md"
+) -> str:
+    """``text`` (of ``docs/<page>``) with the blocks of tables ``names`` regenerated.
+
+    Args:
+        text: the page.
+        figures: the folder of the JSON files.
+        names: the tables to regenerate (default: every table of the page); tables of other
+            pages are ignored.
+        page: the page's file name, which says which tables belong on it.
 
     Raises:
         ValueError: the page has a marker without a table, or lacks one of ``names``.
     """
-    names = list(TABLES) if names is None else names
+    own = [n for n, t in TABLES.items() if t.page == page]
+    names = own if names is None else [n for n in names if n in own]
     found = [m.group(1) for m in MARKERS.finditer(text)]
-    unknown = sorted(set(found) - set(TABLES))
+    unknown = sorted(set(found) - set(own))
     if unknown:
         raise ValueError(f"the page has markers for unknown tables: {', '.join(unknown)}")
     missing = sorted(set(names) - set(found))
@@ -395,28 +438,48 @@ def update_page(text: str, figures: Path, names: list[str] | None = None) -> str
     return MARKERS.sub(replace, text)
 
 
+def update_pages(
+    figures: Path, out: Path, names: list[str] | None = None, docs: Path = DOCS
+) -> dict[str, bool]:
+    """Regenerate the tables of every page of :data:`PAGES` in ``docs`` and write it in ``out``.
+
+    Returns:
+        page name → whether its text changed.
+    """
+    changed = {}
+    for page in PAGES:
+        text = (docs / page).read_text(encoding="utf-8")
+        new = update_page(text, figures, names, page)
+        changed[page] = new != text
+        out.mkdir(parents=True, exist_ok=True)
+        (out / page).write_text(new, encoding="utf-8")
+    return changed
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Rewrite the page, or with ``--check`` report whether it is current."""
+    """Rewrite the pages, or with ``--check`` report whether they are current."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--page", type=Path, default=PAGE, help="the Markdown page")
     parser.add_argument("--figures", type=Path, default=FIGURES, help="folder of the JSON files")
-    parser.add_argument("--out", type=Path, help="write the page here instead of in place")
-    parser.add_argument("--check", action="store_true", help="exit 1 when the page is stale")
+    parser.add_argument("--out", type=Path, help="write the pages into this folder, not docs/")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a page is stale")
     parser.add_argument(
         "--available-only",
         action="store_true",
         help="regenerate only the tables whose JSON files are all in --figures",
     )
     args = parser.parse_args(argv)
-    text = args.page.read_text(encoding="utf-8")
     names = available_tables(args.figures) if args.available_only else None
-    new = update_page(text, args.figures, names)
     if args.check:
-        stale = new != text
-        print(f"{args.page} is {'stale' if stale else 'current'}")
-        return int(stale)
-    (args.out or args.page).write_text(new, encoding="utf-8")
-    print(f"wrote {args.out or args.page}")
+        stale = []
+        for page in PAGES:
+            text = (DOCS / page).read_text(encoding="utf-8")
+            if update_page(text, args.figures, names, page) != text:
+                stale.append(page)
+        print(f"stale: {', '.join(stale)}" if stale else "every page is current")
+        return int(bool(stale))
+    out = args.out or DOCS
+    update_pages(args.figures, out, names)
+    print(f"wrote {', '.join(str(out / page) for page in PAGES)}")
     return 0
 
 

@@ -4,11 +4,12 @@ The steps are a small registry (:data:`STEPS`): a name, the benchmark command, a
 writes with the names they take in ``docs/figures/``. Each step runs in its own working folder
 (``benchmarks/results/<step>/``, where a benchmark may keep partial results between runs), its
 files are copied into ``docs/figures/``, and at the end the tables of ``docs/benchmarks.md`` are
-regenerated from the JSON there (``benchmarks/doc_tables.py``). Adding a benchmark is one line.
+regenerated from the JSON there (``benchmarks/doc_tables.py``; ``comparison.md`` too). Adding a
+benchmark is one line. A step whose script comes with another branch is skipped with a message.
 
 ``--smoke`` runs every step at smoke size (seconds per step) into a temporary folder: the figures
-go to ``<out>/figures`` and the page with its regenerated tables to ``<out>/benchmarks.md``, and
-nothing in ``docs/`` changes. ``--lock FILE`` holds an exclusive lock on FILE during each step, so
+go to ``<out>/figures`` and the pages with their regenerated tables to ``<out>/``, and nothing in
+``docs/`` changes. ``--lock FILE`` holds an exclusive lock on FILE during each step, so
 that timing runs of other people on a shared machine (``flock FILE ...``) never overlap a step.
 
     python benchmarks/run_all.py                           # everything (hours: the regret runs)
@@ -34,13 +35,14 @@ from pathlib import Path
 
 from _common import DEVICE_CHOICES
 from _kernel_cases import CASES
-from doc_tables import available_tables, update_page
+from doc_tables import DOCS, FIGURES, PAGES, available_tables, update_pages
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-FIGURES = ROOT / "docs" / "figures"
-PAGE = ROOT / "docs" / "benchmarks.md"
 WORK = HERE / "results"
+
+
+Outputs = tuple[str | tuple[str, str], ...]
 
 
 @dataclass(frozen=True)
@@ -49,20 +51,44 @@ class Step:
 
     Attributes:
         name: what ``--only`` selects.
-        command: the script (in ``benchmarks/``) and its arguments; ``{figures}`` stands for the
-            figures folder. The runner appends ``--out`` (and ``--smoke``, ``--device``).
+        command: the script (in ``benchmarks/``; ``manibo`` for the command line) and its
+            arguments; ``{figures}`` stands for the figures folder. The runner appends ``--out``
+            (and ``--smoke``, ``--device``).
         outputs: file written in ``--out`` → its name in the figures folder; a plain name keeps it.
-        takes_device: the script accepts ``--device``.
+        takes_device: the script accepts ``--device`` with ``cpu``, ``cuda`` and ``auto``.
+        smoke: the command at smoke size, when it is not ``command`` with ``--smoke``.
+        smoke_outputs: the files of ``smoke`` (default: ``outputs``).
+        folder: the working folder under ``benchmarks/results/`` of a full run (default: the
+            step's name), where the benchmark keeps the records it resumes from.
+        requires: a path (from the repository root) without which the step cannot run.
+        records: a folder (in the working folder) of records that a full run redraws from: a
+            full run without any keeps the committed files instead of drawing empty ones.
     """
 
     name: str
     command: tuple[str, ...]
-    outputs: tuple[str | tuple[str, str], ...]
+    outputs: Outputs
     takes_device: bool = True
+    smoke: tuple[str, ...] | None = None
+    smoke_outputs: Outputs | None = None
+    folder: str | None = None
+    requires: str | None = None
+    records: str | None = None
 
-    def copies(self) -> list[tuple[str, str]]:
+    def copies(self, smoke: bool = False) -> list[tuple[str, str]]:
         """``(written, committed)`` file names."""
-        return [(o, o) if isinstance(o, str) else o for o in self.outputs]
+        outputs = self.smoke_outputs if smoke and self.smoke_outputs else self.outputs
+        return [(o, o) if isinstance(o, str) else o for o in outputs]
+
+    def missing(self) -> str | None:
+        """Why the step cannot run on this checkout (None when it can)."""
+        if self.requires:
+            needed = self.requires
+        elif self.command[0] == "manibo":
+            return None
+        else:
+            needed = f"benchmarks/{self.command[0]}"
+        return None if (ROOT / needed).exists() else f"{needed} is not in this checkout"
 
 
 def _regret(problems: tuple[str, ...], *options: str) -> tuple[str, ...]:
@@ -73,6 +99,8 @@ def _regret(problems: tuple[str, ...], *options: str) -> tuple[str, ...]:
 
 
 KERNEL = ("kernel_speed.py", "--with-geometric-kernels", "--threads", "1")
+VISH_BO = ("manibo", "run", "--problem", "ackley-sphere2", "--surrogate", "vish", "--noise", "0.5")
+VISH_BO = (*VISH_BO, "--surrogate-option", "num_features=400", "--quiet")
 
 STEPS: list[Step] = [
     *(
@@ -90,6 +118,31 @@ STEPS: list[Step] = [
         False,
     ),
     Step("bo_time", ("bo_time.py", "--threads", "1"), ("bo_time.json", "bo_time.png")),
+    # VISH at scale: the measurements are long resumable runs of vish_scale.py itself (see
+    # docs/vish.md); this step redraws the figure from the records it keeps in
+    # benchmarks/results/records, and at smoke size measures one small configuration.
+    Step(
+        "vish_scale",
+        ("vish_scale.py", "--report-only"),
+        ("vish_scale.json", "vish_scale.png"),
+        False,
+        smoke=("vish_scale.py", "--methods", "vish210", "--sizes", "900", "--datasets", "airline"),
+        smoke_outputs=(
+            ("vish_scale_smoke.json", "vish_scale.json"),
+            ("vish_scale_smoke.png", "vish_scale.png"),
+        ),
+        folder=".",
+        records="records",
+    ),
+    # BO with the VISH surrogate on 3,000 noisy observations, through the command line
+    Step(
+        "vish_bo",
+        (*VISH_BO, "--initial-design", "3000", "--budget", "3030"),
+        (("ackley-sphere2_vish_qlognei_seed0.json", "vish_bo_ackley_sphere2.json"),),
+        False,
+        smoke=(*VISH_BO, "--initial-design", "40", "--budget", "42"),
+        requires="manibo/models/vish",
+    ),
     Step(
         "regret_ackley",
         _regret(("ackley-sphere5", "ackley-sphere3")),
@@ -128,9 +181,11 @@ def locked(path: Path | None) -> Iterator[None]:
 
 def command_line(step: Step, out: Path, figures: Path, smoke: bool, device: str) -> list[str]:
     """The full command of ``step``."""
-    script, *arguments = (part.replace("{figures}", str(figures)) for part in step.command)
-    command = [sys.executable, str(HERE / script), *arguments, "--out", str(out)]
-    if smoke:
+    parts = step.smoke if smoke and step.smoke else step.command
+    script, *arguments = (part.replace("{figures}", str(figures)) for part in parts)
+    program = ["-m", "manibo"] if script == "manibo" else [str(HERE / script)]
+    command = [sys.executable, *program, *arguments, "--out", str(out)]
+    if smoke and script != "manibo":
         command.append("--smoke")
     if step.takes_device:
         command += ["--device", device]
@@ -138,12 +193,24 @@ def command_line(step: Step, out: Path, figures: Path, smoke: bool, device: str)
 
 
 def run_step(step: Step, work: Path, figures: Path, smoke: bool, device: str, lock) -> None:
-    """Run one step and copy its files into ``figures``.
+    """Run one step and copy its files into ``figures`` (a message instead, if it cannot run).
 
     Raises:
         SystemExit: the command failed or did not write a file it declares.
     """
-    out = work / step.name
+    missing = step.missing()
+    if missing:
+        print(f"== {step.name}: skipped, {missing} (it comes with another branch).", flush=True)
+        return
+    out = work / (step.name if smoke else step.folder or step.name)
+    if not smoke and step.records and not any((out / step.records).glob("*.json")):
+        print(
+            f"== {step.name}: skipped, no records in {out / step.records}: run "
+            f"`python benchmarks/{step.command[0]}` (its docstring says how) to measure them; "
+            f"the committed {', '.join(c for _, c in step.copies())} are kept.",
+            flush=True,
+        )
+        return
     out.mkdir(parents=True, exist_ok=True)
     command = command_line(step, out, figures, smoke, device)
     print(f"== {step.name}: {' '.join(command[1:])}", flush=True)
@@ -153,7 +220,7 @@ def run_step(step: Step, work: Path, figures: Path, smoke: bool, device: str, lo
     if status != 0:
         raise SystemExit(f"step {step.name} failed (exit status {status}).")
     figures.mkdir(parents=True, exist_ok=True)
-    for written, committed in step.copies():
+    for written, committed in step.copies(smoke):
         if not (out / written).exists():
             raise SystemExit(f"step {step.name} did not write {written} in {out}.")
         shutil.copy2(out / written, figures / committed)
@@ -187,22 +254,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for step in STEPS:
             files = ", ".join(committed for _, committed in step.copies())
-            print(f"{step.name:<24} {' '.join(step.command)}\n{'':<24} -> {files}")
+            note = f" (cannot run here: {step.missing()})" if step.missing() else ""
+            print(f"{step.name:<24} {' '.join(step.command)}\n{'':<24} -> {files}{note}")
         return 0
     if args.smoke:
         work = args.out or Path(tempfile.mkdtemp(prefix="manibo_bench_smoke_"))
-        figures, page = work / "figures", work / "benchmarks.md"
+        figures, pages = work / "figures", work
     elif args.out:
         raise SystemExit("--out is only for --smoke: a full run writes into docs/figures.")
     else:
-        work, figures, page = WORK, FIGURES, PAGE
+        work, figures, pages = WORK, FIGURES, DOCS
     for step in steps:
         run_step(step, work, figures, args.smoke, args.device, args.lock)
     tables = available_tables(figures) if args.smoke else None
-    page.write_text(
-        update_page(PAGE.read_text(encoding="utf-8"), figures, tables), encoding="utf-8"
-    )
-    print(f"figures in {figures}; tables regenerated in {page}")
+    update_pages(figures, pages, tables)
+    print(f"figures in {figures}; tables regenerated in {', '.join(PAGES)} in {pages}")
     return 0
 
 

@@ -11,23 +11,39 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import doc_tables  # noqa: E402
 
-PAGE = ROOT / "docs" / "benchmarks.md"
-FIGURES = ROOT / "docs" / "figures"
+DOCS = ROOT / "docs"
+FIGURES = DOCS / "figures"
 
 
-def test_committed_page_is_what_the_committed_json_generate():
-    text = PAGE.read_text()
-    assert doc_tables.update_page(text, FIGURES) == text, (
-        "docs/benchmarks.md is stale: run `python benchmarks/doc_tables.py` and commit the page."
+@pytest.mark.parametrize("page", doc_tables.PAGES)
+def test_committed_page_is_what_the_committed_json_generate(page):
+    text = (DOCS / page).read_text()
+    assert doc_tables.update_page(text, FIGURES, page=page) == text, (
+        f"docs/{page} is stale: run `python benchmarks/doc_tables.py` and commit the page."
     )
 
 
-def test_every_table_has_a_block_on_the_page():
-    found = [m.group(1) for m in doc_tables.MARKERS.finditer(PAGE.read_text())]
-    assert sorted(found) == sorted(doc_tables.TABLES)
+def test_every_table_has_a_block_on_its_page():
+    assert set(doc_tables.PAGES) == {"benchmarks.md", "comparison.md"}
+    for page in doc_tables.PAGES:
+        found = [m.group(1) for m in doc_tables.MARKERS.finditer((DOCS / page).read_text())]
+        own = [name for name, table in doc_tables.TABLES.items() if table.page == page]
+        assert sorted(found) == sorted(own), page
     for name, table in doc_tables.TABLES.items():
         for input_file in table.inputs:
             assert (FIGURES / input_file).exists(), f"{name} reads {input_file}"
+
+
+def test_geometric_kernels_table_reads_the_ratios_of_the_json():
+    datasets = [json.loads((FIGURES / name).read_text()) for name in doc_tables.KERNEL_FILES]
+    lines = doc_tables.geometric_kernels_table(datasets).splitlines()
+    rows = {line.split(" | ")[0][2:]: line.split(" | ") for line in lines[2:]}
+    so3 = next(d for d in datasets if d["space"] == "so3")
+    ratios = [r["gk_over_manibo_time"] for r in so3["comparisons"]["cpu"]]
+    ratios = [r for r in ratios if r is not None]
+    row = rows[so3["label"]]
+    assert row[3] == f"{doc_tables.factor(min(ratios))} to {doc_tables.factor(max(ratios))}"
+    assert len(rows) == len(datasets)  # GeometricKernels ran on every space
 
 
 def test_unknown_or_missing_blocks_are_errors(tmp_path):

@@ -18,7 +18,9 @@ SCRIPT = ROOT / "benchmarks" / "run_all.py"
 
 
 def test_the_steps_write_exactly_the_committed_figures():
-    written = [committed for step in run_all.STEPS for _, committed in step.copies()]
+    """Steps whose script comes with another branch (VISH) count once that branch is merged."""
+    steps = [step for step in run_all.STEPS if not step.missing()]
+    written = [committed for step in steps for _, committed in step.copies()]
     assert len(written) == len(set(written)), "two steps write the same file"
     assert sorted(written) == sorted(p.name for p in FIGURES.iterdir())
     inputs = {f for table in doc_tables.TABLES.values() for f in table.inputs}
@@ -75,3 +77,40 @@ def test_smoke_run_writes_into_its_folder_and_regenerates_the_tables(tmp_path):
     assert smoke["kernel_speed_graph"] != committed["kernel_speed_graph"]
     for name in ("kernel_speed_sphere2", "kernel_speed_so3", "bo_time", "runs"):
         assert smoke[name] == committed[name]  # the other blocks come from the same JSON
+
+
+def test_smoke_command_and_working_folder_of_a_step_with_its_own(tmp_path):
+    steps = {step.name: step for step in run_all.STEPS}
+    vish = steps["vish_scale"]
+    full = run_all.command_line(vish, tmp_path, Path("/f"), False, "cuda")
+    assert full[2:] == ["--report-only", "--out", str(tmp_path)]  # no --device: a CPU report
+    smoke = run_all.command_line(vish, tmp_path, Path("/f"), True, "cuda")
+    assert "--report-only" not in smoke and smoke[-1] == "--smoke"
+    assert vish.copies(smoke=True)[0] == ("vish_scale_smoke.json", "vish_scale.json")
+    assert vish.copies()[0] == ("vish_scale.json", "vish_scale.json")
+    bo = run_all.command_line(steps["vish_bo"], tmp_path, Path("/f"), True, "auto")
+    assert bo[1:4] == ["-m", "manibo", "run"] and "--smoke" not in bo  # the CLI has no --smoke
+    assert bo[bo.index("--budget") + 1] == "42"
+
+
+def test_a_full_run_without_records_keeps_the_committed_files(tmp_path, capsys):
+    step = run_all.Step("redraw", ("run_all.py",), ("x.json",), False, folder=".", records="rec")
+    run_all.run_step(step, tmp_path, tmp_path / "figures", False, "cpu", None)
+    assert "skipped, no records in" in capsys.readouterr().out
+    assert not (tmp_path / "figures").exists()
+
+
+def test_steps_from_other_branches_are_skipped_with_a_message_or_run(tmp_path):
+    """On a branch without VISH the two VISH steps say why they do not run; with it they run."""
+    command = [sys.executable, str(SCRIPT), "--smoke", "--out", str(tmp_path)]
+    command += ["--only", "vish_scale", "--only", "vish_bo"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    for step in run_all.STEPS:
+        if step.name not in ("vish_scale", "vish_bo"):
+            continue
+        if step.missing():
+            assert f"== {step.name}: skipped, {step.missing()}" in result.stdout
+        else:
+            for _, committed in step.copies(smoke=True):
+                assert (tmp_path / "figures" / committed).stat().st_size > 0
