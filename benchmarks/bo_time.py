@@ -15,7 +15,9 @@ The time is the median of ``--repeats`` calls after one warm-up call (wall and C
 memory the peak added by the work. ``--device cuda`` (or ``auto`` where a GPU is present) runs
 every case on the GPU as well and records the CPU/GPU ratio. Writes ``bo_time.json`` and
 ``bo_time.png`` to ``--out``, and each case to ``--out``/cases/ as it finishes: a run stopped
-half-way (to share a machine, say) resumes where it stopped, with the same options.
+half-way (to share a machine, say) resumes where it stopped, with the same options, and
+``--report-only`` writes the JSON and PNG from the cases kept so far (the others are listed in
+``not_measured``). Each case records the load average before and after it.
 
     python benchmarks/bo_time.py --threads 1
     python benchmarks/bo_time.py --problem ackley-sphere2 --observations 50 100 --device auto
@@ -119,6 +121,7 @@ def run(args: argparse.Namespace, devices: list[str]) -> dict:
     instead of measuring again (unless ``--fresh``), so a long run can be stopped and resumed.
     """
     results = {d: [] for d in devices}
+    missing = []
     cases = args.out / "cases"
     with tempfile.TemporaryDirectory(prefix="bo_time_") as tmp:
         for problem in args.problem:
@@ -139,6 +142,11 @@ def run(args: argparse.Namespace, devices: list[str]) -> dict:
                         }
                         path = cases / f"{problem}_n{n}_{task}_{device}.json"
                         record = None if args.fresh else cached(path, spec)
+                        if record is None and args.report_only:
+                            missing.append({"problem": problem, "n": n, "task": task})
+                            missing[-1]["device"] = device
+                            print(f"  {problem:<16} n={n:>4} {task:<8} {device:<4} not measured")
+                            continue
                         if record is None:
                             record = common.run_case(
                                 SCRIPT,
@@ -156,7 +164,18 @@ def run(args: argparse.Namespace, devices: list[str]) -> dict:
                             f"  {problem:<16} n={n:>4} {task:<8} {device:<4} {describe(record)}",
                             flush=True,
                         )
-    return {"results": results, "device_ratios": device_ratios(results)}
+    loads = [
+        load[0]
+        for d in results.values()
+        for r in d
+        for load in r.get("load_average_before_after", [])
+    ]
+    return {
+        "results": results,
+        "device_ratios": device_ratios(results),
+        "not_measured": missing,
+        "load_average_cases_1_min": [min(loads), max(loads)] if loads else None,
+    }
 
 
 def cached(path: Path, spec: dict) -> dict | None:
@@ -240,8 +259,15 @@ def plot(data: dict, path: Path) -> None:
                         markerfacecolor=color if device == "cpu" else "none",
                         label=f"{problem}, {device.upper()}",
                     )
+                    if device == "cpu":  # the CPU time of the process: what other jobs leave out
+                        ax.plot(
+                            [r["n"] for r in rows],
+                            [r["cpu_time_s"] for r in rows],
+                            color=color,
+                            linestyle=":",
+                        )
         ax.set_title(TASK_TITLES[task])
-        ax.set_ylabel("wall time [s], median")
+        ax.set_ylabel("wall time [s], median (dotted: CPU time)")
     if with_gpu:
         ax = axes[-1]
         for problem, color in colors.items():
@@ -273,12 +299,15 @@ def plot(data: dict, path: Path) -> None:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     config = data["config"]
+    cases = data.get("load_average_cases_1_min")
     title = common.run_title(
         data["environment"],
         config["devices"],
-        data["load_average_start_end"],
+        (None, None) if cases else data["load_average_start_end"],
         config["smoke"],
     )
+    if cases:
+        title += f"; load average {cases[0]:g} to {cases[1]:g} around the cases"
     fig.suptitle(
         "Time of one BO iteration (fit + acquisition optimisation) against the number of "
         f"observations\n{title}"
@@ -314,6 +343,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0, help="seed of the observed points")
     parser.add_argument(
         "--fresh", action="store_true", help="measure every case again, ignoring <out>/cases/"
+    )
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="measure nothing: the JSON and PNG from the cases kept in <out>/cases/",
     )
     args = parser.parse_args(argv)
     args.options = SMOKE_OPTIONS if args.smoke else LOOP_OPTIONS

@@ -241,8 +241,11 @@ def bo_table(data: dict) -> str:
 
 def _time_cell(record: dict | None) -> str:
     if record is None:
-        return "—"
-    return "failed" if "error" in record else seconds(record["time_s"])
+        return "not measured"
+    if "error" in record:
+        return "failed"
+    cpu = f" (CPU {significant(record['cpu_time_s'])})" if record["device"] == "cpu" else ""
+    return f"{seconds(record['time_s'])}{cpu}"
 
 
 ACQUISITION_LABELS = {"qlognei": "qLogNEI (the loop's default)", "logei": "LogEI"}
@@ -299,7 +302,10 @@ def runs_table(datasets: list[dict], names: list[str]) -> str:
     for name, data in zip(names, datasets, strict=True):
         env = data["environment"]
         start_end = data.get("load_average_start_end")
-        if start_end and start_end[0] and start_end[1]:
+        if data.get("load_average_cases_1_min"):  # measured case by case, maybe in several runs
+            low, high = data["load_average_cases_1_min"]
+            load = f"{low:g} to {high:g} (around its cases)"
+        elif start_end and start_end[0] and start_end[1]:
             load = f"{start_end[0][0]:g} → {start_end[1][0]:g}"
         else:
             load = f"{env['load_average_1_5_15_min'][0]:g} at start"

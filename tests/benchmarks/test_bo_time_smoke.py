@@ -51,3 +51,17 @@ def test_bo_time_smoke(tmp_path):
     assert [r["time_s"] for r in again["results"]["cpu"]] == [
         r["time_s"] for r in data["results"]["cpu"]
     ]
+
+
+def test_report_only_measures_nothing_and_lists_what_is_missing(tmp_path):
+    command = [sys.executable, str(SCRIPT), "--smoke", "--report-only", "--device", "cpu"]
+    result = subprocess.run(
+        [*command, "--out", str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    data = json.loads((tmp_path / "bo_time.json").read_text())
+    assert data["results"]["cpu"] == [] and data["load_average_cases_1_min"] is None
+    assert {(m["n"], m["task"]) for m in data["not_measured"]} == {
+        (8, t) for t in ("fit", "logei", "qlognei")
+    }
+    assert not (tmp_path / "cases").exists()
