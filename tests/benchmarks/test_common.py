@@ -52,7 +52,9 @@ def test_measure_records_time_memory_and_inspection():
 def test_measure_gives_slow_work_fewer_calls_within_the_budget():
     case = WorkerCase(lambda: time.sleep(0.05), {})
     record = measure(case, repeats=10, budget_s=0.12)
-    assert record["repeats_run"] == 2  # 0.12 s / 0.05 s per call
+    # as many calls as the warm-up call's time fits into the budget: 2 when it took 0.05-0.06 s,
+    # 1 when the machine's load stretched it beyond 0.06 s
+    assert record["repeats_run"] == max(1, int(0.12 // record["first_call_s"])) <= 2
 
 
 def test_device_ratio():
