@@ -316,7 +316,7 @@ def runs_table(datasets: list[dict], names: list[str]) -> str:
         versions = ", ".join(f"{k} {v}" for k, v in env["versions"].items() if k != "numpy")
         row = [f"[{name}](figures/{name})", env["timestamp_utc"], hardware, str(threads), load]
         rows.append([*row, versions])
-    header = ["JSON", "measured (UTC)", "hardware", "torch threads", "load average (1 min)"]
+    header = ["JSON", "written (UTC)", "hardware", "torch threads", "load average (1 min)"]
     return table([*header, "versions"], rows)
 
 
