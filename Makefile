@@ -24,8 +24,9 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
+# Every benchmark figure, JSON and table of the docs (hours); e.g. BENCH_ARGS="--only kernel_so3".
 bench: $(STAMP)
-	$(PY) benchmarks/kernel_speed.py
+	$(PY) benchmarks/run_all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

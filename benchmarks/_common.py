@@ -17,11 +17,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
 #: Packages whose versions every benchmark records.
 CORE_PACKAGES = ("manibo", "torch", "gpytorch", "botorch", "numpy")
+
+#: Environment variables that set the thread counts of OpenMP and the BLAS libraries.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 GIB = 1024**3
 MIB = 1024**2
@@ -102,7 +106,11 @@ def environment(device: str = "cpu") -> dict:
     gpu = None
     if device == "cuda" and torch.cuda.is_available():
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
-        gpu = {"name": props.name, "memory_bytes": props.total_memory, "cuda": torch.version.cuda}
+        gpu = {
+            "name": props.name,
+            "memory_bytes": props.total_memory,
+            "cuda": torch.version.cuda,
+        }
     return {
         "versions": package_versions(),
         "python": platform.python_version(),
@@ -123,6 +131,17 @@ def load_average() -> list[float] | None:
         return [round(x, 2) for x in os.getloadavg()]
     except OSError:
         return None
+
+
+def run_title(env: dict, devices: Sequence[str], load_start_end: Sequence, smoke: bool) -> str:
+    """One line for figure titles: hardware (and GPU), versions, load average, smoke flag."""
+    hardware = hardware_label(env, "cpu")
+    if "cuda" in devices and env.get("gpu"):
+        hardware += f"; GPU {env['gpu']['name']}"
+    versions = f"manibo {env['versions']['manibo']}, torch {env['versions']['torch']}"
+    start, end = load_start_end
+    load = f"; load average {start[0]:g} at start, {end[0]:g} at end" if start and end else ""
+    return f"{hardware}; {versions}{load}{' (smoke run)' if smoke else ''}"
 
 
 def hardware_label(env: dict, device: str) -> str:
@@ -228,31 +247,34 @@ def time_calls(
     device: str = "cpu",
     min_time_s: float = 0.0,
     max_calls: int = 200,
-) -> list[float]:
-    """Wall-clock times of calls of ``fn``, each result dropped before the next call.
+) -> tuple[list[float], list[float]]:
+    """Wall-clock and CPU times of calls of ``fn``, each result dropped before the next call.
 
     Calls go on until there are ``repeats`` of them and together they took ``min_time_s`` (at most
     ``max_calls``): for fast work, samples spread over a longer time make the median robust to
-    bursts of load from other processes.
+    bursts of load from other processes. The CPU time (this process's user + system time, all
+    threads) does not grow when other processes take the cores, so with one thread it is the
+    load-independent cost of the work.
 
     Args:
         fn: the work; its return value is discarded at once, so two results never coexist in memory.
         repeats: the least number of timed calls (warm up separately).
-        device: ``"cuda"`` synchronises before reading the clock.
-        min_time_s: the least total time of the timed calls, in seconds.
+        device: ``"cuda"`` synchronises before reading the clocks.
+        min_time_s: the least total wall time of the timed calls, in seconds.
         max_calls: the most timed calls.
 
     Returns:
-        The durations in seconds.
+        ``(wall, cpu)``: the durations in seconds.
     """
-    times = []
-    while len(times) < repeats or (sum(times) < min_time_s and len(times) < max_calls):
+    wall, cpu = [], []
+    while len(wall) < repeats or (sum(wall) < min_time_s and len(wall) < max_calls):
         synchronize(device)
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         fn()
         synchronize(device)
-        times.append(time.perf_counter() - start)
-    return times
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return wall, cpu
 
 
 def synchronize(device: str) -> None:
@@ -263,9 +285,15 @@ def synchronize(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def summarise_times(times: Sequence[float]) -> dict[str, float | list[float]]:
-    """``time_s`` (median), ``time_min_s`` and the raw ``times_s`` of a list of durations."""
-    return {"time_s": statistics.median(times), "time_min_s": min(times), "times_s": list(times)}
+def summarise_times(times: Sequence[float], cpu_times: Sequence[float]) -> dict:
+    """``time_s`` (median), ``time_min_s``, ``cpu_time_s`` (median) and the raw durations."""
+    return {
+        "time_s": statistics.median(times),
+        "time_min_s": min(times),
+        "cpu_time_s": statistics.median(cpu_times),
+        "times_s": list(times),
+        "cpu_times_s": list(cpu_times),
+    }
 
 
 def write_json(path: Path, data: dict) -> None:
@@ -274,23 +302,277 @@ def write_json(path: Path, data: dict) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
-def run_worker(command: Sequence[str], result_path: Path, timeout: float) -> dict:
+def run_worker(
+    command: Sequence[str], result_path: Path, timeout: float, env: dict | None = None
+) -> dict:
     """Run a worker subprocess that writes its result as JSON to ``result_path``, and return it.
 
     Args:
         command: the worker's command line.
         result_path: where the worker writes its JSON result.
         timeout: seconds before the worker is killed.
+        env: the worker's environment (default: this process's).
 
     Returns:
         The worker's JSON, or ``{"error": ...}`` when it failed, was killed (out of memory, for
         example) or timed out; the error carries the end of its stderr.
     """
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s"}
     if proc.returncode != 0 or not result_path.exists():
         tail = proc.stderr.strip().splitlines()[-5:]
         return {"error": f"exit status {proc.returncode}: " + " | ".join(tail)}
     return json.loads(result_path.read_text(encoding="utf-8"))
+
+
+# --------------------------------------------------------------------------------------------
+# devices
+# --------------------------------------------------------------------------------------------
+DEVICE_CHOICES = ("cpu", "cuda", "auto")
+
+
+def resolve_devices(choice: str) -> list[str]:
+    """The devices a benchmark runs on: the CPU always, and CUDA when asked for (or when present).
+
+    Args:
+        choice: ``"cpu"`` (the CPU only), ``"cuda"`` (the CPU and the GPU; an error without one) or
+            ``"auto"`` (the CPU, and the GPU when torch sees one).
+
+    Returns:
+        ``["cpu"]`` or ``["cpu", "cuda"]``.
+
+    Raises:
+        SystemExit: ``choice`` is ``"cuda"`` and torch sees no CUDA device.
+    """
+    if choice not in DEVICE_CHOICES:
+        raise SystemExit(f"--device must be one of {', '.join(DEVICE_CHOICES)}, got {choice!r}.")
+    if choice == "cpu":
+        return ["cpu"]
+    import torch
+
+    if torch.cuda.is_available():
+        return ["cpu", "cuda"]
+    if choice == "cuda":
+        raise SystemExit(
+            "--device cuda: torch sees no CUDA device on this machine. Use --device auto to run "
+            "on the CPU here and on the GPU where there is one."
+        )
+    return ["cpu"]
+
+
+def add_run_arguments(parser, out: Path, repeats: int) -> None:
+    """The options every timing benchmark takes (and the internal ``--worker``/``--result``).
+
+    Args:
+        parser: an ``argparse.ArgumentParser``.
+        out: the default output folder.
+        repeats: the default least number of timed calls.
+    """
+    import argparse
+
+    parser.add_argument(
+        "--device",
+        choices=DEVICE_CHOICES,
+        default="cpu",
+        help="cpu; cuda (the CPU and the GPU); auto (the GPU too where there is one)",
+    )
+    parser.add_argument("--out", type=Path, default=out, help="output directory")
+    parser.add_argument("--repeats", type=int, default=repeats, help="least timed calls per case")
+    parser.add_argument(
+        "--case-budget",
+        type=float,
+        default=120.0,
+        help="seconds of timed calls per case: slow cases get fewer calls (at least one)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="torch (and BLAS) threads in the workers (default: torch's)",
+    )
+    parser.add_argument(
+        "--inline",
+        action=argparse.BooleanOptionalAction,
+        help="measure the cases in this process instead of a fresh one each (quick checks only: "
+        "memory then carries what earlier cases left); default: only with --smoke",
+    )
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--result", help=argparse.SUPPRESS)
+
+
+def memory_note(inline: bool) -> str:
+    """How the peak memory of the cases was measured, for the JSON's config."""
+    where = "measured in the driver's process" if inline else "each case in a fresh subprocess"
+    return f"peak memory added by the work, {where}"
+
+
+def device_ratio(
+    cpu_run: dict | None, device_run: dict | None, key: str = "time_s"
+) -> float | None:
+    """``cpu_run[key] / device_run[key]`` (how many times faster the device is), None if missing."""
+    if not cpu_run or not device_run or "error" in cpu_run or "error" in device_run:
+        return None
+    if not device_run.get(key) or cpu_run.get(key) is None:
+        return None
+    return cpu_run[key] / device_run[key]
+
+
+# --------------------------------------------------------------------------------------------
+# one measured case, in a fresh process
+# --------------------------------------------------------------------------------------------
+@dataclass
+class WorkerCase:
+    """What a benchmark worker measures: built in the fresh process, after the imports.
+
+    Attributes:
+        compute: the work; one call is one sample (its result is dropped before the next call).
+        versions: versions of the packages the work used (see :func:`package_versions`).
+        inspect: called once on the warm-up call's result; returns extra fields for the record
+            (an accuracy check, for example), or None.
+        info: extra fields for the record (sizes, settings the builder chose).
+    """
+
+    compute: Callable[[], object]
+    versions: dict[str, str | None]
+    inspect: Callable[[object], dict] | None = None
+    info: dict = field(default_factory=dict)
+
+
+def measure(
+    case: WorkerCase,
+    repeats: int,
+    device: str = "cpu",
+    min_time_s: float = 0.0,
+    budget_s: float | None = None,
+) -> dict:
+    """Time ``case.compute`` after one warm-up call, and probe the peak memory of both phases.
+
+    Memory is probed twice: around the warm-up call (which also pays one-time costs such as thread
+    pools and caches) and around the timed calls; ``peak_memory_bytes`` is the larger of the two.
+
+    Args:
+        case: the work.
+        repeats: the least number of timed calls.
+        device: ``"cpu"`` or ``"cuda"`` (synchronised around every call; CUDA memory counters).
+        min_time_s: the least total time of the timed calls, in seconds.
+        budget_s: when given, slow work gets fewer timed calls: as many as the warm-up call's time
+            fits into ``budget_s``, at least one (``repeats_run`` records how many).
+
+    Returns:
+        The fields of :func:`summarise_times`, ``first_call_s``, the memory fields of
+        :class:`PeakMemory` and whatever ``case.inspect`` returned.
+    """
+    probe = PeakMemory(device)
+    synchronize(device)
+    start = time.perf_counter()
+    result = case.compute()
+    synchronize(device)
+    first_call_s = time.perf_counter() - start
+    first = probe.stop()
+    extra = case.inspect(result) if case.inspect else {}
+    del result
+    if budget_s is not None:
+        repeats = max(1, min(repeats, int(budget_s // max(first_call_s, 1e-9))))
+        min_time_s = min(min_time_s, budget_s)
+    probe = PeakMemory(device)
+    times, cpu_times = time_calls(case.compute, repeats, device, min_time_s=min_time_s)
+    timed = probe.stop()
+    return {
+        **summarise_times(times, cpu_times),
+        "repeats_run": len(times),
+        "first_call_s": first_call_s,
+        "peak_memory_bytes": max(first["peak_memory_bytes"], timed["peak_memory_bytes"]),
+        "first_call_peak_memory_bytes": first["peak_memory_bytes"],
+        "repeat_peak_memory_bytes": timed["peak_memory_bytes"],
+        "baseline_bytes": first["baseline_bytes"],
+        "memory_measure": first["memory_measure"],
+        **extra,
+    }
+
+
+def measure_case(spec: dict, build: Callable[[dict], WorkerCase]) -> dict:
+    """Build the case that ``spec`` describes, measure it and return its record.
+
+    Args:
+        spec: the case; ``device``, ``repeats``, ``min_time_s`` and ``budget_s`` (optional, see
+            :func:`measure`) are read here, ``threads`` (optional) sets torch's thread count, the
+            rest is for ``build``.
+        build: turns the spec into a :class:`WorkerCase`; its time is recorded as ``setup_s``.
+
+    Returns:
+        The fields of :func:`measure`, ``setup_s``, ``device``, ``torch_threads``, the load average
+        before and after, the versions and ``case.info``.
+    """
+    import torch
+
+    if spec.get("threads"):
+        torch.set_num_threads(spec["threads"])
+    load_before = load_average()
+    start = time.perf_counter()
+    case = build(spec)
+    setup_s = time.perf_counter() - start
+    record = measure(
+        case, spec["repeats"], spec["device"], spec["min_time_s"], spec.get("budget_s")
+    )
+    record.update(
+        setup_s=setup_s,
+        device=spec["device"],
+        torch_threads=torch.get_num_threads(),
+        load_average_before_after=[load_before, load_average()],
+        versions=case.versions,
+        **case.info,
+    )
+    return record
+
+
+def serve_worker(spec_text: str, result_path: str, build: Callable[[dict], WorkerCase]) -> None:
+    """The worker side of :func:`run_case`: measure the case given as JSON, write the record."""
+    write_json(Path(result_path), measure_case(json.loads(spec_text), build))
+
+
+def run_case(
+    script: Path,
+    spec: dict,
+    build: Callable[[dict], WorkerCase],
+    workdir: Path,
+    python: Path | str = sys.executable,
+    inline: bool = False,
+    timeout: float = 3600,
+) -> dict:
+    """Measure one case of ``script``, in a new process (``script --worker SPEC --result PATH``).
+
+    The script's ``main`` hands ``--worker`` and ``--result`` to :func:`serve_worker`. A fresh
+    process per case keeps the peak-memory numbers of cases apart; ``inline`` measures in this
+    process instead (quick checks: the memory numbers then carry what earlier cases left behind).
+    With ``spec["threads"]``, the worker's OpenMP and BLAS libraries get that many threads too.
+
+    Args:
+        script: the benchmark script.
+        spec: the case, JSON-serialisable (see :func:`measure_case`).
+        build: the script's builder (used here when ``inline``, by the worker otherwise).
+        workdir: a folder for the result file.
+        python: the interpreter (another virtualenv's, for a competitor library).
+        inline: measure in this process.
+        timeout: seconds before the worker is killed.
+
+    Returns:
+        The record, or ``{"error": ...}`` when the worker failed (see :func:`run_worker`).
+    """
+    if inline:
+        return measure_case(json.loads(json.dumps(spec)), build)
+    result = Path(workdir) / f"result_{time.monotonic_ns()}.json"
+    command = [
+        str(python),
+        str(script),
+        "--worker",
+        json.dumps(spec),
+        "--result",
+        str(result),
+    ]
+    env = None
+    if spec.get("threads"):  # NumPy's and SciPy's BLAS too, not only torch's thread pool
+        env = {**os.environ, **dict.fromkeys(THREAD_VARIABLES, str(spec["threads"]))}
+    record = run_worker(command, result, timeout, env)
+    result.unlink(missing_ok=True)
+    return record

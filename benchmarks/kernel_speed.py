@@ -1,74 +1,78 @@
-r"""Wall time and peak memory of the Matérn kernel matrix K(X, X) on S², against alternatives.
+r"""Wall time and peak memory of the Matérn kernel matrix K(X, X) against N, on each space.
 
-The kernel is ``GeometricMaternKernel(Sphere(2), nu=1.5, num_levels=25)`` in float64 with
-lengthscale 1, evaluated on N uniform random points, N = 1000, 2000, 5000. In the same run, on the
-same points:
+Spaces (``--space``, repeatable; default all): S², S⁵, the torus T³, SO(3), a mesh (the icosphere
+with 2562 vertices) and a graph (8-nearest-neighbour graph on 2000 nodes); see
+``benchmarks/_kernel_cases.py`` for the kernels, truncations and data. On every space, in the same
+run and on the same seeded points:
 
-* **naive torch**: the textbook evaluation, written here in plain torch. It builds the ``[N, N, L]``
-  tensor of per-level Legendre terms and contracts it with the level weights (as GeometricKernels
-  does), so its memory grows like ``N² L``; it runs up to ``--naive-max-n``.
-* **GeometricKernels 1.0.1** (torch backend), with ``--with-geometric-kernels``. It is installed
-  into a separate virtualenv (``benchmarks/.venv-gk``, created on first use) and runs up to
-  ``--gk-max-n``.
+* **manibo**: ``GeometricMaternKernel(space, nu=1.5, num_levels=L)``, lengthscale 1, float64.
+* **naive torch** (where the level kernels have a closed form): the textbook ``[N, N, L]`` stack
+  contracted with the weights, in plain torch; its memory grows like ``N² L``.
+* **GeometricKernels 1.0.1** (torch backend), with ``--with-geometric-kernels``: installed into a
+  separate virtualenv (``benchmarks/.venv-gk``, created on first use), with the same number of
+  levels or eigenpairs.
 
 Every case runs in a fresh subprocess (``--worker``), so that its peak memory (``ru_maxrss`` minus
 the RSS before the work; ``torch.cuda.max_memory_allocated`` on CUDA) is not polluted by other
 cases. The time is the median of the timed calls after one warm-up call (at least ``--repeats``
-calls and ``--min-time`` seconds of them; the minimum and every call are recorded too). Two-thread
-timings on a busy machine are noisy: the JSON and the figure record the load average, and
-``--threads 1`` gives steadier numbers. The alternatives' matrices are compared with manibo's
-(maximum absolute difference), and the targets (N = 5000 in under 5 s and 1 GB on 2 CPU cores)
-are checked.
+calls and ``--min-time`` seconds of them). The alternatives' matrices are compared with manibo's
+on the CPU (maximum absolute difference). ``--device cuda`` (or ``auto`` where a GPU is present)
+runs every case on the GPU as well and records the CPU/GPU time ratio. The machine's load average
+is recorded at the start and end of the run and around every case.
 
-Writes ``kernel_speed.json`` and ``kernel_speed.png`` to ``--out`` (``benchmarks/results/``).
+Writes ``kernel_speed_<space>.json`` and ``kernel_speed_<space>.png`` per space to ``--out``
+(``benchmarks/results/``); ``--summary DIR`` instead draws ``kernel_speed.png``, the time against N
+on every space, from the JSON files in ``DIR``, and ``--replot`` redraws the figure of every JSON
+in ``--out`` (after a change of the figures, without measuring again).
 
 Usage::
 
-    python benchmarks/kernel_speed.py                              # manibo + naive torch, CPU
-    python benchmarks/kernel_speed.py --with-geometric-kernels     # + GeometricKernels, N <= 2000
-    python benchmarks/kernel_speed.py --with-geometric-kernels --gk-max-n 5000   # ~11 GB for GK
-    python benchmarks/kernel_speed.py --device cuda
-    python benchmarks/kernel_speed.py --smoke --out /tmp/bench     # seconds; used by the tests
+    python benchmarks/kernel_speed.py --with-geometric-kernels               # every space, CPU
+    python benchmarks/kernel_speed.py --space sphere2 --space so3 --device auto
+    python benchmarks/kernel_speed.py --summary docs/figures --out docs/figures
+    python benchmarks/kernel_speed.py --smoke --out /tmp/bench                # seconds; the tests
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
-import time
 import venv
 from pathlib import Path
 
 from _common import (
     GIB,
-    PeakMemory,
+    WorkerCase,
+    add_run_arguments,
     available_memory_bytes,
+    device_ratio,
     environment,
     hardware_label,
     load_average,
+    memory_note,
     package_versions,
-    run_worker,
-    summarise_times,
-    synchronize,
-    time_calls,
+    resolve_devices,
+    run_case,
+    run_title,
+    serve_worker,
     write_json,
+)
+from _kernel_cases import (
+    CASES,
+    IMPLEMENTATIONS,
+    LENGTHSCALE,
+    NU,
+    PACKAGES,
+    KernelCase,
+    gk_compute,
+    manibo_compute,
 )
 
 HERE = Path(__file__).resolve().parent
-
-NU = 1.5
-NUM_LEVELS = 25
-LENGTHSCALE = 1.0
-KERNEL = (
-    f"GeometricMaternKernel(Sphere(2), nu={NU}, num_levels={NUM_LEVELS}), lengthscale {LENGTHSCALE}"
-)
-
-SIZES = (1000, 2000, 5000)
-SMOKE_SIZES = (50, 100)
-GK_MAX_N = 2000
-NAIVE_MAX_N = 2000
+SCRIPT = Path(__file__).resolve()
 WORKER_TIMEOUT_S = 3600
 
 GK_VENV = HERE / ".venv-gk"
@@ -78,140 +82,54 @@ TARGET_N = 5000
 TARGET_TIME_S = 5.0
 TARGET_MEMORY_BYTES = 10**9
 TARGET_CORES = 2
+DEFAULT_MAX_MEMORY_GB = 6.0
 
 MB = 10**6
+KERNEL = f"Matérn ν={NU}, lengthscale {LENGTHSCALE}, float64"
 
-IMPLEMENTATIONS = {
-    "manibo": "manibo (streaming recurrence)",
-    "naive_torch": "naive torch ([N, N, L] tensor)",
-    "geometric_kernels": "GeometricKernels 1.0.1 (torch)",
-}
 #: marker, colour, and the factor on N that places the implementation's error bar in the plot
 STYLES = {
     "manibo": ("o", "C0", 1.0),
     "naive_torch": ("s", "C1", 0.97),
     "geometric_kernels": ("^", "C3", 1.03),
 }
+#: prefix of an alternative's fields in the comparison rows
+PREFIXES = {"naive_torch": "naive", "geometric_kernels": "gk"}
 
 
 # --------------------------------------------------------------------------------------------
-# workers: one case per process. Each builder takes the points, shape (N, 3), and returns
-# (compute, versions): compute() evaluates the (N, N) matrix K(X, X); versions: packages used.
+# worker: one implementation, one space, one N, one device, in a fresh process
 # --------------------------------------------------------------------------------------------
-def _manibo_kernel(points):
-    """K(X, X) with manibo's ``GeometricMaternKernel``."""
-    import torch
+def build_case(spec: dict) -> WorkerCase:
+    """The work of one case: K(X, X) by ``spec["implementation"]`` on ``spec["points"]``.
 
-    from manibo.kernels.spectral import GeometricMaternKernel
-    from manibo.spaces.sphere import Sphere
-
-    kernel = GeometricMaternKernel(Sphere(2), nu=NU, num_levels=NUM_LEVELS)
-    kernel.to(device=points.device, dtype=torch.float64)
-    kernel.lengthscale = LENGTHSCALE
-
-    def compute():
-        with torch.no_grad():
-            return kernel.forward(points, points)
-
-    return compute, package_versions(("manibo", "torch", "gpytorch"))
-
-
-def _naive_kernel(points):
-    r"""K(X, X) the textbook way, in plain torch.
-
-    The Legendre polynomials :math:`P_l(x \cdot y)` of all levels are stacked into an
-    ``[N, N, L]`` tensor and contracted with :math:`w_l (2l+1)`, where the weights
-    :math:`w_l \propto (2\nu/\ell^2 + l(l+1))^{-\nu-1}` are normalised so that :math:`k(x, x) = 1`.
-    """
-    import torch
-
-    degree = torch.arange(NUM_LEVELS, dtype=points.dtype, device=points.device)
-    multiplicity = 2 * degree + 1
-    spectrum = (2 * NU / LENGTHSCALE**2 + degree * (degree + 1)) ** (-NU - 1)  # d/2 = 1 on S²
-    coefficients = multiplicity * spectrum / (multiplicity * spectrum).sum()
-
-    def compute():
-        with torch.no_grad():
-            t = points @ points.T
-            legendre = [torch.ones_like(t), t]
-            for n in range(2, NUM_LEVELS):
-                legendre.append(((2 * n - 1) * t * legendre[-1] - (n - 1) * legendre[-2]) / n)
-            per_level = torch.stack(legendre, dim=-1)  # [N, N, L]
-            return torch.einsum("ijl,l->ij", per_level, coefficients)
-
-    return compute, package_versions(("torch",))
-
-
-def _geometric_kernels_kernel(points):
-    """K(X, X) with GeometricKernels' ``MaternGeometricKernel`` (torch backend)."""
-    import geometric_kernels.torch  # noqa: F401  (registers the torch backend)
-    import lab
-    import torch
-    from geometric_kernels.kernels import MaternGeometricKernel
-    from geometric_kernels.spaces import Hypersphere
-
-    kernel = MaternGeometricKernel(Hypersphere(dim=2), num=NUM_LEVELS)
-    params = {
-        "nu": torch.tensor([NU], dtype=points.dtype, device=points.device),
-        "lengthscale": torch.tensor([LENGTHSCALE], dtype=points.dtype, device=points.device),
-    }
-
-    def compute():
-        with torch.no_grad(), lab.on_device(points.device):
-            return kernel.K(params, points, points)
-
-    return compute, package_versions(("geometric-kernels", "torch", "numpy"))
-
-
-WORKERS = {
-    "manibo": _manibo_kernel,
-    "naive_torch": _naive_kernel,
-    "geometric_kernels": _geometric_kernels_kernel,
-}
-
-
-def run_case(args: argparse.Namespace) -> None:
-    """Worker: time one implementation at one N and write the result JSON to ``args.result``.
-
-    Memory is probed twice: around the warm-up call (which also pays one-time costs such as thread
-    pools) and around the timed calls; ``peak_memory_bytes`` is the larger of the two.
+    The warm-up call's matrix is saved to ``spec["save_matrix"]`` (when given) for comparison,
+    and its diagonal is checked: exactly 1 on homogeneous spaces, 1 on average on meshes and graphs.
     """
     import numpy as np
     import torch
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    load_before = load_average()
-    points = torch.from_numpy(np.load(args.points)).to(args.device)
-    compute, versions = WORKERS[args.worker](points)
-    probe = PeakMemory(args.device)
-    start = time.perf_counter()
-    matrix = compute()  # the warm-up call; its matrix is the one compared across implementations
-    synchronize(args.device)
-    first_call_s = time.perf_counter() - start
-    first_call = probe.stop()
-    if args.save_matrix:
-        np.save(args.save_matrix, matrix.cpu().numpy())
-    diagonal_error = float((matrix.diagonal() - 1).abs().max())
-    del matrix
-    probe = PeakMemory(args.device)
-    times = time_calls(compute, args.repeats, args.device, min_time_s=args.min_time)
-    repeats = probe.stop()
-    result = {
-        "n": points.shape[0],
-        **summarise_times(times),
-        "first_call_s": first_call_s,
-        "peak_memory_bytes": max(first_call["peak_memory_bytes"], repeats["peak_memory_bytes"]),
-        "first_call_peak_memory_bytes": first_call["peak_memory_bytes"],
-        "repeat_peak_memory_bytes": repeats["peak_memory_bytes"],
-        "baseline_bytes": first_call["baseline_bytes"],
-        "memory_measure": first_call["memory_measure"],
-        "max_abs_diagonal_minus_one": diagonal_error,
-        "torch_threads": torch.get_num_threads(),
-        "load_average_before_after": [load_before, load_average()],
-        "versions": versions,
-    }
-    write_json(Path(args.result), result)
+    case = CASES[spec["case"]]
+    settings, implementation = spec["settings"], spec["implementation"]
+    points = torch.from_numpy(np.load(spec["points"])).to(spec["device"])
+    if implementation == "manibo":
+        compute = manibo_compute(case, settings, points)
+    elif implementation == "naive_torch":
+        compute = case.naive(settings, points)
+    else:
+        compute = gk_compute(settings, points, case.geometric_kernels)
+
+    def inspect(matrix) -> dict:
+        if spec.get("save_matrix"):
+            np.save(spec["save_matrix"], matrix.cpu().numpy())
+        diagonal = matrix.diagonal()
+        checks = {"diagonal_mean": float(diagonal.mean())}
+        if case.homogeneous:
+            checks["max_abs_diagonal_minus_one"] = float((diagonal - 1).abs().max())
+        return checks
+
+    info = {"n": points.shape[0], "implementation": implementation}
+    return WorkerCase(compute, package_versions(PACKAGES[implementation]), inspect, info)
 
 
 # --------------------------------------------------------------------------------------------
@@ -227,9 +145,10 @@ def gk_python(venv_dir: Path) -> tuple[Path | None, str]:
     python = venv_dir / "bin" / "python"
     check = [str(python), "-c", "import geometric_kernels.torch"]
     if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
-        return python, f"importable from {venv_dir}"
+        return python, f"GeometricKernels 1.0.1, importable from {venv_dir.name}"
     print(
-        f"Installing {' '.join(GK_REQUIREMENTS)} into {venv_dir} (about a minute) ...", flush=True
+        f"Installing {' '.join(GK_REQUIREMENTS)} into {venv_dir} (about a minute) ...",
+        flush=True,
     )
     try:
         if not python.exists():
@@ -244,22 +163,45 @@ def gk_python(venv_dir: Path) -> tuple[Path | None, str]:
         detail = getattr(error, "stderr", "") or str(error)
         return None, f"installation into {venv_dir} failed: {detail.strip()[-500:]}"
     if subprocess.run(check, capture_output=True).returncode != 0:
-        return None, f"geometric_kernels.torch is not importable from {venv_dir} after installation"
-    return python, f"installed into {venv_dir}"
+        return (
+            None,
+            f"geometric_kernels.torch is not importable from {venv_dir} after installation",
+        )
+    return python, f"GeometricKernels 1.0.1, installed into {venv_dir.name}"
 
 
-def dense_memory_estimate(n: int) -> int:
-    """Bytes that an ``[N, N, L]`` evaluation needs: per-level matrices and their stacked copy."""
-    return 2 * n * n * NUM_LEVELS * 8
-
-
-def fits_in_memory(n: int, device: str) -> tuple[bool, str]:
-    """Whether a dense ``[N, N, L]`` evaluation fits into the memory available now, and why not."""
-    need = dense_memory_estimate(n) * 1.2
+def memory_refusal(need: float, device: str, cap_bytes: float) -> str | None:
+    """Why a dense evaluation needing ``need`` bytes is not run (None when it may run)."""
     free = available_memory_bytes(device)
+    if need > cap_bytes:
+        return f"needs ~{need / GIB:.1f} GiB, over the --max-memory-gb cap of {cap_bytes / GIB:.1f}"
     if free is not None and need > free:
-        return False, f"needs ~{need / GIB:.1f} GiB but only {free / GIB:.1f} GiB is available"
-    return True, ""
+        return f"needs ~{need / GIB:.1f} GiB but only {free / GIB:.1f} GiB is available"
+    return None
+
+
+def plan_implementations(
+    case: KernelCase, settings: dict, n: int, device: str, gk: Path | None, args
+) -> tuple[dict[str, str], list[dict]]:
+    """Which implementations run at this N and device (name → Python), and which are skipped."""
+    plan, skipped = {"manibo": sys.executable}, []
+    limits = {"naive_torch": case.naive_max_n, "geometric_kernels": case.gk_max_n}
+    pythons = {"naive_torch": sys.executable, "geometric_kernels": gk}
+    available = {"naive_torch": case.naive is not None, "geometric_kernels": gk is not None}
+    for name, python in pythons.items():
+        if not available[name]:
+            continue
+        reason = None
+        if n > limits[name]:
+            reason = f"N > {limits[name]}, the largest N run for this implementation"
+        else:
+            need = 1.2 * case.dense_bytes(settings, n)
+            reason = memory_refusal(need, device, args.max_memory_gb * GIB)
+        if reason:
+            skipped.append({"implementation": name, "n": n, "device": device, "reason": reason})
+        else:
+            plan[name] = str(python)
+    return plan, skipped
 
 
 def max_abs_difference(path_a: Path, path_b: Path) -> float:
@@ -271,30 +213,82 @@ def max_abs_difference(path_a: Path, path_b: Path) -> float:
     return float(np.max(np.abs(a - b)))
 
 
-def save_points(n: int, seed: int, path: Path) -> None:
-    """Save N uniform points on S² (float64, seeded) to ``path`` as ``.npy``."""
+def worker_spec(case, settings, implementation, points, device, matrix, args) -> dict:
+    """The JSON that tells a worker what to measure."""
+    return {
+        "case": case.name,
+        "settings": settings,
+        "implementation": implementation,
+        "points": str(points),
+        "device": device,
+        "repeats": args.repeats,
+        "min_time_s": args.min_time,
+        "budget_s": args.case_budget,
+        "threads": args.threads,
+        "save_matrix": str(matrix) if matrix else None,
+    }
+
+
+def run_space(case: KernelCase, args, devices: list[str], gk: Path | None, tmp: Path) -> dict:
+    """Every case of one space: returns results, comparisons, CPU/GPU ratios and skips."""
     import numpy as np
-    import torch
 
-    from manibo.spaces.sphere import Sphere
+    settings = case.prepare(tmp, args.smoke)
+    sizes = sorted(args.sizes or (case.smoke_sizes if args.smoke else case.sizes))
+    results = {d: {name: [] for name in IMPLEMENTATIONS} for d in devices}
+    comparisons = {d: [] for d in devices}
+    skipped = []
+    for n in sizes:
+        points = tmp / f"{case.name}_{n}.npy"
+        np.save(points, case.sample(n, args.seed, settings))
+        plans = {}
+        for device in devices:
+            plans[device], skips = plan_implementations(case, settings, n, device, gk, args)
+            skipped += skips
+        compared = len(devices) > 1 or len(plans["cpu"]) > 1
+        reference = tmp / f"{case.name}_{n}_manibo_cpu.npy"
+        for device in devices:
+            runs = {}
+            for name, python in plans[device].items():
+                is_reference = device == "cpu" and name == "manibo"
+                matrix = reference if is_reference else tmp / f"{case.name}_{n}_{name}_{device}.npy"
+                saved = matrix if compared else None
+                spec = worker_spec(case, settings, name, points, device, saved, args)
+                inline = args.inline and name != "geometric_kernels"
+                run = run_case(SCRIPT, spec, build_case, tmp, python, inline, WORKER_TIMEOUT_S)
+                run.setdefault("n", n)
+                if compared and not is_reference:
+                    if "error" not in run and reference.exists():
+                        run["max_abs_diff_to_manibo"] = max_abs_difference(matrix, reference)
+                    matrix.unlink(missing_ok=True)
+                runs[name] = run
+                results[device][name].append(run)
+                print(
+                    f"  {case.name:<8} N={n:>6} {device:<4} {name:<18} {describe(run)}",
+                    flush=True,
+                )
+            comparisons[device].append(compare(n, runs))
+        reference.unlink(missing_ok=True)
+        points.unlink()
+    settings = {k: v for k, v in settings.items() if not k.endswith("_file")}
+    return {
+        "settings": settings,
+        "sizes": sizes,
+        "results": results,
+        "comparisons": comparisons,
+        "device_ratios": device_ratios(results),
+        "skipped": skipped,
+    }
 
-    generator = torch.Generator().manual_seed(seed)
-    np.save(path, Sphere(2).random(n, generator=generator, dtype=torch.float64).numpy())
 
-
-def worker_command(
-    python: Path, name: str, points: Path, result: Path, matrix: Path | None, args
-) -> list[str]:
-    """Command line that runs implementation ``name`` on ``points`` in a fresh process."""
-    command = [str(python), str(Path(__file__).resolve()), "--worker", name]
-    command += ["--points", str(points), "--result", str(result)]
-    command += ["--repeats", str(args.repeats), "--min-time", str(args.min_time)]
-    command += ["--device", args.device]
-    if args.threads:
-        command += ["--threads", str(args.threads)]
-    if matrix is not None:
-        command += ["--save-matrix", str(matrix)]
-    return command
+def describe(run: dict) -> str:
+    """One progress line for a finished case."""
+    if "error" in run:
+        return f"FAILED: {run['error']}"
+    text = f"{run['time_s']:9.4f} s  {run['peak_memory_bytes'] / MB:9.1f} MB"
+    if "max_abs_diff_to_manibo" in run:
+        text += f"  max |K - K_manibo| = {run['max_abs_diff_to_manibo']:.2e}"
+    return text
 
 
 def ratio(numerator: dict | None, denominator: dict, key: str) -> float | None:
@@ -304,80 +298,35 @@ def ratio(numerator: dict | None, denominator: dict, key: str) -> float | None:
     return numerator[key] / denominator[key]
 
 
-def benchmark(args: argparse.Namespace, gk: Path | None) -> tuple[dict, list, list]:
-    """Run every case.
-
-    Returns:
-        The results per implementation, the comparisons per N, and the cases skipped (with reasons).
-    """
-    results = {name: [] for name in IMPLEMENTATIONS}
-    comparisons, skipped = [], []
-    with tempfile.TemporaryDirectory(prefix="kernel_speed_") as tmp:
-        tmp = Path(tmp)
-        for n in args.sizes:
-            points = tmp / f"points_{n}.npy"
-            save_points(n, args.seed, points)
-            plan = {"manibo": Path(sys.executable)}
-            if n <= args.naive_max_n:
-                plan["naive_torch"] = Path(sys.executable)
-            else:
-                skipped.append(
-                    {"implementation": "naive_torch", "n": n, "reason": "N > --naive-max-n"}
-                )
-            if gk is not None and n <= args.gk_max_n:
-                plan["geometric_kernels"] = gk
-            elif gk is not None:
-                skipped.append(
-                    {"implementation": "geometric_kernels", "n": n, "reason": "N > --gk-max-n"}
-                )
-            compared = len(plan) > 1
-            reference = tmp / f"manibo_{n}.npy"
-            runs = {}
-            for name, python in plan.items():
-                if name != "manibo":
-                    fits, why = fits_in_memory(n, args.device)
-                    if not fits:
-                        skipped.append({"implementation": name, "n": n, "reason": why})
-                        print(f"  N={n:>5}  {name:<18} skipped: {why}", flush=True)
-                        continue
-                matrix = tmp / f"{name}_{n}.npy" if compared else None
-                result_path = tmp / f"{name}_{n}.json"
-                command = worker_command(python, name, points, result_path, matrix, args)
-                run = run_worker(command, result_path, WORKER_TIMEOUT_S)
-                run.setdefault("n", n)
-                if name != "manibo" and matrix is not None:
-                    if "error" not in run and reference.exists():
-                        run["max_abs_diff_to_manibo"] = max_abs_difference(matrix, reference)
-                    matrix.unlink(missing_ok=True)
-                runs[name] = run
-                results[name].append(run)
-                print(f"  N={n:>5}  {name:<18} {describe(run)}", flush=True)
-            comparisons.append(compare(n, runs))
-            reference.unlink(missing_ok=True)
-    return results, comparisons, skipped
-
-
-def describe(run: dict) -> str:
-    """One progress line for a finished case."""
-    if "error" in run:
-        return f"FAILED: {run['error']}"
-    text = f"{run['time_s']:8.3f} s   {run['peak_memory_bytes'] / MB:9.1f} MB"
-    if "max_abs_diff_to_manibo" in run:
-        text += f"   max |K - K_manibo| = {run['max_abs_diff_to_manibo']:.2e}"
-    return text
-
-
 def compare(n: int, runs: dict) -> dict:
-    """Ratios of the alternatives to manibo at one N (None where not measured)."""
-    base = runs["manibo"]
+    """Ratios of the alternatives to manibo at one N and device (None where not measured)."""
+    base = runs.get("manibo", {"error": "not run"})
     row = {"n": n}
-    for name, prefix in (("geometric_kernels", "gk"), ("naive_torch", "naive")):
+    for name, prefix in PREFIXES.items():
         other = runs.get(name)
         row[f"{prefix}_over_manibo_time"] = ratio(other, base, "time_s")
         row[f"{prefix}_over_manibo_time_min"] = ratio(other, base, "time_min_s")
         row[f"{prefix}_over_manibo_memory"] = ratio(other, base, "peak_memory_bytes")
         row[f"{prefix}_max_abs_diff"] = (other or {}).get("max_abs_diff_to_manibo")
     return row
+
+
+def device_ratios(results: dict) -> list[dict]:
+    """CPU time / GPU time per implementation and N (empty when only the CPU ran)."""
+    rows = []
+    for device in (d for d in results if d != "cpu"):
+        for name in IMPLEMENTATIONS:
+            cpu_runs = {r["n"]: r for r in results["cpu"][name]}
+            for run in results[device][name]:
+                rows.append(
+                    {
+                        "implementation": name,
+                        "device": device,
+                        "n": run["n"],
+                        "cpu_over_device_time": device_ratio(cpu_runs.get(run["n"]), run),
+                    }
+                )
+    return rows
 
 
 def check_targets(manibo_runs: list, env: dict) -> dict:
@@ -407,110 +356,243 @@ def check_targets(manibo_runs: list, env: dict) -> dict:
     }
 
 
-def plot(data: dict, path: Path) -> None:
-    """Time and peak memory against N, log-log, one line per implementation.
+# --------------------------------------------------------------------------------------------
+# figures
+# --------------------------------------------------------------------------------------------
+def _log_axes(ax, sizes: list[int], ylabel: str) -> None:
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    Each alternative's points are labelled with its ratio to manibo at the same N.
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ticks = [max(sizes)]  # from the largest down, skipping sizes whose labels would touch
+    for size in sorted(sizes, reverse=True)[1:]:
+        if ticks[-1] / size >= 1.5:
+            ticks.append(size)
+    ax.set_xticks(ticks)
+    ax.xaxis.set_major_formatter(plain)
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
+    ax.yaxis.set_major_formatter(plain)
+    ax.set_xlim(min(sizes) / 1.25, max(sizes) * 1.35)
+    ax.set_xlabel("number of points N")
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def draw_space(data: dict, ax_time, ax_memory=None, annotate: bool = True) -> None:
+    """Time (and memory) against N of every implementation and device of one space's JSON.
+
+    CPU lines are solid (wall time) and dotted (CPU time of the process), GPU lines dashed with
+    open markers; each alternative's points carry its ratio to manibo on the same device when
+    ``annotate``.
     """
+    panels = [(ax_time, "time_s", 1, "time")]
+    if ax_memory is not None:
+        panels.append((ax_memory, "peak_memory_bytes", MB, "memory"))
+    for device, by_name in data["results"].items():
+        ratios = {row["n"]: row for row in data["comparisons"][device]}
+        dashed = device != "cpu"
+        for name, label in IMPLEMENTATIONS.items():
+            runs = [r for r in by_name[name] if "error" not in r]
+            if not runs:
+                continue
+            marker, color, nudge = STYLES[name]
+            n = [r["n"] for r in runs]
+            spread = [
+                [r["time_s"] - r["time_min_s"] for r in runs],
+                [max(r["times_s"]) - r["time_s"] for r in runs],
+            ]
+            ax_time.errorbar(
+                [x * nudge for x in n],  # nudged sideways so that the bars do not overlap
+                [r["time_s"] for r in runs],
+                yerr=spread,
+                fmt="none",
+                ecolor=color,
+                alpha=0.4,
+                capsize=3,
+            )
+            style = {
+                "marker": marker,
+                "color": color,
+                "linestyle": "--" if dashed else "-",
+                "markerfacecolor": "none" if dashed else color,
+                "label": f"{label}, {device.upper() if dashed else 'CPU'}",
+            }
+            if not dashed:  # the CPU time of the process: what the load of other jobs leaves out
+                cpu_time = [max(r["cpu_time_s"], 1e-6) for r in runs]
+                ax_time.plot(n, cpu_time, color=color, linestyle=":", linewidth=1)
+            for ax, key, unit, ratio_key in panels:
+                values = [max(r[key] / unit, 1e-6) for r in runs]  # > 0 for the log scale
+                ax.plot(n, values, **style)
+                prefix = PREFIXES.get(name)
+                if not (annotate and prefix):
+                    continue
+                for run, value in zip(runs, values, strict=True):
+                    factor = ratios[run["n"]][f"{prefix}_over_manibo_{ratio_key}"]
+                    if factor:
+                        ax.annotate(
+                            f"×{factor:.1f}",
+                            (run["n"], value),
+                            textcoords="offset points",
+                            xytext=(8, 2 if prefix == "gk" else -11),
+                            fontsize=8,
+                            color=color,
+                        )
+    sizes = data["config"]["sizes"]
+    _log_axes(ax_time, sizes, "time of one K(X, X) [s], median")
+    if ax_memory is not None:
+        _log_axes(ax_memory, sizes, "peak memory added by K(X, X) [MB]")
+
+
+def draw_device_ratios(data: dict, ax) -> None:
+    """CPU time / GPU time against N, one line per implementation."""
+    for name, label in IMPLEMENTATIONS.items():
+        rows = [
+            r
+            for r in data["device_ratios"]
+            if r["implementation"] == name and r["cpu_over_device_time"]
+        ]
+        if rows:
+            marker, color, _ = STYLES[name]
+            ax.plot(
+                [r["n"] for r in rows],
+                [r["cpu_over_device_time"] for r in rows],
+                marker=marker,
+                color=color,
+                label=label,
+            )
+    _log_axes(ax, data["config"]["sizes"], "CPU time / GPU time")
+    ax.set_title("speed-up of the GPU over the CPU")
+
+
+def run_label(data: dict) -> str:
+    """Hardware, versions and load of a run, for figure titles."""
+    config = data["config"]
+    return run_title(
+        data["environment"],
+        config["devices"],
+        data["load_average_start_end"],
+        config["smoke"],
+    )
+
+
+def plot_space(data: dict, path: Path) -> None:
+    """The figure of one space: time and memory against N (and the CPU/GPU ratio with a GPU)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    fig, (ax_time, ax_memory) = plt.subplots(1, 2, figsize=(12, 5.2), layout="constrained")
-    panels = ((ax_time, "time_s", 1, "time"), (ax_memory, "peak_memory_bytes", MB, "memory"))
-    ratios = {row["n"]: row for row in data["comparisons"]}
-    for name, label in IMPLEMENTATIONS.items():
-        runs = [r for r in data["results"][name] if "error" not in r]
-        if not runs:
-            continue
-        marker, color, nudge = STYLES[name]
-        prefix = {"naive_torch": "naive", "geometric_kernels": "gk"}.get(name)
-        n = [r["n"] for r in runs]
-        spread = [
-            [r["time_s"] - r["time_min_s"] for r in runs],
-            [max(r["times_s"]) - r["time_s"] for r in runs],
-        ]
-        ax_time.errorbar(
-            [x * nudge for x in n],  # nudged sideways so that the bars do not overlap
-            [r["time_s"] for r in runs],
-            yerr=spread,
-            fmt="none",
-            ecolor=color,
-            alpha=0.4,
-            capsize=3,
-        )
-        for ax, key, unit, ratio_key in panels:
-            values = [max(r[key] / unit, 1e-6) for r in runs]  # > 0 for the log scale
-            ax.plot(n, values, marker=marker, color=color, label=label)
-            for run, value in zip(runs, values, strict=True):
-                factor = prefix and ratios[run["n"]][f"{prefix}_over_manibo_{ratio_key}"]
-                if factor:
-                    ax.annotate(
-                        f"×{factor:.1f}",
-                        (run["n"], value),
-                        textcoords="offset points",
-                        xytext=(8, 2 if prefix == "gk" else -11),
-                        fontsize=9,
-                        color=color,
-                    )
-    target = {"color": "grey", "linestyle": ":", "linewidth": 1}
-    ax_time.axhline(TARGET_TIME_S, label=f"target at N={TARGET_N}: 5 s, 1 GB", **target)
-    ax_memory.axhline(TARGET_MEMORY_BYTES / MB, **target)
-    sizes = data["config"]["sizes"]
-    plain = FuncFormatter(lambda value, _: f"{value:g}")
-    for ax, ylabel in (
-        (ax_time, "wall time of one K(X, X) [s], median"),
-        (ax_memory, "peak memory added by K(X, X) [MB]"),
-    ):
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xticks(sizes)
-        ax.xaxis.set_major_formatter(plain)
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
-        ax.yaxis.set_major_formatter(plain)
-        ax.set_xlim(min(sizes) / 1.25, max(sizes) * 1.35)
-        ax.set_xlabel("number of points N")
-        ax.set_ylabel(ylabel)
-        ax.grid(True, which="both", alpha=0.3)
-    ax_time.set_title("wall time, median; bars: min to max (×: alternative / manibo)")
-    ax_memory.set_title("peak memory (×: alternative / manibo)")
-    handles, labels = ax_time.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), frameon=False)
-    env, device = data["environment"], data["config"]["device"]
-    smoke = " (smoke run)" if data["config"]["smoke"] else ""
-    load = env["load_average_1_5_15_min"]
-    load = f"; load average at start {load[0]:g}" if load else ""
+    with_gpu = any(r["cpu_over_device_time"] for r in data["device_ratios"])
+    columns = 3 if with_gpu else 2
+    fig, axes = plt.subplots(1, columns, figsize=(6 * columns, 5.4), layout="constrained")
+    draw_space(data, axes[0], axes[1])
+    axes[0].set_title("wall time, median; bars: min to max; dotted: CPU time (×: alt. / manibo)")
+    axes[1].set_title("peak memory (×: alternative / manibo)")
+    if with_gpu:
+        draw_device_ratios(data, axes[2])
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncol=min(len(labels), 3),
+        frameon=False,
+    )
+    config = data["config"]
     fig.suptitle(
-        f"Matérn ν={NU} kernel matrix K(X, X) on S², {NUM_LEVELS} levels, float64, "
-        f"{device}{smoke}\n"
-        f"{hardware_label(env, device)}; manibo {env['versions']['manibo']}, "
-        f"torch {env['versions']['torch']}{load}"
+        f"{data['description']}: {config['kernel']}, {config['truncation']}\n{run_label(data)}"
     )
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    """Command-line options (the ``--worker`` family is internal)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    parser.add_argument(
-        "--smoke", action="store_true", help="tiny N, one repeat, no GeometricKernels"
+def plot_summary(datasets: list[dict], path: Path) -> None:
+    """Time against N on every space, one panel per space (the overview figure)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    columns = min(3, len(datasets))
+    rows = -(-len(datasets) // columns)
+    fig, axes = plt.subplots(
+        rows,
+        columns,
+        figsize=(5.2 * columns, 4.4 * rows),
+        layout="constrained",
+        squeeze=False,
     )
-    parser.add_argument("--out", type=Path, default=HERE / "results", help="output directory")
-    parser.add_argument("--sizes", type=int, nargs="+", help=f"numbers of points (default {SIZES})")
-    parser.add_argument("--repeats", type=int, default=5, help="least timed calls after warm-up")
+    first = datasets[0]
+    for ax, data in zip(axes.flat, datasets, strict=False):
+        draw_space(data, ax, annotate=False)
+        start, end = data["load_average_start_end"]
+        load = f"\nload average {start[0]:g} → {end[0]:g}" if start and end else ""
+        ax.set_title(f"{data['label']}: {data['config']['truncation']}{load}", fontsize=10)
+    for ax in list(axes.flat)[len(datasets) :]:
+        ax.set_visible(False)
+    handles, labels = {}, {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    labels = list(handles)
+    fig.legend(
+        [handles[k] for k in labels],
+        labels,
+        loc="outside lower center",
+        ncol=3,
+        frameon=False,
+    )
+    fig.suptitle(
+        f"Time of the Matérn kernel matrix K(X, X) ({KERNEL}), median of the timed calls\n"
+        f"{run_title(first['environment'], first['config']['devices'], (None, None), False)}; "
+        "each panel: its own run and load average (1 min) at its start → end"
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def truncation(case: KernelCase, settings: dict) -> str:
+    """The shared truncation in words, e.g. ``25 levels`` or ``10 levels = 35 tuples``."""
+    text = f"{settings['num_levels']} levels"
+    if "tuples" in settings:
+        text += f" = {settings['tuples']} tuples"
+    if "num_eigenpairs" in settings:
+        text += f" = {settings['num_eigenpairs']} eigenpairs of {settings['num_points']}"
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# command line
+# --------------------------------------------------------------------------------------------
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """Command-line options (``--worker`` and ``--result`` are internal)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--min-time", type=float, default=3.0, help="least total seconds of timed calls per case"
+        "--space",
+        action="append",
+        choices=tuple(CASES),
+        help="a space (repeatable; default all)",
+    )
+    add_run_arguments(parser, HERE / "results", repeats=5)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny N and spaces, one repeat, --inline by default",
+    )
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", help="numbers of points (default per space)"
+    )
+    parser.add_argument(
+        "--min-time",
+        type=float,
+        default=3.0,
+        help="least total seconds of timed calls per case",
     )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--threads", type=int, help="torch threads in the workers (default: torch's)"
-    )
     parser.add_argument(
         "--with-geometric-kernels",
         action="store_true",
@@ -520,39 +602,59 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--gk-venv", type=Path, default=GK_VENV, help="virtualenv for GeometricKernels"
     )
     parser.add_argument(
-        "--gk-max-n",
-        type=int,
-        default=GK_MAX_N,
-        help="largest N for GeometricKernels (~11 GB at 5000)",
+        "--max-memory-gb",
+        type=float,
+        default=DEFAULT_MAX_MEMORY_GB,
+        help="skip dense [N, N, L] evaluations whose estimated memory is above this",
     )
     parser.add_argument(
-        "--naive-max-n", type=int, default=NAIVE_MAX_N, help="largest N for naive torch"
+        "--summary", type=Path, help="draw kernel_speed.png from the JSON files in this folder"
     )
-    parser.add_argument("--worker", choices=tuple(WORKERS), help=argparse.SUPPRESS)
-    parser.add_argument("--points", help=argparse.SUPPRESS)
-    parser.add_argument("--result", help=argparse.SUPPRESS)
-    parser.add_argument("--save-matrix", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--replot",
+        action="store_true",
+        help="only redraw the figure of every kernel_speed_<space>.json in --out",
+    )
     args = parser.parse_args(argv)
     if args.smoke:
         args.repeats, args.min_time = 1, 0.0
-        args.sizes = args.sizes or list(SMOKE_SIZES)
-    args.sizes = sorted(args.sizes or SIZES)
+    if args.inline is None:
+        args.inline = args.smoke
     return args
 
 
+def space_records(folder: Path) -> list[tuple[Path, dict]]:
+    """Every ``kernel_speed_<space>.json`` in ``folder`` with its contents, in the spaces' order."""
+    order = list(CASES)
+    paths = sorted(
+        folder.glob("kernel_speed_*.json"),
+        key=lambda p: order.index(p.stem[13:]) if p.stem[13:] in order else len(order),
+    )
+    if not paths:
+        raise SystemExit(f"no kernel_speed_<space>.json in {folder}.")
+    return [(p, json.loads(p.read_text(encoding="utf-8"))) for p in paths]
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark (or, with ``--worker``, one case of it)."""
+    """Run the benchmark (with ``--worker``, one case of it; with ``--summary``, the overview)."""
     args = parse_args(argv)
     if args.worker:
-        run_case(args)
+        serve_worker(args.worker, args.result, build_case)
+        return 0
+    if args.summary:
+        plot_summary(
+            [data for _, data in space_records(args.summary)], args.out / "kernel_speed.png"
+        )
+        print(f"wrote {args.out / 'kernel_speed.png'}")
+        return 0
+    if args.replot:
+        for path, data in space_records(args.out):
+            plot_space(data, path.with_suffix(".png"))
+            print(f"wrote {path.with_suffix('.png')}")
         return 0
     import torch
 
-    if args.device == "cuda" and not torch.cuda.is_available():
-        print(
-            "CUDA is not available on this machine: the CUDA run is skipped, nothing was written."
-        )
-        return 0
+    devices = resolve_devices(args.device)
     if args.threads:
         torch.set_num_threads(args.threads)  # the environment record then shows the workers' count
     gk, gk_status = None, "not requested (pass --with-geometric-kernels)"
@@ -560,53 +662,65 @@ def main(argv: list[str] | None = None) -> int:
         gk_status = "skipped in --smoke runs"
     elif args.with_geometric_kernels:
         gk, gk_status = gk_python(args.gk_venv)
-        if args.gk_max_n >= 5000:
-            print(
-                f"Warning: GeometricKernels builds an [N, N, {NUM_LEVELS}] tensor: about "
-                f"{dense_memory_estimate(args.gk_max_n) / GIB:.0f} GiB at N={args.gk_max_n} "
-                "(11 GB measured at N=5000), and several minutes per call.",
-                flush=True,
-            )
-    env = environment(args.device)
-    print(f"kernel_speed: {KERNEL}, {args.device}; {hardware_label(env, args.device)}", flush=True)
+    env = environment(devices[-1])
+    print(
+        f"kernel_speed on {', '.join(devices)}; {hardware_label(env, 'cpu')}",
+        flush=True,
+    )
     print(f"GeometricKernels: {gk_status}", flush=True)
-    results, comparisons, skipped = benchmark(args, gk)
-    data = {
-        "benchmark": "kernel_speed",
-        "description": "wall time and peak memory of the kernel matrix K(X, X) on S²",
-        "config": {
-            "kernel": KERNEL,
-            "call": "kernel.forward(X, X) under torch.no_grad()",
-            "dtype": "float64",
-            "device": args.device,
-            "sizes": args.sizes,
-            "repeats": args.repeats,
-            "min_time_s": args.min_time,
-            "warmup_calls": 1,
-            "seed": args.seed,
-            "threads": args.threads,
-            "smoke": args.smoke,
-            "naive_max_n": args.naive_max_n,
-            "gk_max_n": args.gk_max_n if gk else None,
-            "time": "median (and min) of the timed calls after one warm-up call; at least "
-            "`repeats` calls and `min_time_s` seconds of them",
-            "memory": "peak memory added by the work, each case in a fresh subprocess",
-        },
-        "environment": env,
-        "alternatives": {
-            "naive_torch": "plain torch: stack the [N, N, L] Legendre terms, contract with weights",
-            "geometric_kernels": gk_status,
-        },
-        "results": results,
-        "comparisons": comparisons,
-        "skipped": skipped,
-        "targets": check_targets(results["manibo"], env),
-    }
-    write_json(args.out / "kernel_speed.json", data)
-    plot(data, args.out / "kernel_speed.png")
-    time_ok, memory_ok = (data["targets"][key]["pass"] for key in ("time", "memory"))
-    print(f"targets at N={TARGET_N}: time pass={time_ok}, memory pass={memory_ok}")
-    print(f"wrote {args.out / 'kernel_speed.json'} and {args.out / 'kernel_speed.png'}")
+    for name in args.space or list(CASES):
+        case = CASES[name]
+        load_start = load_average()
+        with tempfile.TemporaryDirectory(prefix=f"kernel_speed_{name}_") as tmp:
+            measured = run_space(case, args, devices, gk, Path(tmp))
+        settings = measured["settings"]
+        data = {
+            "benchmark": "kernel_speed",
+            "space": name,
+            "label": case.label,
+            "description": f"Time and peak memory of the kernel matrix K(X, X) on {case.label}",
+            "config": {
+                "kernel": KERNEL,
+                "truncation": truncation(case, settings),
+                "settings": settings,
+                "note": case.note,
+                "call": "kernel.forward(X, X) under torch.no_grad() (GeometricKernels: kernel.K)",
+                "dtype": "float64",
+                "devices": devices,
+                "sizes": measured["sizes"],
+                "repeats": args.repeats,
+                "min_time_s": args.min_time,
+                "case_budget_s": args.case_budget,
+                "warmup_calls": 1,
+                "seed": args.seed,
+                "threads": args.threads,
+                "smoke": args.smoke,
+                "naive_max_n": case.naive_max_n if case.naive else None,
+                "gk_max_n": case.gk_max_n if gk and case.geometric_kernels else None,
+                "max_memory_gb": args.max_memory_gb,
+                "time": "median (and min) wall time of the timed calls after one warm-up call; at "
+                "least `repeats` calls and `min_time_s` seconds of them, fewer when one call takes "
+                "more than `case_budget_s` / `repeats`; cpu_time_s: median CPU time of the process",
+                "inline": args.inline,
+                "memory": memory_note(args.inline),
+            },
+            "environment": env,
+            "alternatives": {
+                "naive_torch": (
+                    "plain torch: stack the [N, N, L] level terms, contract with the weights"
+                    if case.naive
+                    else "not applicable: no closed-form level kernel (both libraries use Φ W Φᵀ)"
+                ),
+                "geometric_kernels": gk_status,
+            },
+            **{k: measured[k] for k in ("results", "comparisons", "device_ratios", "skipped")},
+            "load_average_start_end": [load_start, load_average()],
+            "targets": check_targets(measured["results"]["cpu"]["manibo"], env),
+        }
+        json_path = args.out / f"kernel_speed_{name}.json"
+        write_json(json_path, data)
+        plot_space(data, args.out / f"kernel_speed_{name}.png")
+        print(f"wrote {json_path} and its figure", flush=True)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""The ``manibo`` command: ``demo`` (main demo), ``run`` (BO of a problem), ``info``."""
+"""The ``manibo`` command: ``demo`` (main demo), ``run`` (BO of a problem), ``bench``, ``info``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import platform
 from pathlib import Path
 
 import torch
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 def _info(_: argparse.Namespace) -> int:
@@ -93,6 +95,22 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench(args: argparse.Namespace) -> int:
+    """Run ``benchmarks/run_all.py`` of the source checkout with the remaining arguments."""
+    import subprocess
+    import sys
+
+    from manibo.exceptions import ConfigurationError
+
+    script = BENCHMARKS / "run_all.py"
+    if not script.exists():
+        raise ConfigurationError(
+            f"manibo bench runs benchmarks/run_all.py of a source checkout, and there is none at "
+            f"{script}: clone the repository and install it with `pip install -e .`."
+        )
+    return subprocess.run([sys.executable, str(script), *args.arguments]).returncode
+
+
 def _parse_options(pairs: list[str]) -> dict:
     """``["nu=1.5", "num_features=660"]`` → ``{"nu": 1.5, "num_features": 660}`` (JSON values)."""
     import json
@@ -150,5 +168,14 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--out", default="results")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=_run)
-    args = parser.parse_args(argv)
+    bench = sub.add_parser(
+        "bench",
+        help="regenerate the benchmark figures and tables of the docs (benchmarks/run_all.py)",
+        description="Every argument goes to benchmarks/run_all.py: --smoke, --only STEP, "
+        "--device, --lock FILE, --list.",
+    )
+    bench.set_defaults(func=_bench)
+    args, args.arguments = parser.parse_known_args(argv)
+    if args.arguments and args.command != "bench":
+        parser.error(f"unrecognized arguments: {' '.join(args.arguments)}")
     return args.func(args)

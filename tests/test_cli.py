@@ -57,3 +57,24 @@ def test_run_passes_surrogate_options_and_rejects_malformed_ones(tmp_path):
     assert result["config"]["surrogate_options"] == {"nu": 1.5}
     with pytest.raises(ConfigurationError, match="KEY=VALUE"):
         main(common + ["--seed", "1", "--surrogate-option", "nu"])
+
+
+def test_bench_passes_its_arguments_to_the_runner(capfd):
+    assert main(["bench", "--list"]) == 0
+    out = capfd.readouterr().out
+    assert "kernel_sphere2" in out and "bo_time.json" in out and "vish_scale" in out
+    assert main(["bench", "--only", "nope"]) == 1
+    assert "unknown step(s) nope" in capfd.readouterr().err
+
+
+def test_bench_needs_a_source_checkout_and_other_commands_reject_extra_arguments(
+    monkeypatch, tmp_path
+):
+    import manibo.cli
+    from manibo.exceptions import ConfigurationError
+
+    monkeypatch.setattr(manibo.cli, "BENCHMARKS", tmp_path)
+    with pytest.raises(ConfigurationError, match="source checkout"):
+        main(["bench", "--list"])
+    with pytest.raises(SystemExit):
+        main(["info", "--list"])

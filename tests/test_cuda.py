@@ -125,3 +125,42 @@ def test_vish_model_and_fantasies_on_cuda():
     assert torch.allclose(mean, post.mean[:, 0], atol=1e-10)
     fantasy = model.fantasize(X_test[:2], SobolQMCNormalSampler(torch.Size([3]), seed=0))
     assert fantasy.posterior(X_test).mean.shape == (3, 8, 1)
+
+
+# performance suite: the benchmarks' GPU path (kernel matrices and BO iterations at smoke size)
+# ---------------------------------------------------------------------------------------------
+def _benchmark_smoke(script, out, *options):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "benchmarks" / script
+    command = [sys.executable, str(path), "--smoke", "--device", "cuda", "--out", str(out)]
+    result = subprocess.run([*command, *options], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_kernel_speed_benchmark_on_cuda(tmp_path):
+    import json
+
+    _benchmark_smoke("kernel_speed.py", tmp_path, "--space", "sphere2", "--space", "mesh")
+    for space in ("sphere2", "mesh"):
+        data = json.loads((tmp_path / f"kernel_speed_{space}.json").read_text())
+        assert data["config"]["devices"] == ["cpu", "cuda"] and data["environment"]["gpu"]
+        for run in data["results"]["cuda"]["manibo"]:
+            assert "error" not in run and run["device"] == "cuda"
+            assert run["max_abs_diff_to_manibo"] < 1e-10  # the GPU's matrix equals the CPU's
+        ratios = [r for r in data["device_ratios"] if r["implementation"] == "manibo"]
+        assert ratios and all(r["cpu_over_device_time"] > 0 for r in ratios)
+
+
+def test_bo_time_benchmark_on_cuda(tmp_path):
+    import json
+
+    _benchmark_smoke("bo_time.py", tmp_path)
+    data = json.loads((tmp_path / "bo_time.json").read_text())
+    for record in data["results"]["cuda"]:
+        assert "error" not in record, record
+        if record["task"] != "fit":
+            assert record["candidate_device"].startswith("cuda")
+    assert all(r["cpu_over_device_time"] > 0 for r in data["device_ratios"])

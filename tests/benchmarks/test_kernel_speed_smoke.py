@@ -1,45 +1,111 @@
-"""The kernel-speed benchmark runs at smoke size and writes a complete JSON record and a PNG."""
+"""The kernel-speed benchmark at smoke size on every space: complete JSON, PNGs and GPU columns."""
 
+import copy
 import json
 import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).parents[2] / "benchmarks" / "kernel_speed.py"
+import pytest
+import torch
+
+BENCHMARKS = Path(__file__).parents[2] / "benchmarks"
+SCRIPT = BENCHMARKS / "kernel_speed.py"
+sys.path.insert(0, str(BENCHMARKS))
+
+import doc_tables  # noqa: E402
+import kernel_speed  # noqa: E402
+from _kernel_cases import CASES  # noqa: E402
 
 
-def test_kernel_speed_smoke(tmp_path):
+def _run(*options):
     result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--smoke", "--out", str(tmp_path)],
+        [sys.executable, str(SCRIPT), "--smoke", *options],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert (tmp_path / "kernel_speed.png").stat().st_size > 0
-    data = json.loads((tmp_path / "kernel_speed.json").read_text())
 
-    assert data["config"]["smoke"] is True and data["config"]["device"] == "cpu"
-    env = data["environment"]
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    out = tmp_path_factory.mktemp("kernel_speed")
+    _run("--device", "auto", "--out", str(out))
+    return out
+
+
+def _load(folder, space):
+    return json.loads((folder / f"kernel_speed_{space}.json").read_text())
+
+
+@pytest.mark.parametrize("space", list(CASES))
+def test_every_space_is_measured_and_checked(smoke, space):
+    data = _load(smoke, space)
+    assert (smoke / f"kernel_speed_{space}.png").stat().st_size > 0
+    config, env = data["config"], data["environment"]
+    assert config["smoke"] is True and config["inline"] is True
+    assert config["devices"] == (["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"])
     for key in ("versions", "cpu_model", "cpu_cores", "torch_threads", "gpu", "python"):
         assert key in env
-    assert set(env["versions"]) >= {"manibo", "torch", "gpytorch", "botorch", "numpy"}
+    assert all(load is not None for load in data["load_average_start_end"])
 
-    sizes = data["config"]["sizes"]
+    case = CASES[space]
+    names = ["manibo"] + (["naive_torch"] if case.naive else [])
+    for device in config["devices"]:
+        for name in names:
+            runs = data["results"][device][name]
+            assert [run["n"] for run in runs] == config["sizes"]
+            for run in runs:
+                assert "error" not in run, run
+                assert run["time_s"] > 0 and run["cpu_time_s"] >= 0
+                assert run["peak_memory_bytes"] >= 0
+                if case.homogeneous:
+                    assert run["max_abs_diagonal_minus_one"] < 1e-10
+                else:  # meshes and graphs: k(x, x) = 1 on average over the space
+                    assert abs(run["diagonal_mean"] - 1) < 0.3
+        assert data["results"][device]["geometric_kernels"] == []  # not in smoke runs
+        for row in data["comparisons"][device]:
+            assert row["gk_over_manibo_time"] is None
+            if case.naive:  # the independent textbook sum agrees with manibo
+                assert row["naive_over_manibo_time"] > 0
+                assert row["naive_max_abs_diff"] < 1e-10
+    gpu_rows = data["device_ratios"]
+    assert bool(gpu_rows) == torch.cuda.is_available()
+    assert data["targets"]["time"]["pass"] is None  # N = 5000 is not run in a smoke test
+
+
+def test_summary_figure(smoke, tmp_path):
+    _run("--summary", str(smoke), "--out", str(tmp_path))
+    assert (tmp_path / "kernel_speed.png").stat().st_size > 10_000
+
+
+def test_cases_run_in_fresh_processes(tmp_path):
+    _run("--no-inline", "--space", "sphere2", "--sizes", "30", "--out", str(tmp_path))
+    data = _load(tmp_path, "sphere2")
+    assert data["config"]["inline"] is False
     for name in ("manibo", "naive_torch"):
-        runs = data["results"][name]
-        assert [run["n"] for run in runs] == sizes
+        (run,) = data["results"]["cpu"][name]
+        assert "fresh subprocess" in run["memory_measure"]
+        assert run["setup_s"] > 0 and run["torch_threads"] >= 1
+
+
+def test_gpu_results_give_ratios_figure_and_table_columns(smoke, tmp_path):
+    """The CPU/GPU code path on a record with a second device (here: the CPU's times halved)."""
+    data = _load(smoke, "sphere2")
+    gpu = copy.deepcopy(data["results"]["cpu"])
+    for runs in gpu.values():
         for run in runs:
-            assert "error" not in run, run
-            assert run["time_s"] > 0 and run["peak_memory_bytes"] >= 0
-            assert run["max_abs_diagonal_minus_one"] < 1e-10
-    assert data["results"]["geometric_kernels"] == []
-
-    for row in data["comparisons"]:
-        assert row["naive_over_manibo_time"] > 0
-        assert row["naive_max_abs_diff"] < 1e-10  # the textbook sum agrees with manibo
-        assert row["gk_over_manibo_time"] is None
-
-    for target in ("time", "memory"):
-        assert data["targets"][target]["n"] == 5000
-        assert data["targets"][target]["pass"] is None  # N = 5000 is not run in a smoke test
+            run.update(time_s=run["time_s"] / 2, time_min_s=run["time_min_s"] / 2)
+            run["times_s"] = [t / 2 for t in run["times_s"]]
+    data["results"]["cuda"] = gpu
+    data["comparisons"]["cuda"] = data["comparisons"]["cpu"]
+    data["config"]["devices"] = ["cpu", "cuda"]
+    data["device_ratios"] = kernel_speed.device_ratios(data["results"])
+    manibo_rows = [r for r in data["device_ratios"] if r["implementation"] == "manibo"]
+    assert [r["n"] for r in manibo_rows] == data["config"]["sizes"]
+    assert all(r["cpu_over_device_time"] == pytest.approx(2.0) for r in manibo_rows)
+    kernel_speed.plot_space(data, tmp_path / "gpu.png")
+    assert (tmp_path / "gpu.png").stat().st_size > 10_000
+    markdown = doc_tables.kernel_table(data)
+    assert "manibo CUDA" in markdown.splitlines()[0] and "| 2.0× |" in markdown

@@ -1,0 +1,493 @@
+"""The measured tables of the docs (``benchmarks.md``, ``comparison.md``), from ``docs/figures/``.
+
+A page holds each table between ``<!-- BEGIN name -->`` and ``<!-- END name -->`` lines; this
+script replaces what lies between them with what the table's renderer writes from the JSON files it
+reads, so a number on a page is always the measured one. ``tests/benchmarks/test_doc_tables.py``
+checks that the committed pages are what the committed JSON generate. A new table is one entry of
+:data:`TABLES` (which names its page) and one pair of markers on that page.
+
+    python benchmarks/doc_tables.py              # rewrite the tables of the pages in docs/
+    python benchmarks/doc_tables.py --check      # exit status 1 when a page is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from _kernel_cases import CASES, IMPLEMENTATIONS
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+FIGURES = DOCS / "figures"
+MARKERS = re.compile(r"<!-- BEGIN (\S+) -->\n(.*?)<!-- END \1 -->", flags=re.S)
+MB = 10**6
+
+
+# --------------------------------------------------------------------------------------------
+# number formats
+# --------------------------------------------------------------------------------------------
+def significant(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits, without an exponent for 1e-4 <= |value| < 1e6."""
+    if value == 0:
+        return "0"
+    if not 1e-4 <= abs(value) < 1e6:
+        return f"{value:.{digits - 1}e}"
+    text = f"{value:#.{digits}g}".rstrip(".")
+    return text if "e" not in text else f"{value:.0f}"
+
+
+def seconds(value: float) -> str:
+    """``0.0126 s``, ``1.33 s``, ``110 s``."""
+    return f"{significant(value)} s"
+
+
+def megabytes(value: float) -> str:
+    """Bytes as ``58 MB`` (``0.4 MB`` below 10 MB)."""
+    mb = value / MB
+    return f"{mb:.1f} MB" if mb < 10 else f"{mb:.0f} MB"
+
+
+def factor(value: float | None) -> str:
+    """A ratio as ``105×``, ``5.0×`` or ``0.63×``; ``—`` when missing."""
+    if value is None:
+        return "—"
+    if value < 1:
+        return f"{value:.2g}×"
+    return f"{value:.1f}×" if value < 10 else f"{value:.0f}×"
+
+
+def difference(value: float | None) -> str:
+    """A matrix difference as ``1.1e-11``, ``—`` when missing."""
+    return "—" if value is None else f"{value:.1e}"
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# renderers: each takes the loaded JSON files it declares and returns Markdown
+# --------------------------------------------------------------------------------------------
+def kernel_table(data: dict) -> str:
+    """One space: time and memory of each implementation against N, ratios and agreement."""
+    cpu = data["results"]["cpu"]
+    by_n = {name: {r["n"]: r for r in runs} for name, runs in cpu.items()}
+    ratios = {row["n"]: row for row in data["comparisons"]["cpu"]}
+    gpu = [d for d in data["results"] if d != "cpu"]
+    present = [name for name in IMPLEMENTATIONS if cpu[name]]
+    header = ["N", *(IMPLEMENTATIONS[name] for name in present)]
+    for name in present[1:]:
+        header.append(f"{_short(name)} / manibo time, memory")
+    header += [f"max \\|K − K_manibo\\|, {_short(name)}" for name in present[1:]]
+    for device in gpu:
+        header += [f"manibo {device.upper()}", f"manibo CPU / {device.upper()}"]
+    gpu_runs = {d: {r["n"]: r for r in data["results"][d]["manibo"]} for d in gpu}
+    device_ratios = {
+        (r["device"], r["n"]): r["cpu_over_device_time"]
+        for r in data["device_ratios"]
+        if r["implementation"] == "manibo"
+    }
+    rows = []
+    for n in data["config"]["sizes"]:
+        row = [str(n)]
+        for name in present:
+            row.append(_cell(by_n[name].get(n)))
+        for name in present[1:]:
+            prefix = "gk" if name == "geometric_kernels" else "naive"
+            time_ratio = ratios[n][f"{prefix}_over_manibo_time"]
+            memory_ratio = ratios[n][f"{prefix}_over_manibo_memory"]
+            row.append(
+                "—" if time_ratio is None else f"{factor(time_ratio)}, {factor(memory_ratio)}"
+            )
+        for name in present[1:]:
+            prefix = "gk" if name == "geometric_kernels" else "naive"
+            row.append(difference(ratios[n][f"{prefix}_max_abs_diff"]))
+        for device in gpu:
+            row += [_cell(gpu_runs[device].get(n)), factor(device_ratios.get((device, n)))]
+        rows.append(row)
+    notes = _skip_notes(data, present)
+    return table(header, rows) + notes
+
+
+def _short(name: str) -> str:
+    return {"naive_torch": "naive", "geometric_kernels": "GK"}.get(name, name)
+
+
+def _cell(run: dict | None) -> str:
+    """``wall s (CPU cpu), memory`` of a run; the CPU time only where it is recorded (CPU runs)."""
+    if run is None:
+        return "—"
+    if "error" in run:
+        return "failed"
+    cpu = f" (CPU {significant(run['cpu_time_s'])})" if run.get("device", "cpu") == "cpu" else ""
+    return f"{seconds(run['time_s'])}{cpu}, {megabytes(run['peak_memory_bytes'])}"
+
+
+def _skip_notes(data: dict, present: list[str]) -> str:
+    """Why cells are empty: one sentence per implementation (Markdown, after the table)."""
+    notes = []
+    for name in IMPLEMENTATIONS:
+        if name not in present:
+            notes.append(f"{IMPLEMENTATIONS[name]}: {data['alternatives'][name]}.")
+    reasons: dict[str, list[int]] = {}
+    for skip in data["skipped"]:
+        key = f"{IMPLEMENTATIONS[skip['implementation']]} not run at N = {{}}: {skip['reason']}"
+        reasons.setdefault(key, []).append(skip["n"])
+    for text, sizes in reasons.items():
+        notes.append(text.format(", ".join(str(n) for n in sorted(set(sizes)))) + ".")
+    return "".join(f"\n{note}\n" for note in notes)
+
+
+def kernel_overview(datasets: list[dict]) -> str:
+    """Every space at its largest N measured by all implementations, and at N = 5000."""
+    header = [
+        "space",
+        "truncation",
+        "manibo at N = 2000",
+        "naive / manibo time",
+        "GK at its largest N",
+        "GK / manibo time, memory",
+        "manibo at N = 5000",
+        "N = 5000 in < 5 s and < 1 GB",
+        "max \\|K − K_manibo\\| (naive, GK)",
+    ]
+    rows = []
+    for data in datasets:
+        cpu = data["results"]["cpu"]
+        manibo = {r["n"]: r for r in cpu["manibo"]}
+        ratios = {row["n"]: row for row in data["comparisons"]["cpu"]}
+        gk_runs = [r for r in cpu["geometric_kernels"] if "error" not in r]
+        gk = gk_runs[-1] if gk_runs else None
+        naive_ratio = ratios.get(2000, {}).get("naive_over_manibo_time")
+        gk_cell, gk_ratio = "not supported", "—"
+        if gk is not None:
+            gk_cell = f"{_cell(gk)} (N = {gk['n']})"
+            row = ratios[gk["n"]]
+            gk_ratio = (
+                f"{factor(row['gk_over_manibo_time'])}, {factor(row['gk_over_manibo_memory'])}"
+            )
+        naive_diffs = [r["naive_max_abs_diff"] for r in ratios.values() if r["naive_max_abs_diff"]]
+        gk_diffs = [r["gk_max_abs_diff"] for r in ratios.values() if r["gk_max_abs_diff"]]
+        rows.append(
+            [
+                data["label"],
+                data["config"]["truncation"],
+                _cell(manibo.get(2000)),
+                factor(naive_ratio),
+                gk_cell,
+                gk_ratio,
+                _cell(manibo.get(5000)),
+                _target(manibo.get(5000), data["targets"]),
+                f"{difference(max(naive_diffs, default=None))}, "
+                f"{difference(max(gk_diffs, default=None))}",
+            ]
+        )
+    return table(header, rows)
+
+
+def _target(run: dict | None, targets: dict) -> str:
+    """Whether manibo met the targets at N = 5000, by wall time and by CPU time."""
+    if run is None or "error" in run:
+        return "—"
+    limit, memory = targets["time"]["limit_s"], targets["memory"]["limit_bytes"]
+
+    def verdict(ok: bool) -> str:
+        return "yes" if ok else "no"
+
+    return (
+        f"time: {verdict(run['time_s'] < limit)} (wall), {verdict(run['cpu_time_s'] < limit)} "
+        f"(CPU); memory: {verdict(run['peak_memory_bytes'] < memory)}"
+    )
+
+
+TASK_LABELS = {"fit": "fit", "logei": "iteration, LogEI", "qlognei": "iteration, qLogNEI"}
+
+
+def bo_table(data: dict) -> str:
+    """Fit and iteration times against n, per problem (CPU; GPU columns when measured)."""
+    tasks = ["fit", *data["config"]["acquisitions"]]
+    devices = list(data["results"])
+    header = ["problem", "n"]
+    for device in devices:
+        suffix = "" if device == "cpu" else f", {device.upper()}"
+        header += [f"{TASK_LABELS[t]}{suffix}" for t in tasks]
+    header.append(f"peak memory, {TASK_LABELS[tasks[-1]]}")
+    records = {(d, r["problem"], r["n"], r["task"]): r for d in devices for r in data["results"][d]}
+    rows = []
+    for problem in data["config"]["problems"]:
+        for n in data["config"]["observations"]:
+            row = [problem, str(n)]
+            for device in devices:
+                for task in tasks:
+                    record = records.get((device, problem, n, task))
+                    row.append(_time_cell(record))
+            last = records.get(("cpu", problem, n, tasks[-1]))
+            row.append(
+                megabytes(last["peak_memory_bytes"]) if last and "error" not in last else "—"
+            )
+            rows.append(row)
+    return table(header, rows)
+
+
+def _time_cell(record: dict | None) -> str:
+    if record is None:
+        return "not measured"
+    if "error" in record:
+        return "failed"
+    cpu = f" (CPU {significant(record['cpu_time_s'])})" if record["device"] == "cpu" else ""
+    return f"{seconds(record['time_s'])}{cpu}"
+
+
+ACQUISITION_LABELS = {"qlognei": "qLogNEI (the loop's default)", "logei": "LogEI"}
+METHOD_LABELS = {
+    "matern": "matern (manibo)",
+    "heat": "heat (manibo)",
+    "euclidean": "euclidean + projection",
+    "chart": "chart coordinates",
+    "random": "random",
+}
+
+
+def regret_table(datasets: list[dict], problem: str, checkpoints: tuple[int, ...]) -> str:
+    """Median [IQR] simple regret at ``checkpoints`` and seconds per iteration, by method.
+
+    Rows come from every JSON in turn (a qLogNEI run next to the LogEI runs, for example), each
+    labelled with its acquisition when that is not LogEI; the lowest median of each column is bold.
+    Where the data lack ``checkpoints`` (a smoke run), its own checkpoints are the columns.
+    """
+    rows = []
+    for data in datasets:
+        entry = data["problems"][problem]
+        order = list(METHOD_LABELS)
+        methods = sorted(entry["table"], key=lambda m: order.index(m) if m in order else len(order))
+        for method in methods:
+            stats = entry["table"][method]
+            label = METHOD_LABELS.get(method, method)
+            acquisition = next(r.get("acquisition") for r in entry["runs"] if r["method"] == method)
+            if method != "random" and acquisition not in (None, "logei"):
+                label += f", {ACQUISITION_LABELS.get(acquisition, acquisition)}"
+            rows.append((label, stats))
+    present = [t for t in checkpoints if all(str(t) in stats["regret"] for _, stats in rows)]
+    columns = present or sorted({int(t) for _, stats in rows for t in stats["regret"]})
+    best = {t: min(stats["regret"][str(t)]["median"] for _, stats in rows) for t in columns}
+    body = []
+    for label, stats in rows:
+        cells = [label]
+        for t in columns:
+            regret = stats["regret"][str(t)]
+            median = significant(regret["median"])
+            if regret["median"] == best[t]:
+                median = f"**{median}**"
+            cells.append(f"{median} [{significant(regret['q25'])}, {significant(regret['q75'])}]")
+        secs = stats["seconds_per_iteration"]
+        cells.append("—" if secs is None else significant(secs))
+        body.append(cells)
+    header = ["method", *(f"t = {t}" for t in columns), "s / iteration"]
+    return table(header, body)
+
+
+def runs_table(datasets: list[dict], names: list[str]) -> str:
+    """When and where each JSON was measured, and the load average around it."""
+    rows = []
+    for name, data in zip(names, datasets, strict=True):
+        env = data["environment"]
+        start_end = data.get("load_average_start_end")
+        if data.get("load_average_cases_1_min"):  # measured case by case, maybe in several runs
+            low, high = data["load_average_cases_1_min"]
+            load = f"{low:g} to {high:g} (around its cases)"
+        elif start_end and start_end[0] and start_end[1]:
+            load = f"{start_end[0][0]:g} → {start_end[1][0]:g}"
+        else:
+            load = f"{env['load_average_1_5_15_min'][0]:g} at start"
+        hardware = f"{env['cpu_model']}, {env['cpu_cores']} cores"
+        if env.get("gpu"):
+            hardware += f"; {env['gpu']['name']}"
+        threads = data.get("config", {}).get("threads") or env["torch_threads"]
+        versions = ", ".join(f"{k} {v}" for k, v in env["versions"].items() if k != "numpy")
+        row = [f"[{name}](figures/{name})", env["timestamp_utc"], hardware, str(threads), load]
+        rows.append([*row, versions])
+    header = ["JSON", "written (UTC)", "hardware", "torch threads", "load average (1 min)"]
+    return table([*header, "versions"], rows)
+
+
+def geometric_kernels_table(datasets: list[dict]) -> str:
+    """manibo against GeometricKernels on every space: time and memory ratios, agreement."""
+    columns = "space; truncation; N compared; GK / manibo time; at the largest N: GK, manibo"
+    header = [*columns.split("; "), "GK / manibo memory there", "max \\|K_GK − K_manibo\\|"]
+    rows = []
+    for data in datasets:
+        compared = [r for r in data["comparisons"]["cpu"] if r["gk_over_manibo_time"]]
+        if not compared:
+            continue
+        times = [r["gk_over_manibo_time"] for r in compared]
+        last = compared[-1]
+        cpu = data["results"]["cpu"]
+        runs = {name: {r["n"]: r for r in cpu[name]} for name in ("manibo", "geometric_kernels")}
+        n = last["n"]
+        rows.append(
+            [
+                data["label"],
+                data["config"]["truncation"],
+                f"{compared[0]['n']}–{n}",
+                f"{factor(min(times))} to {factor(max(times))}",
+                f"{seconds(runs['geometric_kernels'][n]['time_s'])}, "
+                f"{seconds(runs['manibo'][n]['time_s'])} (N = {n})",
+                factor(last["gk_over_manibo_memory"]),
+                difference(max(r["gk_max_abs_diff"] for r in compared)),
+            ]
+        )
+    return table(header, rows)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A generated table: the JSON files (in the figures folder) its renderer takes, in order.
+
+    Attributes:
+        inputs: file names; the renderer gets their contents as a list.
+        render: ``render(datasets) -> Markdown``.
+        page: the page (in ``docs/``) that holds the table.
+    """
+
+    inputs: tuple[str, ...]
+    render: Callable[[list[dict]], str]
+    page: str = "benchmarks.md"
+
+
+KERNEL_FILES = tuple(f"kernel_speed_{name}.json" for name in CASES)
+RUN_FILES = (
+    *KERNEL_FILES,
+    "bo_time.json",
+    "regret_ackley.json",
+    "regret_ackley-sphere3_qlognei.json",
+)
+
+TABLES: dict[str, Table] = {
+    **{
+        f"kernel_speed_{name}": Table((f"kernel_speed_{name}.json",), lambda d: kernel_table(d[0]))
+        for name in CASES
+    },
+    "kernel_overview": Table(KERNEL_FILES, kernel_overview),
+    "bo_time": Table(("bo_time.json",), lambda d: bo_table(d[0])),
+    "regret_ackley-sphere5": Table(
+        ("regret_ackley.json",),
+        partial(regret_table, problem="ackley-sphere5", checkpoints=(25, 50, 100)),
+    ),
+    "regret_ackley-sphere3": Table(
+        ("regret_ackley-sphere3_qlognei.json", "regret_ackley.json"),
+        partial(regret_table, problem="ackley-sphere3", checkpoints=(25, 50, 105)),
+    ),
+    "runs": Table(RUN_FILES, lambda d: runs_table(d, list(RUN_FILES))),
+    "geometric_kernels": Table(KERNEL_FILES, geometric_kernels_table, page="comparison.md"),
+}
+PAGES = tuple(dict.fromkeys(t.page for t in TABLES.values()))
+
+
+# --------------------------------------------------------------------------------------------
+# the page
+# --------------------------------------------------------------------------------------------
+def render_table(name: str, figures: Path) -> str:
+    """The Markdown of table ``name`` from the JSON files in ``figures``."""
+    datasets = [json.loads((figures / f).read_text(encoding="utf-8")) for f in TABLES[name].inputs]
+    return TABLES[name].render(datasets)
+
+
+def available_tables(figures: Path) -> list[str]:
+    """The tables whose every input is in ``figures``."""
+    return [n for n, t in TABLES.items() if all((figures / f).exists() for f in t.inputs)]
+
+
+def update_page(
+    text: str, figures: Path, names: list[str] | None = None, page: str = "benchmarks.md"
+) -> str:
+    """``text`` (of ``docs/<page>``) with the blocks of tables ``names`` regenerated.
+
+    Args:
+        text: the page.
+        figures: the folder of the JSON files.
+        names: the tables to regenerate (default: every table of the page); tables of other
+            pages are ignored.
+        page: the page's file name, which says which tables belong on it.
+
+    Raises:
+        ValueError: the page has a marker without a table, or lacks one of ``names``.
+    """
+    own = [n for n, t in TABLES.items() if t.page == page]
+    names = own if names is None else [n for n in names if n in own]
+    found = [m.group(1) for m in MARKERS.finditer(text)]
+    unknown = sorted(set(found) - set(own))
+    if unknown:
+        raise ValueError(f"the page has markers for unknown tables: {', '.join(unknown)}")
+    missing = sorted(set(names) - set(found))
+    if missing:
+        raise ValueError(
+            f"the page has no <!-- BEGIN name --> ... <!-- END name --> block for: "
+            f"{', '.join(missing)}"
+        )
+
+    def replace(match: re.Match) -> str:
+        name = match.group(1)
+        if name not in names:
+            return match.group(0)
+        return f"<!-- BEGIN {name} -->\n{render_table(name, figures)}<!-- END {name} -->"
+
+    return MARKERS.sub(replace, text)
+
+
+def update_pages(
+    figures: Path, out: Path, names: list[str] | None = None, docs: Path = DOCS
+) -> dict[str, bool]:
+    """Regenerate the tables of every page of :data:`PAGES` in ``docs`` and write it in ``out``.
+
+    Returns:
+        page name → whether its text changed.
+    """
+    changed = {}
+    for page in PAGES:
+        text = (docs / page).read_text(encoding="utf-8")
+        new = update_page(text, figures, names, page)
+        changed[page] = new != text
+        out.mkdir(parents=True, exist_ok=True)
+        (out / page).write_text(new, encoding="utf-8")
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rewrite the pages, or with ``--check`` report whether they are current."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--figures", type=Path, default=FIGURES, help="folder of the JSON files")
+    parser.add_argument("--out", type=Path, help="write the pages into this folder, not docs/")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a page is stale")
+    parser.add_argument(
+        "--available-only",
+        action="store_true",
+        help="regenerate only the tables whose JSON files are all in --figures",
+    )
+    args = parser.parse_args(argv)
+    names = available_tables(args.figures) if args.available_only else None
+    if args.check:
+        stale = []
+        for page in PAGES:
+            text = (DOCS / page).read_text(encoding="utf-8")
+            if update_page(text, args.figures, names, page) != text:
+                stale.append(page)
+        print(f"stale: {', '.join(stale)}" if stale else "every page is current")
+        return int(bool(stale))
+    out = args.out or DOCS
+    update_pages(args.figures, out, names)
+    print(f"wrote {', '.join(str(out / page) for page in PAGES)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
