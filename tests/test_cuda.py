@@ -127,6 +127,7 @@ def test_vish_model_and_fantasies_on_cuda():
     assert fantasy.posterior(X_test).mean.shape == (3, 8, 1)
 
 
+# ---------------------------------------------------------------------------------------------
 # performance suite: the benchmarks' GPU path (kernel matrices and BO iterations at smoke size)
 # ---------------------------------------------------------------------------------------------
 def _benchmark_smoke(script, out, *options):
