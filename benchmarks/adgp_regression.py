@@ -128,7 +128,16 @@ def run_network_and_adgp(data, args, seed: int) -> dict:
     generator = torch.Generator(device=x.device).manual_seed(10_000 + seed)
     with torch.no_grad():
         elbo_start = float(model.elbo(x, y, 64, generator))
-    elbos = fit_elbo(model, x, y, epochs=args.elbo_epochs, lr=args.elbo_lr, seed=seed)
+    elbos = fit_elbo(
+        model,
+        x,
+        y,
+        epochs=args.elbo_epochs,
+        lr=args.elbo_lr,
+        batch_size=args.batch_size,
+        train_weights=args.train_weights,
+        seed=seed,
+    )
     adgp_seconds = time.perf_counter() - start
     with torch.no_grad():
         elbo_end = float(model.elbo(x, y, 64, generator))
@@ -207,10 +216,11 @@ def run_dgp(data, args, seed: int) -> dict:
     model.train()
     with gpytorch.settings.num_likelihood_samples(args.dgp_samples):
         for _ in range(args.dgp_epochs):
-            optimizer.zero_grad()
-            loss = -mll(model(x), y.squeeze(-1))
-            loss.backward()
-            optimizer.step()
+            for index in torch.randperm(x.shape[0], generator=generator).split(args.batch_size):
+                optimizer.zero_grad()
+                loss = -mll(model(x[index]), y[index].squeeze(-1))
+                loss.backward()
+                optimizer.step()
     model.eval()
     with torch.no_grad(), gpytorch.settings.num_likelihood_samples(256):
         latent = model(xt)
@@ -241,6 +251,8 @@ def run_split(name: str, split: int, args) -> dict:
             "dgp_epochs",
             "dgp_lr",
             "dgp_samples",
+            "batch_size",
+            "train_weights",
         )
     }
     if path.exists():
@@ -256,6 +268,12 @@ def run_split(name: str, split: int, args) -> dict:
     record["dgp"] = run_dgp(data, args, seed=split)
     record["load_average_start"], record["load_average_end"] = load_start, load_average()
     write_json(path, record)
+    print(
+        f"{name} split {split}: "
+        + "  ".join(f"{m} RMSE {record[m]['rmse']:.4g} NLPD {record[m]['nlpd']:.4g} "
+                    f"({record[m]['seconds']:.0f} s)" for m in METHODS),
+        flush=True,
+    )
     return record
 
 
@@ -326,9 +344,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--units", type=int, default=128)
     parser.add_argument("--network-epochs", type=int, default=1000)
     parser.add_argument("--network-lr", type=float, default=3e-3)
-    parser.add_argument("--elbo-epochs", type=int, default=1000)
+    parser.add_argument("--elbo-epochs", type=int, default=100)
+    parser.add_argument("--batch-size", type=int, default=64, help="minibatch of both ELBOs")
+    parser.add_argument("--train-weights", action="store_true", help="stage 2 also trains W")
     parser.add_argument("--elbo-lr", type=float, default=1e-2)
-    parser.add_argument("--dgp-epochs", type=int, default=1000)
+    parser.add_argument("--dgp-epochs", type=int, default=100)
     parser.add_argument("--dgp-lr", type=float, default=1e-2)
     parser.add_argument("--dgp-samples", type=int, default=4)
     parser.add_argument("--threads", type=int, default=1)

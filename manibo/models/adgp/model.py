@@ -7,6 +7,7 @@ import time
 
 import torch
 from botorch.exceptions.errors import UnsupportedError
+from botorch.acquisition.objective import ScalarizedPosteriorTransform
 from botorch.models.model import Model
 from botorch.posteriors import Posterior
 from torch import Tensor
@@ -166,11 +167,12 @@ class ActivatedDGPModel(Model):
             X: inputs, shape ``(*batch, q, D)``.
             output_indices: must be None or every output (no subsetting).
             observation_noise: True adds the learned likelihood noise to the samples.
-            posterior_transform: applied to the posterior (for example a scalarisation).
+            posterior_transform: None or a ``ScalarizedPosteriorTransform`` (folded into the
+                posterior's affine output map).
 
         Returns:
-            An :class:`~manibo.models.adgp.ActivatedDGPPosterior` (or its transform) with samples
-            of shape ``(*sample, *batch, q, m)``.
+            An :class:`~manibo.models.adgp.ActivatedDGPPosterior` with samples of shape
+            ``(*sample, *batch, q, m)`` (``m = 1`` after a scalarisation).
         """
         self.network.check_inputs(X, "X")
         if output_indices is not None and list(output_indices) != list(range(self.num_outputs)):
@@ -183,10 +185,16 @@ class ActivatedDGPModel(Model):
                 "`observation_noise` must be True or False for the activated deep GP (it learns one "
                 "noise variance); a tensor of known noise levels is not supported."
             )
-        posterior = ActivatedDGPPosterior(
-            self.network, X, self.outcome_mean, self.outcome_std, bool(observation_noise)
-        )
-        return posterior if posterior_transform is None else posterior_transform(posterior)
+        weights, bias = torch.diag(self.outcome_std), self.outcome_mean
+        if isinstance(posterior_transform, ScalarizedPosteriorTransform):
+            scalarise = posterior_transform.weights.to(weights).unsqueeze(-1)  # (m, 1)
+            weights, bias = weights @ scalarise, bias @ scalarise + posterior_transform.offset
+        elif posterior_transform is not None:
+            raise UnsupportedError(
+                f"{type(posterior_transform).__name__} is not supported by the activated deep GP; "
+                "use a ScalarizedPosteriorTransform or an MC objective on the samples."
+            )
+        return ActivatedDGPPosterior(self.network, X, weights, bias, bool(observation_noise))
 
     def condition_on_observations(self, X: Tensor, Y: Tensor, **kwargs) -> Model:
         """Not available: retrain on the new data instead (knowledge-gradient acquisitions need it)."""
@@ -202,8 +210,9 @@ class ActivatedDGPModel(Model):
 SURROGATE_DEFAULTS = {
     "num_layers": 3,
     "num_units": 32,
-    "network_epochs": 300,
-    "elbo_epochs": 300,
+    "network_epochs": 200,
+    "network_lr": 1e-2,
+    "elbo_epochs": 100,
     "num_samples": 2,
 }
 

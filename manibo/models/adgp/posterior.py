@@ -35,8 +35,10 @@ class ActivatedDGPPosterior(Posterior):
     Args:
         network: the trained deep GP.
         X: inputs, shape ``(*batch, n, D)``.
-        offset: added to the network's outputs, shape ``(m,)`` (the outcome mean).
-        scale: multiplies the network's outputs, shape ``(m,)`` (the outcome standard deviation).
+        weights: the affine map from the network's ``m`` outputs to the posterior's ``k``, shape
+            ``(m, k)`` (``diag(std)`` to undo outcome standardisation, composed with the weights
+            of a scalarisation).
+        bias: its offset, shape ``(k,)``.
         observation_noise: sample noisy observations :math:`y` instead of :math:`f`.
     """
 
@@ -44,13 +46,13 @@ class ActivatedDGPPosterior(Posterior):
         self,
         network: ActivatedDeepGP,
         X: Tensor,
-        offset: Tensor,
-        scale: Tensor,
+        weights: Tensor,
+        bias: Tensor,
         observation_noise: bool = False,
     ) -> None:
         self.network = network
         self.X = X
-        self.offset, self.scale = offset, scale
+        self.weights, self.bias = weights, bias
         self.observation_noise = bool(observation_noise)
         self._states = network.states()
         self._num_point = network.num_point_normals(self.observation_noise)
@@ -85,7 +87,7 @@ class ActivatedDGPPosterior(Posterior):
         return (0, -1)
 
     def _extended_shape(self, sample_shape: torch.Size = torch.Size()) -> torch.Size:  # noqa: B008
-        return sample_shape + self.X.shape[:-1] + torch.Size([self.network.output_dim])
+        return sample_shape + self.X.shape[:-1] + self.weights.shape[-1:]
 
     def rsample_from_base_samples(self, sample_shape: torch.Size, base_samples: Tensor) -> Tensor:
         r"""Samples as a deterministic function of ``base_samples``.
@@ -97,7 +99,7 @@ class ActivatedDGPPosterior(Posterior):
                 read from the first one.
 
         Returns:
-            Samples of shape ``(*S, *batch, n, m)``, differentiable in ``X``.
+            Samples of shape ``(*S, *batch, n, k)``, differentiable in ``X``.
         """
         expected = sample_shape + self.base_sample_shape
         if base_samples.shape != expected:
@@ -124,7 +126,7 @@ class ActivatedDGPPosterior(Posterior):
         samples = self.network.sample(
             self.X, point, first, self._states, observation_noise=self.observation_noise
         )
-        return self.offset + self.scale * samples
+        return self.bias + samples @ self.weights
 
     def rsample(self, sample_shape: torch.Size | None = None) -> Tensor:
         """Samples from fresh i.i.d. normals (function draws shared across t-batches).
@@ -133,7 +135,7 @@ class ActivatedDGPPosterior(Posterior):
             sample_shape: leading sample shape (default ``(1,)``).
 
         Returns:
-            Shape ``(*sample_shape, *batch, n, m)``.
+            Shape ``(*sample_shape, *batch, n, k)``.
         """
         sample_shape = torch.Size([1]) if sample_shape is None else torch.Size(sample_shape)
         collapsed = torch.Size([1] * len(self.batch_shape)) + self.base_sample_shape[-1:]
@@ -151,12 +153,12 @@ class ActivatedDGPPosterior(Posterior):
 
     @property
     def mean(self) -> Tensor:
-        """Posterior mean from :data:`MOMENT_SAMPLES` fixed Sobol samples, shape ``(*batch, n, m)``."""
+        """Posterior mean from :data:`MOMENT_SAMPLES` fixed Sobol samples, shape ``(*batch, n, k)``."""
         return self._moment_estimates()[0]
 
     @property
     def variance(self) -> Tensor:
-        """Posterior variance from the same fixed samples, shape ``(*batch, n, m)``."""
+        """Posterior variance from the same fixed samples, shape ``(*batch, n, k)``."""
         return self._moment_estimates()[1]
 
 
