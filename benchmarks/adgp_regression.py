@@ -27,6 +27,7 @@ import json
 import math
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -141,8 +142,8 @@ def run_network_and_adgp(data, args, seed: int) -> dict:
     adgp_seconds = time.perf_counter() - start
     with torch.no_grad():
         elbo_end = float(model.elbo(x, y, 64, generator))
-        means, _ = model.predict(xt, 256, generator)
-        lpd = model.log_predictive_density(xt, yt, 256, generator)
+        means, _ = model.predict(xt, args.predict_samples, generator)
+        lpd = model.log_predictive_density(xt, yt, args.predict_samples, generator)
         adgp = _metrics(
             float((means.mean(0) - yt).pow(2).mean().sqrt()),
             float(-lpd.mean()),
@@ -221,8 +222,9 @@ def run_dgp(data, args, seed: int) -> dict:
                 loss = -mll(model(x[index]), y[index].squeeze(-1))
                 loss.backward()
                 optimizer.step()
+    train_seconds = time.perf_counter() - start
     model.eval()
-    with torch.no_grad(), gpytorch.settings.num_likelihood_samples(256):
+    with torch.no_grad(), gpytorch.settings.num_likelihood_samples(args.predict_samples):
         latent = model(xt)
         means, variances = latent.mean, latent.variance + model.likelihood.noise
         log_normal = -0.5 * (
@@ -231,7 +233,7 @@ def run_dgp(data, args, seed: int) -> dict:
         lpd = torch.logsumexp(log_normal, 0) - math.log(means.shape[0])
         rmse = float((means.mean(0) - yt.squeeze(-1)).pow(2).mean().sqrt())
     result = _metrics(rmse, float(-lpd.mean()), scale, time.perf_counter() - start)
-    result["final_loss"] = float(loss)
+    result.update(train_seconds=train_seconds, final_loss=float(loss.detach()))
     return result
 
 
@@ -253,6 +255,7 @@ def run_split(name: str, split: int, args) -> dict:
             "dgp_samples",
             "batch_size",
             "train_weights",
+            "predict_samples",
         )
     }
     if path.exists():
@@ -270,8 +273,11 @@ def run_split(name: str, split: int, args) -> dict:
     write_json(path, record)
     print(
         f"{name} split {split}: "
-        + "  ".join(f"{m} RMSE {record[m]['rmse']:.4g} NLPD {record[m]['nlpd']:.4g} "
-                    f"({record[m]['seconds']:.0f} s)" for m in METHODS),
+        + "  ".join(
+            f"{m} RMSE {record[m]['rmse']:.4g} NLPD {record[m]['nlpd']:.4g} "
+            f"({record[m]['seconds']:.0f} s)"
+            for m in METHODS
+        ),
         flush=True,
     )
     return record
@@ -344,25 +350,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--units", type=int, default=128)
     parser.add_argument("--network-epochs", type=int, default=1000)
     parser.add_argument("--network-lr", type=float, default=3e-3)
-    parser.add_argument("--elbo-epochs", type=int, default=100)
+    parser.add_argument("--elbo-epochs", type=int, default=50)
     parser.add_argument("--batch-size", type=int, default=64, help="minibatch of both ELBOs")
     parser.add_argument("--train-weights", action="store_true", help="stage 2 also trains W")
     parser.add_argument("--elbo-lr", type=float, default=1e-2)
-    parser.add_argument("--dgp-epochs", type=int, default=100)
+    parser.add_argument("--dgp-epochs", type=int, default=50)
     parser.add_argument("--dgp-lr", type=float, default=1e-2)
     parser.add_argument("--dgp-samples", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--predict-samples", type=int, default=128, help="mixture components of both deep GPs"
+    )
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per worker")
+    parser.add_argument("--workers", type=int, default=1, help="splits run in parallel")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--smoke", action="store_true", help="tiny budget for the test suite")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.splits, args.units = 1, 8
+        args.splits, args.units, args.workers = 1, 8, 1
         args.network_epochs = args.elbo_epochs = args.dgp_epochs = 3
     args.out.mkdir(parents=True, exist_ok=True)
     names = args.datasets.split(",")
     load_start = load_average()
-    records = [run_split(name, split, args) for name in names for split in range(args.splits)]
+    jobs = [(name, split) for name in names for split in range(args.splits)]
+    if args.workers > 1:
+        with ProcessPoolExecutor(args.workers) as pool:
+            records = list(pool.map(run_split, *zip(*jobs, strict=True), [args] * len(jobs)))
+    else:
+        records = [run_split(name, split, args) for name, split in jobs]
     table = summarise(records)
     summary = {
         "environment": environment(args.device),

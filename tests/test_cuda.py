@@ -73,3 +73,26 @@ def test_loop_on_cuda_matches_its_cpu_design_and_stays_on_the_space(tmp_path):
         assert opt.best[0].device.type == device
     assert torch.allclose(runs["cpu"][:3], runs["cuda"][:3], atol=1e-12)  # same seeded design
     Sphere(2).check(runs["cuda"])
+
+
+# ---------------------------------------------------------------------------- activated deep GPs
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_adgp_layer_network_and_posterior_cuda(dtype):
+    from models.adgp import test_activations, test_layer, test_network, test_posterior
+
+    test_activations.test_inducing_functions(dtype, "cuda")
+    test_layer.test_kuu_is_symmetric_positive_definite(dtype, "cuda")
+    test_layer.test_variance_is_clamped_non_negative(dtype, "cuda")
+    test_network.test_network_is_the_composition_of_layer_means(dtype, "cuda")
+    test_posterior.test_sample_shapes_and_sampler(dtype, "cuda")
+
+
+def test_adgp_model_fits_and_acquisitions_run_on_cuda():
+    from models.adgp.test_model import FAST, _data, check_acquisitions
+
+    from manibo.models import build_surrogate
+
+    space, X, Y = _data(device="cuda")
+    model = build_surrogate("adgp", space, X, Y, **FAST)
+    assert model.posterior(X).mean.device.type == "cuda"
+    check_acquisitions(model, space, X, Y)

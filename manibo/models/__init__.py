@@ -1,7 +1,7 @@
 """Surrogates as BoTorch models, built by name from ``(space, train_X, train_Y, **options)``."""
 
 from manibo.models import euclidean, exact_gp  # noqa: F401  (registers the surrogates)
-from manibo.models.adgp import ActivatedDGPModel, ActivatedDeepGP  # registers "adgp"
+from manibo.models.adgp import ActivatedDeepGP, ActivatedDGPModel  # registers "adgp"
 from manibo.models.euclidean import ChartKernel
 from manibo.models.exact_gp import fit_with_retries, validate_training_data
 from manibo.models.registry import available_surrogates, build_surrogate, register_surrogate

@@ -1,4 +1,4 @@
-"""Activated deep GPs (seed 001 ch. 4): deep GPs whose mean is a neural network, as a BoTorch surrogate."""
+"""Activated deep GPs (seed 001 ch. 4): deep GPs whose mean is a neural network, for BoTorch."""
 
 from manibo.models.adgp.activations import Activation, ReLU, Softplus
 from manibo.models.adgp.layer import ActivatedGPLayer, LayerState

@@ -1,4 +1,4 @@
-r"""Activated inducing functions :math:`g_m(\tilde x) = \|\tilde x\|\,\|w_m\|\,\sigma(\hat w_m \cdot \hat z)`.
+r"""Activated inducing functions :math:`g_m(x) = \|\tilde x\|\|w_m\|\sigma(\hat w_m\cdot\hat z)`.
 
 An activation :math:`\sigma : [-1, 1] \to \mathbb R` is expanded in the level reproducing kernels of
 :math:`S^{d-1}` (Funk–Hecke, normalised measure), :math:`\sigma(t) = \sum_n \sigma_n G_n(t)`, which
@@ -47,7 +47,7 @@ class Activation(ABC):
         """
 
     def inducing_function(self, lifted: Tensor, weights: Tensor) -> Tensor:
-        r""":math:`g_m(\tilde x) = \|\tilde x\|\,\|w_m\|\,\sigma(w_m^\top \tilde x / (\|w_m\|\|\tilde x\|))`.
+        r""":math:`g_m = \|\tilde x\|\|w_m\|\sigma(w_m^\top\tilde x / \|w_m\|\|\tilde x\|)`.
 
         Args:
             lifted: lifted inputs :math:`\tilde x = [h, b]`, shape ``(*batch, n, d)``, nonzero.
@@ -64,12 +64,12 @@ class Activation(ABC):
 
 
 def vanishes_by_parity(n: int) -> bool:
-    """True where :math:`\\sigma_n = 0` because :math:`\\sigma(t) - t/2` is even (odd ``n >= 3``)."""
+    """True where :math:`\\sigma_n = 0` as :math:`\\sigma(t) - t/2` is even (odd ``n >= 3``)."""
     return n >= 3 and n % 2 == 1
 
 
 class ReLU(Activation):
-    r""":math:`\sigma(t) = \max(0, t)`; positively homogeneous, so :math:`g_m(\tilde x) = \mathrm{ReLU}(w_m^\top \tilde x)`.
+    r""":math:`\sigma(t) = \max(0, t)`, homogeneous: :math:`g_m = \mathrm{ReLU}(w_m^\top \tilde x)`.
 
     Coefficients in closed form (:func:`~manibo.harmonics.relu_coefficients`). ReLU is *not* in
     the RKHS of the order-1 arc-cosine kernel: :math:`\sigma_n^2/\lambda_n = 1/(2d)` on every

@@ -1,8 +1,9 @@
 r"""One activated GP layer: a sparse variational GP whose basis functions are network activations.
 
 The input :math:`h \in \mathbb R^D` is lifted to :math:`\tilde x = [h, b] \in \mathbb R^d`,
-:math:`d = D + 1` (bias :math:`b > 0`), and the kernel is the homogeneous extension of a zonal kernel
-on :math:`S^D`, :math:`k(\tilde x, \tilde x') = \sigma_k^2 \|\tilde x\|\|\tilde x'\|\kappa(\hat z
+:math:`d = D + 1` (bias :math:`b > 0`), and the kernel is the homogeneous extension of a
+zonal kernel on :math:`S^D`,
+:math:`k(\tilde x, \tilde x') = \sigma_k^2 \|\tilde x\|\|\tilde x'\|\kappa(\hat z
 \cdot \hat z')` with Funk–Hecke eigenvalues :math:`\lambda_n`. Unit :math:`m` has weights
 :math:`w_m \in \mathbb R^d` and the activated inducing variable
 :math:`u_m = \langle f, g_m\rangle_{\mathcal H}` (seed 001 §4.3; reference notes §D.1):
@@ -23,8 +24,9 @@ Decisions (where the references leave a choice):
   on :math:`S^{13}` and below 1e-12 for :math:`\beta = 1` on :math:`S^4`. For ReLU the truncated
   norm grows without bound and the clamp can bind (a test shows it at :math:`L = 2`).
 * **Mean parametrised by the read-out weights** :math:`V`. Each of the ``P`` outputs has an
-  independent whitened :math:`q(v_j) = \mathcal N(L_{uu}^\top V_j, R_j R_j^\top)`, :math:`u_j = L_{uu}
-  v_j`, so :math:`m_u = K_{uu} V` holds for every value of the hyperparameters and the layer mean
+  independent whitened :math:`q(v_j) = \mathcal N(L_{uu}^\top V_j, R_j R_j^\top)`,
+  :math:`u_j = L_{uu} v_j`, so :math:`m_u = K_{uu} V` holds for every value of the hyperparameters
+  and the layer mean
   :math:`K_{fu}K_{uu}^{-1}m_u = K_{fu} V` is the network layer before, during and after ELBO
   training. Same variational family as a free :math:`m_v`; only the coordinates differ.
 """
@@ -72,7 +74,7 @@ class LayerState:
 
 
 class ActivatedGPLayer(nn.Module):
-    r"""A GP layer :math:`\mathbb R^D \to \mathbb R^P` with ``num_units`` activated inducing variables.
+    r"""A GP layer :math:`\mathbb R^D \to \mathbb R^P` with ``num_units`` activated inducing units.
 
     Args:
         input_dim: ``D``.
@@ -81,7 +83,8 @@ class ActivatedGPLayer(nn.Module):
         activation: ``"softplus"`` (default, :class:`Softplus` with :math:`\beta = 3`), ``"relu"``
             or an :class:`Activation`.
         kernel: a factory ``Sphere(D) -> ZonalKernel``; default the order-1 arc-cosine kernel (whose
-            zero levels match the activations' by parity). Parameters of the kernel train in stage 2.
+            zero levels match the activations' by parity). The kernel's parameters train in stage
+            2.
         num_levels: truncation level ``L`` of :math:`K_{uu}`.
         bias: initial bias :math:`b > 0` of the lift.
         variance: initial kernel variance :math:`\sigma_k^2`.
@@ -188,7 +191,7 @@ class ActivatedGPLayer(nn.Module):
         return functional.softplus(self.raw_variance)
 
     def scale_tril(self) -> Tensor:
-        """Whitened posterior factors :math:`R_j` (lower, positive diagonal), shape ``(P, M, M)``."""
+        """Whitened posterior factors :math:`R_j` (lower, positive diagonal), ``(P, M, M)``."""
         return torch.tril(self.scale_offdiag, -1) + torch.diag_embed(
             functional.softplus(self.raw_scale_diag)
         )
@@ -217,7 +220,7 @@ class ActivatedGPLayer(nn.Module):
 
     # ------------------------------------------------------------------ the network layer
     def lift(self, h: Tensor) -> Tensor:
-        """:math:`\\tilde x = [h, b]`, shape ``(*batch, n, D+1)`` for ``h`` of shape ``(*batch, n, D)``."""
+        """:math:`\\tilde x = [h, b]`, shape ``(*batch, n, D+1)`` for ``h`` ``(*batch, n, D)``."""
         bias = self.bias.to(h).expand(*h.shape[:-1], 1)
         return torch.cat([h, bias], dim=-1)
 
@@ -226,7 +229,7 @@ class ActivatedGPLayer(nn.Module):
         return self.activation.inducing_function(self.lift(h), self.weights)
 
     def network(self, h: Tensor) -> Tensor:
-        """The equivalent network layer :math:`g(\\tilde x) V` (the GP mean), shape ``(*batch, n, P)``."""
+        """The equivalent network layer :math:`g(\\tilde x) V` (the GP mean), ``(*batch, n, P)``."""
         return self.features(h) @ self.readout
 
     # ------------------------------------------------------------------ GP quantities
@@ -273,7 +276,7 @@ class ActivatedGPLayer(nn.Module):
         return self.variance * (h.pow(2).sum(-1) + self.bias**2) * kappa_one
 
     def state(self) -> LayerState:
-        """Cholesky factor of :math:`K_{uu}` (with a relative jitter) and the factors :math:`R_j`."""
+        """Cholesky factor of :math:`K_{uu}` (relative jitter added) and the factors :math:`R_j`."""
         return LayerState(self._unit_cholesky() / self.variance.sqrt(), self.scale_tril())
 
     def conditional_variance(self, h: Tensor, state: LayerState) -> tuple[Tensor, Tensor, Tensor]:
@@ -340,7 +343,15 @@ class ActivatedGPLayer(nn.Module):
         return mean + _safe_sqrt(residual).unsqueeze(-1) * eps_f
 
     def kl_divergence(self, state: LayerState) -> Tensor:
-        r""":math:`\sum_j \mathrm{KL}[\mathcal N(L_{uu}^\top V_j, R_jR_j^\top) \,\|\, \mathcal N(0, I)]`, a scalar."""
+        r"""The whitened KL, :math:`\sum_j \mathrm{KL}[\mathcal N(L_{uu}^\top V_j, R_jR_j^\top)
+        \| \mathcal N(0, I)]`.
+
+        Args:
+            state: from :meth:`state`.
+
+        Returns:
+            A scalar.
+        """
         mean = state.chol.transpose(-1, -2) @ self.readout  # (M, P)
         diag = state.scale_tril.diagonal(dim1=-2, dim2=-1)
         trace = state.scale_tril.pow(2).sum()

@@ -1,4 +1,4 @@
-r"""The activated deep GP as a BoTorch ``Model`` and as the ``"adgp"`` surrogate of the loop and CLI."""
+r"""The activated deep GP as a BoTorch ``Model``, and the ``"adgp"`` surrogate (loop, CLI)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import inspect
 import time
 
 import torch
-from botorch.exceptions.errors import UnsupportedError
 from botorch.acquisition.objective import ScalarizedPosteriorTransform
+from botorch.exceptions.errors import UnsupportedError
 from botorch.models.model import Model
 from botorch.posteriors import Posterior
 from torch import Tensor
@@ -182,8 +182,8 @@ class ActivatedDGPModel(Model):
             )
         if isinstance(observation_noise, Tensor):
             raise UnsupportedError(
-                "`observation_noise` must be True or False for the activated deep GP (it learns one "
-                "noise variance); a tensor of known noise levels is not supported."
+                "`observation_noise` must be True or False for the activated deep GP (it learns "
+                "one noise variance); a tensor of known noise levels is not supported."
             )
         weights, bias = torch.diag(self.outcome_std), self.outcome_mean
         if isinstance(posterior_transform, ScalarizedPosteriorTransform):
@@ -197,7 +197,7 @@ class ActivatedDGPModel(Model):
         return ActivatedDGPPosterior(self.network, X, weights, bias, bool(observation_noise))
 
     def condition_on_observations(self, X: Tensor, Y: Tensor, **kwargs) -> Model:
-        """Not available: retrain on the new data instead (knowledge-gradient acquisitions need it)."""
+        """Not available: retrain on the new data (knowledge-gradient acquisitions need it)."""
         raise UnsupportedError(
             "the activated deep GP has no fantasy models (condition_on_observations), so "
             "knowledge-gradient acquisitions such as 'qkg' are unavailable; use 'qlognei', "
@@ -210,16 +210,16 @@ class ActivatedDGPModel(Model):
 SURROGATE_DEFAULTS = {
     "num_layers": 3,
     "num_units": 32,
-    "network_epochs": 200,
+    "network_epochs": 150,
     "network_lr": 1e-2,
-    "elbo_epochs": 100,
+    "elbo_epochs": 50,
     "num_samples": 2,
 }
 
 
 @register_surrogate("adgp")
 def activated_dgp_surrogate(space, train_X, train_Y, **options) -> ActivatedDGPModel:
-    """Activated deep GP on the ambient coordinates of ``space`` (options: :class:`ActivatedDGPModel`)."""
+    """Activated deep GP on ambient coordinates (options: see :class:`ActivatedDGPModel`)."""
     validate_training_data(space, train_X, train_Y)
     accepted = set(inspect.signature(ActivatedDGPModel).parameters) - {"train_X", "train_Y"}
     unknown = set(options) - accepted

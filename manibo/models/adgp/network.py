@@ -95,7 +95,8 @@ class ActivatedDeepGP(nn.Module):
         self.raw_noise.data.fill_(_inverse_softplus(float(value)))
 
     def check_inputs(self, x: Tensor, name: str = "x") -> Tensor:
-        """Raise ``InputDataError`` unless ``x`` is finite, ``(*batch, n, D)`` and on the parameters' dtype/device."""
+        """Raise ``InputDataError`` unless ``x`` is finite ``(*batch, n, D)`` on the parameters'
+        dtype and device."""
         as_tensor_arg(name, x)
         if x.dim() < 2 or x.shape[-1] != self.input_dim:
             raise InputDataError(
@@ -132,7 +133,7 @@ class ActivatedDeepGP(nn.Module):
         )
 
     def num_shared_normals(self) -> int:
-        """Standard normals per sample shared by all inputs: one whitened draw of every :math:`u`."""
+        """Normals per sample shared by all inputs: one whitened draw of every :math:`u`."""
         return sum(layer.output_dim * layer.num_units for layer in self.layers)
 
     def sample(
@@ -143,7 +144,7 @@ class ActivatedDeepGP(nn.Module):
         states: list[LayerState] | None = None,
         observation_noise: bool = False,
     ) -> Tensor:
-        r"""Reparameterised samples of the deep GP at ``x``, a deterministic function of the normals.
+        r"""Reparameterised samples at ``x``, a deterministic function of the normals.
 
         Args:
             x: inputs, shape ``(*batch, n, D)``.
@@ -170,7 +171,7 @@ class ActivatedDeepGP(nn.Module):
         return h
 
     def _hidden_samples(self, x: Tensor, num_samples: int, generator, states) -> Tensor:
-        """Samples of the last layer's input, shape ``(S, *batch, n, D_{L-1})`` (``S = 1`` for one layer)."""
+        """Samples of the last layer's input, ``(S, *batch, n, D_{L-1})`` (``S = 1``: one layer)."""
         if len(self.layers) == 1:
             return x.unsqueeze(0)
         h = x

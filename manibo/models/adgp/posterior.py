@@ -153,7 +153,7 @@ class ActivatedDGPPosterior(Posterior):
 
     @property
     def mean(self) -> Tensor:
-        """Posterior mean from :data:`MOMENT_SAMPLES` fixed Sobol samples, shape ``(*batch, n, k)``."""
+        """Posterior mean from :data:`MOMENT_SAMPLES` fixed Sobol samples, ``(*batch, n, k)``."""
         return self._moment_estimates()[0]
 
     @property

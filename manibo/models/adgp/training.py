@@ -2,13 +2,14 @@ r"""Two-stage training of an activated deep GP: the equivalent network first, th
 
 Stage 1 trains the weights :math:`W_\ell, V_\ell` of the equivalent network (the deep GP's mean) on
 the mean squared error, like any network. :func:`initialize_from_network` then sets the remaining
-quantities from it: the likelihood noise to the network's training MSE and each layer's kernel variance
-so that the prior variance at the training inputs equals ``variance_ratio`` times the mean square of
-the layer's output (the whitened posterior covariances start at :math:`R_j = sI`, small). The mean
-needs no copying: it is parametrised by :math:`V` (:math:`m_u = K_{uu}V`, see
-:mod:`manibo.models.adgp.layer`). Stage 2 maximises the doubly stochastic ELBO with Adam over the
-variational parameters (:math:`R_j`, and :math:`V` unless ``train_readout=False``), the kernel
-variances and parameters, the biases and the noise; ``train_weights=True`` also moves :math:`W`.
+quantities from it: the likelihood noise to the network's training MSE and each layer's kernel
+variance so that the prior variance at the training inputs equals ``variance_ratio`` times the
+mean square of the layer's output (the whitened posterior covariances start at a small
+:math:`R_j = sI`). The mean needs no copying: it is parametrised by :math:`V`
+(:math:`m_u = K_{uu}V`, see :mod:`manibo.models.adgp.layer`). Stage 2 maximises the doubly
+stochastic ELBO with Adam over the variational parameters (:math:`R_j`, and :math:`V` unless
+``train_readout=False``), the kernel variances and parameters, the biases and the noise;
+``train_weights=True`` also moves :math:`W`.
 """
 
 from __future__ import annotations

@@ -37,7 +37,8 @@ def _randomise_posterior(layer, seed=2):
 
 @pytest.mark.parametrize("activation", ["softplus", "relu"])
 def test_kuu_equals_gram_of_explicit_harmonic_features(activation):
-    """K_uu[m, m'] = <g_m, g_m'>_H = sum_nk |w_m||w_m'| sigma_n^2 / (s^2 lambda_n) Y_nk(w_m) Y_nk(w_m')."""
+    """K_uu[m, m'] = <g_m, g_m'>_H
+    = sum_nk |w_m||w_m'| sigma_n^2 / (s^2 lambda_n) Y_nk(w_m) Y_nk(w_m')."""
     layer = _layer(input_dim=2, units=7, activation=activation, num_levels=8)
     layer.set_variance(0.7)
     d = 3
@@ -74,7 +75,8 @@ def _unit_diagonal(activation, d, num_levels):
 
 def test_kuu_diagonal_grows_with_levels_for_relu_and_converges_for_softplus():
     """Reference table (unit w, sigma_k = 1): ReLU on S^4 (d = 5) gives 7.5, 50, 732 at L = 5, 10,
-    20; d = 3 gives 3, 8, 193/6 (the table rounds it to 32). Softplus(beta=1) on d = 5 converges to ||softplus||_H^2 = 2.035."""
+    20; d = 3 gives 3, 8, 193/6 (the table rounds it to 32). Softplus(beta=1) on d = 5
+    converges to ||softplus||_H^2 = 2.035."""
     for d, table in ((5, {5: 7.5, 10: 50.0, 20: 732.0}), (3, {5: 3.0, 10: 8.0, 20: 193 / 6})):
         for levels, value in table.items():
             diag = _unit_diagonal(ReLU(), d, levels)
@@ -89,7 +91,7 @@ def test_kuu_diagonal_grows_with_levels_for_relu_and_converges_for_softplus():
 
 
 def _network_layer(layer, h):
-    """The network layer written out directly (no manibo code): relu(x W^T) V, or the zonal softplus."""
+    """The network layer written out (no manibo code): relu(x W^T) V, or the zonal softplus."""
     lifted = torch.cat([h, layer.bias.detach().expand(h.shape[0], 1)], dim=-1)
     w, v = layer.weights.detach(), layer.readout.detach()
     if isinstance(layer.activation, ReLU):
@@ -101,7 +103,7 @@ def _network_layer(layer, h):
 
 @pytest.mark.parametrize("activation", ["softplus", "relu"])
 def test_gp_conditional_mean_equals_the_network_layer(activation):
-    """K_fu K_uu^{-1} m_u with the whitened init m_u = L_uu m_v, m_v = L_uu^T V, to 1e-8 in float64."""
+    """K_fu K_uu^{-1} m_u with the whitened init m_u = L_uu m_v, m_v = L_uu^T V: 1e-8 in float64."""
     layer = _layer(input_dim=5, output_dim=3, units=32, activation=activation)
     layer.set_variance(0.3)
     h = _inputs(50, 5)

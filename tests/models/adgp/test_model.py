@@ -39,12 +39,18 @@ def check_acquisitions(model, space, X, Y):
     candidates = space.random(6, generator=torch.Generator().manual_seed(1)).to(X)
     candidates = candidates.reshape(3, 2, 3).requires_grad_(True)  # 3 t-batches of q = 2
     for acqf in (
-        qLogExpectedImprovement(model, best_f=Y.max(), sampler=SobolQMCNormalSampler(
-            torch.Size([32]), seed=0)),
-        qLogNoisyExpectedImprovement(model, X_baseline=X, sampler=SobolQMCNormalSampler(
-            torch.Size([32]), seed=0), cache_root=False),
-        qUpperConfidenceBound(model, beta=4.0, sampler=SobolQMCNormalSampler(
-            torch.Size([32]), seed=0)),
+        qLogExpectedImprovement(
+            model, best_f=Y.max(), sampler=SobolQMCNormalSampler(torch.Size([32]), seed=0)
+        ),
+        qLogNoisyExpectedImprovement(
+            model,
+            X_baseline=X,
+            sampler=SobolQMCNormalSampler(torch.Size([32]), seed=0),
+            cache_root=False,
+        ),
+        qUpperConfidenceBound(
+            model, beta=4.0, sampler=SobolQMCNormalSampler(torch.Size([32]), seed=0)
+        ),
     ):
         value = acqf(candidates)
         (gradient,) = torch.autograd.grad(value.sum(), candidates)
@@ -72,8 +78,9 @@ def test_posterior_shapes_and_transforms(fitted):
     mean = model.posterior(X).mean
     assert float(torch.corrcoef(torch.cat([mean, Y], -1).T)[0, 1]) > 0.8
     assert abs(float(mean.mean() - Y.mean())) < 0.2 * float(Y.std())
-    doubled = model.posterior(X[:5], posterior_transform=ScalarizedPosteriorTransform(
-        torch.tensor([2.0], dtype=X.dtype)))
+    doubled = model.posterior(
+        X[:5], posterior_transform=ScalarizedPosteriorTransform(torch.tensor([2.0], dtype=X.dtype))
+    )
     sampler = SobolQMCNormalSampler(torch.Size([4]), seed=0)
     plain = SobolQMCNormalSampler(torch.Size([4]), seed=0)(model.posterior(X[:5]))
     assert torch.allclose(sampler(doubled), 2 * plain)

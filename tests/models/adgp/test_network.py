@@ -1,5 +1,5 @@
 """The stacked deep GP: the network forward pass is the composition of the layer means, samples
-follow the layers, a one-layer model's predictive density is the closed-form Gaussian, input errors."""
+follow the layers, a one-layer model's predictive density is the closed-form Gaussian, errors."""
 
 import math
 
@@ -73,7 +73,9 @@ def test_elbo_is_a_lower_bound_on_the_log_marginal_for_one_layer():
         z = lifted / r[:, None]
         kappa = layer.kernel(z, z).to_dense()
         K = layer.variance * r[:, None] * r[None, :] * kappa + 0.1 * torch.eye(10).double()
-        exact = torch.distributions.MultivariateNormal(torch.zeros(10).double(), K).log_prob(y[:, 0])
+        exact = torch.distributions.MultivariateNormal(torch.zeros(10).double(), K).log_prob(
+            y[:, 0]
+        )
     assert elbo < float(exact)
 
 
