@@ -368,7 +368,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.smoke:
         args.splits, args.units, args.workers = 1, 8, 1
-        args.network_epochs = args.elbo_epochs = args.dgp_epochs = 3
+        args.network_epochs = args.elbo_epochs = args.dgp_epochs = 2
+        args.batch_size, args.predict_samples, args.dgp_samples = 256, 4, 2
     args.out.mkdir(parents=True, exist_ok=True)
     names = args.datasets.split(",")
     load_start = load_average()

@@ -210,9 +210,9 @@ class ActivatedDGPModel(Model):
 SURROGATE_DEFAULTS = {
     "num_layers": 3,
     "num_units": 32,
-    "network_epochs": 150,
+    "network_epochs": 100,
     "network_lr": 1e-2,
-    "elbo_epochs": 50,
+    "elbo_epochs": 30,
     "num_samples": 2,
 }
 
