@@ -46,6 +46,14 @@ class Activation(ABC):
             Shape ``(L,)``; exactly zero on the levels that vanish by parity.
         """
 
+    def vanishes(self, n: int) -> bool:
+        """True where :math:`\\sigma_n = 0` exactly (by symmetry): such levels are dropped.
+
+        The default claims no exact zeros; :class:`ReLU` and :class:`Softplus` vanish on odd
+        ``n >= 3``.
+        """
+        return False
+
     def inducing_function(self, lifted: Tensor, weights: Tensor) -> Tensor:
         r""":math:`g_m = \|\tilde x\|\|w_m\|\sigma(w_m^\top\tilde x / \|w_m\|\|\tilde x\|)`.
 
@@ -85,6 +93,9 @@ class ReLU(Activation):
     def __call__(self, t: Tensor) -> Tensor:
         return torch.relu(t)
 
+    def vanishes(self, n: int) -> bool:
+        return vanishes_by_parity(n)
+
     def coefficients(self, d, num_levels, dtype, device) -> Tensor:
         return relu_coefficients(d, num_levels, dtype=dtype, device=device)
 
@@ -123,6 +134,9 @@ class Softplus(Activation):
 
     def __call__(self, t: Tensor) -> Tensor:
         return functional.softplus(t, beta=self.beta)
+
+    def vanishes(self, n: int) -> bool:
+        return vanishes_by_parity(n)
 
     def coefficients(self, d, num_levels, dtype, device) -> Tensor:
         values = funk_hecke(self, d, num_levels, self.num_nodes, dtype=torch.float64)

@@ -46,7 +46,7 @@ from manibo.harmonics.gegenbauer import harmonic_dimension
 from manibo.harmonics.series import GegenbauerLevels, level_series
 from manibo.kernels.arccosine import ArcCosineKernel
 from manibo.kernels.zonal import ZonalKernel, _safe_sqrt
-from manibo.models.adgp.activations import Activation, make_activation, vanishes_by_parity
+from manibo.models.adgp.activations import Activation, make_activation
 from manibo.spaces.sphere import Sphere
 
 KernelFactory = Callable[[Sphere], ZonalKernel]
@@ -158,7 +158,7 @@ class ActivatedGPLayer(nn.Module):
                 (self.output_dim, self.num_units), _inverse_softplus(initial_scale), **factory
             )
         )
-        levels = [n for n in range(self.num_levels) if not vanishes_by_parity(n)]
+        levels = [n for n in range(self.num_levels) if not self.activation.vanishes(n)]
         self.register_buffer("kept_levels", torch.tensor(levels, device=device), persistent=False)
         sigma = self.activation.coefficients(d, self.num_levels, torch.float64, None)
         self.register_buffer(
