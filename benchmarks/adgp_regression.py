@@ -348,17 +348,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--splits", type=int, default=5)
     parser.add_argument("--units", type=int, default=128)
-    parser.add_argument("--network-epochs", type=int, default=1000)
+    parser.add_argument("--network-epochs", type=int, default=500)
     parser.add_argument("--network-lr", type=float, default=3e-3)
-    parser.add_argument("--elbo-epochs", type=int, default=50)
+    parser.add_argument("--elbo-epochs", type=int, default=20)
     parser.add_argument("--batch-size", type=int, default=64, help="minibatch of both ELBOs")
     parser.add_argument("--train-weights", action="store_true", help="stage 2 also trains W")
     parser.add_argument("--elbo-lr", type=float, default=1e-2)
-    parser.add_argument("--dgp-epochs", type=int, default=50)
+    parser.add_argument("--dgp-epochs", type=int, default=20)
     parser.add_argument("--dgp-lr", type=float, default=1e-2)
-    parser.add_argument("--dgp-samples", type=int, default=4)
+    parser.add_argument("--dgp-samples", type=int, default=2)
     parser.add_argument(
-        "--predict-samples", type=int, default=128, help="mixture components of both deep GPs"
+        "--predict-samples", type=int, default=64, help="mixture components of both deep GPs"
     )
     parser.add_argument("--threads", type=int, default=1, help="torch threads per worker")
     parser.add_argument("--workers", type=int, default=1, help="splits run in parallel")
