@@ -137,7 +137,10 @@ class ActivatedDGPModel(Model):
         """Run both training stages on the training data; returns ``self``."""
         start = time.perf_counter()
         o, x, y = self.options, self.train_X, self.standardized_targets()
-        fit_network(self.network, x, y, epochs=o["network_epochs"], lr=o["network_lr"])
+        self.network.requires_grad_(True)
+        fit_network(
+            self.network, x, y, epochs=o["network_epochs"], lr=o["network_lr"], seed=o["seed"]
+        )
         initialize_from_network(self.network, x, y)
         fit_elbo(
             self.network,

@@ -107,6 +107,15 @@ def test_errors(fitted):
         ActivatedDGPModel(X, Y[:5], fit=False)
 
 
+def test_refitting_trains_again():
+    space, X, Y = _data(8)
+    model = ActivatedDGPModel(X, Y, num_units=4, network_epochs=2, elbo_epochs=1, fit=False)
+    assert model.fit_seconds is None
+    first = model.fit().fit_seconds
+    assert first > 0 and not any(p.requires_grad for p in model.parameters())
+    assert model.fit().fit_seconds > 0  # a second fit re-enables and retrains the parameters
+
+
 def test_loop_runs_with_the_adgp_surrogate():
     from manibo.loop import BayesianOptimizer
 
