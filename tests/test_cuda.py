@@ -96,3 +96,10 @@ def test_adgp_model_fits_and_acquisitions_run_on_cuda():
     model = build_surrogate("adgp", space, X, Y, **FAST)
     assert model.posterior(X).mean.device.type == "cuda"
     check_acquisitions(model, space, X, Y)
+
+
+def test_adgp_stage_two_start_on_cuda():
+    from models.adgp import test_initialization
+
+    test_initialization.test_mean_equals_the_network_after_initialisation("softplus", "cuda")
+    test_initialization.test_one_layer_start_is_a_stationary_point_of_the_exact_elbo(2, "cuda")

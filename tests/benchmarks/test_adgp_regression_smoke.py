@@ -18,7 +18,7 @@ def test_adgp_regression_smoke(tmp_path):
     summary = json.loads((tmp_path / "adgp_regression.json").read_text())
     assert set(summary["table"]) == {"diabetes", "boston", "concrete"}
     for run in summary["runs"]:
-        assert run["n_train"] + run["n_test"] in (442, 506, 1030)
+        assert run["n_train"] + run["n_validation"] + run["n_test"] in (442, 506, 1030)
         for method in ("network", "adgp", "dgp"):
             assert run[method]["rmse"] > 0 and run[method]["nlpd"] == run[method]["nlpd"]
     assert "torch" in summary["environment"]["versions"]

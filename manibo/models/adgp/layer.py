@@ -66,10 +66,13 @@ class LayerState:
 
     Attributes:
         chol: lower Cholesky factor :math:`L_{uu}` of :math:`K_{uu}`, shape ``(M, M)``.
+        inverse: :math:`L_{uu}^{-1}`, shape ``(M, M)``: whitening is then one matrix product for
+            any batch of inputs (a broadcast triangular solve copies the factor per batch entry).
         scale_tril: factors :math:`R_j` of the whitened covariances, shape ``(P, M, M)``.
     """
 
     chol: Tensor
+    inverse: Tensor
     scale_tril: Tensor
 
 
@@ -200,6 +203,22 @@ class ActivatedGPLayer(nn.Module):
         """Set :math:`\\sigma_k^2 > 0`."""
         self.raw_variance.data.fill_(_inverse_softplus(float(value)))
 
+    def set_scale_tril(self, value: Tensor) -> None:
+        """Set the whitened covariance factors :math:`R_j`.
+
+        Args:
+            value: lower-triangular factors with a positive diagonal, shape ``(P, M, M)``.
+        """
+        expected = (self.output_dim, self.num_units, self.num_units)
+        if value.shape != expected or not bool((value.diagonal(dim1=-2, dim2=-1) > 0).all()):
+            raise ConfigurationError(
+                f"`value` must be lower-triangular factors of shape {expected} with a positive "
+                f"diagonal, got shape {tuple(value.shape)}."
+            )
+        diagonal = value.diagonal(dim1=-2, dim2=-1).to(self.raw_scale_diag)
+        self.scale_offdiag.data.copy_(torch.tril(value, -1))
+        self.raw_scale_diag.data.copy_(diagonal + torch.log(-torch.expm1(-diagonal)))
+
     def eigenvalues(self) -> Tensor:
         r"""The kernel's :math:`\lambda_n` on the kept levels, shape ``(L_kept,)``."""
         values = self.kernel.eigenvalues(self.num_levels).to(self.weights)
@@ -248,8 +267,9 @@ class ActivatedGPLayer(nn.Module):
         series = level_series(cosine, coeffs, self._levels)
         return norms.unsqueeze(-1) * norms.unsqueeze(-2) * series
 
-    def _unit_cholesky(self) -> Tensor:
-        """Cholesky factor of the unit-variance :math:`K_{uu}` plus a relative jitter.
+    def _unit_cholesky(self) -> tuple[Tensor, Tensor]:
+        """Cholesky factor of the unit-variance :math:`K_{uu}` plus a relative jitter, and its
+        inverse.
 
         Cached while ``W`` and the kernel's parameters neither change nor need gradients (stage 2
         with frozen weights, and every posterior after training), so that a step costs no series
@@ -265,9 +285,10 @@ class ActivatedGPLayer(nn.Module):
         jitter = _relative_jitter(kuu.dtype) * kuu.diagonal().mean().detach()
         eye = torch.eye(self.num_units, dtype=kuu.dtype, device=kuu.device)
         chol = psd_safe_cholesky(kuu + jitter * eye)
+        factors = (chol, torch.linalg.solve_triangular(chol, eye, upper=False))
         if not needs_graph:
-            self._cholesky_cache = (key, chol)
-        return chol
+            self._cholesky_cache = (key, factors)
+        return factors
 
     def prior_variance(self, h: Tensor) -> Tensor:
         r""":math:`K_{ff}(x, x) = \sigma_k^2 \|\tilde x\|^2 \kappa(1)`, shape ``(*batch, n)``."""
@@ -276,8 +297,11 @@ class ActivatedGPLayer(nn.Module):
         return self.variance * (h.pow(2).sum(-1) + self.bias**2) * kappa_one
 
     def state(self) -> LayerState:
-        """Cholesky factor of :math:`K_{uu}` (relative jitter added) and the factors :math:`R_j`."""
-        return LayerState(self._unit_cholesky() / self.variance.sqrt(), self.scale_tril())
+        """Cholesky factor of :math:`K_{uu}` (relative jitter added), its inverse and the
+        :math:`R_j`."""
+        chol, inverse = self._unit_cholesky()
+        scale = self.variance.sqrt()
+        return LayerState(chol / scale, inverse * scale, self.scale_tril())
 
     def conditional_variance(self, h: Tensor, state: LayerState) -> tuple[Tensor, Tensor, Tensor]:
         r"""Whitened projections and :math:`\max(K_{ff} - Q_{ff}, 0)`.
@@ -288,14 +312,12 @@ class ActivatedGPLayer(nn.Module):
 
         Returns:
             ``(features, whitened, residual)``: :math:`K_{fu}` of shape ``(*batch, n, M)``,
-            :math:`A = L_{uu}^{-1} K_{uf}` of shape ``(*batch, M, n)`` and the clamped conditional
-            prior variance of shape ``(*batch, n)``.
+            :math:`A^\top = K_{fu} L_{uu}^{-\top}` of shape ``(*batch, n, M)`` and the clamped
+            conditional prior variance of shape ``(*batch, n)``.
         """
         features = self.features(h)
-        whitened = torch.linalg.solve_triangular(
-            state.chol, features.transpose(-1, -2), upper=False
-        )
-        residual = (self.prior_variance(h) - whitened.pow(2).sum(-2)).clamp_min(0)
+        whitened = features @ state.inverse.transpose(-1, -2)
+        residual = (self.prior_variance(h) - whitened.pow(2).sum(-1)).clamp_min(0)
         return features, whitened, residual
 
     def marginal(self, h: Tensor, state: LayerState) -> tuple[Tensor, Tensor]:
@@ -311,8 +333,8 @@ class ActivatedGPLayer(nn.Module):
             ``(mean, variance)``, each of shape ``(*batch, n, P)``; the variance is ``>= 0``.
         """
         features, whitened, residual = self.conditional_variance(h, state)
-        projected = state.scale_tril.transpose(-1, -2) @ whitened.unsqueeze(-3)  # (*b, P, M, n)
-        variance = residual.unsqueeze(-1) + projected.pow(2).sum(-2).transpose(-1, -2)
+        projected = whitened.unsqueeze(-3) @ state.scale_tril  # rows A^T R_j: (*b, P, n, M)
+        variance = residual.unsqueeze(-1) + projected.pow(2).sum(-1).transpose(-1, -2)
         return features @ self.readout, variance
 
     def sample(self, h: Tensor, state: LayerState, eps_u: Tensor, eps_f: Tensor) -> Tensor:
@@ -336,9 +358,7 @@ class ActivatedGPLayer(nn.Module):
         """
         features, _, residual = self.conditional_variance(h, state)
         drawn = (state.scale_tril @ eps_u.unsqueeze(-1)).squeeze(-1)  # (*sbatch, P, M)
-        shift = torch.linalg.solve_triangular(
-            state.chol.transpose(-1, -2), drawn.transpose(-1, -2), upper=True
-        )
+        shift = (drawn @ state.inverse).transpose(-1, -2)  # L^-T R eps: (*sbatch, M, P)
         mean = features @ (self.readout + shift)
         return mean + _safe_sqrt(residual).unsqueeze(-1) * eps_f
 

@@ -15,10 +15,11 @@ from torch import Tensor
 from manibo._validation import as_tensor_arg, check_finite, check_same_dtype_device
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models.adgp.activations import Activation
+from manibo.models.adgp.initialization import initialize_from_network
 from manibo.models.adgp.layer import KernelFactory
 from manibo.models.adgp.network import ActivatedDeepGP
 from manibo.models.adgp.posterior import ActivatedDGPPosterior
-from manibo.models.adgp.training import fit_elbo, fit_network, initialize_from_network
+from manibo.models.adgp.training import fit_elbo, fit_network
 from manibo.models.exact_gp import validate_training_data
 from manibo.models.registry import register_surrogate
 
@@ -29,9 +30,20 @@ class ActivatedDGPModel(Model):
     Outcomes are standardised (per column) before training and the posterior is returned in data
     units. Inputs are points of :math:`\mathbb R^D` (scale them to about unit size) or of a sphere
     in ambient coordinates; every layer lifts its input to :math:`[h, b]`. Construction trains the
-    model unless ``fit=False``: stage 1 fits the equivalent network for ``network_epochs``
-    full-batch Adam steps, then the deep GP is initialised from it and trained on the ELBO for
-    ``elbo_epochs`` steps (:mod:`manibo.models.adgp.training`). ``fit_seconds`` records the time.
+    model unless ``fit=False`` (:mod:`manibo.models.adgp.training`):
+
+    1. stage 1 fits the equivalent network for ``network_epochs`` full-batch Adam steps;
+    2. :func:`~manibo.models.adgp.initialize_from_network` sets the noise, kernel variances and
+       :math:`q(v)` near the ELBO's optimum for that mean (hidden variances: ``hidden_scale``);
+    3. stage 2 runs ``elbo_epochs`` full-batch Adam steps on the ELBO over the last layer's
+       covariance, variance, read-out and bias (and its weights with ``train_weights``) and the
+       noise; the hidden layers keep their start unless ``train_hidden``.
+
+    With ``previous_model`` (the surrogate of the previous BO iteration, which the loop passes
+    when the ``"adgp"`` surrogate has ``warm_start=True``) of the same architecture, dtype and
+    device, stage 1 starts from its network and runs ``warm_network_epochs`` steps, and
+    stage 2 runs ``warm_elbo_epochs``: one more observation moves the optimum little. The start of
+    stage 2 is recomputed in closed form either way. ``fit_seconds`` records the time.
 
     Args:
         train_X: inputs, shape ``(n, D)``.
@@ -45,9 +57,16 @@ class ActivatedDGPModel(Model):
         network_epochs: Adam steps of stage 1.
         elbo_epochs: Adam steps of stage 2.
         network_lr: learning rate of stage 1.
-        elbo_lr: learning rate of stage 2.
+        elbo_lr: learning rate of stage 2 (covariance factors, kernel variances, noise).
+        mean_lr: stage-2 learning rate of the read-outs, biases and weights.
         num_samples: Monte Carlo samples per ELBO step.
-        train_weights: stage 2 also trains the unit weights ``W``.
+        hidden_scale: hidden-layer variance scale of the stage-2 start.
+        train_weights: stage 2 also trains the unit weights ``W`` (of the layers it trains).
+        train_hidden: stage 2 also trains the hidden layers.
+        previous_model: an :class:`ActivatedDGPModel` to warm-start from (ignored when its
+            architecture differs).
+        warm_network_epochs: stage-1 steps after a warm start.
+        warm_elbo_epochs: stage-2 steps after a warm start.
         seed: seed of the initial weights and of the training samples.
         fit: train now (otherwise call :meth:`fit`).
 
@@ -67,11 +86,17 @@ class ActivatedDGPModel(Model):
         kernel: KernelFactory | None = None,
         num_levels: int = 20,
         network_epochs: int = 1000,
-        elbo_epochs: int = 1000,
+        elbo_epochs: int = 200,
         network_lr: float = 3e-3,
         elbo_lr: float = 1e-2,
+        mean_lr: float = 1e-3,
         num_samples: int = 4,
-        train_weights: bool = False,
+        hidden_scale: float = 0.1,
+        train_weights: bool = True,
+        train_hidden: bool = False,
+        previous_model: ActivatedDGPModel | None = None,
+        warm_network_epochs: int = 100,
+        warm_elbo_epochs: int = 50,
         seed: int = 0,
         fit: bool = True,
     ) -> None:
@@ -111,10 +136,16 @@ class ActivatedDGPModel(Model):
             "elbo_epochs": elbo_epochs,
             "network_lr": network_lr,
             "elbo_lr": elbo_lr,
+            "mean_lr": mean_lr,
             "num_samples": num_samples,
+            "hidden_scale": hidden_scale,
             "train_weights": train_weights,
+            "train_hidden": train_hidden,
+            "warm_network_epochs": warm_network_epochs,
+            "warm_elbo_epochs": warm_elbo_epochs,
             "seed": seed,
         }
+        self.warm_started = self._warm_start(previous_model)
         self.fit_seconds: float | None = None
         if fit:
             self.fit()
@@ -133,23 +164,51 @@ class ActivatedDGPModel(Model):
         """The training outcomes standardised per column, shape ``(n, m)``."""
         return (self.train_Y - self.outcome_mean) / self.outcome_std
 
+    def _warm_start(self, previous: ActivatedDGPModel | None) -> bool:
+        """Copy the network weights of ``previous`` when its architecture is this one's."""
+        if not isinstance(previous, ActivatedDGPModel):
+            return False
+        mine, theirs = self.network.state_dict(), previous.network.state_dict()
+        same = mine.keys() == theirs.keys() and all(
+            mine[k].shape == theirs[k].shape
+            and mine[k].dtype == theirs[k].dtype
+            and mine[k].device == theirs[k].device
+            for k in mine
+        )
+        same = same and repr(self.network.layers) == repr(previous.network.layers)
+        if not same:
+            return False
+        with torch.no_grad():
+            for layer, old in zip(self.network.layers, previous.network.layers, strict=True):
+                for name in ("weights", "readout", "raw_bias"):
+                    getattr(layer, name).copy_(getattr(old, name))
+        return True
+
     def fit(self) -> ActivatedDGPModel:
         """Run both training stages on the training data; returns ``self``."""
         start = time.perf_counter()
         o, x, y = self.options, self.train_X, self.standardized_targets()
+        warm = self.warm_started
         self.network.requires_grad_(True)
         fit_network(
-            self.network, x, y, epochs=o["network_epochs"], lr=o["network_lr"], seed=o["seed"]
+            self.network,
+            x,
+            y,
+            epochs=o["warm_network_epochs"] if warm else o["network_epochs"],
+            lr=o["network_lr"],
+            seed=o["seed"],
         )
-        initialize_from_network(self.network, x, y)
+        initialize_from_network(self.network, x, y, hidden_scale=o["hidden_scale"])
         fit_elbo(
             self.network,
             x,
             y,
-            epochs=o["elbo_epochs"],
+            epochs=o["warm_elbo_epochs"] if warm else o["elbo_epochs"],
             lr=o["elbo_lr"],
+            mean_lr=o["mean_lr"],
             num_samples=o["num_samples"],
             train_weights=o["train_weights"],
+            train_layers=None if o["train_hidden"] else [-1],
             seed=o["seed"],
         )
         self.network.requires_grad_(False)
@@ -217,20 +276,36 @@ SURROGATE_DEFAULTS = {
     "network_lr": 1e-2,
     "elbo_epochs": 30,
     "num_samples": 2,
+    "warm_network_epochs": 30,
+    "warm_elbo_epochs": 10,
 }
 
 
 @register_surrogate("adgp")
-def activated_dgp_surrogate(space, train_X, train_Y, **options) -> ActivatedDGPModel:
-    """Activated deep GP on ambient coordinates (options: see :class:`ActivatedDGPModel`)."""
+def activated_dgp_surrogate(
+    space, train_X, train_Y, previous_model=None, warm_start=False, **options
+) -> ActivatedDGPModel:
+    """Activated deep GP on ambient coordinates (options: see :class:`ActivatedDGPModel`).
+
+    The loop offers its previous surrogate as ``previous_model``. It is used only with
+    ``warm_start=True``: the network then starts from the previous one and trains for
+    ``warm_network_epochs`` and ``warm_elbo_epochs`` steps. Off by default, because a proposal then
+    depends on the surrogates before it, not only on the seed and the data, so a run resumed from
+    its journal (which starts cold) no longer proposes exactly the points of an uninterrupted run.
+    """
     validate_training_data(space, train_X, train_Y)
-    accepted = set(inspect.signature(ActivatedDGPModel).parameters) - {"train_X", "train_Y"}
-    unknown = set(options) - accepted
+    accepted = set(inspect.signature(ActivatedDGPModel).parameters)
+    unknown = set(options) - (accepted - {"train_X", "train_Y", "previous_model"})
     if unknown:
         raise ConfigurationError(
             f"unknown option(s) {sorted(unknown)} for the 'adgp' surrogate; see "
             "manibo.models.adgp.ActivatedDGPModel for the accepted ones."
         )
+    if not isinstance(warm_start, bool):
+        raise ConfigurationError(f"`warm_start` must be True or False, got {warm_start!r}.")
     return ActivatedDGPModel(
-        train_X.reshape(train_X.shape[0], -1), train_Y, **{**SURROGATE_DEFAULTS, **options}
+        train_X.reshape(train_X.shape[0], -1),
+        train_Y,
+        previous_model=previous_model if warm_start else None,
+        **{**SURROGATE_DEFAULTS, **options},
     )

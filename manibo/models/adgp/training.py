@@ -14,6 +14,10 @@ stochastic ELBO with Adam over the variational parameters (:math:`R_j`, and :mat
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
 import torch
 from torch import Tensor
 
@@ -27,7 +31,9 @@ def _check_positive(name: str, value: int) -> None:
         raise ConfigurationError(f"`{name}` must be an integer >= 1, got {value!r}.")
 
 
-def _checked_data(model: ActivatedDeepGP, x: Tensor, y: Tensor) -> None:
+def check_training_data(model: ActivatedDeepGP, x: Tensor, y: Tensor) -> None:
+    """Raise ``InputDataError`` unless ``x`` is ``(n, D)`` and ``y`` is ``(n, output_dim)``,
+    finite, on the parameters' dtype and device."""
     model.check_inputs(x, "x")
     as_tensor_arg("y", y)
     check_finite("y", y)
@@ -37,6 +43,20 @@ def _checked_data(model: ActivatedDeepGP, x: Tensor, y: Tensor) -> None:
             f"`x` must have shape (n, {model.input_dim}) and `y` shape (n, {model.output_dim}), "
             f"got {tuple(x.shape)} and {tuple(y.shape)}. Use `y.reshape(-1, 1)` for one output."
         )
+
+
+def _selected_layers(model: ActivatedDeepGP, indices: Sequence[int] | None) -> list:
+    if indices is None:
+        return list(model.layers)
+    count = len(model.layers)
+    chosen = []
+    for index in indices:
+        if isinstance(index, bool) or int(index) != index or not -count <= index < count:
+            raise ConfigurationError(
+                f"`train_layers` must hold layer indices in [{-count}, {count}), got {indices!r}."
+            )
+        chosen.append(model.layers[int(index)])
+    return chosen
 
 
 def _batches(n: int, batch_size: int | None, generator: torch.Generator, device) -> list[Tensor]:
@@ -69,7 +89,7 @@ def fit_network(
     Returns:
         The training MSE after every epoch.
     """
-    _checked_data(model, x, y)
+    check_training_data(model, x, y)
     _check_positive("epochs", epochs)
     parameters = [p for layer in model.layers for p in (layer.weights, layer.readout)]
     optimizer = torch.optim.Adam(parameters, lr=lr)
@@ -86,32 +106,21 @@ def fit_network(
     return history
 
 
-@torch.no_grad()
-def initialize_from_network(
-    model: ActivatedDeepGP, x: Tensor, y: Tensor, variance_ratio: float = 1.0
-) -> None:
-    r"""Set the noise and kernel variances from the trained network (the mean is already in place).
+@dataclass
+class ElboTrace:
+    """What :func:`fit_elbo` did.
 
-    Args:
-        model: the deep GP after :func:`fit_network`.
-        x: training inputs, shape ``(n, D)``.
-        y: training targets, shape ``(n, output_dim)``.
-        variance_ratio: prior variance at the training inputs over the mean square of each layer's
-            network output.
+    Attributes:
+        elbo: the sampled ELBO per data point at every Adam step.
+        validation: ``(step, nlpd)`` at every validation check, step 0 being the start; ``nlpd``
+            is the mean negative log predictive density of the validation points.
+        best_step: the step whose parameters the model holds at the end (the best validation
+            check), or None without validation data (the last step).
     """
-    _checked_data(model, x, y)
-    if not float(variance_ratio) > 0:
-        raise ConfigurationError(f"`variance_ratio` must be > 0, got {variance_ratio!r}.")
-    floor = 1e-6 * float(y.var()) if y.shape[0] > 1 else 1e-6
-    model.set_noise(max(float((model.network(x) - y).pow(2).mean()), floor))
-    h = x
-    for layer in model.layers:
-        out = layer.network(h)
-        layer.set_variance(1.0)
-        prior = layer.prior_variance(h).mean()
-        target = variance_ratio * out.pow(2).mean().clamp_min(1e-12)
-        layer.set_variance(float(target / prior))
-        h = out
+
+    elbo: list[float] = field(default_factory=list)
+    validation: list[tuple[int, float]] = field(default_factory=list)
+    best_step: int | None = None
 
 
 def fit_elbo(
@@ -120,53 +129,124 @@ def fit_elbo(
     y: Tensor,
     epochs: int = 1000,
     lr: float = 1e-2,
+    hyperparameter_lr: float | None = None,
+    mean_lr: float | None = None,
     num_samples: int = 4,
     batch_size: int | None = None,
     train_readout: bool = True,
     train_weights: bool = False,
+    train_layers: Sequence[int] | None = None,
+    validation: tuple[Tensor, Tensor] | None = None,
+    check_every: int = 10,
+    patience: int | None = None,
+    validation_samples: int = 32,
     seed: int = 0,
-) -> list[float]:
-    """Stage 2: maximise the doubly stochastic ELBO with Adam.
+) -> ElboTrace:
+    """Stage 2: maximise the doubly stochastic ELBO with Adam, optionally stopped on validation.
+
+    Three parameter groups with their own learning rates: the whitened covariance factors
+    :math:`R_j` (``lr``); the kernel variances and parameters and the noise
+    (``hyperparameter_lr``); the parameters that move the mean, the read-outs :math:`V` and the
+    lift biases :math:`b` (``train_readout``) and the weights :math:`W` (``train_weights``)
+    (``mean_lr``). With both flags off the deep GP's mean stays the network's exactly. Only the
+    layers in ``train_layers`` train (the noise always does); the others keep their parameters.
+
+    With ``validation`` data, the validation NLPD (``validation_samples`` hidden-layer samples
+    from a fixed seed, so that checks compare like with like) is computed at the start and every
+    ``check_every`` epochs; training stops after ``patience`` checks without improvement, and the
+    model is left at the best check (which may be the start). The validation points must not be
+    training points.
 
     Args:
-        model: the deep GP, initialised by :func:`initialize_from_network`.
+        model: the deep GP, initialised by :func:`~manibo.models.adgp.initialize_from_network`.
         x: inputs, shape ``(n, D)``.
         y: targets, shape ``(n, output_dim)``.
-        epochs: passes over the data.
-        lr: Adam learning rate.
+        epochs: passes over the data (at most).
+        lr: Adam learning rate of the variational covariance factors.
+        hyperparameter_lr: of the kernel variances and the noise (default ``lr``).
+        mean_lr: of ``V``, ``b`` and ``W`` when they train (default ``lr``).
         num_samples: Monte Carlo samples of the hidden layers per step.
         batch_size: minibatch size (None: full batch).
-        train_readout: also train the read-outs ``V`` (the variational means).
+        train_readout: also train the read-outs ``V`` and the biases ``b``.
         train_weights: also train the unit weights ``W``.
+        train_layers: indices of the layers that train (default: all; ``[-1]``: the last).
+        validation: ``(x_val, y_val)`` of shapes ``(n_val, D)`` and ``(n_val, output_dim)``.
+        check_every: epochs between validation checks.
+        patience: checks without improvement before stopping (None: run every epoch).
+        validation_samples: hidden-layer samples of the validation NLPD.
         seed: seed of the samples and the minibatch order.
 
     Returns:
-        The ELBO per data point at every step (a noisy estimate: ``num_samples`` samples).
+        An :class:`ElboTrace`.
     """
-    _checked_data(model, x, y)
-    _check_positive("epochs", epochs)
-    _check_positive("num_samples", num_samples)
-    frozen = []
-    for layer in model.layers:
-        frozen += [] if train_readout else [layer.readout]
-        frozen += [] if train_weights else [layer.weights]
-    parameters = [p for p in model.parameters() if all(p is not f for f in frozen)]
-    optimizer = torch.optim.Adam(parameters, lr=lr)
+    check_training_data(model, x, y)
+    if validation is not None:
+        check_training_data(model, *validation)
+    for name, value in (
+        ("epochs", epochs),
+        ("num_samples", num_samples),
+        ("check_every", check_every),
+        ("validation_samples", validation_samples),
+    ):
+        _check_positive(name, value)
+    if patience is not None:
+        _check_positive("patience", patience)
+    layers = _selected_layers(model, train_layers)
+    mean_parameters = []
+    for layer in layers:
+        mean_parameters += [layer.readout, layer.raw_bias] if train_readout else []
+        mean_parameters += [layer.weights] if train_weights else []
+    scales = [p for layer in layers for p in (layer.scale_offdiag, layer.raw_scale_diag)]
+    hyperparameters = [model.raw_noise] + [
+        p for layer in layers for p in (layer.raw_variance, *layer.kernel.parameters())
+    ]
+    groups = [
+        {"params": scales, "lr": lr},
+        {"params": hyperparameters, "lr": lr if hyperparameter_lr is None else hyperparameter_lr},
+    ]
+    if mean_parameters:
+        groups.append({"params": mean_parameters, "lr": lr if mean_lr is None else mean_lr})
+    trained = {id(p) for group in groups for p in group["params"]}
+    frozen = [p for p in model.parameters() if id(p) not in trained]
+    optimizer = torch.optim.Adam(groups)
     order = torch.Generator().manual_seed(int(seed))
     noise_generator = torch.Generator(device=x.device).manual_seed(int(seed))
-    history = []
-    flags = [f.requires_grad for f in frozen]
-    for f in frozen:  # no graph through frozen weights: the layers then reuse their K_uu factor
-        f.requires_grad_(False)
+    trace = ElboTrace()
+    best = None
+
+    def check(step: int) -> bool:
+        """Record the validation NLPD; True when training should stop."""
+        nonlocal best
+        generator = torch.Generator(device=x.device).manual_seed(int(seed) + 1)
+        with torch.no_grad():
+            lpd = model.log_predictive_density(*validation, validation_samples, generator)
+        nlpd = float(-lpd.mean())
+        trace.validation.append((step, nlpd))
+        if best is None or nlpd < best[1]:
+            best = (step, nlpd, copy.deepcopy(model.state_dict()))
+        checks_since_best = sum(s > best[0] for s, _ in trace.validation)
+        return patience is not None and checks_since_best >= patience
+
+    flags = [p.requires_grad for p in frozen]
+    for p in frozen:  # no graph through frozen weights: the layers then reuse their K_uu factor
+        p.requires_grad_(False)
     try:
-        for _ in range(int(epochs)):
+        stop = validation is not None and check(0)
+        for epoch in range(1, int(epochs) + 1):
+            if stop:
+                break
             for index in _batches(x.shape[0], batch_size, order, x.device):
                 optimizer.zero_grad()
                 elbo = model.elbo(x[index], y[index], num_samples, noise_generator, x.shape[0])
                 (-elbo).backward()
                 optimizer.step()
-                history.append(float(elbo.detach()))
+                trace.elbo.append(float(elbo.detach()))
+            if validation is not None and (epoch % int(check_every) == 0 or epoch == epochs):
+                stop = check(len(trace.elbo))
     finally:
-        for f, flag in zip(frozen, flags, strict=True):
-            f.requires_grad_(flag)
-    return history
+        for p, flag in zip(frozen, flags, strict=True):
+            p.requires_grad_(flag)
+    if best is not None:
+        model.load_state_dict(best[2])
+        trace.best_step = best[0]
+    return trace

@@ -155,7 +155,7 @@ def test_variance_is_clamped_non_negative(dtype, device="cpu"):
     with torch.no_grad():
         state = layer.state()
         features, whitened, residual = layer.conditional_variance(h, state)
-        raw = layer.prior_variance(h) - whitened.pow(2).sum(-2)
+        raw = layer.prior_variance(h) - whitened.pow(2).sum(-1)
         _, variance = layer.marginal(h, state)
     assert float(raw.min()) < -1e-3
     assert float(residual.min()) >= 0 and float(variance.min()) >= 0

@@ -116,6 +116,29 @@ def test_refitting_trains_again():
     assert model.fit().fit_seconds > 0  # a second fit re-enables and retrains the parameters
 
 
+def test_warm_start_copies_the_previous_network():
+    """Same architecture: the new model starts from the previous network exactly (and trains for
+    the warm step counts); another width, or the factory without warm_start=True: a cold start."""
+    space, X, Y = _data(8)
+    previous = ActivatedDGPModel(X, Y, num_units=4, network_epochs=5, elbo_epochs=2)
+    X2, Y2 = torch.cat([X, X[:1].flip(-1)]), torch.cat([Y, Y[:1]])
+    warm = ActivatedDGPModel(X2, Y2, num_units=4, seed=3, previous_model=previous, fit=False)
+    assert warm.warm_started
+    with torch.no_grad():
+        assert torch.equal(warm.network.network(X2), previous.network.network(X2))
+    cold = ActivatedDGPModel(X2, Y2, num_units=5, seed=3, previous_model=previous, fit=False)
+    assert not cold.warm_started
+    options = {"num_units": 4, "network_epochs": 5, "elbo_epochs": 2}
+    assert not build_surrogate(
+        "adgp", space, X2, Y2, previous_model=previous, **options
+    ).warm_started
+    assert build_surrogate(
+        "adgp", space, X2, Y2, previous_model=previous, warm_start=True, **options
+    ).warm_started
+    with pytest.raises(ConfigurationError, match="`warm_start`"):
+        build_surrogate("adgp", space, X2, Y2, warm_start="yes", **options)
+
+
 def test_loop_runs_with_the_adgp_surrogate():
     from manibo.loop import BayesianOptimizer
 
@@ -127,7 +150,7 @@ def test_loop_runs_with_the_adgp_surrogate():
         acquisition="qlogei",
         initial_design=4,
         seed=0,
-        surrogate_options=FAST,
+        surrogate_options={**FAST, "warm_start": True},
         num_restarts=2,
         raw_samples=16,
         optimizer_options={"maxiter": 5},
