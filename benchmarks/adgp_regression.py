@@ -171,7 +171,7 @@ def run_network_and_adgp(data, args, seed: int) -> dict:
         hidden_scale=chosen.hidden_scale,
         candidates=chosen.candidates,
         noise=float(model.noise.detach()),
-        kernel_variances=[float(layer.variance) for layer in model.layers],
+        kernel_variances=[float(layer.variance.detach()) for layer in model.layers],
     )
     trace = fit_elbo(
         model,
@@ -202,8 +202,8 @@ def run_network_and_adgp(data, args, seed: int) -> dict:
         best_step=trace.best_step,
         validation=trace.validation,
         noise=float(model.noise.detach()),
-        kernel_variances=[float(layer.variance) for layer in model.layers],
-        biases=[float(layer.bias) for layer in model.layers],
+        kernel_variances=[float(layer.variance.detach()) for layer in model.layers],
+        biases=[float(layer.bias.detach()) for layer in model.layers],
     )
     return {"network": network, "adgp_start": initial, "adgp": adgp}
 
@@ -328,12 +328,9 @@ def run_dgp(data, args, seed: int) -> dict:
     return result
 
 
-def run_split(name: str, split: int, args) -> dict:
-    """One data set and split: every method; cached on disk under ``<out>/runs``."""
-    import torch
-
-    path = args.out / "runs" / f"{name}_split{split}.json"
-    settings = {
+def _settings(args) -> dict:
+    """The arguments a cached run must share with this invocation to be reused."""
+    return {
         k: getattr(args, k)
         for k in (
             "units",
@@ -356,10 +353,27 @@ def run_split(name: str, split: int, args) -> dict:
             "predict_samples",
         )
     }
+
+
+def _cached(name: str, split: int, args) -> dict | None:
+    """The stored run of this data set and split, if it was made with these settings."""
+    path = args.out / "runs" / f"{name}_split{split}.json"
     if path.exists():
         record = json.loads(path.read_text())
-        if record["settings"] == settings:
+        if record["settings"] == _settings(args):
             return record
+    return None
+
+
+def run_split(name: str, split: int, args) -> dict:
+    """One data set and split: every method; cached on disk under ``<out>/runs``."""
+    import torch
+
+    path = args.out / "runs" / f"{name}_split{split}.json"
+    settings = _settings(args)
+    record = _cached(name, split, args)
+    if record is not None:
+        return record
     torch.set_num_threads(args.threads)
     data = _split(name, split, args.device)
     load_start = load_average()
@@ -395,6 +409,12 @@ def summarise(records: list[dict]) -> dict:
                 values = [r[method][metric] for r in mine]
                 row[f"{method}_{metric}_median"] = float(np.median(values))
                 row[f"{method}_{metric}"] = values
+        for metric in ("rmse", "nlpd"):
+            values = [r["adgp_start"][metric] for r in mine]
+            row[f"adgp_start_{metric}_median"] = float(np.median(values))
+            row[f"adgp_start_{metric}"] = values
+        row["adgp_stage2_steps_kept"] = [r["adgp"]["best_step"] for r in mine]
+        row["dgp_steps_kept"] = [r["dgp"]["best_step"] for r in mine]
         row["adgp_nlpd_beats_network"] = sum(r["adgp"]["nlpd"] < r["network"]["nlpd"] for r in mine)
         row["adgp_nlpd_beats_dgp"] = sum(r["adgp"]["nlpd"] < r["dgp"]["nlpd"] for r in mine)
         row["adgp_rmse_within_5pct_of_network"] = sum(
@@ -476,6 +496,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--smoke", action="store_true", help="tiny budget for the test suite")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="summarise the stored runs of these settings (missing splits are left out, not run)",
+    )
     args = parser.parse_args(argv)
     if args.smoke:
         args.splits, args.units, args.workers = 1, 8, 1
@@ -485,7 +510,11 @@ def main(argv: list[str] | None = None) -> int:
     names = args.datasets.split(",")
     load_start = load_average()
     jobs = [(name, split) for name in names for split in range(args.splits)]
-    if args.workers > 1:
+    if args.report_only:
+        records = [r for job in jobs if (r := _cached(*job, args)) is not None]
+        if not records:
+            raise SystemExit(f"no stored runs with these settings under {args.out / 'runs'}")
+    elif args.workers > 1:
         with ProcessPoolExecutor(args.workers) as pool:
             records = list(pool.map(run_split, *zip(*jobs, strict=True), [args] * len(jobs)))
     else:

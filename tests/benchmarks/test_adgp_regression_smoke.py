@@ -24,3 +24,8 @@ def test_adgp_regression_smoke(tmp_path):
     assert "torch" in summary["environment"]["versions"]
     assert len(summary["load_average_end"]) == 3
     assert (tmp_path / "adgp_regression.png").stat().st_size > 5000
+    # --report-only summarises the stored runs again without training anything
+    (tmp_path / "adgp_regression.json").unlink()
+    again = subprocess.run([*command, "--report-only"], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert json.loads((tmp_path / "adgp_regression.json").read_text())["table"] == summary["table"]
