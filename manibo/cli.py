@@ -147,7 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument(
         "--problem", required=True, help="e.g. ackley-sphere5, arm-torus3, orientation-so3"
     )
-    run.add_argument("--surrogate", default="matern", help="matern, heat, euclidean, chart, ...")
+    run.add_argument(
+        "--surrogate", default="matern", help="matern, heat, euclidean, chart, adgp, ..."
+    )
     run.add_argument("--acquisition", default="qlognei")
     run.add_argument("--optimizer", default="riemannian", choices=["riemannian", "projection"])
     run.add_argument("--budget", type=int, default=100)

@@ -112,6 +112,7 @@ class BayesianOptimizer:
         }
         self._lbfgs = LBFGSOptions(**self.config["optimizer_options"])
         self._truncation_reported = False
+        self._previous_model = None  # offered to surrogates that warm-start (not journaled)
         self._history: list[Evaluation] = []
         self._pending: list[Tensor] = []
         # drawn on the CPU so that a seed gives the same design on every device
@@ -226,8 +227,14 @@ class BayesianOptimizer:
     def _propose_seeded(self, n: int, seed: int) -> Tensor:
         X, Y = self._training_data()
         model = build_surrogate(
-            self.config["surrogate"], self.space, X, Y, **self.config["surrogate_options"]
+            self.config["surrogate"],
+            self.space,
+            X,
+            Y,
+            previous_model=self._previous_model,
+            **self.config["surrogate_options"],
         )
+        self._previous_model = model
         acqf = build_acquisition(self.config["acquisition"], model, X, Y, self.pending, seed)
         common = {
             "num_restarts": self.config["num_restarts"],

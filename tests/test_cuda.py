@@ -165,3 +165,33 @@ def test_bo_time_benchmark_on_cuda(tmp_path):
         if record["task"] != "fit":
             assert record["candidate_device"].startswith("cuda")
     assert all(r["cpu_over_device_time"] > 0 for r in data["device_ratios"])
+
+
+# ---------------------------------------------------------------------------- activated deep GPs
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_adgp_layer_network_and_posterior_cuda(dtype):
+    from models.adgp import test_activations, test_layer, test_network, test_posterior
+
+    test_activations.test_inducing_functions(dtype, "cuda")
+    test_layer.test_kuu_is_symmetric_positive_definite(dtype, "cuda")
+    test_layer.test_variance_is_clamped_non_negative(dtype, "cuda")
+    test_network.test_network_is_the_composition_of_layer_means(dtype, "cuda")
+    test_posterior.test_sample_shapes_and_sampler(dtype, "cuda")
+
+
+def test_adgp_model_fits_and_acquisitions_run_on_cuda():
+    from models.adgp.test_model import FAST, _data, check_acquisitions
+
+    from manibo.models import build_surrogate
+
+    space, X, Y = _data(device="cuda")
+    model = build_surrogate("adgp", space, X, Y, **FAST)
+    assert model.posterior(X).mean.device.type == "cuda"
+    check_acquisitions(model, space, X, Y)
+
+
+def test_adgp_stage_two_start_on_cuda():
+    from models.adgp import test_initialization
+
+    test_initialization.test_mean_equals_the_network_after_initialisation("softplus", "cuda")
+    test_initialization.test_one_layer_start_is_a_stationary_point_of_the_exact_elbo(2, "cuda")

@@ -14,6 +14,7 @@ import torch
 
 from manibo.exceptions import ConfigurationError, InputDataError, ManiboError
 from manibo.loop import BayesianOptimizer, maximize, minimize
+from manibo.models import build_surrogate, register_surrogate
 from manibo.spaces import Sphere
 
 FAST = {"num_restarts": 2, "raw_samples": 32, "optimizer_options": {"maxiter": 10}}
@@ -55,6 +56,30 @@ def test_failed_evaluations_are_recorded_and_kept_out_of_the_model():
     assert "simulator crashed" in opt.history[1].error and "nan" in opt.history[3].error
     X, _ = opt._training_data()
     assert X.shape[0] == 5
+
+
+_OFFERED, _BUILT = [], []
+
+
+@register_surrogate("test-loop-previous")
+def _recording_surrogate(space, train_X, train_Y, previous_model=None, **options):
+    """A surrogate factory that takes ``previous_model``: records what the loop offered."""
+    _OFFERED.append(previous_model)
+    _BUILT.append(build_surrogate("matern", space, train_X, train_Y, **options))
+    return _BUILT[-1]
+
+
+def test_the_previous_surrogate_is_offered_to_factories_that_take_it():
+    """Each proposal's factory gets the surrogate built for the proposal before (None first);
+    the built-in factories, which do not take the argument, run as before (the other tests)."""
+    _OFFERED.clear()
+    _BUILT.clear()
+    opt = BayesianOptimizer(
+        Sphere(2), surrogate="test-loop-previous", initial_design=3, seed=0, **FAST
+    )
+    opt.run(_objective, budget=6, progress=False)
+    assert len(_BUILT) == 3 and _OFFERED[0] is None
+    assert all(offered is built for offered, built in zip(_OFFERED[1:], _BUILT, strict=False))
 
 
 def test_seeded_runs_are_reproducible():

@@ -2,11 +2,14 @@
 
 from manibo.models import euclidean, exact_gp  # noqa: F401  (registers the surrogates)
 from manibo.models import vish  # noqa: F401  (registers the "vish" surrogate)
+from manibo.models.adgp import ActivatedDeepGP, ActivatedDGPModel  # registers "adgp"
 from manibo.models.euclidean import ChartKernel
 from manibo.models.exact_gp import fit_with_retries, validate_training_data
 from manibo.models.registry import available_surrogates, build_surrogate, register_surrogate
 
 __all__ = [
+    "ActivatedDGPModel",
+    "ActivatedDeepGP",
     "ChartKernel",
     "available_surrogates",
     "build_surrogate",

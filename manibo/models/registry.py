@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 
 from botorch.models.model import Model
@@ -31,7 +32,14 @@ def available_surrogates() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def build_surrogate(name: str, space: Space, train_X: Tensor, train_Y: Tensor, **options) -> Model:
+def build_surrogate(
+    name: str,
+    space: Space,
+    train_X: Tensor,
+    train_Y: Tensor,
+    previous_model: Model | None = None,
+    **options,
+) -> Model:
     """Build (and fit) the surrogate registered as ``name`` on the data.
 
     Args:
@@ -39,6 +47,8 @@ def build_surrogate(name: str, space: Space, train_X: Tensor, train_Y: Tensor, *
         space: the space the inputs live on.
         train_X: inputs ``(n, *point_shape)`` on the space.
         train_Y: outcomes ``(n, 1)``.
+        previous_model: the surrogate of the previous iteration, passed on to factories that take
+            a ``previous_model`` argument (to warm-start their training); ignored by the others.
         **options: passed to the factory.
     """
     if name not in _REGISTRY:
@@ -46,4 +56,7 @@ def build_surrogate(name: str, space: Space, train_X: Tensor, train_Y: Tensor, *
             f"unknown surrogate {name!r}; choose one of {', '.join(available_surrogates())}, or "
             "register your own with @manibo.models.register_surrogate('name')."
         )
-    return _REGISTRY[name](space, train_X, train_Y, **options)
+    factory = _REGISTRY[name]
+    if previous_model is not None and "previous_model" in inspect.signature(factory).parameters:
+        options = {**options, "previous_model": previous_model}
+    return factory(space, train_X, train_Y, **options)

@@ -32,8 +32,12 @@ def test_errors_and_registration():
 
     @register_surrogate("test-constant")
     def constant(space, train_X, train_Y, **options):
+        assert "previous_model" not in options
         return build_surrogate("euclidean", space, train_X, train_Y)
 
     assert "test-constant" in available_surrogates()
+    # a factory without a `previous_model` parameter never receives one (it would go to **options)
+    previous = build_surrogate("test-constant", space, X, X[:, :1])
+    build_surrogate("test-constant", space, X, X[:, :1], previous_model=previous)
     with pytest.raises(ConfigurationError, match="already registered"):
         register_surrogate("test-constant")(lambda *a, **k: None)

