@@ -1,4 +1,4 @@
-"""Figures of the search demo: the told mission on the globe, every planner's path, POS curves, TTDs."""
+"""Figures of the search demo: the told mission on the globe, planners' paths, POS curves, TTDs."""
 
 from __future__ import annotations
 
@@ -146,19 +146,13 @@ def _markers(ax, view, scenario: Scenario, record: MissionRecord, path_color: st
     )
     final = record.truth_track[-1]
     label = "object found" if record.found else "object (not found)"
+    style = (
+        {"marker": "X", "edgecolor": "k", "linewidth": 0.6}
+        if record.found
+        else {"marker": "x", "linewidth": 1.6}
+    )
     handles.append(
-        draw_points(
-            ax,
-            view,
-            final,
-            marker="X" if record.found else "x",
-            s=110,
-            color="#e02020",
-            edgecolor="k",
-            linewidth=0.6 if record.found else 1.6,
-            zorder=9,
-            label=label,
-        )
+        draw_points(ax, view, final, s=110, color="#e02020", zorder=9, label=label, **style)
     )
     return handles
 
@@ -166,7 +160,7 @@ def _markers(ax, view, scenario: Scenario, record: MissionRecord, path_color: st
 def mission_figure(
     path: Path, scenario: Scenario, record: MissionRecord, num_particles: int
 ) -> Path:
-    """Globe with the prior; the mission's path over the prior; the final belief over the searches."""
+    """Globe with the prior; the mission's path over the prior; the final belief, searches."""
     import matplotlib.pyplot as plt
 
     from manibo.plotting import (
@@ -179,7 +173,7 @@ def mission_figure(
     )
 
     particles = prior_particles(scenario, num_particles)
-    fig, axes = plt.subplots(1, 3, figsize=(19, 6.6), constrained_layout=True)
+    fig, axes = plt.subplots(1, 3, figsize=(20, 6.8), constrained_layout=True)
     globe = AzimuthalView(scenario.lkp, "orthographic")
     draw_land_and_sea(axes[0], globe, scenario.mask, size=520)
     draw_graticule(axes[0], globe, step_deg=15.0)
@@ -215,8 +209,8 @@ def mission_figure(
     axes[0].set_axis_off()
     axes[0].legend(loc="lower left", fontsize=8)
     axes[0].set_title(
-        "a. The prior on the globe: LKP blob, route corridor, reverse-drift sighting\n"
-        "(orthographic view; land from the ocean mask)",
+        "a. The prior on the globe: LKP blob, route corridor,\n"
+        "reverse-drift sighting (orthographic view)",
         fontsize=10,
     )
     fig.colorbar(image, ax=axes[0], shrink=0.6, label="prior probability per 10,000 km²")
@@ -244,7 +238,8 @@ def mission_figure(
     fig.colorbar(image, ax=axes[2], shrink=0.8, label="posterior probability per 10,000 km²")
     fig.suptitle(
         f"{scenario.name}: one search mission planned by manibo "
-        f"(sensor range {scenario.sensor.range_km:.0f} km, asset {scenario.asset.speed_kmh:.0f} km/h, "
+        f"(sensor range {scenario.sensor.range_km:.0f} km, "
+        f"asset {scenario.asset.speed_kmh:.0f} km/h, "
         f"current {scenario.drift.speed_kmh / 3.6:.2f} m/s)",
         fontsize=12,
     )

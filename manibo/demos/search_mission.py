@@ -14,14 +14,13 @@ import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
 from pathlib import Path
 
 import torch
 
 from manibo.exceptions import ConfigurationError
-from manibo.search.assets import Asset
 from manibo.search.belief import ParticleBelief
 from manibo.search.geography import unit_to_latlon
 from manibo.search.metrics import (
@@ -75,13 +74,12 @@ class DemoConfig:
     seed: int = 0
     device: str = "cpu"
     workers: int = 2
-    num_particles: int = 2000
+    num_particles: int = 1500
     settings: MissionSettings = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "settings", MissionSettings(asset=Asset(endurance_hours=self.budget_h))
-        )
+        asset = replace(MissionSettings().asset, endurance_hours=self.budget_h)
+        object.__setattr__(self, "settings", MissionSettings(asset=asset))
 
 
 def build_scenario(index: int, config: DemoConfig) -> Scenario:
@@ -110,23 +108,26 @@ def _narrate(step: StepRecord, belief: ParticleBelief) -> None:
     }[step.outcome]
     print(
         f"  {step.index + 1:3d}  t={step.arrive_h:6.1f} h  transit {step.transit_km:5.0f} km  "
-        f"search {abs(lat):5.2f}°{'N' if lat >= 0 else 'S'} {abs(lon):6.2f}°{'E' if lon >= 0 else 'W'}"
+        f"search {abs(lat):5.2f}°{'N' if lat >= 0 else 'S'} "
+        f"{abs(lon):6.2f}°{'E' if lon >= 0 else 'W'}"
         f": {outcome:8s}  POS {step.pos:.3f}  cumulative {step.cumulative_pos:.3f}  "
         f"[hidden: object {step.truth_distance_km:4.0f} km away]"
     )
 
 
 def tell_mission(scenario: Scenario, config: DemoConfig) -> tuple[MissionRecord, float]:
-    """Run the manibo planner on ``scenario``, printing every step; returns the record and seconds."""
+    """Run the manibo planner on ``scenario``, printing each step; return the record, seconds."""
     s, a = scenario.sensor, scenario.asset
     print(f"\nThe mission: {scenario.name}")
     lat, lon = (float(v) for v in unit_to_latlon(scenario.lkp))
     print(
-        f"  Last known position {lat:.2f}°N {abs(lon):.2f}°W; prior = 0.50 LKP blob + 0.35 corridor "
+        f"  Last known position {lat:.2f}°N {abs(lon):.2f}°W; prior = 0.50 LKP blob "
+        "+ 0.35 corridor "
         "ahead on the great circle to Paris + 0.15 reverse-drift sighting, masked to the ocean."
     )
     print(
-        f"  Current {scenario.drift.speed_kmh / 3.6:.2f} m/s (solid-body rotation about a tilted axis) "
+        f"  Current {scenario.drift.speed_kmh / 3.6:.2f} m/s "
+        "(solid-body rotation about a tilted axis) "
         f"+ diffusion {scenario.drift.diffusion_km2_per_day:.0f} km²/day."
     )
     print(
@@ -147,7 +148,7 @@ def tell_mission(scenario: Scenario, config: DemoConfig) -> tuple[MissionRecord,
 
 
 def compare(config: DemoConfig, told: MissionRecord | None) -> tuple[dict, dict]:
-    """Every planner on every scenario; returns ``records[(index, planner)]`` and seconds per task."""
+    """Every planner on every scenario; returns ``records[(index, planner)]`` and seconds."""
     tasks = [
         (index, name)
         for name in PLANNERS
@@ -272,9 +273,9 @@ def run(
     seed: int = 0,
     device: str = "cpu",
     workers: int = 2,
-    num_particles: int = 2000,
+    num_particles: int = 1500,
 ) -> dict:
-    """The whole demo: tell one mission, compare all planners, print the table, write figures and JSON.
+    """The whole demo: tell one mission, compare the planners, print a table, write figures, JSON.
 
     Args:
         out_dir: folder for ``search_*.png`` and ``search_summary.json``.

@@ -100,13 +100,14 @@ def _optimize_from(acq_function, space, q, starts, options, ref):
     expected = (q, *space.point_shape)
     if starts.dim() != len(expected) + 1 or tuple(starts.shape[1:]) != expected:
         raise InputDataError(
-            f"`batch_initial_conditions` must have shape (num_starts, {', '.join(map(str, expected))}), "
+            "`batch_initial_conditions` must have shape "
+            f"(num_starts, {', '.join(map(str, expected))}), "
             f"got {tuple(starts.shape)}."
         )
     if isinstance(acq_function, qKnowledgeGradient):
         raise ConfigurationError(
-            "`batch_initial_conditions` is not supported for one-shot qKnowledgeGradient (its starts "
-            "also hold fantasy points); let the optimiser draw them."
+            "`batch_initial_conditions` is not supported for one-shot qKnowledgeGradient (its "
+            "starts also hold fantasy points); let the optimiser draw them."
         )
     space.check(starts, "batch_initial_conditions")
     return _ascend(acq_function, space, q, starts.to(ref), options)

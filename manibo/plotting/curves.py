@@ -1,12 +1,20 @@
-"""Curves over repeated runs: median and interquartile band per method, and distributions with censoring."""
+"""Curves over runs (mean and quartile band per method); distributions with censoring."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
 
+import matplotlib
 import numpy as np
 from matplotlib.axes import Axes
+
+# matplotlib 3.10 replaced ``vert=False`` by ``orientation="horizontal"``; 3.11 deprecates vert.
+_HORIZONTAL = (
+    {"orientation": "horizontal"}
+    if tuple(int(p) for p in matplotlib.__version__.split(".")[:2]) >= (3, 10)
+    else {"vert": False}
+)
 
 
 def plot_mean_curves(
@@ -41,7 +49,7 @@ def plot_censored_distributions(
     colors: Mapping[str, str] | None = None,
     seed: int = 0,
 ) -> None:
-    """Box plots of finite values per method, jittered points, and censored runs (``inf``) above them.
+    """Box plots of finite values per method, jittered points, and censored runs (``inf``) beside.
 
     Args:
         ax: the axes (methods along y, values along x).
@@ -62,7 +70,7 @@ def plot_censored_distributions(
             ax.boxplot(
                 finite,
                 positions=[row],
-                vert=False,
+                **_HORIZONTAL,
                 widths=0.5,
                 showfliers=False,
                 medianprops={"color": color, "linewidth": 2},

@@ -1,4 +1,4 @@
-r"""Maps of the globe with matplotlib alone: azimuthal projections, land from the ocean mask, overlays.
+r"""Maps of the globe with matplotlib alone: azimuthal projections, land from the mask, overlays.
 
 :class:`AzimuthalView` projects unit vectors onto the plane tangent at a centre point:
 
@@ -94,7 +94,7 @@ class AzimuthalView:
         return points / points.norm(dim=-1, keepdim=True), valid.numpy()
 
     def pixel_grid(self, size: int) -> tuple[np.ndarray, np.ndarray]:
-        """Pixel-centre coordinates (km) of a ``size × size`` image of the map; each ``(size, size)``."""
+        """Pixel-centre coordinates (km) of a ``size × size`` image; each ``(size, size)``."""
         edge = np.linspace(-self.extent_km, self.extent_km, size)
         return np.meshgrid(edge, edge)
 
@@ -108,7 +108,7 @@ class AzimuthalView:
 def draw_land_and_sea(
     ax: Axes, view: AzimuthalView, mask: OceanMask | None, size: int = 500
 ) -> None:
-    """Paint sea and land at every pixel from the mask and draw the coastline (the mask's 0.5 contour)."""
+    """Paint sea and land at every pixel from the mask; the coastline is the 0.5 contour."""
     x, y = view.pixel_grid(size)
     points, valid = view.unproject(x, y)
     land = np.zeros(x.shape, dtype=float)
@@ -143,7 +143,7 @@ def draw_land_and_sea(
 def draw_graticule(
     ax: Axes, view: AzimuthalView, step_deg: float = 15.0, labels: bool = False
 ) -> None:
-    """Parallels and meridians every ``step_deg``; ``labels`` writes their values at the map's edge."""
+    """Parallels and meridians every ``step_deg``; ``labels`` writes their values on the map."""
     fine = np.linspace(-180, 180, 721)
     for lat in np.arange(-90 + step_deg, 90, step_deg):
         _draw_latlon_line(ax, view, np.full_like(fine, lat), fine, f"{_fmt_lat(lat)}", labels, "y")

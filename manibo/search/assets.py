@@ -1,4 +1,4 @@
-"""Search assets: a platform that moves along great circles at a speed, searches, and has an endurance."""
+"""Search assets: a platform that moves along great circles at a speed, with an endurance."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from manibo.search.geography import check_points, distance_km
 class Asset:
     """A search asset (ship, aircraft, AUV): transit, search and investigation times, and endurance.
 
-    The asset flies or sails along great circles; its sensor searches only while it dwells at a search
-    point (``search_hours``), not in transit. A contact costs ``investigate_hours`` more. The mission
+    The asset flies or sails along great circles; its sensor searches only while it dwells at a
+    search point (``search_hours``), not in transit. A contact costs ``investigate_hours`` more. The
+    mission
     ends when the next transit plus search would exceed ``endurance_hours`` of mission time.
 
     Attributes:
@@ -36,8 +37,8 @@ class Asset:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise ConfigurationError(
-                    f"`{name}` must be positive, got {value!r}. The asset needs a speed, a dwell and "
-                    "an endurance greater than zero."
+                    f"`{name}` must be positive, got {value!r}. The asset needs a speed, a "
+                    "dwell and an endurance greater than zero."
                 )
         if not (math.isfinite(self.investigate_hours) and self.investigate_hours >= 0):
             raise ConfigurationError(
@@ -45,7 +46,7 @@ class Asset:
             )
 
     def transit_hours(self, start: Tensor, end: Tensor) -> Tensor:
-        """Great-circle transit time between broadcastable unit vectors ``(*batch, 3)``; returns ``(*batch)``."""
+        """Transit hours between broadcastable unit vectors ``(*batch, 3)``; shape ``(*batch)``."""
         check_points("start", start)
         check_points("end", end)
         return distance_km(start, end) / self.speed_kmh

@@ -1,4 +1,4 @@
-r"""The exact Bayesian belief over the object's position, on weighted particles (as SAROPS and AF447 did).
+r"""The exact Bayesian belief over the object's position, on weighted particles (as SAROPS does).
 
 Particles :math:`x_i` drawn from the prior carry two weight vectors:
 
@@ -47,7 +47,8 @@ class ParticleBelief:
             weights = torch.full((n,), 1.0 / n, dtype=positions.dtype, device=positions.device)
         if weights.shape != (n,) or not torch.isfinite(weights).all() or (weights < 0).any():
             raise InputDataError(
-                f"`weights` must be {n} finite non-negative numbers, got shape {tuple(weights.shape)}."
+                f"`weights` must be {n} finite non-negative numbers, got shape "
+                f"{tuple(weights.shape)}."
             )
         total = weights.sum()
         if float(total) <= 0:
@@ -134,6 +135,6 @@ class ParticleBelief:
         return mean / mean.norm()
 
     def sample_points(self, m: int, generator: torch.Generator) -> Tensor:
-        """``m`` particle positions drawn by posterior weight (with replacement), shape ``(m, 3)``."""
+        """``m`` particle positions drawn by posterior weight (with replacement), ``(m, 3)``."""
         index = torch.multinomial(self.weights.cpu(), m, replacement=True, generator=generator)
         return self.positions[index.to(self.positions.device)]

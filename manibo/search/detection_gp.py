@@ -1,9 +1,9 @@
 r"""A Gaussian process over the detection field, with the prior belief as its prior mean and scale.
 
-The quantity a search senses is the **detection field** :math:`f(s) = b(d(s, X))`: the probability that
-a search at :math:`s` gets a contact from the object at :math:`X` (the sensor's lateral-range curve
-centred on the object). It is flat (zero) except near the hidden object. What a search reports in
-the end is whether it found the object (a contact that the investigation confirmed, probability
+The quantity a search senses is the **detection field** :math:`f(s) = b(d(s, X))`: the probability
+that a search at :math:`s` gets a contact from the object at :math:`X` (the sensor's lateral-range
+curve centred on the object). It is flat (zero) except near the hidden object. What a search reports
+in the end is whether it found the object (a contact that the investigation confirmed, probability
 :math:`b\,c`); the GP observes :math:`z = \mathbb{1}\{\text{found}\}/c`, so that
 :math:`E[z \mid X] = f(s)`. An unsuccessful search is :math:`z = 0`, a noisy observation of
 :math:`f(s)`, not a proof that :math:`f(s) = 0` ("not seen" is not "absent"). An unconfirmed contact
@@ -11,16 +11,16 @@ also counts as :math:`z = 0`: with a confirmation probability near 1 it is almos
 way (its likelihood ratio is :math:`b(1-c) + (1-b)\alpha` against :math:`\alpha`).
 
 Before any search, :math:`X` follows the prior :math:`p_0`, so :math:`f` is a random field with
-mean :math:`m(s) = E_{p_0}[b(d(s, X))]` and variance :math:`a(s)^2 = E_{p_0}[b^2] - m^2` (computed from
-the prior particles). The GP here matches these two moments:
+mean :math:`m(s) = E_{p_0}[b(d(s, X))]` and variance :math:`a(s)^2 = E_{p_0}[b^2] - m^2`
+(computed from the prior particles). The GP here matches these two moments:
 
 .. math::
     f \sim \mathcal{GP}\bigl(m(s),\; a(s)\,a(s')\,c(s, s')\bigr),
 
 with a correlation :math:`c` of lengthscale :math:`\sqrt{2}\rho/R` (the correlation of two
 Gaussian beams of width :math:`\rho`) and, for each observation, the noise variance of the
-best *linear* update, :math:`E_{p_0}[\mathrm{Var}(z \mid X)] = m/c - E_{p_0}[b^2]`. With this noise a
-search that finds nothing at :math:`s` lowers the mean there by the factor
+best *linear* update, :math:`E_{p_0}[\mathrm{Var}(z \mid X)] = m/c - E_{p_0}[b^2]`. With this noise
+a search that finds nothing at :math:`s` lowers the mean there by the factor
 :math:`\approx 1 - c\,p_{\max}`, as the exact update :math:`p \propto p(1 - bc)` does.
 No hyperparameter is fitted: all of them follow from the sensor physics and the prior.
 
@@ -48,14 +48,14 @@ from manibo.models.euclidean import ChartKernel
 from manibo.search.geography import EARTH_RADIUS_KM, GLOBE, check_points, pairwise_distance_km
 from manibo.search.sensor import Sensor
 
-#: Floor of the observation noise variance (keeps the Gram matrix well conditioned far from the prior).
+#: Floor of the observation noise variance (keeps the Gram matrix well conditioned).
 MIN_NOISE_VARIANCE = 1e-6
 _CHUNK_ELEMENTS = 1 << 21
 CORRELATIONS = ("sphere", "latlon")
 
 
 class DetectionFieldFeatures(InputTransform):
-    r"""Input transform appending the prior mean :math:`m(s)` and scale :math:`a(s)` of the detection field.
+    r"""Input transform appending the field's prior mean :math:`m(s)` and scale :math:`a(s)`.
 
     Points ``(*batch, n, 3)`` become ``(*batch, n, 5)``: the point, then :math:`m`, then :math:`a`.
 
@@ -74,7 +74,7 @@ class DetectionFieldFeatures(InputTransform):
         self.transform_on_fantasize = True
 
     def moments(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        r"""First and second prior moments of :math:`f` at ``x`` (``(*batch, n, 3)``); each ``(*batch, n)``."""
+        r"""Prior moments :math:`E f, E f^2` at ``x`` (``(*batch, n, 3)``); each ``(*batch, n)``."""
         flat = x.reshape(-1, 3)
         if flat.shape[0] == 0:
             return x.new_zeros(x.shape[:-1]), x.new_zeros(x.shape[:-1])

@@ -1,4 +1,4 @@
-r"""Drift of the lost object: solid-body rotation about a tilted axis (exact, invertible) plus diffusion.
+r"""Drift of the lost object: rotation about a tilted axis (exact, invertible) plus diffusion.
 
 The surface current is the velocity field :math:`v(x) = \omega\, k \times x` of a rotation about the
 unit axis :math:`k` (Williamson et al. 1992, test case 1). Its flow map over :math:`t` hours is the
@@ -67,11 +67,11 @@ class Drift:
         tilt_deg: float = 0.0,
         diffusion_km2_per_day: float = 0.0,
     ) -> Drift:
-        """The rotation whose current at ``point`` flows towards ``heading_deg`` (0 = north) at ``speed_kmh``.
+        """The rotation whose current at ``point`` flows to ``heading_deg`` at ``speed_kmh``.
 
-        ``tilt_deg`` turns the axis towards ``point``: 0 makes the streamline through ``point`` a great
-        circle; larger tilts curve the streamlines into smaller circles around the axis (the current at
-        ``point`` keeps its speed and heading).
+        ``tilt_deg`` turns the axis towards ``point``: 0 makes the streamline through ``point`` a
+        great circle; larger tilts curve the streamlines into smaller circles around the axis (the
+        current at ``point`` keeps its speed and heading).
 
         Args:
             point: unit vector ``(3,)``.
@@ -99,12 +99,12 @@ class Drift:
         return self.speed_kmh / EARTH_RADIUS_KM
 
     def rotation(self, hours: Tensor | float) -> Tensor:
-        """The flow map over ``hours`` (shape ``(*batch)``) as rotation matrices ``(*batch, 3, 3)``."""
+        """The flow map over ``hours`` ``(*batch)``: rotation matrices ``(*batch, 3, 3)``."""
         hours = torch.as_tensor(hours, dtype=self.axis.dtype, device=self.axis.device)
         return rotation_matrix(self.axis, self.angular_speed * hours)
 
     def advect(self, x: Tensor, hours: Tensor | float) -> Tensor:
-        """Move points ``x`` (``(*batch, 3)``) with the current for ``hours`` (scalar or ``(*batch)``)."""
+        """Move points ``x`` ``(*batch, 3)`` for ``hours`` (a float or ``(*batch)``)."""
         rotation = self.rotation(hours).to(x)
         return (rotation @ x.unsqueeze(-1)).squeeze(-1)
 
@@ -117,10 +117,10 @@ class Drift:
         return self.speed_kmh * torch.linalg.cross(self.axis.to(x).expand_as(x), x, dim=-1)
 
     def diffuse(self, x: Tensor, hours: float, generator: torch.Generator | None = None) -> Tensor:
-        """Brownian motion for ``hours``: a geodesic step of a tangent Gaussian (``(*batch, 3)`` in and out).
+        """Brownian motion for ``hours``: a geodesic step of a tangent Gaussian (``(*batch, 3)``).
 
-        ``generator`` is a CPU generator (the noise is drawn on the CPU, then moved to ``x``'s device,
-        so a seed gives the same path on every device).
+        ``generator`` is a CPU generator (the noise is drawn on the CPU, then moved to ``x``'s
+        device, so a seed gives the same path on every device).
         """
         if self.diffusion_km2_per_day == 0 or hours == 0:
             return x
@@ -129,7 +129,7 @@ class Drift:
         return GLOBE.retract(x, GLOBE.to_tangent(x, std * noise))
 
     def step(self, x: Tensor, hours: float, generator: torch.Generator | None = None) -> Tensor:
-        """Advect then diffuse points ``x`` (``(*batch, 3)``) over ``hours`` (a non-negative float)."""
+        """Advect then diffuse points ``x`` (``(*batch, 3)``) over ``hours`` (a float >= 0)."""
         if hours < 0:
             raise ConfigurationError(
                 f"`hours` must be >= 0 to step forward in time, got {hours!r}."

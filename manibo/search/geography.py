@@ -21,7 +21,7 @@ GLOBE = Sphere(2)
 
 
 def check_points(name: str, x: Tensor) -> Tensor:
-    """Return ``x`` if it holds unit vectors ``(*batch, 3)`` on the globe, else raise ``InputDataError``."""
+    """Return ``x`` if it holds unit vectors ``(*batch, 3)``, else raise ``InputDataError``."""
     return GLOBE.check(x, name)
 
 
@@ -79,7 +79,7 @@ def unit_to_latlon(x: Tensor) -> Tensor:
 
 
 def distance_km(x: Tensor, y: Tensor) -> Tensor:
-    """Great-circle distance in km between broadcastable unit vectors ``(*batch, 3)``; returns ``(*batch)``."""
+    """Great-circle km between broadcastable unit vectors ``(*batch, 3)``; returns ``(*batch)``."""
     check_points("x", x)
     check_points("y", y)
     return EARTH_RADIUS_KM * GLOBE.distance(x, y)
@@ -103,7 +103,7 @@ def local_frame(x: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def offset(center: Tensor, east_km: Tensor, north_km: Tensor) -> Tensor:
-    """Points reached from ``center`` along great circles by tangent displacements (the exponential map).
+    """Points reached from ``center`` along great circles by tangent displacements (exp map).
 
     Args:
         center: unit vector(s), shape ``(*batch, 3)``.
@@ -111,8 +111,8 @@ def offset(center: Tensor, east_km: Tensor, north_km: Tensor) -> Tensor:
         north_km: northward displacement, same shape.
 
     Returns:
-        Shape ``(*batch', 3)``: the point at distance ``hypot(east, north)`` km from ``center`` in the
-        direction given by the displacement.
+        Shape ``(*batch', 3)``: the point at distance ``hypot(east, north)`` km from ``center`` in
+        the direction of the displacement.
     """
     east, north = local_frame(center)
     tangent = (
@@ -123,7 +123,7 @@ def offset(center: Tensor, east_km: Tensor, north_km: Tensor) -> Tensor:
 
 
 def destination(start: Tensor, bearing_deg: float, distance: float) -> Tensor:
-    """The point ``distance`` km from ``start`` (shape ``(3,)``) on the initial bearing ``bearing_deg`` (0 = north)."""
+    """The point ``distance`` km from ``start`` ``(3,)`` on bearing ``bearing_deg`` (0: north)."""
     bearing = torch.deg2rad(
         torch.tensor(float(bearing_deg), dtype=start.dtype, device=start.device)
     )
@@ -131,11 +131,11 @@ def destination(start: Tensor, bearing_deg: float, distance: float) -> Tensor:
 
 
 def tangent_offsets(center: Tensor, x: Tensor) -> Tensor:
-    """Inverse of :func:`offset` (the logarithm map): east and north km of ``x`` seen from ``center``.
+    """Inverse of :func:`offset` (logarithm map): east and north km of ``x`` seen from ``center``.
 
     Args:
         center: unit vector, shape ``(3,)``.
-        x: unit vectors, shape ``(*batch, 3)``; antipodal points of ``center`` have no defined direction.
+        x: unit vectors, shape ``(*batch, 3)``; the antipode of ``center`` has no direction.
 
     Returns:
         Shape ``(*batch, 2)``: ``[..., 0]`` east km, ``[..., 1]`` north km, whose norm is the
@@ -150,10 +150,10 @@ def tangent_offsets(center: Tensor, x: Tensor) -> Tensor:
 
 
 def rotation_matrix(axis: Tensor, angle: Tensor) -> Tensor:
-    r"""Rodrigues' formula: the rotation by ``angle`` (radians, right-handed) about the unit ``axis``.
+    r"""Rodrigues' formula: the rotation by ``angle`` (radians, right-handed) about unit ``axis``.
 
-    :math:`R = I + \sin\theta\,[k]_\times + (1 - \cos\theta)\,[k]_\times^2`, exact and orthogonal; the
-    inverse rotation is the one by :math:`-\theta`, and equals :math:`R^\top`.
+    :math:`R = I + \sin\theta\,[k]_\times + (1 - \cos\theta)\,[k]_\times^2`, exact and orthogonal;
+    the inverse rotation is the one by :math:`-\theta`, and equals :math:`R^\top`.
 
     Args:
         axis: unit vector, shape ``(3,)``.
@@ -172,7 +172,7 @@ def rotation_matrix(axis: Tensor, angle: Tensor) -> Tensor:
 
 
 def great_circle_track(start: Tensor, end: Tensor, num: int) -> Tensor:
-    """``num`` points evenly spaced along the shorter great-circle arc from ``start`` to ``end`` (both ``(3,)``).
+    """``num`` points evenly spaced on the short great-circle arc from ``start`` to ``end``.
 
     Returns:
         Shape ``(num, 3)``, the first row ``start`` and the last ``end``.
@@ -184,7 +184,7 @@ def great_circle_track(start: Tensor, end: Tensor, num: int) -> Tensor:
 
 
 def move_fraction(start: Tensor, end: Tensor, fraction: Tensor) -> Tensor:
-    """Points a ``fraction`` (shape ``(*batch)``) of the way along the great circle from ``start`` to ``end``.
+    """Points a ``fraction`` ``(*batch)`` of the way on the great circle from ``start`` to ``end``.
 
     ``start`` and ``end`` are unit vectors ``(3,)``; antipodal endpoints have no unique great circle
     and raise ``InputDataError``. Returns shape ``(*batch, 3)``.
@@ -192,7 +192,8 @@ def move_fraction(start: Tensor, end: Tensor, fraction: Tensor) -> Tensor:
     angle = GLOBE.distance(start, end)
     if float(angle) > torch.pi - 1e-9:
         raise InputDataError(
-            "`start` and `end` are antipodal: no unique great circle joins them. Route via a waypoint."
+            "`start` and `end` are antipodal: no unique great circle joins them. Route via a "
+            "waypoint."
         )
     direction = end - torch.dot(start, end) * start
     norm = direction.norm()

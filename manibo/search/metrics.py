@@ -1,4 +1,4 @@
-r"""Mission metrics: time to detection, cumulative POS against effort and time, travel share, regret.
+r"""Mission metrics: time to detection, cumulative POS against effort and time, travel, regret.
 
 * **Time to detection** (TTD): mission hours, transit included, until the object is confirmed; a
   mission that ends without finding it is censored at the asset's endurance (its TTD counts as
@@ -10,8 +10,8 @@ r"""Mission metrics: time to detection, cumulative POS against effort and time, 
 * **Travel-cost-adjusted regret** (Seed 001 §5.4.3: moving costs must enter the regret):
   :math:`R = \sum_k (g^*_k - g_k) + \lambda \sum_k T_k`, where :math:`g_k` is the POS of search
   :math:`k` under the exact posterior, :math:`g^*_k` the best POS available at that decision,
-  :math:`T_k` the transit hours and :math:`\lambda` the best POS per hour at the start of the mission
-  (what an hour was worth), so one hour of travel costs as much as the POS it could have bought.
+  :math:`T_k` the transit hours and :math:`\lambda` the best POS per hour at the start of the
+  mission (what an hour was worth): an hour of travel costs the POS it could have bought.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from manibo.search.mission import MissionRecord
 
 
 def cumulative_pos(pos: Sequence[float] | Tensor) -> Tensor:
-    r""":math:`1 - \prod_{j \le k}(1 - \mathrm{POS}_j)` for every prefix; ``(K,)`` in, ``(K,)`` out (float64)."""
+    r""":math:`1 - \prod_{j \le k}(1 - \mathrm{POS}_j)` for every prefix; ``(K,)`` in and out."""
     pos = torch.as_tensor(pos, dtype=torch.float64)
     if pos.dim() != 1 or ((pos < 0) | (pos > 1)).any():
         raise InputDataError(f"`pos` must be a 1-D sequence of probabilities, got {pos.tolist()}.")
@@ -40,7 +40,7 @@ def time_to_detection(record: MissionRecord) -> float:
 
 
 def pos_against_time(record: MissionRecord, hours: Tensor) -> Tensor:
-    """Cumulative POS of the searches completed by each mission time in ``hours`` (shape ``(t,)``)."""
+    """Cumulative POS of the searches completed by each time in ``hours`` (shape ``(t,)``)."""
     return _step_curve(
         [s.end_h for s in record.steps], [s.cumulative_pos for s in record.steps], hours
     )
@@ -65,7 +65,7 @@ def _step_curve(at: list[float], values: list[float], grid: Tensor) -> Tensor:
 
 
 def survival(times_to_detection: Sequence[float], hours: Tensor) -> Tensor:
-    """Fraction of missions still unsuccessful at each of ``hours`` (``(t,)``); TTDs may be ``inf``."""
+    """Fraction of missions not yet successful at each of ``hours`` ``(t,)``; TTDs may be inf."""
     ttd = torch.tensor([float(t) for t in times_to_detection], dtype=torch.float64)
     if ttd.numel() == 0:
         raise InputDataError("`times_to_detection` is empty: run at least one mission.")
@@ -74,7 +74,7 @@ def survival(times_to_detection: Sequence[float], hours: Tensor) -> Tensor:
 
 
 def travel_share(record: MissionRecord) -> float:
-    """Transit hours over all hours spent (transit, search, investigation); 0 for an empty mission."""
+    """Transit hours over all hours spent (transit, search, investigation); 0 if no search."""
     if not record.steps:
         return 0.0
     transit = sum(s.arrive_h - s.depart_h for s in record.steps)

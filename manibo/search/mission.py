@@ -1,10 +1,10 @@
-r"""The mission simulator: a planner searches for a hidden, drifting object until it is found or time runs out.
+r"""The mission simulator: a planner searches for a hidden drifting object until found or late.
 
-One step: the planner proposes a search point; the asset transits there along a great circle while the
-object and the belief drift; it searches (the outcome is drawn from the sensor model with the true
-object); the exact belief is updated; a contact costs an investigation. The object's position is used
-only to draw outcomes, never shown to the planner. The step also records, for the metrics, the exact
-value (POS) of the chosen search and of the best candidate search at that decision.
+One step: the planner proposes a search point; the asset transits there along a great circle while
+the object and the belief drift; it searches (the outcome is drawn from the sensor model with the
+true object); the exact belief is updated; a contact costs an investigation. The object's position
+is used only to draw outcomes, never shown to the planner. The step also records, for the metrics,
+the exact value (POS) of the chosen search and of the best candidate search at that decision.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from manibo.search.planners.greedy import best_search_rate
 from manibo.search.prior import PriorMixture
 from manibo.search.sensor import Outcome, Sensor
 
-DEFAULT_PARTICLES = 3000
-REGRET_CANDIDATES = 256
+DEFAULT_PARTICLES = 1500
+REGRET_CANDIDATES = 128
 
 
 @dataclass(frozen=True)

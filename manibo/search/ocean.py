@@ -1,4 +1,4 @@
-r"""The ocean mask: land or sea for points on the globe, from the mask that ``global-land-mask`` ships.
+r"""The ocean mask: land or sea for points on the globe, from the mask ``global-land-mask`` ships.
 
 ``global-land-mask`` (MIT; NOAA GLOBE data) ships a 1 km mask of 21600 × 43200 cells; importing its
 module decompresses all of it (about 950 MB and 5 s). manibo instead streams the shipped archive
@@ -16,8 +16,8 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
-from numpy.lib import format as np_format
 import torch
+from numpy.lib import format as np_format
 from torch import Tensor
 
 from manibo._cache import cache_dir, save_npz_atomically
@@ -89,7 +89,7 @@ class OceanMask:
         return cls(ocean)
 
     def cell_index(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        """Row and column of the cell holding each point ``x`` (shape ``(*batch, 3)``); each ``(*batch)``."""
+        """Row and column of the cell of each point ``x`` (``(*batch, 3)``); each ``(*batch)``."""
         ll = unit_to_latlon(x)
         rows, cols = self.ocean.shape
         i = ((ll[..., 0] + 90.0) / self.resolution_deg).floor().long().clamp(0, rows - 1)
@@ -172,5 +172,5 @@ def _sample_package_mask(rows: int) -> np.ndarray:
 
 @functools.lru_cache(maxsize=4)
 def ocean_mask(resolution_deg: float = DEFAULT_RESOLUTION_DEG) -> OceanMask:
-    """The process-wide :class:`OceanMask` at ``resolution_deg`` (built or read from the cache once)."""
+    """The process-wide :class:`OceanMask` at ``resolution_deg`` (built or read once)."""
     return OceanMask.from_package(resolution_deg)

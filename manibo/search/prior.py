@@ -1,4 +1,4 @@
-r"""The prior on the object's position: a mixture of scenario components on :math:`S^2`, masked to the ocean.
+r"""The prior on the object's position: a mixture of scenario components on :math:`S^2`, at sea.
 
 Real search planning (Stone et al. 2014 for AF447; USCG SAROPS) builds the prior as a weighted
 mixture of scenarios. The components here are
@@ -9,8 +9,9 @@ mixture of scenarios. The components here are
 * :class:`RouteCorridor` — the object flew on along the great-circle route ahead of the last known
   position: along-track distance uniform on :math:`[0, L]`, cross-track distance normal.
 
-:class:`PriorMixture` draws samples (the particles of the exact belief) and keeps only those over the
-ocean, i.e. its density is :math:`p_0(x) \propto \mathbb{1}\{\text{ocean}(x)\} \sum_j w_j p_j(x)`.
+:class:`PriorMixture` draws samples (the particles of the exact belief) and keeps only those over
+the ocean, i.e. its density is :math:`p_0(x) \propto \mathbb{1}\{\text{ocean}(x)\} \sum_j w_j
+p_j(x)`.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class GaussianBlob:
 
 
 class RouteCorridor:
-    """Along-track uniform on ``[0, length_km]`` ahead of ``start`` towards ``toward``; cross-track normal.
+    """Along-track uniform on ``[0, length_km]`` from ``start`` to ``toward``; cross-track normal.
 
     The corridor follows the great circle through ``start`` and ``toward``.
 

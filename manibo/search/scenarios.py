@@ -1,11 +1,11 @@
-r"""Mission scenarios: the AF447-style search in the equatorial Atlantic, and random ones over the world ocean.
+r"""Mission scenarios: the AF447-style search in the equatorial Atlantic, and random ocean routes.
 
-Both follow the recipe of the Metron analysis of AF447 (Stone et al., *Statistical Science* 2014) at a
-scale that a planner can search in days and a map can show: a prior mixing the last known position
-(weight 0.5), a corridor along the great-circle route ahead of it (0.35) and a reverse-drifted debris
-sighting (0.15), masked to the ocean; a surface current that is a solid-body rotation about a tilted
-axis plus diffusion; one search asset staged a few hundred km away. The object's true position is a
-draw from the prior, so the prior is correct on average over scenarios.
+Both follow the recipe of the Metron analysis of AF447 (Stone et al., *Statistical Science* 2014) at
+a scale that a planner can search in days and a map can show: a prior mixing the last known position
+(weight 0.5), a corridor along the great-circle route ahead of it (0.35) and a reverse-drifted
+debris sighting (0.15), masked to the ocean; a surface current that is a solid-body rotation about a
+tilted axis plus diffusion; one search asset staged a few hundred km away. The object's true
+position is a draw from the prior, so the prior is correct on average over scenarios.
 
 The AF447 anchor points are public facts: the last ACARS position (2.98°N, 30.59°W) and the route
 Rio de Janeiro (GIG) → Paris (CDG). The sighting, the current and the scales are synthetic.
@@ -61,8 +61,8 @@ class MissionSettings:
     current_ms: tuple[float, float] = (0.2, 0.6)
     diffusion_km2_per_day: float = 30.0
     staging_km: float = 250.0
-    sensor: Sensor = field(default_factory=Sensor)
-    asset: Asset = field(default_factory=Asset)
+    sensor: Sensor = field(default_factory=lambda: Sensor(range_km=40.0))
+    asset: Asset = field(default_factory=lambda: Asset(search_hours=4.0, endurance_hours=160.0))
 
 
 def _prior(settings: MissionSettings, lkp, toward, sighting, mask) -> PriorMixture:
@@ -121,7 +121,7 @@ def af447_scenario(
     )
 
 
-#: Long-haul routes over the ocean (IATA code, latitude, longitude of both ends; public airport data).
+#: Long-haul routes over the ocean (IATA code, latitude, longitude of both ends; public data).
 OCEAN_ROUTES: tuple[tuple[tuple[str, float, float], tuple[str, float, float]], ...] = (
     (("GIG", -22.81, -43.25), ("CDG", 49.01, 2.55)),
     (("JFK", 40.64, -73.78), ("LHR", 51.47, -0.45)),
@@ -146,7 +146,7 @@ def random_scenario(
     mask: OceanMask | None = None,
     device: torch.device | str | None = None,
 ) -> Scenario:
-    """A mission on a long-haul ocean route: the aircraft was lost at a random point of the crossing.
+    """A mission on a long-haul ocean route: the aircraft was lost at a random point of it.
 
     A route of :data:`OCEAN_ROUTES` is drawn uniformly; the LKP is uniform along its great circle
     (by distance) among the points over the ocean; the corridor runs ahead towards the destination.

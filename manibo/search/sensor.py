@@ -1,4 +1,4 @@
-r"""The search sensor: probability of detection against great-circle distance, false alarms, verification.
+r"""The search sensor: detection probability against great-circle distance, false alarms, checks.
 
 One *search* is a look at a point :math:`s` for a fixed dwell. With the object at :math:`x`, at
 great-circle distance :math:`d = d(s, x)` km:
@@ -83,7 +83,7 @@ class Sensor:
 
     @property
     def sweep_width_km(self) -> float:
-        r"""Effective sweep width :math:`W = \int b(r)\,dr = 2 q p_{\max} \rho\, 2^{1/k}\Gamma(1 + 1/k)`."""
+        r"""Sweep width :math:`W = \int b(r)\,dr = 2 q p_{\max} \rho\, 2^{1/k}\Gamma(1 + 1/k)`."""
         k = self.shape
         return (
             2
@@ -108,7 +108,7 @@ class Sensor:
         return (self.reliability * self.max_pod) * torch.exp(-0.5 * power)
 
     def likelihood(self, outcome: Outcome, distance_km: Tensor) -> Tensor:
-        """Probability of ``outcome`` given the object at ``distance_km`` from the searched point (any shape)."""
+        """Probability of ``outcome`` with the object ``distance_km`` from the searched point."""
         b = self.detection_probability(distance_km)
         if outcome == Outcome.FOUND:
             return b * self.confirm_pod

@@ -1,4 +1,4 @@
-"""The exact particle belief: p ∝ p(1 − POD), POD ≡ 0 changes nothing, cumulative POS identity, errors."""
+"""The exact particle belief: p ∝ p(1 − POD), POD ≡ 0 changes nothing, the CumPOS identity."""
 
 import math
 
@@ -59,7 +59,7 @@ def _haversine(a, b):
 
 
 def test_cumulative_pos_equals_one_minus_product_of_one_minus_pos():
-    """The belief's POS_k against an independent computation over the particles' drifted positions."""
+    """The belief's POS_k against an independent computation on the drifted particles."""
     positions = _particles(800)
     belief = ParticleBelief(positions)
     axis = latlon(60.0, 20.0)

@@ -1,4 +1,4 @@
-"""Drift: the rotation preserves probability and is undone by the inverse; velocity, heading, diffusion."""
+"""Drift: rotation preserves probability and is undone by its inverse; velocity, diffusion."""
 
 import math
 

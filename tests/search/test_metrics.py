@@ -1,4 +1,4 @@
-"""Metrics: cumulative POS, step curves, survival with censoring, travel share, regret, quantiles."""
+"""Metrics: cumulative POS, step curves, survival with censoring, travel share, regret."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""The simulator: reproducible, finds an object a planner searches on top of, respects endurance, CumPOS identity."""
+"""The simulator: reproducible, finds what it searches on top of, respects endurance."""
 
 import math
 
@@ -16,7 +16,7 @@ SHORT = MissionSettings(asset=Asset(endurance_hours=40.0))
 
 
 class _Cheat(Planner):
-    """Test double that reads the object's hidden position (planners never get it; this one is handed it)."""
+    """Test double handed the object's hidden position (real planners never get it)."""
 
     name = "cheat"
 

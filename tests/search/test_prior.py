@@ -1,4 +1,4 @@
-"""The prior mixture: blob and corridor shapes against their definitions, weights, the ocean, errors."""
+"""The prior mixture: blob and corridor shapes against their definitions, weights, the ocean."""
 
 import math
 

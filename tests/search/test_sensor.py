@@ -1,4 +1,4 @@
-"""The sensor: the lateral-range curve, its sweep width, outcome likelihoods and sampling, bad settings."""
+"""The sensor: lateral-range curve, sweep width, outcome likelihoods and sampling, errors."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""The planner interface: what a planner knows at the start and at each decision, and what it returns."""
+"""The planner interface: what a planner knows at the start and at each decision, what it says."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ class MissionBrief:
 
 @dataclass(frozen=True)
 class SearchRecord:
-    """One completed search as planners see it: where, when the dwell began (hours), what it reported."""
+    """A completed search as planners see it: where, when its dwell began (h), what it reported."""
 
     point: Tensor
     time_h: float
@@ -87,7 +87,7 @@ class Planner(ABC):
 
 
 def intercept(position: Tensor, target_now: Tensor, brief: MissionBrief) -> tuple[Tensor, Tensor]:
-    """Where to meet water parcels that are at ``target_now`` now, and the transit hours to get there.
+    """Where to meet water parcels that are at ``target_now`` now, and the transit hours there.
 
     The parcels drift while the asset transits; a few fixed-point iterations of
     ``point = advect(target_now, transit(position, point))`` converge because the current is far

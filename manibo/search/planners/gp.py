@@ -1,4 +1,4 @@
-r"""The manibo planner: a GP of the detection field on :math:`S^2` and a BoTorch acquisition per hour of travel.
+r"""The manibo planner: a GP of the detection field on :math:`S^2`, a BoTorch acquisition per hour.
 
 At each decision the planner
 
@@ -7,9 +7,10 @@ At each decision the planner
    isometries, so the rotation-invariant correlation stays a valid kernel in space-time;
 2. conditions the detection-field GP of :mod:`manibo.search.detection_gp` on the searches' outcomes
    (the prior belief enters as its prior mean and scale; nothing reads the object's position);
-3. scores a candidate search point :math:`s` by :class:`TravelTimeAcquisition`: a BoTorch acquisition
-   (upper confidence bound by default) of the GP at the comoving point the asset would search on
-   arrival, divided by the transit plus search hours, so value is traded against travel time;
+3. scores a candidate search point :math:`s` by :class:`TravelTimeAcquisition`: a BoTorch
+   acquisition (upper confidence bound by default) of the GP at the comoving point the asset would
+   search on arrival, divided by the transit plus search hours, so value is traded against travel
+   time;
 4. maximises that score on the sphere with :func:`~manibo.optim.optimize_acqf_on_space` (Riemannian
    L-BFGS), started from the best of a set of candidates drawn from the prior.
 
@@ -95,9 +96,12 @@ class GPPlanner(Planner):
 
     Args:
         correlation: ``"sphere"`` (manibo's planner) or ``"latlon"`` (the Euclidean baseline).
-        beta: UCB's exploration weight (``mean + sqrt(beta) * sd``).
-        num_gp_particles: prior particles used for the GP's prior moments.
-        num_raw: candidates scored to choose the optimiser's starts.
+        beta: UCB's exploration weight (``mean + sqrt(beta) * sd``); 0 ranks by the posterior mean
+            (the expected POS), which suits a search: the prior scale already makes unexplored,
+            probable places valuable.
+        num_gp_particles: prior particles used for the GP's prior moments; all of them (carried by
+            the current to now) and the asset's position are the candidates scored to choose the
+            optimiser's starts.
         num_restarts: starts of the Riemannian L-BFGS ascent.
         maxiter: L-BFGS iterations per start.
     """
@@ -105,11 +109,10 @@ class GPPlanner(Planner):
     def __init__(
         self,
         correlation: str = "sphere",
-        beta: float = 0.04,
-        num_gp_particles: int = 1500,
-        num_raw: int = 256,
-        num_restarts: int = 4,
-        maxiter: int = 20,
+        beta: float = 0.0,
+        num_gp_particles: int = 600,
+        num_restarts: int = 2,
+        maxiter: int = 4,
     ) -> None:
         if correlation not in CORRELATIONS:
             raise ConfigurationError(
@@ -117,15 +120,15 @@ class GPPlanner(Planner):
             )
         if beta < 0:
             raise ConfigurationError(f"`beta` must be >= 0, got {beta!r}.")
-        if not 1 <= num_restarts <= num_raw:
+        if not 1 <= num_restarts <= num_gp_particles:
             raise ConfigurationError(
-                f"need 1 <= num_restarts <= num_raw, got {num_restarts} and {num_raw}."
+                f"need 1 <= num_restarts <= num_gp_particles, got {num_restarts} and "
+                f"{num_gp_particles}."
             )
         self.correlation = correlation
         self.name = _NAMES[correlation]
         self.beta = beta
         self.num_gp_particles = num_gp_particles
-        self.num_raw = num_raw
         self.num_restarts = num_restarts
         self.maxiter = maxiter
 
@@ -139,10 +142,9 @@ class GPPlanner(Planner):
         self.kernel = correlation_kernel(
             self.correlation, brief.sensor, dtype=particles.dtype, device=particles.device
         )
-        self.raw_pool = particles
 
     def model(self, state: PlannerState):
-        """The GP conditioned on the searches in ``state.history`` (comoving frame), in eval mode."""
+        """The GP conditioned on the searches of ``state.history`` (comoving frame); eval mode."""
         like = self.brief.prior_particles
         if state.history:
             points = torch.stack([r.point for r in state.history]).to(like)
@@ -168,10 +170,7 @@ class GPPlanner(Planner):
     def propose(self, state: PlannerState) -> Tensor:
         """Maximise the acquisition on the sphere from the best raw candidates."""
         acq = self.acquisition(state)
-        pick = torch.randint(self.raw_pool.shape[0], (self.num_raw,), generator=self.generator).to(
-            self.raw_pool.device
-        )
-        now = self.brief.drift.advect(self.raw_pool[pick], state.time_h)
+        now = self.brief.drift.advect(self.features.particles, state.time_h)
         raw, _ = intercept(state.position, now, self.brief)
         raw = torch.cat([raw, state.position.unsqueeze(0)])
         with torch.no_grad():

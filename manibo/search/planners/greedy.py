@@ -35,9 +35,9 @@ def best_search_rate(
 class GreedyBayes(Planner):
     """Search next where the exact posterior gives the highest POS per hour of transit and search.
 
-    With no travel cost this is Stone's uniformly optimal greedy plan for exponential detection; here
-    the POS of each candidate is divided by its transit plus search time. Candidates are particles
-    drawn by posterior weight.
+    With no travel cost this is Stone's uniformly optimal greedy plan for exponential detection;
+    here the POS of each candidate is divided by its transit plus search time. Candidates are
+    particles drawn by posterior weight.
 
     Args:
         num_candidates: candidate points per decision.

@@ -40,7 +40,8 @@ class ExpandingSquare(Planner):
     """Search the expanding square around the last known position, carried along by the current.
 
     The pattern is laid out around the LKP at mission time 0 and every point of it drifts with the
-    water (the datum is drift-corrected, as IAMSAR prescribes); pattern points over land are skipped.
+    water (the datum is drift-corrected, as IAMSAR prescribes); pattern points over land are
+    skipped.
 
     Args:
         spacing_km: track spacing; default: the sensor's sweep width.

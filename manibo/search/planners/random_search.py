@@ -1,4 +1,4 @@
-"""Random search: uniform points over the ocean within the prior's search area around the drifting LKP."""
+"""Random search: uniform points at sea in the prior's search area around the drifting LKP."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ _MAX_DRAWS = 100
 
 
 class RandomSearch(Planner):
-    """Search a point drawn uniformly (by area) from the disc around the drifted LKP that holds 99% of the prior.
+    """Search a uniform point (by area) of the disc around the drifted LKP holding 99% of the prior.
 
     Points over land are redrawn. The reference point for a planner that uses the prior's extent and
     the drift, but not the outcomes of its searches.

@@ -1,7 +1,6 @@
 """The expanding square: the IAMSAR leg sequence, spacing, drift of the datum, land skipped."""
 
 import pytest
-import torch
 
 from manibo.exceptions import ConfigurationError
 from manibo.search.assets import Asset
