@@ -60,40 +60,32 @@ def _zoom_axes(ax, view, mask, title):
 def _markers(ax, view, scenario: Scenario, record: MissionRecord, path_color: str):
     from manibo.plotting import draw_path, draw_points
 
-    handles = []
-    handles.append(
-        draw_points(
-            ax,
-            view,
+    landmarks = [
+        (
             scenario.lkp,
-            marker="*",
-            s=160,
-            color="#10b0b0",
-            edgecolor="k",
-            linewidth=0.5,
-            zorder=8,
-            label="last known position",
-        )
-    )
-    handles.append(
-        draw_points(
-            ax,
-            view,
+            {
+                "marker": "*",
+                "s": 160,
+                "color": "#10b0b0",
+                "edgecolor": "k",
+                "linewidth": 0.5,
+                "label": "last known position",
+            },
+        ),
+        (
             scenario.sighting,
-            marker="^",
-            s=60,
-            color="#f0d020",
-            edgecolor="k",
-            linewidth=0.5,
-            zorder=8,
-            label="reverse-drift sighting",
-        )
-    )
-    handles.append(
-        draw_points(
-            ax, view, scenario.start, marker="s", s=40, color="k", zorder=8, label="asset start"
-        )
-    )
+            {
+                "marker": "^",
+                "s": 60,
+                "color": "#f0d020",
+                "edgecolor": "k",
+                "linewidth": 0.5,
+                "label": "reverse-drift sighting",
+            },
+        ),
+        (scenario.start, {"marker": "s", "s": 40, "color": "k", "label": "asset start"}),
+    ]
+    handles = [draw_points(ax, view, point, zorder=8, **style) for point, style in landmarks]
     if record.steps:
         points = torch.stack([scenario.start] + [s.point for s in record.steps])
         handles += draw_path(

@@ -80,8 +80,24 @@ def _prior(settings: MissionSettings, lkp, toward, sighting, mask) -> PriorMixtu
     return PriorMixture(components, settings.weights, mask)
 
 
-def _truth(prior: PriorMixture, seed: int) -> torch.Tensor:
-    return prior.sample(1, torch.Generator().manual_seed(seed * 7919 + 4))[0]
+def _scenario(name, lkp, origin, dest, sighting, drift, start, settings, mask, seed) -> Scenario:
+    prior = _prior(settings, lkp, dest, sighting, mask)
+    truth = prior.sample(1, torch.Generator().manual_seed(seed * 7919 + 4))[0]
+    return Scenario(
+        name=name,
+        lkp=lkp,
+        origin=origin,
+        destination=dest,
+        sighting=sighting,
+        prior=prior,
+        drift=drift,
+        sensor=settings.sensor,
+        asset=settings.asset,
+        start=start,
+        truth=truth,
+        mask=mask,
+        seed=seed,
+    )
 
 
 def af447_scenario(
@@ -101,23 +117,20 @@ def af447_scenario(
     settings = settings or MissionSettings()
     lkp, origin, dest = (latlon(*p, device=device) for p in (AF447_LKP, RIO_GIG, PARIS_CDG))
     sighting = destination(lkp, 225.0, 220.0)
-    prior = _prior(settings, lkp, dest, sighting, mask)
     speed = KMH_PER_MS * sum(settings.current_ms) / 2
     drift = Drift.through(lkp, 270.0, speed, 30.0, settings.diffusion_km2_per_day)
-    return Scenario(
-        name=f"AF447-style (seed {seed})",
-        lkp=lkp,
-        origin=origin,
-        destination=dest,
-        sighting=sighting,
-        prior=prior,
-        drift=drift,
-        sensor=settings.sensor,
-        asset=settings.asset,
-        start=destination(lkp, 215.0, settings.staging_km),
-        truth=_truth(prior, seed),
-        mask=mask,
-        seed=seed,
+    start = destination(lkp, 215.0, settings.staging_km)
+    return _scenario(
+        f"AF447-style (seed {seed})",
+        lkp,
+        origin,
+        dest,
+        sighting,
+        drift,
+        start,
+        settings,
+        mask,
+        seed,
     )
 
 
@@ -184,25 +197,14 @@ def random_scenario(
         sighting = destination(lkp, uniform(0, 360), uniform(150, 350))
         if at_sea(sighting):
             break
-    prior = _prior(settings, lkp, dest, sighting, mask)
     speed = KMH_PER_MS * uniform(*settings.current_ms)
     drift = Drift.through(
         lkp, uniform(0, 360), speed, uniform(0, 60), settings.diffusion_km2_per_day
     )
+    start = destination(lkp, uniform(0, 360), settings.staging_km)
     lat, lon = (float(v) for v in unit_to_latlon(lkp))
-    return Scenario(
-        name=f"{code_a}→{code_b} lost at {abs(lat):.0f}°{'N' if lat >= 0 else 'S'} "
-        f"{abs(lon):.0f}°{'E' if lon >= 0 else 'W'} (seed {seed})",
-        lkp=lkp,
-        origin=origin,
-        destination=dest,
-        sighting=sighting,
-        prior=prior,
-        drift=drift,
-        sensor=settings.sensor,
-        asset=settings.asset,
-        start=destination(lkp, uniform(0, 360), settings.staging_km),
-        truth=_truth(prior, seed),
-        mask=mask,
-        seed=seed,
+    name = (
+        f"{code_a}→{code_b} lost at {abs(lat):.0f}°{'N' if lat >= 0 else 'S'} "
+        f"{abs(lon):.0f}°{'E' if lon >= 0 else 'W'} (seed {seed})"
     )
+    return _scenario(name, lkp, origin, dest, sighting, drift, start, settings, mask, seed)
