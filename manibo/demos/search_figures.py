@@ -232,12 +232,16 @@ def mission_figure(
         f"{scenario.name}: one search mission planned by manibo "
         f"(sensor range {scenario.sensor.range_km:.0f} km, "
         f"asset {scenario.asset.speed_kmh:.0f} km/h, "
-        f"current {scenario.drift.speed_kmh / 3.6:.2f} m/s)",
+        f"current {_current_ms(scenario):.2f} m/s at the LKP)",
         fontsize=12,
     )
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+def _current_ms(scenario: Scenario) -> float:
+    return float(scenario.drift.velocity_kmh(scenario.lkp).norm()) / 3.6
 
 
 def _number_steps(ax, view, record: MissionRecord) -> None:

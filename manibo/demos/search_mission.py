@@ -126,7 +126,8 @@ def tell_mission(scenario: Scenario, config: DemoConfig) -> tuple[MissionRecord,
         "ahead on the great circle to Paris + 0.15 reverse-drift sighting, masked to the ocean."
     )
     print(
-        f"  Current {scenario.drift.speed_kmh / 3.6:.2f} m/s "
+        f"  Current {float(scenario.drift.velocity_kmh(scenario.lkp).norm()) / 3.6:.2f} m/s "
+        "at the LKP "
         "(solid-body rotation about a tilted axis) "
         f"+ diffusion {scenario.drift.diffusion_km2_per_day:.0f} km²/day."
     )
