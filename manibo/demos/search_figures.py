@@ -293,9 +293,9 @@ def paths_figure(
         _zoom_axes(ax, view, scenario.mask, f"{name}: {ttd}")
         draw_density(ax, view, particles, bins=120)
         handles = _markers(ax, view, scenario, record, colors.get(name, "C0"))
+        ax.legend(handles=handles, loc="lower left", fontsize=6, framealpha=0.85)
         if ax is not np.atleast_1d(axes)[0]:
             ax.set_ylabel("")
-    np.atleast_1d(axes)[0].legend(handles=handles, loc="lower left", fontsize=6.5, framealpha=0.85)
     fig.suptitle(f"{scenario.name}: the same mission planned by each planner", fontsize=12)
     fig.savefig(path, dpi=90)
     plt.close(fig)
@@ -359,7 +359,13 @@ def ttd_figure(path: Path, summary: dict, colors: dict, config) -> Path:
         for name, s in summary.items()
     }
     fig, ax = plt.subplots(figsize=(9, 4.2), constrained_layout=True)
-    plot_censored_distributions(ax, values, f"not found\nin {config.budget_h:.0f} h", colors)
+    plot_censored_distributions(
+        ax,
+        values,
+        f"not found in {config.budget_h:.0f} h",
+        colors,
+        censor_at=config.budget_h * 1.05,
+    )
     ax.set_xlabel("time to detection [h of mission time]")
     ax.set_title(
         f"Time to detection over {config.num_scenarios} scenarios "
@@ -367,7 +373,6 @@ def ttd_figure(path: Path, summary: dict, colors: dict, config) -> Path:
         fontsize=10,
     )
     ax.grid(axis="x", alpha=0.3)
-    ax.invert_yaxis()
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path

@@ -48,8 +48,9 @@ def plot_censored_distributions(
     censor_label: str,
     colors: Mapping[str, str] | None = None,
     seed: int = 0,
+    censor_at: float | None = None,
 ) -> None:
-    """Box plots of finite values per method, jittered points, and censored runs (``inf``) beside.
+    """Box plots of finite values per method (first on top), jittered points, censored runs beside.
 
     Args:
         ax: the axes (methods along y, values along x).
@@ -57,11 +58,13 @@ def plot_censored_distributions(
         censor_label: text placed at the censoring position (e.g. "not found").
         colors: method name → colour.
         seed: seed of the jitter.
+        censor_at: where censored runs are drawn (e.g. the time budget); default: 12% past the
+            largest finite value.
     """
     rng = np.random.default_rng(seed)
     names = list(values)
     finite_max = max((v for vs in values.values() for v in vs if math.isfinite(v)), default=1.0)
-    censor_x = finite_max * 1.12
+    censor_x = finite_max * 1.12 if censor_at is None else censor_at
     for row, name in enumerate(names):
         color = (colors or {}).get(name, "C0")
         data = np.asarray(values[name], dtype=float)
@@ -95,6 +98,7 @@ def plot_censored_distributions(
             )
             ax.annotate(f"{censored}", (censor_x, row + 0.25), fontsize=8, ha="center")
     ax.axvline(censor_x * 0.97, color="0.6", linewidth=0.8, linestyle=":")
-    ax.text(censor_x, len(names) - 0.4, censor_label, ha="center", fontsize=8)
+    ax.text(censor_x, -0.75, censor_label, ha="center", va="center", fontsize=8)
     ax.set_yticks(range(len(names)), names)
-    ax.set_ylim(-0.6, len(names) - 0.2)
+    ax.set_ylim(len(names) - 0.4, -0.95)  # the first method on top
+    ax.set_xlim(0, censor_x * 1.08)
