@@ -38,11 +38,36 @@ def write_all(
     return paths
 
 
+def _comoving_searches(scenario: Scenario, record: MissionRecord) -> torch.Tensor:
+    """Where the water searched at each step was at the loss, ``(steps, 3)``."""
+    points = torch.stack([s.point for s in record.steps])
+    hours = torch.tensor([s.arrive_h for s in record.steps], dtype=points.dtype)
+    return scenario.drift.to_comoving(points, hours.to(points.device))
+
+
+def _comoving_truth(scenario: Scenario, record: MissionRecord) -> torch.Tensor:
+    """The object's track carried back to the loss (only its diffusion remains), ``(k, 3)``."""
+    if not record.steps:
+        return scenario.truth.unsqueeze(0)
+    hours = torch.tensor([s.arrive_h for s in record.steps], dtype=scenario.truth.dtype)
+    back = scenario.drift.to_comoving(record.truth_track, hours.to(scenario.truth.device))
+    return torch.cat([scenario.truth.unsqueeze(0), back])
+
+
+def _comoving_belief(scenario: Scenario, record: MissionRecord) -> torch.Tensor:
+    """The final belief's particles carried back to the loss, ``(n, 3)``."""
+    if not record.steps:
+        return record.belief.positions
+    last = record.steps[-1]
+    hours = last.arrive_h if record.found else last.end_h
+    return scenario.drift.to_comoving(record.belief.positions, hours)
+
+
 def _zoom_extent(scenario: Scenario, record: MissionRecord, particles: torch.Tensor) -> float:
     reach = [distance_km(particles, scenario.lkp).quantile(0.99)]
     if record.steps:
-        reach.append(distance_km(torch.stack([s.point for s in record.steps]), scenario.lkp).max())
-    reach.append(distance_km(record.truth_track, scenario.lkp).max())
+        reach.append(distance_km(_comoving_searches(scenario, record), scenario.lkp).max())
+    reach.append(distance_km(_comoving_truth(scenario, record), scenario.lkp).max())
     reach.append(distance_km(scenario.start, scenario.lkp))
     return float(max(reach)) * 1.12
 
@@ -52,7 +77,7 @@ def _zoom_axes(ax, view, mask, title):
 
     draw_land_and_sea(ax, view, mask, size=420)
     draw_graticule(ax, view, step_deg=5.0, labels=True)
-    ax.set_xlabel("km east of the last known position")
+    ax.set_xlabel("km east of the last known position (water's frame at the loss)")
     ax.set_ylabel("km north of the last known position")
     ax.set_title(title, fontsize=10)
 
@@ -87,7 +112,8 @@ def _markers(ax, view, scenario: Scenario, record: MissionRecord, path_color: st
     ]
     handles = [draw_points(ax, view, point, zorder=8, **style) for point, style in landmarks]
     if record.steps:
-        points = torch.stack([scenario.start] + [s.point for s in record.steps])
+        searched = _comoving_searches(scenario, record)
+        points = torch.cat([scenario.start.unsqueeze(0), searched])
         handles += draw_path(
             ax,
             view,
@@ -97,7 +123,6 @@ def _markers(ax, view, scenario: Scenario, record: MissionRecord, path_color: st
             zorder=6,
             label=f"search path ({len(record.steps)} searches)",
         )
-        searched = torch.stack([s.point for s in record.steps])
         handles.append(
             draw_points(
                 ax,
@@ -111,7 +136,9 @@ def _markers(ax, view, scenario: Scenario, record: MissionRecord, path_color: st
                 label="searched points",
             )
         )
-        contacts = [s.point for s in record.steps if s.outcome == Outcome.CONTACT]
+        contacts = [
+            p for p, s in zip(searched, record.steps, strict=True) if s.outcome == Outcome.CONTACT
+        ]
         if contacts:
             handles.append(
                 draw_points(
@@ -129,14 +156,14 @@ def _markers(ax, view, scenario: Scenario, record: MissionRecord, path_color: st
     handles += draw_path(
         ax,
         view,
-        torch.cat([scenario.truth.unsqueeze(0), record.truth_track]),
+        _comoving_truth(scenario, record),
         color="k",
         linestyle=":",
         linewidth=1.2,
         zorder=6,
         label="the object's drift (hidden)",
     )
-    final = record.truth_track[-1]
+    final = _comoving_truth(scenario, record)[-1]
     label = "object found" if record.found else "object (not found)"
     style = (
         {"marker": "X", "edgecolor": "k", "linewidth": 0.6}
@@ -207,10 +234,15 @@ def mission_figure(
     )
     fig.colorbar(image, ax=axes[0], shrink=0.6, label="prior probability per 10,000 km²")
 
-    _zoom_axes(axes[1], zoom, scenario.mask, f"b. {record.planner}: where it searched, in order")
+    _zoom_axes(
+        axes[1],
+        zoom,
+        scenario.mask,
+        f"b. {record.planner}: where it searched, in order, over the prior",
+    )
     draw_density(axes[1], zoom, particles, bins=140)
     handles = _markers(axes[1], zoom, scenario, record, "#1f5fbf")
-    _number_steps(axes[1], zoom, record)
+    _number_steps(axes[1], zoom, scenario, record)
     axes[1].legend(handles=handles, loc="lower left", fontsize=7.5, framealpha=0.85)
 
     outcome = (
@@ -225,14 +257,17 @@ def mission_figure(
         f"c. The exact belief at the end ({outcome}; cumulative POS "
         f"{record.steps[-1].cumulative_pos if record.steps else 0:.2f})",
     )
-    image = draw_density(axes[2], zoom, record.belief.positions, record.belief.weights, bins=140)
+    belief = _comoving_belief(scenario, record)
+    image = draw_density(axes[2], zoom, belief, record.belief.weights, bins=140)
     _markers(axes[2], zoom, scenario, record, "#1f5fbf")
     fig.colorbar(image, ax=axes[2], shrink=0.8, label="posterior probability per 10,000 km²")
     fig.suptitle(
         f"{scenario.name}: one search mission planned by manibo "
         f"(sensor range {scenario.sensor.range_km:.0f} km, "
         f"asset {scenario.asset.speed_kmh:.0f} km/h, "
-        f"current {_current_ms(scenario):.2f} m/s at the LKP)",
+        f"current {_current_ms(scenario):.2f} m/s at the LKP)\n"
+        "maps b and c are in the water's frame: every position is carried back by the current to "
+        "the time of the loss",
         fontsize=12,
     )
     fig.savefig(path, dpi=100)
@@ -244,9 +279,12 @@ def _current_ms(scenario: Scenario) -> float:
     return float(scenario.drift.velocity_kmh(scenario.lkp).norm()) / 3.6
 
 
-def _number_steps(ax, view, record: MissionRecord) -> None:
+def _number_steps(ax, view, scenario: Scenario, record: MissionRecord) -> None:
+    if not record.steps:
+        return
+    points = _comoving_searches(scenario, record)
     for step in record.steps[:: max(1, len(record.steps) // 12)]:
-        xy, visible = view.project(step.point)
+        xy, visible = view.project(points[step.index])
         if bool(visible):
             ax.annotate(
                 str(step.index + 1),
