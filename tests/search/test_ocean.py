@@ -39,19 +39,28 @@ def test_ocean_covers_about_two_thirds_of_the_grid_cells():
     assert 0.64 < fraction < 0.71
 
 
+def _fake_sampler(calls):
+    def sample(rows):
+        calls.append(rows)
+        grid = np.zeros((rows, 2 * rows), dtype=bool)
+        grid[: rows // 2] = True  # southern hemisphere "ocean"
+        return grid
+
+    return sample
+
+
 def test_the_sampled_grid_is_cached_and_reused(tmp_path, monkeypatch):
     monkeypatch.setenv("MANIBO_CACHE_DIR", str(tmp_path))
-    first = OceanMask.from_package(2.0)  # a coarse grid: streams the package's file once
-    files = list((tmp_path / "search").glob("ocean_mask_90x180_*.npz"))
-    assert len(files) == 1
-
-    def must_not_run(rows):
-        raise AssertionError("the cached grid should have been used")
-
-    monkeypatch.setattr(ocean_module, "_sample_package_mask", must_not_run)
-    second = OceanMask.from_package(2.0)
-    assert np.array_equal(first.ocean, second.ocean)
+    calls = []
+    monkeypatch.setattr(ocean_module, "_sample_package_mask", _fake_sampler(calls))
+    first = OceanMask.from_package(2.0)
+    assert calls == [90] and len(list((tmp_path / "search").glob("ocean_mask_90x180_*.npz"))) == 1
+    second = OceanMask.from_package(2.0)  # read from the cache: the sampler is not called again
+    assert calls == [90] and np.array_equal(first.ocean, second.ocean)
     assert second.resolution_deg == 2.0
+    assert bool(second.is_ocean(latlon(-30.0, 10.0))) and not bool(
+        second.is_ocean(latlon(30.0, 10.0))
+    )
 
 
 def test_a_damaged_cache_file_is_rebuilt(tmp_path, monkeypatch):
@@ -59,8 +68,12 @@ def test_a_damaged_cache_file_is_rebuilt(tmp_path, monkeypatch):
     path = tmp_path / "search" / "ocean_mask_90x180_v1.npz"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"not an npz file")
+    calls = []
+    monkeypatch.setattr(ocean_module, "_sample_package_mask", _fake_sampler(calls))
     mask = OceanMask.from_package(2.0)
-    assert mask.ocean.shape == (90, 180) and 0.6 < mask.ocean.mean() < 0.75
+    assert calls == [90] and mask.ocean.shape == (90, 180)
+    with np.load(path) as saved:  # the damaged file was replaced
+        assert np.array_equal(saved["ocean"], mask.ocean)
 
 
 def test_bad_input_is_rejected():
