@@ -21,7 +21,9 @@ with a correlation :math:`c` of lengthscale :math:`\sqrt{2}\rho/R` (the correlat
 Gaussian beams of width :math:`\rho`) and, for each observation, the noise variance of the
 best *linear* update, :math:`E_{p_0}[\mathrm{Var}(z \mid X)] = m/c - E_{p_0}[b^2]`. With this noise
 a search that finds nothing at :math:`s` lowers the mean there by the factor
-:math:`\approx 1 - c\,p_{\max}`, as the exact update :math:`p \propto p(1 - bc)` does.
+:math:`\approx 1 - c\,p_{\max}/2` where the prior is locally flat, as the exact update
+:math:`p \propto p(1 - bc)` does (two misses: 0.42 against the exact 0.41, for
+:math:`c = 0.95, p_{\max} = 0.85`).
 No hyperparameter is fitted: all of them follow from the sensor physics and the prior.
 
 The GP takes points in the comoving frame of the drift (see :mod:`manibo.search.drift`); the
