@@ -21,7 +21,6 @@ from pathlib import Path
 import torch
 
 from manibo.exceptions import ConfigurationError
-from manibo.search.belief import ParticleBelief
 from manibo.search.geography import unit_to_latlon
 from manibo.search.metrics import (
     median,
@@ -99,7 +98,7 @@ def _run_task(
     return index, planner, record, time.perf_counter() - start
 
 
-def _narrate(step: StepRecord, belief: ParticleBelief) -> None:
+def _narrate(step: StepRecord) -> None:
     lat, lon = (float(v) for v in unit_to_latlon(step.point))
     outcome = {
         Outcome.NOTHING: "nothing",
@@ -115,8 +114,8 @@ def _narrate(step: StepRecord, belief: ParticleBelief) -> None:
     )
 
 
-def tell_mission(scenario: Scenario, config: DemoConfig) -> tuple[MissionRecord, float]:
-    """Run the manibo planner on ``scenario``, printing each step; return the record, seconds."""
+def introduce_mission(scenario: Scenario) -> None:
+    """Print the told mission's setting: prior, current, asset, sensor, planner."""
     s, a = scenario.sensor, scenario.asset
     print(f"\nThe mission: {scenario.name}")
     lat, lon = (float(v) for v in unit_to_latlon(scenario.lkp))
@@ -136,40 +135,54 @@ def tell_mission(scenario: Scenario, config: DemoConfig) -> tuple[MissionRecord,
         f"{a.endurance_hours:.0f} h. Sensor: POD {s.max_pod:.2f}·exp(-½(d/{s.range_km:.0f} km)²), "
         f"false alarms {s.false_alarm:.2f} per search, confirmation {s.confirm_pod:.2f}."
     )
-    print(f"  Planner: {MANIBO}. Step by step:")
-    start = time.perf_counter()
-    record = simulate(scenario, PLANNERS[MANIBO](), config.num_particles, on_step=_narrate)
-    seconds = time.perf_counter() - start
+
+
+def tell_mission(record: MissionRecord) -> None:
+    """Print the told mission step by step, then how it ended."""
+    print(f"  Planner: {record.planner}. Step by step:")
+    for step in record.steps:
+        _narrate(step)
     if record.found:
         print(f"  Found after {record.time_to_detection_h:.1f} h and {len(record.steps)} searches.")
     else:
         last = record.steps[-1].cumulative_pos if record.steps else 0.0
-        print(f"  Not found within {a.endurance_hours:.0f} h; cumulative POS {last:.3f}.")
-    return record, seconds
+        print(f"  Not found within {record.endurance_h:.0f} h; cumulative POS {last:.3f}.")
 
 
-def compare(config: DemoConfig, told: MissionRecord | None) -> tuple[dict, dict]:
-    """Every planner on every scenario; returns ``records[(index, planner)]`` and seconds."""
-    tasks = [
+def compare(config: DemoConfig) -> tuple[dict, dict]:
+    """Every planner on every scenario; returns ``records[(index, planner)]`` and seconds.
+
+    The told mission (scenario 0, the manibo planner) runs first and is printed step by step as
+    soon as it is done; with ``config.workers > 1`` the others run meanwhile in worker processes.
+    """
+    told = (0, MANIBO)
+    tasks = [told] + [
         (index, name)
         for name in PLANNERS
         for index in range(config.num_scenarios)
-        if not (told is not None and index == 0 and name == MANIBO)
+        if (index, name) != told
     ]
     records, seconds = {}, {}
-    if told is not None:
-        records[(0, MANIBO)] = told
-    done = 0
+
+    def collect(index: int, name: str, record: MissionRecord, secs: float) -> None:
+        records[(index, name)], seconds[(index, name)] = record, secs
+        if (index, name) == told:
+            tell_mission(record)
+            print(
+                f"\nComparing {len(PLANNERS)} planners on {config.num_scenarios} scenarios "
+                f"({config.workers} workers)...",
+                flush=True,
+            )
+
     if config.workers <= 1:
-        results = (_run_task(i, n, config) for i, n in tasks)
-        for index, name, record, secs in results:
-            records[(index, name)], seconds[(index, name)] = record, secs
+        for index, name in tasks:
+            collect(*_run_task(index, name, config))
         return records, seconds
+    done = 0
     with ProcessPoolExecutor(config.workers, mp_context=get_context("spawn")) as pool:
         futures = [pool.submit(_run_task, i, n, config) for i, n in tasks]
         for future in as_completed(futures):
-            index, name, record, secs = future.result()
-            records[(index, name)], seconds[(index, name)] = record, secs
+            collect(*future.result())
             done += 1
             if done % max(1, len(tasks) // 10) == 0 or done == len(tasks):
                 print(f"  comparison: {done}/{len(tasks)} missions done", flush=True)
@@ -306,12 +319,8 @@ def run(
     ocean_mask()
     mask_seconds = time.perf_counter() - mask_start
     scenario = build_scenario(0, config)
-    told, told_seconds = tell_mission(scenario, config)
-    print(
-        f"\nComparing {len(PLANNERS)} planners on {num_scenarios} scenarios ({workers} workers)..."
-    )
-    records, seconds = compare(config, told)
-    seconds[(0, MANIBO)] = told_seconds
+    introduce_mission(scenario)
+    records, seconds = compare(config)
     summary = summarise(records, config)
     print_table(summary, config)
     curves = _curves(records, config)
@@ -320,13 +329,13 @@ def run(
         "config": {k: v for k, v in vars(config).items() if k != "settings"},
         "scenario_names": [records[(i, MANIBO)].scenario for i in range(num_scenarios)],
         "planners": summary,
-        "told_mission": _mission_json(told),
+        "told_mission": _mission_json(records[(0, MANIBO)]),
         "curves": curves,
         "figures": [str(p) for p in figures],
         "seconds": {
             "total": time.perf_counter() - wall,
             "ocean_mask": mask_seconds,
-            "told_mission": told_seconds,
+            "told_mission": seconds[(0, MANIBO)],
             "per_planner_mission_mean": {
                 name: sum(seconds[(i, name)] for i in range(num_scenarios)) / num_scenarios
                 for name in PLANNERS

@@ -5,6 +5,10 @@ the object and the belief drift; it searches (the outcome is drawn from the sens
 true object); the exact belief is updated; a contact costs an investigation. The object's position
 is used only to draw outcomes, never shown to the planner. The step also records, for the metrics,
 the exact value (POS) of the chosen search and of the best candidate search at that decision.
+
+The world is drawn with common random numbers (:mod:`manibo.search.truth`): the object's path and
+the detection thresholds come from the scenario's seed and do not depend on the planner, so every
+planner of a scenario searches for the same object with the same luck.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from manibo.search.planners.base import MissionBrief, Planner, PlannerState, Sea
 from manibo.search.planners.greedy import best_search_rate
 from manibo.search.prior import PriorMixture
 from manibo.search.sensor import Outcome, Sensor
+from manibo.search.truth import DetectionDraws, ObjectTrack
 
 DEFAULT_PARTICLES = 1500
 REGRET_CANDIDATES = 128
@@ -141,8 +146,9 @@ def simulate(
 ) -> MissionRecord:
     """Run one mission.
 
-    Every planner in a scenario sees the same prior particles and the same random streams (common
-    random numbers): differences between planners come from their choices.
+    Every planner in a scenario sees the same prior particles and searches for the same object
+    (its path and its detection draws are common random numbers, see :mod:`manibo.search.truth`):
+    differences between planners come from their choices.
 
     Args:
         scenario: the mission.
@@ -168,10 +174,11 @@ def simulate(
         mask=scenario.mask,
     )
     planner.start(brief, seed=scenario.seed)
-    world = torch.Generator().manual_seed(scenario.seed * 7919 + 2)  # the object and the sensor
+    world = ObjectTrack(scenario.truth, scenario.drift, seed=scenario.seed * 7919 + 2)
+    draws = DetectionDraws(scenario.sensor, seed=scenario.seed * 7919 + 6)
     model = torch.Generator().manual_seed(scenario.seed * 7919 + 3)  # the belief's particles
     asset, sensor, drift = scenario.asset, scenario.sensor, scenario.drift
-    time_h, position, truth = 0.0, scenario.start, scenario.truth
+    time_h, position = 0.0, scenario.start
     steps, history, track, found_at = [], [], [], None
     for index in range(max_steps):
         point = planner.propose(PlannerState(time_h, position, belief, list(history)))
@@ -184,10 +191,10 @@ def simulate(
         depart = time_h
         belief.drift(drift, transit, model)
         value_now = float(belief.probability_of_success(sensor, point.unsqueeze(0))[0])
-        truth = drift.step(truth, transit, world)
         time_h += transit
+        truth = world.position(time_h)
         true_distance = float(distance_km(point, truth))
-        outcome = sensor.sample(true_distance, world)
+        outcome = draws.outcome(true_distance)
         pos = belief.update(sensor, point, outcome)
         dwell = asset.search_hours + (asset.investigate_hours if outcome != Outcome.NOTHING else 0)
         record = StepRecord(
@@ -214,7 +221,6 @@ def simulate(
             found_at = time_h + dwell
             break
         belief.drift(drift, dwell, model)
-        truth = drift.step(truth, dwell, world)
         time_h += dwell
         position = point
     return MissionRecord(

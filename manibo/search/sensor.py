@@ -18,6 +18,8 @@ So the three outcomes have likelihoods
 
 and an unsuccessful search with no contact updates a belief by :math:`p \propto p(1 - b)`
 (the constant :math:`1-\alpha` cancels). "Not seen" is not "absent" as long as :math:`b < 1`.
+The simulator draws the outcomes from this model with common random numbers
+(:class:`manibo.search.truth.DetectionDraws`).
 """
 
 from __future__ import annotations
@@ -115,14 +117,3 @@ class Sensor:
         if outcome == Outcome.CONTACT:
             return b * (1 - self.confirm_pod) + (1 - b) * self.false_alarm
         return (1 - b) * (1 - self.false_alarm)
-
-    def sample(self, distance_km: float, generator: torch.Generator) -> Outcome:
-        """Draw the outcome of one search with the object at ``distance_km`` (a float)."""
-        u = torch.rand(3, generator=generator, dtype=torch.float64)
-        b = float(self.detection_probability(torch.tensor(float(distance_km), dtype=torch.float64)))
-        caused = bool(u[0] < b)
-        if caused and bool(u[1] < self.confirm_pod):
-            return Outcome.FOUND
-        if caused or bool(u[2] < self.false_alarm):
-            return Outcome.CONTACT
-        return Outcome.NOTHING

@@ -10,8 +10,9 @@ from manibo.exceptions import ConfigurationError
 
 
 def test_demo_runs_at_smoke_size_and_writes_its_figures(tmp_path, capsys):
+    # smallest mission that still searches: a 250 km transit (6.25 h) and one 4 h search
     summary = search_mission.run(
-        tmp_path, num_scenarios=2, budget_h=20.0, workers=1, num_particles=300
+        tmp_path, num_scenarios=2, budget_h=12.0, workers=1, num_particles=200
     )
     out = capsys.readouterr().out
     assert "Step by step" in out and "median TTD" in out

@@ -8,9 +8,9 @@ At each decision the planner
 2. conditions the detection-field GP of :mod:`manibo.search.detection_gp` on the searches' outcomes
    (the prior belief enters as its prior mean and scale; nothing reads the object's position);
 3. scores a candidate search point :math:`s` by :class:`TravelTimeAcquisition`: a BoTorch
-   acquisition (upper confidence bound by default) of the GP at the comoving point the asset would
-   search on arrival, divided by the transit plus search hours, so value is traded against travel
-   time;
+   acquisition (the posterior mean by default; an upper confidence bound for ``beta > 0``) of the
+   GP at the comoving point the asset would search on arrival, divided by the transit plus search
+   hours, so value is traded against travel time;
 4. maximises that score on the sphere with :func:`~manibo.optim.optimize_acqf_on_space` (Riemannian
    L-BFGS), started from the best of a set of candidates drawn from the prior.
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 import warnings
 
 import torch
-from botorch.acquisition import AcquisitionFunction, UpperConfidenceBound
+from botorch.acquisition import AcquisitionFunction, PosteriorMean, UpperConfidenceBound
 from botorch.exceptions.warnings import BotorchWarning
 from torch import Tensor
 
@@ -162,7 +162,10 @@ class GPPlanner(Planner):
     def acquisition(self, state: PlannerState) -> TravelTimeAcquisition:
         """The score of every search point at this decision (see :class:`TravelTimeAcquisition`)."""
         model = self.model(state)
-        inner = UpperConfidenceBound(model, beta=self.beta)
+        if self.beta == 0:  # the posterior mean; skips the variance that UCB would compute
+            inner = PosteriorMean(model)
+        else:
+            inner = UpperConfidenceBound(model, beta=self.beta)
         return TravelTimeAcquisition(
             inner, state.position, state.time_h, self.brief.drift, self.brief.asset
         )

@@ -42,6 +42,15 @@ def test_travel_time_acquisition_is_the_inner_value_over_transit_plus_search():
     assert torch.isfinite(X.grad).all()  # including the candidate at the asset's own position
     with pytest.raises(ConfigurationError, match="q = 1"):
         acq(X.detach().reshape(1, 3, 3))
+    greedy = GPPlanner("sphere", beta=0.0, num_gp_particles=400)  # beta = 0: the posterior mean
+    greedy.start(brief)
+    with torch.no_grad():
+        mean = greedy.model(state).posterior(comoving.unsqueeze(1)).mean.reshape(-1)
+        assert torch.allclose(
+            greedy.acquisition(state)(X.detach().unsqueeze(1)),
+            mean / (hours + brief.asset.search_hours),
+            rtol=1e-10,
+        )
 
 
 @pytest.mark.parametrize("correlation", ["sphere", "latlon"])
