@@ -143,6 +143,7 @@ def simulate(
     num_particles: int = DEFAULT_PARTICLES,
     on_step: Callable[[StepRecord, ParticleBelief], None] | None = None,
     max_steps: int = 10_000,
+    stop_at_detection: bool = True,
 ) -> MissionRecord:
     """Run one mission.
 
@@ -156,6 +157,13 @@ def simulate(
         num_particles: particles of the exact belief (and of the prior told to the planner).
         on_step: called after each search with its record and the updated belief.
         max_steps: a safety cap on the number of searches.
+        stop_at_detection: end the mission when the object is found (a real mission). False
+            plays the whole plan for evaluation: a confirmed contact is recorded (the record's
+            ``found`` and ``time_to_detection_h`` are the first one), but the planner and the
+            belief are told that the contact was not confirmed, so the mission goes on as it would
+            have without the detection, until the endurance runs out. The cumulative POS of such
+            a record at time t is then the plan's probability of success by t, free of the luck of
+            the detection draws.
 
     Returns:
         The mission record.
@@ -195,7 +203,10 @@ def simulate(
         truth = world.position(time_h)
         true_distance = float(distance_km(point, truth))
         outcome = draws.outcome(true_distance)
-        pos = belief.update(sensor, point, outcome)
+        if outcome == Outcome.FOUND and found_at is None:
+            found_at = time_h + asset.search_hours + asset.investigate_hours
+        seen = Outcome.CONTACT if outcome == Outcome.FOUND and not stop_at_detection else outcome
+        pos = belief.update(sensor, point, seen)
         dwell = asset.search_hours + (asset.investigate_hours if outcome != Outcome.NOTHING else 0)
         record = StepRecord(
             index=index,
@@ -214,11 +225,10 @@ def simulate(
         )
         steps.append(record)
         track.append(truth)
-        history.append(SearchRecord(point, time_h, outcome))
+        history.append(SearchRecord(point, time_h, seen))
         if on_step is not None:
             on_step(record, belief)
-        if outcome == Outcome.FOUND:
-            found_at = time_h + dwell
+        if seen == Outcome.FOUND:
             break
         belief.drift(drift, dwell, model)
         time_h += dwell

@@ -88,3 +88,20 @@ def test_planners_making_the_same_searches_get_the_same_outcomes_and_detection_t
     assert [s.outcome for s in replay.steps] == [s.outcome for s in first.steps]
     assert replay.time_to_detection_h == first.time_to_detection_h
     assert torch.equal(replay.truth_track, first.truth_track)
+
+
+def test_a_mission_played_past_its_detection_keeps_its_start_and_its_detection_time():
+    # stop_at_detection=False is for evaluation: the same searches up to the detection, the same
+    # time to detection, then the plan goes on (told "not confirmed") until the endurance.
+    settings = MissionSettings(sensor=Sensor(range_km=60.0), asset=Asset(endurance_hours=60.0))
+    scenario = af447_scenario(settings, seed=1)
+    stopped = simulate(scenario, _Cheat(scenario), num_particles=200)
+    played = simulate(scenario, _Cheat(scenario), num_particles=200, stop_at_detection=False)
+    assert stopped.found and played.found
+    assert played.time_to_detection_h == stopped.time_to_detection_h
+    k = len(stopped.steps)
+    assert [s.outcome for s in played.steps[:k]] == [s.outcome for s in stopped.steps]
+    assert [s.cumulative_pos for s in played.steps[:k]] == [s.cumulative_pos for s in stopped.steps]
+    assert len(played.steps) > k
+    assert stopped.steps[-1].end_h < played.steps[-1].end_h <= 60.0 + 1.0  # (+ investigation)
+    assert played.steps[-1].cumulative_pos > stopped.steps[-1].cumulative_pos
