@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         "--scenarios", type=int, default=20, help="search: scenarios in the comparison"
     )
     demo.add_argument(
-        "--budget", type=float, default=160.0, help="search: the asset's endurance in hours"
+        "--budget", type=float, default=240.0, help="search: the asset's endurance in hours"
     )
     demo.add_argument("--workers", type=int, default=2, help="search: processes for the comparison")
     demo.add_argument(

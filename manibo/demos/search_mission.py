@@ -35,7 +35,12 @@ from manibo.search.metrics import (
 from manibo.search.mission import MissionRecord, Scenario, StepRecord, simulate
 from manibo.search.ocean import ocean_mask
 from manibo.search.planners import ExpandingSquare, GPPlanner, GreedyBayes, Planner, RandomSearch
-from manibo.search.scenarios import MissionSettings, af447_scenario, random_scenario
+from manibo.search.scenarios import (
+    DEFAULT_ENDURANCE_H,
+    MissionSettings,
+    af447_scenario,
+    random_scenario,
+)
 from manibo.search.sensor import Outcome
 
 MANIBO = "manibo GP (S²)"
@@ -69,7 +74,7 @@ class DemoConfig:
     """
 
     num_scenarios: int = 20
-    budget_h: float = 160.0
+    budget_h: float = DEFAULT_ENDURANCE_H
     seed: int = 0
     device: str = "cpu"
     workers: int = 2
@@ -283,7 +288,7 @@ def _mission_json(record: MissionRecord) -> dict:
 def run(
     out_dir: Path,
     num_scenarios: int = 20,
-    budget_h: float = 160.0,
+    budget_h: float = DEFAULT_ENDURANCE_H,
     seed: int = 0,
     device: str = "cpu",
     workers: int = 2,

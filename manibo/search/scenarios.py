@@ -27,6 +27,9 @@ from manibo.search.prior import GaussianBlob, PriorMixture, RouteCorridor
 from manibo.search.sensor import Sensor
 
 KMH_PER_MS = 3.6
+#: Ten days on scene: a search vessel's time on task, within the endurance of an offshore patrol
+#: vessel; AF447's first debris was found on day 6 and its wreck after about a week of sweeping.
+DEFAULT_ENDURANCE_H = 240.0
 _MAX_DRAWS = 1000
 
 AF447_LKP = (2.98, -30.59)
@@ -62,7 +65,9 @@ class MissionSettings:
     diffusion_km2_per_day: float = 30.0
     staging_km: float = 250.0
     sensor: Sensor = field(default_factory=lambda: Sensor(range_km=40.0))
-    asset: Asset = field(default_factory=lambda: Asset(search_hours=4.0, endurance_hours=160.0))
+    asset: Asset = field(
+        default_factory=lambda: Asset(search_hours=4.0, endurance_hours=DEFAULT_ENDURANCE_H)
+    )
 
 
 def _prior(settings: MissionSettings, lkp, toward, sighting, mask) -> PriorMixture:

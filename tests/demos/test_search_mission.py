@@ -51,3 +51,13 @@ def test_cli_runs_the_search_demo_by_default_and_keeps_the_regression_demo(monke
     assert calls[0][0] == "search" and calls[0][2]["num_scenarios"] == 3
     assert calls[0][2]["budget_h"] == 50.0 and calls[0][2]["workers"] == 2
     assert calls[1][0] == "regression"
+
+
+def test_the_cli_default_endurance_is_the_missions_default(monkeypatch, tmp_path):
+    from manibo.search.scenarios import DEFAULT_ENDURANCE_H, MissionSettings
+
+    calls = []
+    monkeypatch.setattr(search_mission, "run", lambda out, **kw: calls.append(kw))
+    assert main(["demo", "--out", str(tmp_path)]) == 0
+    assert calls[0]["budget_h"] == DEFAULT_ENDURANCE_H == search_mission.DemoConfig().budget_h
+    assert MissionSettings().asset.endurance_hours == DEFAULT_ENDURANCE_H

@@ -1,8 +1,11 @@
 """The manibo GP planner: the travel-time acquisition by hand; proposals on the sphere."""
 
+import warnings
+
 import pytest
 import torch
-from botorch.acquisition import UpperConfidenceBound
+from botorch.acquisition import PosteriorMean, UpperConfidenceBound
+from botorch.models import SingleTaskGP
 
 from manibo.exceptions import ConfigurationError
 from manibo.search.assets import Asset
@@ -10,6 +13,7 @@ from manibo.search.belief import ParticleBelief
 from manibo.search.drift import Drift
 from manibo.search.geography import GLOBE, distance_km, latlon, offset
 from manibo.search.planners import GPPlanner, MissionBrief, PlannerState, SearchRecord
+from manibo.search.planners.gp import DetectionFieldMean
 from manibo.search.sensor import Outcome, Sensor
 
 
@@ -51,6 +55,32 @@ def test_travel_time_acquisition_is_the_inner_value_over_transit_plus_search():
             mean / (hours + brief.asset.search_hours),
             rtol=1e-10,
         )
+
+
+@pytest.mark.parametrize("correlation", ["sphere", "latlon"])
+def test_cached_posterior_mean_equals_gpytorchs_posterior_mean(correlation):
+    brief = _brief()
+    planner = GPPlanner(correlation, num_gp_particles=400)
+    planner.start(brief)
+    gen = torch.Generator().manual_seed(1)
+    searched = offset(brief.lkp, *(torch.randn(2, 12, generator=gen, dtype=torch.float64) * 60))
+    history = [
+        SearchRecord(x, 2.0 * i, Outcome.FOUND if i == 5 else Outcome.NOTHING)
+        for i, x in enumerate(searched)
+    ]
+    for records in ([], history):
+        model = planner.model(PlannerState(30.0, brief.lkp, None, records))
+        X = offset(brief.lkp, *(torch.randn(2, 40, generator=gen, dtype=torch.float64) * 100))
+        with torch.no_grad():
+            expected = PosteriorMean(model)(X.unsqueeze(1))
+            assert torch.allclose(DetectionFieldMean(model)(X.unsqueeze(1)), expected, atol=1e-12)
+    assert float(expected.max()) > 2 * float(expected.median())  # the found search stands out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # unscaled data: this model only has the wrong inputs
+        plain = SingleTaskGP(searched, torch.rand(12, 1, generator=gen, dtype=torch.float64))
+    plain.eval()
+    with pytest.raises(ConfigurationError, match="detection_field_gp"):
+        DetectionFieldMean(plain)
 
 
 @pytest.mark.parametrize("correlation", ["sphere", "latlon"])
