@@ -28,9 +28,21 @@ def _info(_: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from manibo.demos.sphere_regression import run
+    if args.name == "sphere-regression":
+        from manibo.demos.sphere_regression import run
 
-    run(Path(args.out), num_train=args.num_train, seed=args.seed, device=args.device)
+        run(Path(args.out), num_train=args.num_train, seed=args.seed, device=args.device)
+        return 0
+    from manibo.demos.search_mission import run as run_search
+
+    run_search(
+        Path(args.out),
+        num_scenarios=args.scenarios,
+        budget_h=args.budget,
+        seed=args.seed,
+        device=args.device,
+        workers=args.workers,
+    )
     return 0
 
 
@@ -137,11 +149,28 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     info = sub.add_parser("info", help="print versions and the compute device")
     info.set_defaults(func=_info)
-    demo = sub.add_parser("demo", help="run the demonstration on the globe")
+    demo = sub.add_parser("demo", help="run a demonstration on the globe (default: the search)")
+    demo.add_argument(
+        "name",
+        nargs="?",
+        default="search",
+        choices=["search", "sphere-regression"],
+        help="search: plan the search for a lost aircraft and compare planners (default); "
+        "sphere-regression: a geometric GP against a latitude/longitude GP",
+    )
     demo.add_argument("--out", default="demo-output", help="directory for figures and JSON")
-    demo.add_argument("--num-train", type=int, default=150, help="number of noisy observations")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--device", default="cpu", help="cpu or cuda")
+    demo.add_argument(
+        "--scenarios", type=int, default=20, help="search: scenarios in the comparison"
+    )
+    demo.add_argument(
+        "--budget", type=float, default=240.0, help="search: the asset's endurance in hours"
+    )
+    demo.add_argument("--workers", type=int, default=2, help="search: processes for the comparison")
+    demo.add_argument(
+        "--num-train", type=int, default=150, help="sphere-regression: number of noisy observations"
+    )
     demo.set_defaults(func=_demo)
     run = sub.add_parser("run", help="run Bayesian optimisation on a benchmark problem")
     run.add_argument(

@@ -195,3 +195,44 @@ def test_adgp_stage_two_start_on_cuda():
 
     test_initialization.test_mean_equals_the_network_after_initialisation("softplus", "cuda")
     test_initialization.test_one_layer_start_is_a_stationary_point_of_the_exact_elbo(2, "cuda")
+
+
+# --- search mission on the globe (manibo.search) -------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_search_drift_and_belief_on_cuda(dtype):
+    from manibo.search.belief import ParticleBelief
+    from manibo.search.drift import Drift
+    from manibo.search.geography import latlon, offset
+    from manibo.search.sensor import Outcome, Sensor
+
+    centre = latlon(2.98, -30.59, dtype=dtype, device="cuda")
+    gen = torch.Generator().manual_seed(0)
+    east, north = (torch.randn(2, 2000, generator=gen, dtype=dtype) * 100).to("cuda")
+    belief = ParticleBelief(offset(centre, east, north))
+    start = belief.positions.clone()
+    drift = Drift(latlon(40.0, 10.0, dtype=dtype, device="cuda"), 1.8)
+    belief.drift(drift, 100.0)
+    assert torch.allclose(drift.advect(belief.positions, -100.0), start, atol=1e-5)
+    cpu = ParticleBelief(belief.positions.cpu())
+    sensor = Sensor()
+    pos = belief.update(sensor, drift.advect(centre, 100.0), Outcome.NOTHING)
+    pos_cpu = cpu.update(sensor, drift.advect(centre, 100.0).cpu(), Outcome.NOTHING)
+    assert belief.weights.device.type == "cuda" and abs(pos - pos_cpu) < 1e-4
+    assert torch.allclose(belief.weights.cpu(), cpu.weights, rtol=1e-3)
+
+
+def test_search_mission_with_the_gp_planner_on_cuda():
+    from dataclasses import replace
+
+    from manibo.search.mission import simulate
+    from manibo.search.planners import GPPlanner
+    from manibo.search.scenarios import MissionSettings, af447_scenario
+
+    settings = MissionSettings()
+    settings = replace(settings, asset=replace(settings.asset, endurance_hours=20.0))
+    scenario = af447_scenario(settings, seed=0, device="cuda")
+    record = simulate(scenario, GPPlanner("sphere", num_gp_particles=300), num_particles=400)
+    assert record.steps and record.steps[0].point.device.type == "cuda"
+    assert record.belief.positions.device.type == "cuda"

@@ -12,7 +12,9 @@ EXAMPLES = sorted((Path(__file__).parents[1] / "examples").glob("*.py"))
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_example_runs(script, tmp_path):
-    env = {**os.environ, "SMOKE_TEST": "1", "MANIBO_CACHE_DIR": str(tmp_path / "cache")}
+    # the session's private cache (tests/conftest.py): what earlier tests built (the ocean mask,
+    # fundamental systems) is reused instead of rebuilt by every example
+    env = {**os.environ, "SMOKE_TEST": "1"}
     result = subprocess.run(
         [sys.executable, str(script)],
         cwd=tmp_path,

@@ -33,6 +33,7 @@ def optimize_acqf_on_space(
     exclude: Tensor | None = None,
     max_batch_size: int = 2048,
     seed: int | None = None,
+    batch_initial_conditions: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Maximise ``acq_function`` over ``q`` points of ``space``; every evaluation is on the space.
 
@@ -53,6 +54,9 @@ def optimize_acqf_on_space(
         exclude: discrete spaces only: points ``(k, *point_shape)`` never proposed (e.g. evaluated ones).
         max_batch_size: discrete spaces only: points scored per acquisition call.
         seed: seed of the raw samples and of the start selection.
+        batch_initial_conditions: continuous spaces, joint optimisation only: the starts
+            ``(r, q, *point_shape)`` on the space, used instead of raw samples (for acquisitions
+            that vanish on most of the space, such as a search confined to a region of the globe).
 
     Returns:
         ``(candidates, value)``: candidates ``(q, *point_shape)`` on the space and the acquisition
@@ -72,6 +76,12 @@ def optimize_acqf_on_space(
         raise ConfigurationError(
             "`exclude` applies to discrete spaces only (mesh vertices, graph nodes)."
         )
+    if batch_initial_conditions is not None:
+        if sequential and q > 1:
+            raise ConfigurationError(
+                "`batch_initial_conditions` applies to joint optimisation; pass sequential=False."
+            )
+        return _optimize_from(acq_function, space, q, batch_initial_conditions, options, ref)
     if sequential and q > 1 and not isinstance(acq_function, qKnowledgeGradient):
         return _optimize_sequential(
             acq_function, space, q, num_restarts, raw_samples, options, seed, ref
@@ -83,6 +93,27 @@ def _optimize_joint(acq_function, space, q, num_restarts, raw_samples, options, 
     starts = initial_conditions_on_space(
         acq_function, space, q, num_restarts, raw_samples, ref.dtype, ref.device, seed
     )
+    return _ascend(acq_function, space, q, starts, options)
+
+
+def _optimize_from(acq_function, space, q, starts, options, ref):
+    expected = (q, *space.point_shape)
+    if starts.dim() != len(expected) + 1 or tuple(starts.shape[1:]) != expected:
+        raise InputDataError(
+            "`batch_initial_conditions` must have shape "
+            f"(num_starts, {', '.join(map(str, expected))}), "
+            f"got {tuple(starts.shape)}."
+        )
+    if isinstance(acq_function, qKnowledgeGradient):
+        raise ConfigurationError(
+            "`batch_initial_conditions` is not supported for one-shot qKnowledgeGradient (its "
+            "starts also hold fantasy points); let the optimiser draw them."
+        )
+    space.check(starts, "batch_initial_conditions")
+    return _ascend(acq_function, space, q, starts.to(ref), options)
+
+
+def _ascend(acq_function, space, q, starts, options):
     shape = starts.shape
 
     def objective(x: Tensor) -> Tensor:

@@ -16,7 +16,7 @@ from botorch.acquisition import (
 from botorch.sampling import SobolQMCNormalSampler
 from registry import SPACES
 
-from manibo.exceptions import ConfigurationError
+from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models import build_surrogate
 from manibo.optim import LBFGSOptions, optimize_acqf_on_space
 
@@ -137,3 +137,24 @@ def test_bad_configuration():
         optimize_acqf_on_space(acqf, space, num_restarts=10, raw_samples=5)
     with pytest.raises(ConfigurationError, match="discrete"):
         optimize_acqf_on_space(acqf, space, exclude=X[:1])
+
+
+def test_given_starts_replace_raw_samples_and_are_validated():
+    from manibo.spaces import Sphere
+
+    space = Sphere(2)
+    model, _, _ = _model(space, n=8)
+    acqf = UpperConfidenceBound(model, beta=0.1)
+    starts = space.random(3, generator=torch.Generator().manual_seed(5)).unsqueeze(1)
+    candidate, value = optimize_acqf_on_space(
+        acqf, space, batch_initial_conditions=starts, options=FAST
+    )
+    space.check(candidate)
+    with torch.no_grad():
+        assert float(value) >= float(acqf(starts).max()) - 1e-9  # ascent ends above its starts
+    with pytest.raises(InputDataError, match="batch_initial_conditions"):
+        optimize_acqf_on_space(acqf, space, batch_initial_conditions=starts[:, 0])
+    with pytest.raises(InputDataError, match="off Sphere"):
+        optimize_acqf_on_space(acqf, space, batch_initial_conditions=2 * starts)
+    with pytest.raises(ConfigurationError, match="joint"):
+        optimize_acqf_on_space(acqf, space, q=2, sequential=True, batch_initial_conditions=starts)

@@ -1,0 +1,71 @@
+"""The prior mixture: blob and corridor shapes against their definitions, weights, the ocean."""
+
+import math
+
+import pytest
+import torch
+
+from manibo.exceptions import ConfigurationError
+from manibo.search.geography import EARTH_RADIUS_KM, distance_km, latlon, tangent_offsets
+from manibo.search.ocean import ocean_mask
+from manibo.search.prior import GaussianBlob, PriorMixture, RouteCorridor
+
+
+def test_gaussian_blob_has_the_requested_spread_and_truncation():
+    centre = latlon(55.0, -25.0)
+    samples = GaussianBlob(centre, 80.0).sample(20000, torch.Generator().manual_seed(0))
+    offsets = tangent_offsets(centre, samples)
+    assert torch.allclose(
+        offsets.std(0), torch.tensor([80.0, 80.0], dtype=torch.float64), rtol=0.03
+    )
+    assert torch.allclose(offsets.mean(0), torch.zeros(2, dtype=torch.float64), atol=2.5)
+    truncated = GaussianBlob(centre, 80.0, max_km=100.0).sample(
+        5000, torch.Generator().manual_seed(1)
+    )
+    assert float(distance_km(truncated, centre).max()) <= 100.0 + 1e-6
+
+
+def test_route_corridor_along_and_cross_track_match_the_reference_formulas():
+    lkp, cdg = latlon(2.98, -30.59), latlon(49.01, 2.55)
+    corridor = RouteCorridor(lkp, cdg, length_km=600.0, cross_sigma_km=35.0)
+    x = corridor.sample(20000, torch.Generator().manual_seed(2))
+    n = torch.linalg.cross(lkp, cdg, dim=-1)
+    n = n / n.norm()
+    cross = torch.asin((x @ n).clamp(-1, 1)) * EARTH_RADIUS_KM  # cross-track = arcsin(x . n)
+    p = x - (x @ n).unsqueeze(-1) * n
+    along = torch.atan2(p @ torch.linalg.cross(n, lkp, dim=-1), p @ lkp) * EARTH_RADIUS_KM
+    assert float(cross.std()) == pytest.approx(35.0, rel=0.03)
+    assert float(along.min()) >= -1e-6 and float(along.max()) <= 600.0 + 1e-6
+    assert float(along.mean()) == pytest.approx(300.0, rel=0.02)  # uniform on [0, L]
+    # ahead means towards Paris: the corridor's far end is closer to CDG than the LKP is
+    assert float(distance_km(x[along > 550].mean(0) / x[along > 550].mean(0).norm(), cdg)) < float(
+        distance_km(lkp, cdg)
+    )
+
+
+def test_mixture_weights_and_ocean_mask():
+    a, b = latlon(0.0, -30.0), latlon(0.0, -20.0)
+    mixture = PriorMixture([GaussianBlob(a, 20.0), GaussianBlob(b, 20.0)], [3.0, 1.0])
+    x = mixture.sample(8000, torch.Generator().manual_seed(3))
+    share_a = float((distance_km(x, a) < distance_km(x, b)).double().mean())
+    assert share_a == pytest.approx(0.75, abs=0.02)
+    coast = GaussianBlob(latlon(43.3, 5.4), 150.0)  # Marseille: half land, half sea
+    masked = PriorMixture([coast], [1.0], ocean_mask()).sample(
+        2000, torch.Generator().manual_seed(4)
+    )
+    assert bool(ocean_mask().is_ocean(masked).all())
+
+
+def test_bad_priors_are_rejected():
+    sahara = GaussianBlob(latlon(23.0, 13.0), 30.0, name="Sahara")
+    with pytest.raises(ConfigurationError, match="Sahara"):
+        PriorMixture([sahara], [1.0], ocean_mask()).sample(10, torch.Generator().manual_seed(0))
+    with pytest.raises(ConfigurationError, match="one weight per component"):
+        PriorMixture([sahara], [0.5, 0.5])
+    with pytest.raises(ConfigurationError, match="non-negative"):
+        PriorMixture([sahara], [-1.0])
+    with pytest.raises(ConfigurationError, match="sigma_km"):
+        GaussianBlob(latlon(0.0, 0.0), -5.0)
+    with pytest.raises(ConfigurationError, match="route"):
+        RouteCorridor(latlon(0.0, 0.0), latlon(0.0, 0.0), 100.0, 10.0)
+    assert math.isfinite(sahara.sigma_km)
