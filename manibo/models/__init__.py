@@ -3,10 +3,13 @@
 from manibo.models import euclidean, exact_gp  # noqa: F401  (registers the surrogates)
 from manibo.models.euclidean import ChartKernel
 from manibo.models.exact_gp import fit_with_retries, validate_training_data
+from manibo.models.gpnet import GPNet, GPNetModel  # registers the "gpnet" surrogate
 from manibo.models.registry import available_surrogates, build_surrogate, register_surrogate
 
 __all__ = [
     "ChartKernel",
+    "GPNet",
+    "GPNetModel",
     "available_surrogates",
     "build_surrogate",
     "fit_with_retries",

@@ -1,0 +1,288 @@
+"""GPNet iterations: the KL step, the hyperparameter step, convergence to exact answers, errors."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from gpytorch.kernels import RBFKernel, ScaleKernel
+from gpytorch.likelihoods import BernoulliLikelihood, GaussianLikelihood, SoftmaxLikelihood
+
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.kernels import GeometricMaternKernel
+from manibo.models.gpnet import (
+    BayesianLinearNetwork,
+    GPNet,
+    HarmonicFeatures,
+    MeasurementDistribution,
+    RandomFourierFeatures,
+    conjugate_target,
+)
+from manibo.models.gpnet.mirror_descent import add_jitter, cholesky_with_jitter
+from manibo.spaces import Box, Circle, Sphere
+
+
+def _circle_problem(num_levels=6, n=16, dtype=torch.float64, device="cpu", seed=0):
+    """A GP on the circle whose (truncated) kernel the harmonic network represents exactly."""
+    space = Circle()
+    kernel = ScaleKernel(GeometricMaternKernel(space, nu=2.5, num_levels=num_levels)).to(dtype)
+    kernel.base_kernel.lengthscale = 0.5
+    kernel.outputscale = 1.3
+    gen = torch.Generator().manual_seed(seed)
+    X = space.random(n, generator=gen, dtype=dtype)
+    y = torch.sin(3 * X) + 0.1 * torch.randn(n, 1, generator=gen, dtype=dtype)
+    return space, kernel.to(device), X.to(device), y.to(device)
+
+
+def _exact_posterior(kernel, X, y, noise, Xt):
+    """Dense exact GP posterior marginals (NumPy float64)."""
+    with torch.no_grad():
+        K = kernel(X).to_dense().double().cpu().numpy()
+        Kt = kernel(Xt, X).to_dense().double().cpu().numpy()
+        kt = kernel(Xt, diag=True).double().cpu().numpy()
+    Ky = K + noise * np.eye(len(K))
+    mean = Kt @ np.linalg.solve(Ky, y.double().cpu().numpy()[:, 0])
+    var = kt - np.einsum("ij,ji->i", Kt, np.linalg.solve(Ky, Kt.T))
+    return mean, var
+
+
+def _gpnet(space, kernel, likelihood=None, num_latents=1, **options):
+    network = BayesianLinearNetwork(HarmonicFeatures(kernel), num_latents)
+    return GPNet(space, network, kernel, likelihood, **options)
+
+
+def _gaussian(noise, dtype=torch.float64):
+    likelihood = GaussianLikelihood().to(dtype)
+    likelihood.noise = noise
+    return likelihood
+
+
+def test_kl_step_decreases_the_kl_to_a_fixed_target_and_leaves_the_prior_alone(device="cpu"):
+    space, kernel, X, y = _circle_problem(device=device)
+    likelihood = _gaussian(0.05).to(device)
+    gpnet = _gpnet(space, kernel, likelihood, beta0=1.0, xi=0.0, lr=0.01).to(device)
+    X_M = space.random(12, generator=torch.Generator().manual_seed(5)).to(device)
+    # with beta = 1 and a fixed batch and X_M the target does not move: compute it independently
+    with torch.no_grad():
+        XX = torch.cat([X, X_M])
+        K = add_jitter(kernel(XX).to_dense(), 1e-6)
+        dummy = torch.zeros(1, len(XX), dtype=X.dtype, device=device)
+        target = conjugate_target(K, dummy, add_jitter(K, 0)[None], y.T, 0.05, 1.0, len(X))
+        target_dist = torch.distributions.MultivariateNormal(
+            target[0][0], scale_tril=cholesky_with_jitter(target[1][0], 1e-6)
+        )
+
+    def kl_now():
+        with torch.no_grad():
+            mean, root = gpnet.network(X_M)
+            cov = add_jitter(root[0] @ root[0].T, 1e-6)
+            q = torch.distributions.MultivariateNormal(mean[0], cov)
+            return float(torch.distributions.kl_divergence(q, target_dist))
+
+    kls, losses = [kl_now()], []
+    for _ in range(40):
+        losses.append(float(gpnet.step(X, y, X_M, len(X)).loss))
+        kls.append(kl_now())
+    assert all(b < a for a, b in zip(kls[:15], kls[1:16], strict=True)), kls[:16]
+    assert kls[-1] < 0.5 * kls[0]
+    assert losses[0] == pytest.approx(kls[0], rel=1e-6)  # the step's loss is that KL
+    for p in list(kernel.parameters()) + list(likelihood.parameters()):
+        assert p.grad is None  # no gradient flowed through the target
+    assert float(kernel.outputscale.detach()) == pytest.approx(1.3)
+
+
+def test_hyper_step_uses_the_previous_network_and_matches_a_dense_bound(device="cpu"):
+    space, kernel, X, y = _circle_problem(device=device)
+    likelihood = _gaussian(0.05).to(device)
+    gpnet = _gpnet(space, kernel, likelihood, lr=0.01, hyper_lr=0.01).to(device)
+    gen = torch.Generator().manual_seed(2)
+    with torch.no_grad():
+        gpnet.network.weight_mean.normal_(generator=gen)
+        mean, root = gpnet.network(X)
+        cov = add_jitter(root @ root.mT, 1e-6)
+    # dense bound: sum_i E_q log N(y_i | f_i, s^2) - KL(q(f_n) || p(f_n)), not rescaled by N/n
+    m, S = mean[0].double().cpu().numpy(), cov[0].double().cpu().numpy()
+    with torch.no_grad():
+        K = kernel(X).to_dense().double().cpu().numpy() + 1e-6 * np.eye(len(X))
+    yy, s2, n = y[:, 0].double().cpu().numpy(), 0.05, len(X)
+    fit = np.sum(-0.5 * np.log(2 * np.pi * s2) - ((yy - m) ** 2 + np.diag(S)) / (2 * s2))
+    kl = 0.5 * (
+        np.trace(np.linalg.solve(K, S))
+        + m @ np.linalg.solve(K, m)
+        - n
+        + np.linalg.slogdet(K)[1]
+        - np.linalg.slogdet(S)[1]
+    )
+    assert float(gpnet.hyper_objective(X, y, mean, cov).detach()) == pytest.approx(fit - kl, rel=1e-7)
+    before_net = [p.detach().clone() for p in gpnet.network.parameters()]
+    before_kernel = float(kernel.outputscale.detach())
+    result = gpnet.step(X, y, space.random(8, generator=gen).to(device), len(X))
+    assert float(result.hyper_objective) == pytest.approx(fit - kl, rel=1e-7)  # q_prev = q_t
+    assert float(kernel.outputscale.detach()) != before_kernel  # the hyperparameters moved ...
+    moved = [not torch.equal(a, b) for a, b in zip(before_net, gpnet.network.parameters())]
+    assert any(moved)  # ... and so did the network, each by its own optimiser
+
+
+def test_conjugate_gpnet_converges_to_the_exact_posterior(device="cpu"):
+    """Full batch, beta = 1: tolerance 1e-4 on means and variances (prior variance 1.3)."""
+    space, kernel, X, y = _circle_problem(device=device)
+    gpnet = _gpnet(space, kernel, _gaussian(0.05), beta0=1.0, xi=0.0, lr=0.1)
+    uniform = MeasurementDistribution(space, uniform_fraction=1.0)
+    gpnet.fit(X, y, 400, batch_size=16, num_measurement=40, measurement=uniform)
+    Xt = space.random(50, generator=torch.Generator().manual_seed(9)).to(device)
+    mean, var = gpnet.predict(Xt)
+    ref_mean, ref_var = _exact_posterior(kernel, X, y, 0.05, Xt)
+    assert np.abs(mean[0].cpu().numpy() - ref_mean).max() < 1e-4
+    assert np.abs(var[0].cpu().numpy() - ref_var).max() < 1e-4
+
+
+def test_minibatch_gpnet_approaches_the_exact_posterior(device="cpu"):
+    """n = 8 of N = 16 with a decaying step size: means within 0.02, variances within 0.03.
+
+    Treating the batch as the whole data set (N = 8) or tempering for twice the data (N = 32)
+    leaves errors above 0.04 in both, so the tolerance checks the N/n scaling of the likelihood.
+    """
+    space, kernel, X, y = _circle_problem(device=device)
+    gpnet = _gpnet(space, kernel, _gaussian(0.05), beta0=1.0, xi=0.3, lr=0.1)
+    uniform = MeasurementDistribution(space, uniform_fraction=1.0)
+    gpnet.fit(X, y, 600, batch_size=8, num_measurement=40, measurement=uniform)
+    Xt = space.random(50, generator=torch.Generator().manual_seed(9)).to(device)
+    mean, var = gpnet.predict(Xt)
+    ref_mean, ref_var = _exact_posterior(kernel, X, y, 0.05, Xt)
+    assert np.abs(mean[0].cpu().numpy() - ref_mean).max() < 0.02
+    assert np.abs(var[0].cpu().numpy() - ref_var).max() < 0.03
+
+
+def test_general_objective_with_a_gaussian_likelihood_reaches_the_same_posterior(device="cpu"):
+    space, kernel, X, y = _circle_problem(device=device)
+    gpnet = _gpnet(space, kernel, _gaussian(0.05), beta0=1.0, xi=0.0, lr=0.1, closed_form=False)
+    assert not gpnet.conjugate
+    gpnet.fit(X, y, 300, batch_size=16, num_measurement=24)
+    Xt = space.random(30, generator=torch.Generator().manual_seed(9)).to(device)
+    mean, var = gpnet.predict(Xt)
+    ref_mean, ref_var = _exact_posterior(kernel, X, y, 0.05, Xt)
+    assert np.abs(mean[0].cpu().numpy() - ref_mean).max() < 1e-3
+    assert np.abs(var[0].cpu().numpy() - ref_var).max() < 1e-3
+
+
+def _weight_space_probit_vi(phi, labels, steps=200):
+    """Full-covariance Gaussian VI for probit classification in weight space, w ~ N(0, I).
+
+    An independent reference: its own Gauss–Hermite rule and L-BFGS on (m, L).
+    """
+    nodes, weights = np.polynomial.hermite.hermgauss(40)
+    nodes = torch.tensor(nodes * math.sqrt(2), dtype=torch.float64)
+    weights = torch.tensor(weights / math.sqrt(math.pi), dtype=torch.float64)
+    F = phi.shape[1]
+    m = torch.zeros(F, dtype=torch.float64, requires_grad=True)
+    raw = torch.eye(F, dtype=torch.float64).requires_grad_(True)
+    sign = 2 * labels - 1
+
+    def loss():
+        L = torch.tril(raw)
+        mean, sd = phi @ m, (phi @ L).norm(dim=-1)
+        f = mean.unsqueeze(-1) + sd.unsqueeze(-1) * nodes
+        fit = (torch.special.log_ndtr(sign.unsqueeze(-1) * f) * weights).sum()
+        kl = 0.5 * ((L**2).sum() + m @ m - F - 2 * L.diagonal().abs().log().sum())
+        return kl - fit
+
+    optimiser = torch.optim.LBFGS([m, raw], max_iter=steps, line_search_fn="strong_wolfe")
+
+    def closure():
+        optimiser.zero_grad()
+        value = loss()
+        value.backward()
+        return value
+
+    optimiser.step(closure)
+    L = torch.tril(raw).detach()
+    return m.detach(), L
+
+
+def test_bernoulli_gpnet_reaches_the_weight_space_variational_optimum():
+    """A fixed point of the non-conjugate step is the Gaussian VI optimum; tolerance 5e-3."""
+    space, kernel, X, _ = _circle_problem(num_levels=4, n=14)
+    labels = (torch.sin(2 * X[:, 0]) > 0.2).double()
+    gpnet = _gpnet(space, kernel, BernoulliLikelihood(), beta0=1.0, xi=0.0, lr=0.1)
+    gpnet.fit(X, labels, 500, batch_size=14, num_measurement=10)
+    Xt = space.random(30, generator=torch.Generator().manual_seed(4))
+    mean, var = gpnet.predict(Xt)
+    features = gpnet.network.features
+    with torch.no_grad():
+        m, L = _weight_space_probit_vi(features(X), labels)
+        phi = features(Xt)
+    assert torch.allclose(mean[0], phi @ m, atol=5e-3)
+    assert torch.allclose(var[0], (phi @ L).square().sum(-1), atol=5e-3)
+
+
+def test_softmax_gpnet_learns_three_classes():
+    space, kernel, X, _ = _circle_problem(num_levels=5, n=60)
+    labels = (X[:, 0] / (2 * math.pi / 3)).floor().clamp(max=2).long()
+    likelihood = SoftmaxLikelihood(num_features=3, num_classes=3, mixing_weights=False)
+    gpnet = _gpnet(space, kernel, likelihood, num_latents=3, beta0=1.0, xi=0.1, lr=0.05)
+    results = gpnet.fit(X, labels, 150, batch_size=30, num_measurement=16, seed=1)
+    assert all(torch.isfinite(r.loss) for r in results)
+    Xt = space.random(200, generator=torch.Generator().manual_seed(3))
+    truth = (Xt[:, 0] / (2 * math.pi / 3)).floor().clamp(max=2).long()
+    mean, _ = gpnet.predict(Xt)
+    assert mean.shape == (3, 200)
+    assert (mean.argmax(0) == truth).double().mean() > 0.9
+
+
+def test_training_is_seeded_and_leaves_the_global_generator_alone():
+    space, kernel, X, y = _circle_problem()
+    runs = []
+    for _ in range(2):
+        torch.manual_seed(123)
+        gpnet = _gpnet(space, kernel, _gaussian(0.05), lr=0.05)
+        gpnet.fit(X, y, 5, batch_size=4, num_measurement=6, seed=7)
+        runs.append((gpnet.network.weight_mean.detach().clone(), torch.rand(1)))
+    assert torch.equal(runs[0][0], runs[1][0]) and torch.equal(runs[0][1], runs[1][1])
+
+
+def test_minibatch_training_never_builds_anything_of_size_n_squared():
+    """2e5 points in R^2: an N x N matrix would need 320 GB; each iteration touches n + M points."""
+    box = Box([-1.0, -1.0], [1.0, 1.0])
+    X = box.random(200_000, generator=torch.Generator().manual_seed(0))
+    y = X[:, :1].sin()
+    kernel = ScaleKernel(RBFKernel(ard_num_dims=2)).double()
+    network = BayesianLinearNetwork(RandomFourierFeatures.from_kernel(kernel, 16))
+    gpnet = GPNet(box, network, kernel, _gaussian(0.1), lr=0.01)
+    results = gpnet.fit(X, y, 3, batch_size=64, num_measurement=32)
+    assert len(results) == 3 and gpnet.iteration == 3
+    mean, var = gpnet.predict(X[:10_000], chunk_size=2048)
+    assert mean.shape == var.shape == (1, 10_000)
+
+
+def test_bad_configurations_get_clear_errors():
+    space, kernel, X, y = _circle_problem()
+    for beta0 in (0.0, 1.5, -1.0):
+        with pytest.raises(ConfigurationError, match=r"`beta0` must lie in \(0, 1\]"):
+            _gpnet(space, kernel, beta0=beta0)
+    with pytest.raises(ConfigurationError, match="`lr`"):
+        _gpnet(space, kernel, lr=0.0)
+    with pytest.raises(ConfigurationError, match="num_classes=2"):
+        _gpnet(space, kernel, SoftmaxLikelihood(num_features=3, num_classes=3), num_latents=2)
+    with pytest.raises(ConfigurationError, match="one latent"):
+        _gpnet(space, kernel, BernoulliLikelihood(), num_latents=2)
+    with pytest.raises(ConfigurationError, match="network"):
+        GPNet(space, torch.nn.Linear(2, 2), kernel)
+    gpnet = _gpnet(space, kernel, _gaussian(0.05))
+    gpnet.to(X)
+    off = torch.full((4, 1), 7.5, dtype=torch.float64)  # angles beyond 2 pi: off the circle
+    with pytest.raises(InputDataError, match="`X_M` holds points off Circle"):
+        gpnet.step(X, y, off, len(X))
+    with pytest.raises(InputDataError, match="`X_M` must have shape"):
+        gpnet.step(X, y, X[:4].reshape(2, 2, 1), len(X))
+    with pytest.raises(InputDataError, match=r"`y_n` must have shape \(16, 1\)"):
+        gpnet.step(X, y[:, 0], X[:4], len(X))
+    with pytest.raises(ConfigurationError, match="num_data"):
+        gpnet.step(X, y, X[:4], 3)
+    with pytest.raises(InputDataError, match="move it with"):
+        gpnet.step(X.float(), y.float(), X[:4].float(), len(X))
+    sphere_net = _gpnet(Sphere(2), ScaleKernel(GeometricMaternKernel(Sphere(2), num_levels=3)))
+    with pytest.raises(InputDataError, match="`train_X` holds points off Sphere"):
+        sphere_net.fit(2 * Sphere(2).random(5), torch.zeros(5, 1), 1)
+    bernoulli = _gpnet(space, kernel, BernoulliLikelihood())
+    with pytest.raises(InputDataError, match=r"labels in \{0, 1\}"):
+        bernoulli.fit(X, y[:, 0], 1)
