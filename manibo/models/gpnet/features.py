@@ -156,7 +156,7 @@ class RandomFourierFeatures(nn.Module):
         return self.amplitude * torch.cat([projection.cos(), projection.sin()], dim=-1)
 
 
-def _levels_within(multiplicities: list[float], max_features: int) -> int:
+def levels_within(multiplicities: list[float], max_features: int) -> int:
     """The largest ``L >= 1`` whose first ``L`` multiplicities sum to at most ``max_features``."""
     total, levels = 0, 0
     for m in multiplicities:
@@ -206,13 +206,13 @@ class HarmonicFeatures(nn.Module):
                 warnings.simplefilter("ignore", TruncationWarning)
                 wanted = frozen.levels_for(frozen.lengthscale)
             _, multiplicities = frozen.space.levels(wanted)
-            frozen.num_levels = _levels_within(multiplicities.tolist(), int(max_features))
+            frozen.num_levels = levels_within(multiplicities.tolist(), int(max_features))
             self.space = frozen.space
         elif _zonal_part(frozen) is not None:
             zonal = _zonal_part(frozen)
             d = zonal.sphere.dim + 1
             sizes = [harmonic_dimension(d, n) for n in range(zonal.num_levels)]
-            zonal.num_levels = _levels_within(sizes, int(max_features))
+            zonal.num_levels = levels_within(sizes, int(max_features))
             self.space = None if isinstance(frozen, HomogeneousLiftKernel) else zonal.sphere
         else:
             raise ConfigurationError(
