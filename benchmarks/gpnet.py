@@ -127,7 +127,7 @@ def exact_gp(prior, noise, X, Ys, Xt, chunk=2000):
 
 
 def train_svgp(prior, likelihood, X, Ys, inducing, learn, iterations, batch, lr, seed):
-    """SVGP (GPyTorch, whitened, full-covariance q(u)) with the prior frozen; returns a predictor."""
+    """SVGP (GPyTorch, whitened, full-covariance q(u)) with the prior frozen, and its predictor."""
     import gpytorch
     import torch
 
@@ -277,10 +277,8 @@ def run_toy(args) -> dict:
             }
             result["curves"][f"{name}_M{M}"] = _curve(std, noise, *on_grid)
         result["curves"][f"svgp_M{M}"]["inducing"] = inducing[:, 0].tolist()
-        print(
-            f"toy M={M}: mean KL to exact  SVGP {result['methods'][f'svgp_M{M}']['mean_kl_to_exact']:.4f}"
-            f"  GPNet {result['methods'][f'gpnet_M{M}']['mean_kl_to_exact']:.4f}"
-        )
+        kls = [result["methods"][f"{m}_M{M}"]["mean_kl_to_exact"] for m in ("svgp", "gpnet")]
+        print(f"toy M={M}: mean KL to exact  SVGP {kls[0]:.4f}  GPNet {kls[1]:.4f}", flush=True)
     kl5 = {m: result["methods"][f"{m}_M5"]["mean_kl_to_exact"] for m in ("svgp", "gpnet")}
     result["target"] = {
         "gpnet_closer_than_svgp_at_M5": kl5["gpnet"] < kl5["svgp"],
@@ -316,12 +314,12 @@ def run_sphere(args) -> dict:
     from manibo.models.gpnet.model import default_kernel
 
     load = load_average()
-    n = 300 if args.smoke else 2000
-    space, X, y, Xt, yt = sphere_data(args.seed, n=n, n_test=200 if args.smoke else 1000)
+    n, features = (200, 49) if args.smoke else (2000, 225)
+    space, X, y, Xt, yt = sphere_data(args.seed, n=n, n_test=100 if args.smoke else 1000)
     X, y, Xt, yt = (t.to(args.device) for t in (X, y, Xt, yt))
     std = Standardiser(y)
     Ys = std(y)
-    kernel = default_kernel(space, 2.5, max_features=225)  # 15 levels on S²
+    kernel = default_kernel(space, 2.5, max_features=features)  # 15 levels on S² (full run)
     prior, likelihood = shared_prior(space, kernel, X, Ys, args.seed)
     noise = float(likelihood.noise)
     exact = exact_gp(prior, noise, X, Ys, Xt)
@@ -334,22 +332,20 @@ def run_sphere(args) -> dict:
             "batch": 256,
             "lr_gpnet": 0.01,
             "lr_svgp": 0.01,
-            "gpnet": "harmonic features (225, the prior's levels); beta0 = 1, xi = 0.1; c(x): half "
-            "uniform, half training inputs with tangent noise lengthscale/sqrt(2)",
+            "gpnet": f"harmonic features ({features}, the prior's levels); beta0 = 1, xi = 0.1; "
+            "c(x): half uniform, half training inputs with tangent noise lengthscale/sqrt(2)",
             "svgp": "M fixed inducing points at random training inputs",
         },
         "exact": {**scores(std, noise, *exact[:2], yt), "seconds": exact[2]},
         "methods": {},
     }
-    c = MeasurementDistribution(
-        space, X, 0.5, lengthscale_noise(prior.base_kernel.lengthscale)
-    )
+    c = MeasurementDistribution(space, X, 0.5, lengthscale_noise(prior.base_kernel.lengthscale))
     for M in (20, 100):
         rows = torch.randperm(len(X), generator=torch.Generator().manual_seed(M))[:M]
         svgp, svgp_s, _ = train_svgp(
             prior, likelihood, X, Ys, X[rows], False, iterations, 256, 0.01, args.seed
         )
-        network = BayesianLinearNetwork(HarmonicFeatures(prior, max_features=225)).to(X)
+        network = BayesianLinearNetwork(HarmonicFeatures(prior, max_features=features)).to(X)
         gpnet, gpnet_s, _ = train_gpnet(
             space, prior, likelihood, network, X, Ys, iterations, 256, M, 0.01, 0.1, c, args.seed
         )
@@ -379,8 +375,10 @@ def run_large(args) -> dict:
     from manibo.spaces import Box
 
     load = load_average()
-    n = 5000 if args.smoke else 100_000
-    X, y, Xt, yt = large_data(args.seed, n=n, n_test=1000 if args.smoke else 10_000)
+    n, frequencies, batch, sizes = (
+        (2000, 8, 64, (10, 20)) if args.smoke else (100_000, 256, 512, (100, 500))
+    )
+    X, y, Xt, yt = large_data(args.seed, n=n, n_test=500 if args.smoke else 10_000)
     X, y, Xt, yt = (t.to(args.device) for t in (X, y, Xt, yt))
     box = Box([-2.0] * 4, [2.0] * 4)
     std = Standardiser(y)
@@ -389,7 +387,7 @@ def run_large(args) -> dict:
     noise = float(likelihood.noise)
     subset = 500 if args.smoke else 5000
     sod = exact_gp(prior, noise, X[:subset], Ys[:subset], Xt)
-    iterations, batch = args.large_iterations, 512
+    iterations = args.large_iterations
     result = {
         "data": {"n": n, "n_test": len(Xt), "dim": 4, "noise_sd": 0.1},
         "prior": _prior_record(prior, noise),
@@ -397,8 +395,9 @@ def run_large(args) -> dict:
             "iterations": iterations,
             "batch": batch,
             "lr": 0.01,
-            "gpnet": "256 trainable random Fourier frequencies (512 features); beta0 = 1, "
-            "xi = 0.1; c(x): half uniform on the box, half training inputs + N(0, l^2/2)",
+            "gpnet": f"{frequencies} trainable random Fourier frequencies ({2 * frequencies} "
+            "features); beta0 = 1, xi = 0.1; c(x): half uniform on the box, half training "
+            "inputs + N(0, l^2/2)",
             "svgp": "M learned inducing points (initialised at random training inputs)",
         },
         "exact": {
@@ -412,13 +411,13 @@ def run_large(args) -> dict:
         "methods": {},
     }
     c = MeasurementDistribution(box, X, 0.5, lengthscale_noise(prior.base_kernel.lengthscale))
-    for M in (100, 500):
+    for M in sizes:
         rows = torch.randperm(len(X), generator=torch.Generator().manual_seed(M))[:M]
         svgp, svgp_s, _ = train_svgp(
             prior, likelihood, X, Ys, X[rows], True, iterations, batch, 0.01, args.seed
         )
         features = RandomFourierFeatures.from_kernel(
-            prior, 256, torch.Generator().manual_seed(args.seed)
+            prior, frequencies, torch.Generator().manual_seed(args.seed)
         )
         network = BayesianLinearNetwork(features).to(X)
         gpnet, gpnet_s, _ = train_gpnet(
@@ -431,13 +430,13 @@ def run_large(args) -> dict:
                 "seconds": seconds,
                 **scores(std, noise, *predict(Xt), yt),
             }
-        print(f"large M={M}: " + _row_text(result["methods"], M))
-    result["scaling"] = gpnet_scaling(args, prior, likelihood)
+        print(f"large M={M}: " + _row_text(result["methods"], M), flush=True)
+    result["scaling"] = gpnet_scaling(args, prior, likelihood, frequencies, batch)
     return _stamp(result, load)
 
 
-def gpnet_scaling(args, prior, likelihood) -> dict:
-    """GPNet's time per iteration at N = 1e5 and N = 1e6 (same minibatch): it does not grow with N."""
+def gpnet_scaling(args, prior, likelihood, frequencies, batch) -> dict:
+    """GPNet's time per iteration at N = 1e5 and 1e6 (same minibatch): it does not grow with N."""
     import torch
 
     from manibo.models.gpnet import (
@@ -449,15 +448,17 @@ def gpnet_scaling(args, prior, likelihood) -> dict:
 
     box = Box([-2.0] * 4, [2.0] * 4)
     sizes = (20_000, 50_000) if args.smoke else (100_000, 1_000_000)
-    record = {"iterations": 10 if args.smoke else 50, "batch": 512, "M": 100, "runs": []}
+    record = {"iterations": 5 if args.smoke else 50, "batch": batch, "M": 100, "runs": []}
     for n in sizes:
         X, y, _, _ = large_data(args.seed + 1, n=n, n_test=0)
         X, y = X.to(args.device), ((y - y.mean()) / y.std()).to(args.device)
-        features = RandomFourierFeatures.from_kernel(prior, 256, torch.Generator().manual_seed(0))
+        features = RandomFourierFeatures.from_kernel(
+            prior, frequencies, torch.Generator().manual_seed(0)
+        )
         network = BayesianLinearNetwork(features).to(X)
         c = MeasurementDistribution(box, uniform_fraction=1.0)
         _, seconds, _ = train_gpnet(
-            box, prior, likelihood, network, X, y, record["iterations"], 512, 100, 0.01, 0.1, c, 0
+            box, prior, likelihood, network, X, y, record["iterations"], batch, 100, 0.01, 0.1, c, 0
         )
         record["runs"].append(
             {

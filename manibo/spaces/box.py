@@ -1,4 +1,4 @@
-r"""The box :math:`[a_1, b_1] \times \dots \times [a_D, b_D] \subset \mathbb R^D`: Euclidean inputs as a space."""
+r"""The box :math:`\prod_i [a_i, b_i] \subset \mathbb R^D`: Euclidean inputs as a space."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GPNet: GP posteriors approximated by inference networks, trained by stochastic functional mirror descent.
+"""GPNet: GP posteriors as inference networks, trained by stochastic functional mirror descent.
 
 Modules: ``mirror_descent`` (the step: schedule, tempered prior, closed-form target, KL),
 ``networks`` (Gaussian-output networks), ``features`` (their feature maps), ``measurement`` (the

@@ -1,14 +1,15 @@
-r"""Feature maps for GPNet's networks: random Fourier features on :math:`\mathbb R^D`, harmonic and
-random-phase features on compact spaces, and a deterministic tanh network.
+r"""Feature maps of GPNet's networks: random Fourier, harmonic, random-phase and tanh features.
 
-Each module maps points ``(*batch, P, *point_shape)`` to features ``(*batch, P, F)`` and exposes
-``num_features``. Those built ``from a kernel`` satisfy :math:`\mathbb E[\phi(x)^\top\phi(x')] = k(x, x')`
-(random features) or :math:`\phi(x)^\top\phi(x') = k_L(x, x')` (the kernel truncated to ``L`` levels),
-with the amplitude :math:`\sigma^2` of a :class:`gpytorch.kernels.ScaleKernel` included. Their
-hyperparameters are copied from the kernel once, at construction (so a pretrained lengthscale is the
-starting value; the official code's initialiser ordering could miss it), and belong to the network
-afterwards: the prior's hyperparameters and the network never share a tensor, so the KL step cannot
-put gradients on the prior and the hyperparameter step cannot move the network.
+Random Fourier features act on :math:`\mathbb R^D`, harmonic and random-phase features on compact
+spaces, the tanh network on any space's ambient coordinates. Each module maps points
+``(*batch, P, *point_shape)`` to features ``(*batch, P, F)`` and exposes ``num_features``. Those
+built from a kernel satisfy :math:`\mathbb E[\phi(x)^\top\phi(x')] = k(x, x')` (random features)
+or :math:`\phi(x)^\top\phi(x') = k_L(x, x')` (the kernel truncated to ``L`` levels), with the
+amplitude :math:`\sigma^2` of a :class:`gpytorch.kernels.ScaleKernel` included. Their
+hyperparameters are copied from the kernel once, at construction (so a pretrained lengthscale is
+the starting value; the official code's initialiser ordering could miss it), and belong to the
+network afterwards: the prior's hyperparameters and the network never share a tensor, so the KL
+step cannot put gradients on the prior and the hyperparameter step cannot move the network.
 """
 
 from __future__ import annotations
@@ -31,12 +32,17 @@ from manibo.spaces.base import CompactSpace, Space, UnsupportedError
 
 
 def split_outputscale(kernel: Kernel) -> tuple[Kernel, float]:
-    """``(base, variance)``: the kernel inside a ``ScaleKernel`` and its outputscale (else ``(kernel, 1)``)."""
+    """The base kernel and outputscale of a ``ScaleKernel`` (``(kernel, 1.0)`` for other kernels).
+
+    Args:
+        kernel: a GPyTorch kernel, wrapped in a ``ScaleKernel`` or not.
+    """
     if isinstance(kernel, ScaleKernel):
         scale = kernel.outputscale.detach()
         if scale.numel() != 1:
             raise ConfigurationError(
-                f"batched kernels are not supported: the outputscale has shape {tuple(scale.shape)}."
+                "batched kernels are not supported: the outputscale has shape "
+                f"{tuple(scale.shape)}."
             )
         return kernel.base_kernel, float(scale)
     return kernel, 1.0
@@ -50,12 +56,12 @@ def _dtype_device(module: nn.Module) -> dict:
 
 
 class RandomFourierFeatures(nn.Module):
-    r"""Random Fourier features :math:`\sqrt{\sigma^2/H}\,[\cos(\tilde x\Omega), \sin(\tilde x\Omega)]`, :math:`\tilde x = x/\ell`.
+    r"""Random Fourier features :math:`\sqrt{\sigma^2/H}\,[\cos(x\Omega/\ell), \sin(x\Omega/\ell)]`.
 
     With the ``H`` columns of :math:`\Omega` drawn from the kernel's spectral density (standard
     normal for the RBF kernel, multivariate Student-t with :math:`2\nu` degrees of freedom for
-    Matérn-:math:`\nu`), :math:`\mathbb E[\phi(x)^\top\phi(x')] = k(x, x')`. As in GPNet's RFE networks,
-    the frequencies and the lengthscale are trainable (there is no random phase).
+    Matérn-:math:`\nu`), :math:`\mathbb E[\phi(x)^\top\phi(x')] = k(x, x')`. As in GPNet's RFE
+    networks, the frequencies and the lengthscale are trainable (there is no random phase).
 
     Args:
         frequencies: :math:`\Omega`, shape ``(D, H)``.
@@ -110,7 +116,7 @@ class RandomFourierFeatures(nn.Module):
         generator: torch.Generator | None = None,
         **options,
     ) -> RandomFourierFeatures:
-        """Features for a GPyTorch ``RBFKernel`` or ``MaternKernel`` (optionally in a ``ScaleKernel``).
+        """Features for a GPyTorch ``RBFKernel`` or ``MaternKernel`` (in a ``ScaleKernel`` or not).
 
         Args:
             kernel: the prior kernel on :math:`\\mathbb R^D`.
@@ -173,14 +179,14 @@ def _zonal_part(kernel: Kernel) -> ZonalKernel | None:
 
 
 class HarmonicFeatures(nn.Module):
-    r"""Eigenfunction features of a manibo kernel: :math:`\sigma\,\Phi(x)` with :math:`\Phi\Phi^\top = k_L`.
+    r"""Eigenfunction features :math:`\sigma\Phi(x)` of a kernel (:math:`\Phi\Phi^\top = k_L`).
 
     Reuses the kernel's own ``feature_map`` (Laplace–Beltrami eigenfunctions weighted by the
     spectrum for :class:`~manibo.kernels.GeometricMaternKernel` on any compact space with
     eigenfunctions; spherical harmonics weighted by Funk–Hecke eigenvalues for
     :class:`~manibo.kernels.ZonalKernel`; the radius-scaled harmonics of
-    :class:`~manibo.kernels.HomogeneousLiftKernel` on :math:`\mathbb R^D`), evaluated by a frozen copy
-    of the kernel. With these features the network family is the VISH variational family; GPNet
+    :class:`~manibo.kernels.HomogeneousLiftKernel` on :math:`\mathbb R^D`), evaluated by a frozen
+    copy of the kernel. With these features the network family is the VISH variational family; GPNet
     trains it differently. The features are deterministic: there are no phases to train.
 
     Args:
@@ -275,15 +281,15 @@ def level_weights(kernel: Kernel, num_levels: int | None = None) -> tuple[Compac
 
 
 class RandomPhaseFeatures(nn.Module):
-    r"""Random-phase features :math:`\phi_{l,o}(x) = \sqrt{\sigma^2 w_l / O}\; G_l(x, u_o)` on a compact space.
+    r"""Random-phase features :math:`\phi_{l,o}(x) = \sqrt{\sigma^2 w_l / O}\, G_l(x, u_o)`.
 
-    :math:`G_l` is level :math:`l`'s reproducing kernel and :math:`u_1..u_O` are uniform points of the
-    space (the phases). Because :math:`\int G_l(x, u) G_m(u, y)\,du = \delta_{lm} G_l(x, y)` under the
-    normalised volume measure, :math:`\mathbb E_u[\phi(x)^\top\phi(y)] = \sigma^2\sum_l w_l G_l(x, y)`,
-    the kernel. They need no explicit eigenfunctions (cheap on high-dimensional spheres) and are
-    evaluated by the space's ``spectral_sum``. On continuous spaces the phases are trainable (kept
-    on the space by ``space.project``), the analogue of trainable frequencies; on graphs and meshes
-    they are fixed.
+    :math:`G_l` is level :math:`l`'s reproducing kernel and :math:`u_1..u_O` are uniform points of
+    the space (the phases). Because :math:`\int G_l(x, u) G_m(u, y)\,du = \delta_{lm} G_l(x, y)`
+    under the normalised volume measure, :math:`\mathbb E_u[\phi(x)^\top\phi(y)] = \sigma^2\sum_l
+    w_l G_l(x, y)`, the kernel. They need no explicit eigenfunctions (cheap on high-dimensional
+    spheres) and are evaluated by the space's ``spectral_sum``. On continuous spaces the phases are
+    trainable (kept on the space by ``space.project``), the analogue of trainable frequencies; on
+    graphs and meshes they are fixed.
 
     Args:
         kernel: a GeometricMaternKernel or ZonalKernel, optionally in a ``ScaleKernel``.
@@ -330,7 +336,7 @@ class RandomPhaseFeatures(nn.Module):
         return self.space.project(self.raw_phases) if self.train_phases else self.raw_phases
 
     def forward(self, x: Tensor) -> Tensor:
-        """Features of points ``x`` ``(*batch, P, *point_shape)``; returns ``(*batch, P, L * O)``."""
+        """Features at points ``x`` ``(*batch, P, *point_shape)``; shape ``(*batch, P, L * O)``."""
         self.space.check(x, "x")
         levels = self.level_scale.shape[0]
         batch_dims = x.dim() - 1 - len(self.space.point_shape)
@@ -342,12 +348,12 @@ class RandomPhaseFeatures(nn.Module):
 
 
 class MLPFeatures(nn.Module):
-    r"""A deterministic tanh network, :math:`\phi(x) = \sqrt{\sigma^2/H}\,\tanh(\dots\tanh(W_1 \hat x + b_1)\dots)`.
+    r"""A deterministic tanh network, :math:`\phi = \sqrt{\sigma^2/H}\tanh(\dots(W_1\hat x + b_1))`.
 
     Under a Bayesian last layer this is GPNet's "deep" network. Points are flattened to their
     ambient coordinates and, where the space has an ambient bounding box, mapped affinely to
-    :math:`[-1, 1]`. Weights start as :math:`\mathcal N(0, g^2/\text{fan-in})` with gain :math:`g = 3`
-    in the first layer (so the features vary on the scale of the box) and 1 after; biases start
+    :math:`[-1, 1]`. Weights start as :math:`\mathcal N(0, g^2/\text{fan-in})` with gain :math:`g =
+    3` in the first layer (so the features vary on the scale of the box) and 1 after; biases start
     uniform in :math:`[-1, 1]`.
 
     Args:

@@ -1,11 +1,11 @@
-r"""The measurement distribution :math:`c(x)` of GPNet: uniform on the space mixed with noisy training inputs.
+r"""GPNet's measurement distribution :math:`c(x)`: uniform on the space mixed with noisy inputs.
 
-GPNet matches the network to the mirror-descent target at measurement points drawn from
-:math:`c(x)` every iteration. Low-dimensional problems use uniform draws; high-dimensional ones sample
-"near" the data by perturbing training inputs (seed 003, §3.3). Here a configurable fraction is
-uniform on the space and the rest are training inputs moved by tangent Gaussian noise through the
-space's retraction, so every measurement point lies on the space (on a graph or a mesh, training
-inputs are used as they are).
+GPNet matches the network to the mirror-descent target at measurement points drawn from :math:`c(x)`
+every iteration. Low-dimensional problems use uniform draws; high-dimensional ones sample "near" the
+data by perturbing training inputs (seed 003, §3.3). Here a configurable fraction is uniform on the
+space and the rest are training inputs moved by tangent Gaussian noise through the space's
+retraction, so every measurement point lies on the space (on a graph or a mesh, training inputs are
+used as they are).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from manibo.spaces.base import Space
 
 
 class MeasurementDistribution:
-    r"""Sampler of measurement points: a fraction uniform on ``space``, the rest noisy training inputs.
+    r"""Measurement points: a fraction uniform on ``space``, the rest noisy training inputs.
 
     Args:
         space: the space of the inputs.
@@ -29,8 +29,8 @@ class MeasurementDistribution:
         uniform_fraction: fraction in [0, 1] of each draw taken uniformly on the space (rounded to a
             whole number of points per draw).
         noise_scale: standard deviation of the tangent noise added to training inputs: a float, or a
-            tensor broadcastable to ``point_shape`` (per coordinate, e.g. :math:`\ell/\sqrt2` from an
-            ARD lengthscale, the official GPNet choice). Ignored on discrete spaces.
+            tensor broadcastable to ``point_shape`` (per coordinate, e.g. :math:`\ell/\sqrt2` from
+            an ARD lengthscale, the official GPNet choice). Ignored on discrete spaces.
     """
 
     def __init__(
@@ -108,7 +108,7 @@ class MeasurementDistribution:
 
 
 def lengthscale_noise(lengthscale: Tensor | float) -> Tensor:
-    r"""The official GPNet noise scale :math:`\ell/\sqrt2` (per coordinate for an ARD lengthscale)."""
+    r"""The official GPNet noise scale :math:`\ell/\sqrt2` (per coordinate for ARD lengthscales)."""
     return torch.as_tensor(lengthscale, dtype=torch.float64).detach().cpu().reshape(-1) / math.sqrt(
         2.0
     )

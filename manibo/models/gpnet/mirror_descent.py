@@ -1,4 +1,4 @@
-r"""The stochastic functional mirror-descent step of GPNet (Shi, Khan, Zhu 2019): schedule, targets, KLs.
+r"""GPNet's stochastic functional mirror-descent step (Shi, Khan, Zhu 2019): schedule, targets, KL.
 
 One step of the mirror descent with step size :math:`\beta_t` turns the current approximation
 :math:`q_t` into (seed 003, eqs. 6–7)
@@ -6,20 +6,20 @@ One step of the mirror descent with step size :math:`\beta_t` turns the current 
 .. math::
     \hat q_{t+1}(f) \propto p(y_n \mid f)^{N\beta_t/n}\, p(f)^{\beta_t}\, q_t(f)^{1-\beta_t}.
 
-At a finite set of points (minibatch :math:`X_n` stacked on measurement points :math:`X_M`) the last two
-factors are the *tempered prior* :math:`\mathcal N(\tilde m, \tilde K)`, with precision
-:math:`\beta K^{-1} + (1-\beta)\Sigma_t^{-1}`. Written with :math:`c = \beta/(1-\beta)` and
-:math:`B = K + c\,\Sigma_t`,
+At a finite set of points (minibatch :math:`X_n` stacked on measurement points :math:`X_M`) the last
+two factors are the *tempered prior* :math:`\mathcal N(\tilde m, \tilde K)`, with precision
+:math:`\beta K^{-1} + (1-\beta)\Sigma_t^{-1}`. Written with :math:`c = \beta/(1-\beta)` and :math:`B
+= K + c\,\Sigma_t`,
 
 .. math::
     \tilde m = K B^{-1} \mu_t, \qquad \tilde K = \tfrac1\beta\,(K - K B^{-1} K),
 
 which never inverts :math:`\Sigma_t` (rank deficient whenever the network has fewer features than
-points) and only factorises :math:`B`, positive definite because :math:`K` is (it carries jitter). At
-:math:`\beta = 1` the tempered prior is the prior itself. For a Gaussian likelihood the target is then
-a GP regression on the batch with noise :math:`s^2 n/(\beta N)` (eq. 27); otherwise the step
-maximises :math:`\beta\frac Nn\sum_i \mathbb E_q \log p(y_i\mid f_i) - \mathrm{KL}(q \,\|\,
-\mathcal N(\tilde m, \tilde K))` (the paper's joint bound, up to a constant).
+points) and only factorises :math:`B`, positive definite because :math:`K` is (it carries jitter).
+At :math:`\beta = 1` the tempered prior is the prior itself. For a Gaussian likelihood the target is
+then a GP regression on the batch with noise :math:`s^2 n/(\beta N)` (eq. 27); otherwise the step
+maximises :math:`\beta\frac Nn\sum_i \mathbb E_q \log p(y_i\mid f_i) - \mathrm{KL}(q \,\|\, \mathcal
+N(\tilde m, \tilde K))` (the paper's joint bound, up to a constant).
 
 Tensors carry the latent functions as a leading batch dimension: means ``(C, P)``, covariances
 ``(C, P, P)``, with ``P`` points; the prior covariance ``K`` ``(P, P)`` is shared by the latents.
@@ -48,7 +48,7 @@ def check_beta(beta: float, name: str = "beta") -> float:
 
 
 def beta_schedule(t: int, beta0: float = 1.0, xi: float = 0.1) -> float:
-    r"""Step size :math:`\beta_t = \beta_0 / (1 + \xi\sqrt{t - 1})`, so that :math:`\beta_1 = \beta_0`.
+    r"""Step size :math:`\beta_t = \beta_0 / (1 + \xi\sqrt{t - 1})`, so :math:`\beta_1 = \beta_0`.
 
     The paper writes :math:`\sqrt t`; the official code counts from 0, which is the form here.
     Decaying as :math:`t^{-1/2}` makes the stochastic mirror descent converge.
@@ -67,7 +67,7 @@ def beta_schedule(t: int, beta0: float = 1.0, xi: float = 0.1) -> float:
 
 
 def default_jitter(dtype: torch.dtype) -> float:
-    """Diagonal jitter added to every covariance: 1e-6 in float64, 1e-4 in float32 (GPflow-style)."""
+    """Diagonal jitter on every covariance: 1e-6 in float64, 1e-4 in float32 (GPflow-style)."""
     return 1e-6 if dtype == torch.float64 else 1e-4
 
 
@@ -120,7 +120,7 @@ def tempered_prior(K: Tensor, mean: Tensor, cov: Tensor, beta: float) -> tuple[T
 def condition_on_batch(
     m_tilde: Tensor, K_tilde: Tensor, y: Tensor, noise: Tensor | float
 ) -> tuple[Tensor, Tensor]:
-    r"""GP regression under the prior :math:`\mathcal N(\tilde m, \tilde K)`: the measurement points given the batch.
+    r"""GP regression under :math:`\mathcal N(\tilde m, \tilde K)`: measurement points | batch.
 
     The first ``n`` points are the minibatch with observations ``y`` and noise variance ``noise``;
     the remaining ``M`` are the measurement points.
@@ -158,11 +158,11 @@ def conjugate_target(
     beta: float,
     num_data: int,
 ) -> tuple[Tensor, Tensor]:
-    r"""The closed-form target :math:`\hat q_{t+1}(f_M)` for a Gaussian likelihood (seed 003, eq. 27).
+    r"""The closed-form target :math:`\hat q_{t+1}(f_M)`, Gaussian likelihood (seed 003, eq. 27).
 
-    The minibatch likelihood is tempered by :math:`\beta N/n`: Gaussian with variance
-    :math:`s^2 n / (\beta N)`. At :math:`\beta = 1` and :math:`n = N` this is the exact GP posterior at
-    the measurement points.
+    The minibatch likelihood is tempered by :math:`\beta N/n`: Gaussian with variance :math:`s^2 n /
+    (\beta N)`. At :math:`\beta = 1` and :math:`n = N` this is the exact GP posterior at the
+    measurement points.
 
     Args:
         K: prior covariance at the ``n`` batch points followed by the ``M`` measurement points,
@@ -189,7 +189,9 @@ def conjugate_target(
 
 
 def gaussian_kl(mean_q: Tensor, chol_q: Tensor, mean_p: Tensor, chol_p: Tensor) -> Tensor:
-    r""":math:`\mathrm{KL}(\mathcal N(\mu_q, L_qL_q^\top) \,\|\, \mathcal N(\mu_p, L_pL_p^\top))`, full covariance.
+    r"""Full-covariance KL divergence between Gaussians given by means and Cholesky factors.
+
+    :math:`\mathrm{KL}(\mathcal N(\mu_q, L_qL_q^\top) \| \mathcal N(\mu_p, L_pL_p^\top))`.
 
     Args:
         mean_q: shape ``(..., P)``.

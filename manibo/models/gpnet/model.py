@@ -1,4 +1,4 @@
-"""GPNet as a BoTorch model (joint Gaussian posterior over q points), and the ``"gpnet"`` surrogate factory."""
+"""GPNet as a BoTorch model (joint Gaussian posterior over q points); the ``"gpnet"`` surrogate."""
 
 from __future__ import annotations
 
@@ -23,10 +23,10 @@ from manibo.models.exact_gp import (
 )
 from manibo.models.gpnet.features import (
     HarmonicFeatures,
-    levels_within,
     MLPFeatures,
     RandomFourierFeatures,
     RandomPhaseFeatures,
+    levels_within,
 )
 from manibo.models.gpnet.measurement import MeasurementDistribution, lengthscale_noise
 from manibo.models.gpnet.mirror_descent import add_jitter

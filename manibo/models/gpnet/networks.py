@@ -6,10 +6,10 @@ A network maps ``P`` points to a Gaussian over the values of ``C`` latent functi
     f_c(x) = \phi(x)^\top w_c, \qquad w_c \sim \mathcal N(m_c, L_c L_c^\top),
 
 so that :math:`q(f_c(X)) = \mathcal N(\Phi m_c, (\Phi L_c)(\Phi L_c)^\top)` on any finite set, with
-full covariance (seed 003, eq. 30). :math:`L_c` is lower triangular with a softplus diagonal and starts
-at the identity, and :math:`m_c` starts at zero, so an untrained network is the GP whose kernel is
-:math:`\phi(x)^\top\phi(x')` — for features built from the prior kernel, a Monte Carlo or truncated
-version of the prior. The feature maps are in :mod:`manibo.models.gpnet.features`.
+full covariance (seed 003, eq. 30). :math:`L_c` is lower triangular with a softplus diagonal and
+starts at the identity, and :math:`m_c` starts at zero, so an untrained network is the GP whose
+kernel is :math:`\phi(x)^\top\phi(x')` — for features built from the prior kernel, a Monte Carlo or
+truncated version of the prior. The feature maps are in :mod:`manibo.models.gpnet.features`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ _SOFTPLUS_INVERSE_OF_ONE = math.log(math.e - 1.0)
 
 
 class BayesianLinearNetwork(nn.Module):
-    r"""Gaussian outputs :math:`f_c(x) = \phi(x)^\top w_c` with :math:`w_c \sim \mathcal N(m_c, L_cL_c^\top)`.
+    r"""Gaussian outputs :math:`f_c = \phi^\top w_c`, :math:`w_c \sim \mathcal N(m_c, L_cL_c^\top)`.
 
     Args:
         features: a feature module mapping points ``(*batch, P, *point_shape)`` to
@@ -60,7 +60,7 @@ class BayesianLinearNetwork(nn.Module):
         return self.weight_mean.shape[-1]
 
     def scale_tril(self) -> Tensor:
-        """:math:`L_c`: lower triangular with a positive (softplus) diagonal, shape ``(C, F, F)``."""
+        """:math:`L_c`: lower triangular, positive (softplus) diagonal, shape ``(C, F, F)``."""
         raw = self.raw_scale_tril
         diagonal = nn.functional.softplus(raw.diagonal(dim1=-2, dim2=-1))
         return torch.tril(raw, diagonal=-1) + torch.diag_embed(diagonal)

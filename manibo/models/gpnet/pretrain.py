@@ -1,4 +1,4 @@
-"""Prior hyperparameters for GPNet by exact marginal likelihood on a random subset (the official pretraining)."""
+"""GPNet's prior hyperparameters by exact marginal likelihood on a random subset (as officially)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def pretrain_hyperparameters(
     max_points: int = 1000,
     seed: int = 0,
 ) -> tuple[ScaleKernel, GaussianLikelihood]:
-    """Fit ``ScaleKernel(kernel)`` and a Gaussian noise by exact marginal likelihood on at most ``max_points`` points.
+    """Fit ``ScaleKernel(kernel)`` and a Gaussian noise by exact marginal likelihood on a subset.
 
     Uses manibo's exact GP (:func:`~manibo.models.exact_gp.exact_gp`: standardised outcomes,
     hyperpriors, L-BFGS with restarts) on a random subset, then expresses the outputscale and the

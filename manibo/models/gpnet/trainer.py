@@ -1,24 +1,24 @@
-r"""GPNet training (seed 003, Algorithm 1): minibatches, measurement points, the KL step and the hyperparameter step.
+r"""GPNet training (seed 003, Algorithm 1): minibatches, measurement points, KL and hyper steps.
 
-Iteration :math:`t` with step size :math:`\beta_t`, on a minibatch :math:`(X_n, y_n)` of size ``n`` out
-of ``N`` and measurement points :math:`X_M \sim c(x)`:
+Iteration :math:`t` with step size :math:`\beta_t`, on a minibatch :math:`(X_n, y_n)` of size ``n``
+out of ``N`` and measurement points :math:`X_M \sim c(x)`:
 
 1. The network :math:`q_{\gamma_t}` and the prior :math:`k_{\theta_t}` are evaluated at
    :math:`X = [X_n; X_M]` (one forward pass; its values, detached, are :math:`q_t`).
 2. Gaussian likelihood: the closed-form target :math:`\hat q_{t+1}(f_M)` is computed under
    ``no_grad`` and one Adam step is taken on :math:`\gamma` to decrease
-   :math:`\mathrm{KL}(q_\gamma(f_M) \,\|\, \hat q_{t+1}(f_M))` (full covariance). Bernoulli and softmax
-   likelihoods: one Adam step on :math:`\gamma` to increase
+   :math:`\mathrm{KL}(q_\gamma(f_M) \,\|\, \hat q_{t+1}(f_M))` (full covariance). Bernoulli and
+   softmax likelihoods: one Adam step on :math:`\gamma` to increase
    :math:`\beta_t \frac Nn \sum_i \mathbb E_{q_\gamma} \log p(y_i\mid f_i) -
    \mathrm{KL}(q_\gamma(f_X) \,\|\, p_{\theta_t}^{\beta_t} q_t^{1-\beta_t})`.
 3. Optionally (``hyper_lr > 0``), one step of a separate Adam on the prior's and the likelihood's
    hyperparameters to increase :math:`\sum_{i \in \text{batch}} \mathbb E_{q_t}\log p(y_i\mid f_i) -
-   \mathrm{KL}(q_t(f_n) \,\|\, p_\theta(f_n))` with the *previous* network :math:`q_t` (not rescaled by
-   ``N/n``, full covariance on the batch).
+   \mathrm{KL}(q_t(f_n) \,\|\, p_\theta(f_n))` with the *previous* network :math:`q_t` (not rescaled
+   by ``N/n``, full covariance on the batch).
 
-Steps 2 and 3 both start from the state at the beginning of the iteration, and each gradient is taken
-with :func:`torch.autograd.grad` with respect to its own parameters only, so neither step can leak
-into the other. :math:`q_t` and :math:`\theta_t` are read at the start of every iteration: the
+Steps 2 and 3 both start from the state at the beginning of the iteration, and each gradient is
+taken with :func:`torch.autograd.grad` with respect to its own parameters only, so neither step can
+leak into the other. :math:`q_t` and :math:`\theta_t` are read at the start of every iteration: the
 "previous network and hyperparameters" are synchronised every iteration by construction.
 """
 
@@ -84,7 +84,7 @@ def _check_rate(name: str, value: float, allow_zero: bool) -> float:
 
 
 class GPNet(nn.Module):
-    r"""A GP posterior approximated by an inference network, trained by stochastic functional mirror descent.
+    r"""A GP posterior approximated by an inference network, trained by functional mirror descent.
 
     Args:
         space: the space of the inputs (a :class:`~manibo.spaces.Box` for :math:`\mathbb R^D`);
@@ -232,8 +232,9 @@ class GPNet(nn.Module):
         parameter = self.network.weight_mean
         if parameter.dtype != X.dtype or parameter.device != X.device:
             raise InputDataError(
-                f"GPNet's parameters are {parameter.dtype} on {parameter.device} but the inputs are "
-                f"{X.dtype} on {X.device}; move it with `gpnet.to(X)` before the first iteration."
+                f"GPNet's parameters are {parameter.dtype} on {parameter.device} but the inputs "
+                f"are {X.dtype} on {X.device}; move it with `gpnet.to(X)` before the first "
+                "iteration."
             )
 
     # ------------------------------------------------------------------ one iteration
@@ -255,7 +256,7 @@ class GPNet(nn.Module):
         return [p for p in params if p.requires_grad]
 
     def expected_log_likelihood(self, y: Tensor, mean: Tensor, variance: Tensor) -> Tensor:
-        r""":math:`\sum_i \mathbb E_{\mathcal N(f_i; \mu_i, \sigma^2_i)} \log p(y_i \mid f_i)` over a batch.
+        r""":math:`\sum_i \mathbb E_{\mathcal N(f_i;\, \mu_i, \sigma^2_i)} \log p(y_i \mid f_i)`.
 
         Closed form for the Gaussian likelihood, Gauss–Hermite quadrature for Bernoulli, Monte Carlo
         (GPyTorch's ``num_likelihood_samples``) for softmax.
@@ -341,7 +342,9 @@ class GPNet(nn.Module):
     def hyper_objective(
         self, X_n: Tensor, y_n: Tensor, prev_mean: Tensor, prev_cov: Tensor
     ) -> Tensor:
-        r"""Minibatch bound :math:`\sum_i \mathbb E_{q}\log p(y_i\mid f_i) - \mathrm{KL}(q(f_n)\,\|\,p_\theta(f_n))`.
+        r"""The minibatch bound on the log marginal likelihood used for hyperparameters.
+
+        :math:`\sum_i \mathbb E_q\log p(y_i|f_i) - \mathrm{KL}(q(f_n)\|p_\theta(f_n))`.
 
         Differentiable in the kernel's and likelihood's hyperparameters; ``q`` is given.
 
@@ -386,8 +389,8 @@ class GPNet(nn.Module):
     ) -> list[StepResult]:
         """Run ``num_iterations`` GPNet iterations on shuffled minibatches (epoch by epoch).
 
-        The cost of an iteration does not depend on ``N``: nothing of size ``N x N`` (or ``N x F``) is
-        ever built, so ``N`` is limited by the memory of ``train_X`` and ``train_Y`` only.
+        The cost of an iteration does not depend on ``N``: nothing of size ``N x N`` (or ``N x F``)
+        is ever built, so ``N`` is limited by the memory of ``train_X`` and ``train_Y`` only.
 
         Args:
             train_X: inputs ``(N, *point_shape)`` on the space.

@@ -1,4 +1,4 @@
-"""Feature maps reproduce their kernels: exactly (harmonic, truncated) or in expectation (random features)."""
+"""Feature maps reproduce kernels: exactly (harmonic, truncated) or in expectation (random)."""
 
 import math
 

@@ -23,7 +23,9 @@ def test_samples_lie_on_the_space_in_the_configured_mix(space, device="cpu"):
     gaps = space.distance(points[10:].unsqueeze(1).cpu(), train_X.unsqueeze(0).cpu()).min(1).values
     assert (gaps > 0).all() and gaps.median() < 2.0
     exact = MeasurementDistribution(space, train_X, uniform_fraction=0.0).sample(20, generator=gen)
-    assert (space.distance(exact.unsqueeze(1), train_X.cpu().unsqueeze(0)).min(1).values < 1e-12).all()
+    assert (
+        space.distance(exact.unsqueeze(1), train_X.cpu().unsqueeze(0)).min(1).values < 1e-12
+    ).all()
     uniform = MeasurementDistribution(space, uniform_fraction=1.0).sample(5, dtype=torch.float32)
     assert uniform.dtype == torch.float32
     space.check(uniform)

@@ -98,7 +98,7 @@ def test_tempered_prior_at_beta_one_is_the_prior_even_for_a_singular_network():
 
 
 def test_tempered_prior_needs_no_inverse_of_a_singular_network_covariance():
-    """Rank 2 of 12 without jitter: the Sigma^-1-free form is finite and is the limit of the jittered one."""
+    """Rank 2 of 12, no jitter: the Sigma^-1-free form is finite, the limit of the jittered one."""
     K, _ = _problem(torch.float64, "cpu")
     mean, cov = _random_network_moments(12, 2, "cpu", torch.float64)
     m_tilde, K_tilde = tempered_prior(K, mean, cov, 0.5)

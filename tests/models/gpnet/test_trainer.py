@@ -113,13 +113,17 @@ def test_hyper_step_uses_the_previous_network_and_matches_a_dense_bound(device="
         + np.linalg.slogdet(K)[1]
         - np.linalg.slogdet(S)[1]
     )
-    assert float(gpnet.hyper_objective(X, y, mean, cov).detach()) == pytest.approx(fit - kl, rel=1e-7)
+    assert float(gpnet.hyper_objective(X, y, mean, cov).detach()) == pytest.approx(
+        fit - kl, rel=1e-7
+    )
     before_net = [p.detach().clone() for p in gpnet.network.parameters()]
     before_kernel = float(kernel.outputscale.detach())
     result = gpnet.step(X, y, space.random(8, generator=gen).to(device), len(X))
     assert float(result.hyper_objective) == pytest.approx(fit - kl, rel=1e-7)  # q_prev = q_t
     assert float(kernel.outputscale.detach()) != before_kernel  # the hyperparameters moved ...
-    moved = [not torch.equal(a, b) for a, b in zip(before_net, gpnet.network.parameters())]
+    moved = [
+        not torch.equal(a, b) for a, b in zip(before_net, gpnet.network.parameters(), strict=True)
+    ]
     assert any(moved)  # ... and so did the network, each by its own optimiser
 
 
