@@ -53,15 +53,16 @@ def test_posterior_is_the_networks_joint_gaussian_in_original_units(dtype, devic
         mean, root = model.gpnet.network(X)
         std = 3.0  # Standardize of (1, 4, 7): mean 4, unbiased standard deviation 3
         jitter = model.gpnet.jitter(dtype)
-        cov = std**2 * (root[..., 0, :, :] @ root[..., 0, :, :].mT + jitter * torch.eye(3))
+        eye = torch.eye(3, dtype=dtype, device=device)
+        cov = std**2 * (root[..., 0, :, :] @ root[..., 0, :, :].mT + jitter * eye)
         tol = 1e-9 if dtype == torch.float64 else 1e-3
         assert torch.allclose(posterior.mean[..., 0], 4.0 + std * mean[..., 0, :], atol=tol)
         assert torch.allclose(posterior.distribution.covariance_matrix, cov, atol=tol)
         noisy = model.posterior(X, observation_noise=True).distribution.covariance_matrix
-        assert torch.allclose(noisy - cov, std**2 * 0.1 * torch.eye(3).to(cov), atol=tol * 10)
+        assert torch.allclose(noisy - cov, std**2 * 0.1 * eye, atol=tol * 10)
         given = torch.full((2, 3, 1), 0.5, dtype=dtype, device=device)
         noisy = model.posterior(X, observation_noise=given).distribution.covariance_matrix
-        assert torch.allclose(noisy - cov, std**2 * 0.5 * torch.eye(3).to(cov), atol=tol * 10)
+        assert torch.allclose(noisy - cov, std**2 * 0.5 * eye, atol=tol * 10)
         weights = torch.tensor([2.0], dtype=dtype, device=device)
         scaled = model.posterior(X, posterior_transform=ScalarizedPosteriorTransform(weights))
         assert torch.allclose(scaled.mean, 2 * posterior.mean, atol=tol)
