@@ -16,6 +16,9 @@ whichever part files exist, so the parts can run in separate sessions:
   features and M measurement points, SVGP with M learned inducing points, M in {100, 500}; the exact
   GP would need an 80 GB kernel matrix, so a subset-of-data exact GP (5000 points) is reported for
   context; and GPNet's time per iteration at N = 10⁶.
+* **bo** — what the ``"gpnet"`` BO surrogate costs: on Ackley on S² and S⁵ with N = 20, 50, 100
+  points, the time to build it (exact pretraining of the hyperparameters + GPNet iterations) and to
+  optimise LogEI on it with the loop's settings, against the exact Matérn GP, and both RMSEs.
 
 All methods share the prior: hyperparameters fitted by exact marginal likelihood (on at most 1000
 points) and then fixed, as in the paper's comparisons. Metrics on held-out test data: RMSE and mean
@@ -40,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import environment, load_average, peak_rss_bytes, write_json  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).parent / "results"
-PARTS = ("toy", "sphere", "large")
+PARTS = ("toy", "sphere", "large", "bo")
 
 
 # ---------------------------------------------------------------------------------------- data
@@ -472,6 +475,54 @@ def gpnet_scaling(args, prior, likelihood, frequencies, batch) -> dict:
     return record
 
 
+def run_bo(args) -> dict:
+    """Cost of one BO iteration with the ``"gpnet"`` surrogate against the exact Matérn GP."""
+    import torch
+    from botorch.acquisition import LogExpectedImprovement
+
+    from manibo.models import build_surrogate
+    from manibo.optim import optimize_acqf_on_space
+    from manibo.problems import make_problem
+
+    load = load_average()
+    sizes = (10,) if args.smoke else (20, 50, 100)
+    options = {"num_iterations": 10} if args.smoke else {}
+    result = {"settings": {"gpnet_options": options or "defaults", "acquisition": "LogEI, 8 "
+              "restarts, 256 raw samples (the loop's defaults)"}, "runs": []}  # fmt: skip
+    for name in ("ackley-sphere2", "ackley-sphere5"):
+        problem = make_problem(name)
+        for n in sizes:
+            gen = torch.Generator().manual_seed(n)
+            X = problem.space.random(n, generator=gen)
+            Y = -problem.evaluate_true(X).unsqueeze(-1)
+            Xt = problem.space.random(500, generator=gen)
+            Yt = -problem.evaluate_true(Xt)
+            row = {"problem": name, "n": n}
+            for method in ("matern", "gpnet"):
+                start = time.perf_counter()
+                model = build_surrogate(method, problem.space, X, Y, **(
+                    options if method == "gpnet" else {}))  # fmt: skip
+                build = time.perf_counter() - start
+                acqf = LogExpectedImprovement(model, best_f=Y.max())
+                start = time.perf_counter()
+                optimize_acqf_on_space(acqf, problem.space, num_restarts=8, raw_samples=256, seed=0)
+                acquisition = time.perf_counter() - start
+                with torch.no_grad():
+                    rmse = float((model.posterior(Xt).mean[:, 0] - Yt).square().mean().sqrt())
+                row[method] = {"build_s": build, "acquisition_s": acquisition, "rmse": rmse}
+                if method == "gpnet":
+                    row[method]["features"] = model.gpnet.network.num_features
+            result["runs"].append(row)
+            print(
+                f"bo {name} N={n}: build matern {row['matern']['build_s']:.2f} s, gpnet "
+                f"{row['gpnet']['build_s']:.2f} s; LogEI {row['matern']['acquisition_s']:.2f} / "
+                f"{row['gpnet']['acquisition_s']:.2f} s; RMSE {row['matern']['rmse']:.3f} / "
+                f"{row['gpnet']['rmse']:.3f}",
+                flush=True,
+            )
+    return _stamp(result, load)
+
+
 def _row_text(methods: dict, M: int) -> str:
     cells = []
     for name in ("svgp", "gpnet"):
@@ -570,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         args.toy_iterations, args.sphere_iterations, args.large_iterations = 30, 20, 10
     args.out.mkdir(parents=True, exist_ok=True)
-    runners = {"toy": run_toy, "sphere": run_sphere, "large": run_large}
+    runners = {"toy": run_toy, "sphere": run_sphere, "large": run_large, "bo": run_bo}
     for part in PARTS if args.part == "all" else (args.part,):
         result = runners[part](args)
         result["environment"] = environment(args.device)

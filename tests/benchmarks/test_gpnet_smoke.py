@@ -1,4 +1,4 @@
-"""The GPNet benchmark runs at smoke size and writes its three JSON records and two PNGs."""
+"""The GPNet benchmark runs at smoke size and writes its four JSON records and two PNGs."""
 
 import json
 import subprocess
@@ -28,7 +28,11 @@ def test_gpnet_benchmark_smoke(tmp_path):
     large = json.loads((tmp_path / "gpnet_large.json").read_text())
     assert "skipped" in large["exact"] and "rmse" in large["exact_subset"]
     assert [r["n"] for r in large["scaling"]["runs"]] == [20_000, 50_000]
-    for record in (toy, sphere, large):
+    bo = json.loads((tmp_path / "gpnet_bo.json").read_text())
+    assert {r["problem"] for r in bo["runs"]} == {"ackley-sphere2", "ackley-sphere5"}
+    for run in bo["runs"]:
+        assert run["gpnet"]["build_s"] > 0 and run["matern"]["acquisition_s"] > 0
+    for record in (toy, sphere, large, bo):
         assert record["config"]["smoke"] is True
         assert "torch" in record["environment"]["versions"]
         assert record["load_average_start"] is not None and record["load_average_end"] is not None

@@ -128,17 +128,25 @@ def test_hyper_step_uses_the_previous_network_and_matches_a_dense_bound(device="
     assert any(moved)  # ... and so did the network, each by its own optimiser
 
 
-def test_conjugate_gpnet_converges_to_the_exact_posterior(device="cpu"):
-    """Full batch, beta = 1: tolerance 1e-4 on means and variances (prior variance 1.3)."""
+def _errors_after_training(device, batch_size, xi, iterations):
+    """Max abs errors of GPNet's means and variances against the exact posterior (circle)."""
     space, kernel, X, y = _circle_problem(device=device)
-    gpnet = _gpnet(space, kernel, _gaussian(0.05), beta0=1.0, xi=0.0, lr=0.1)
+    gpnet = _gpnet(space, kernel, _gaussian(0.05), beta0=1.0, xi=xi, lr=0.1)
     uniform = MeasurementDistribution(space, uniform_fraction=1.0)
-    gpnet.fit(X, y, 400, batch_size=16, num_measurement=40, measurement=uniform)
+    gpnet.fit(X, y, iterations, batch_size=batch_size, num_measurement=40, measurement=uniform)
     Xt = space.random(50, generator=torch.Generator().manual_seed(9)).to(device)
     mean, var = gpnet.predict(Xt)
     ref_mean, ref_var = _exact_posterior(kernel, X, y, 0.05, Xt)
-    assert np.abs(mean[0].cpu().numpy() - ref_mean).max() < 1e-4
-    assert np.abs(var[0].cpu().numpy() - ref_var).max() < 1e-4
+    return (
+        np.abs(mean[0].cpu().numpy() - ref_mean).max(),
+        np.abs(var[0].cpu().numpy() - ref_var).max(),
+    )
+
+
+def test_conjugate_gpnet_converges_to_the_exact_posterior(device="cpu"):
+    """Full batch, beta = 1: tolerance 1e-4 on means and variances (prior variance 1.3)."""
+    mean_error, var_error = _errors_after_training(device, batch_size=16, xi=0.0, iterations=400)
+    assert mean_error < 1e-4 and var_error < 1e-4
 
 
 def test_minibatch_gpnet_approaches_the_exact_posterior(device="cpu"):
@@ -147,15 +155,8 @@ def test_minibatch_gpnet_approaches_the_exact_posterior(device="cpu"):
     Treating the batch as the whole data set (N = 8) or tempering for twice the data (N = 32)
     leaves errors above 0.04 in both, so the tolerance checks the N/n scaling of the likelihood.
     """
-    space, kernel, X, y = _circle_problem(device=device)
-    gpnet = _gpnet(space, kernel, _gaussian(0.05), beta0=1.0, xi=0.3, lr=0.1)
-    uniform = MeasurementDistribution(space, uniform_fraction=1.0)
-    gpnet.fit(X, y, 600, batch_size=8, num_measurement=40, measurement=uniform)
-    Xt = space.random(50, generator=torch.Generator().manual_seed(9)).to(device)
-    mean, var = gpnet.predict(Xt)
-    ref_mean, ref_var = _exact_posterior(kernel, X, y, 0.05, Xt)
-    assert np.abs(mean[0].cpu().numpy() - ref_mean).max() < 0.02
-    assert np.abs(var[0].cpu().numpy() - ref_var).max() < 0.03
+    mean_error, var_error = _errors_after_training(device, batch_size=8, xi=0.3, iterations=600)
+    assert mean_error < 0.02 and var_error < 0.03
 
 
 def test_general_objective_with_a_gaussian_likelihood_reaches_the_same_posterior(device="cpu"):
