@@ -121,7 +121,8 @@ def test_gpnet_training_on_cuda():
     tests = _gpnet_tests("test_trainer")
     tests.test_kl_step_decreases_the_kl_to_a_fixed_target_and_leaves_the_prior_alone("cuda")
     tests.test_hyper_step_uses_the_previous_network_and_matches_a_dense_bound("cuda")
-    tests.test_conjugate_gpnet_converges_to_the_exact_posterior("cuda")
+    tests.test_conjugate_gpnet_converges_to_the_exact_posterior(torch.float64, "cuda")
+    tests.test_conjugate_gpnet_converges_to_the_exact_posterior(torch.float32, "cuda")
     tests.test_general_objective_with_a_gaussian_likelihood_reaches_the_same_posterior("cuda")
 
 

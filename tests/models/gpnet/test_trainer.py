@@ -128,13 +128,13 @@ def test_hyper_step_uses_the_previous_network_and_matches_a_dense_bound(device="
     assert any(moved)  # ... and so did the network, each by its own optimiser
 
 
-def _errors_after_training(device, batch_size, xi, iterations):
+def _errors_after_training(device, batch_size, xi, iterations, dtype=torch.float64):
     """Max abs errors of GPNet's means and variances against the exact posterior (circle)."""
-    space, kernel, X, y = _circle_problem(device=device)
-    gpnet = _gpnet(space, kernel, _gaussian(0.05), beta0=1.0, xi=xi, lr=0.1)
+    space, kernel, X, y = _circle_problem(dtype=dtype, device=device)
+    gpnet = _gpnet(space, kernel, _gaussian(0.05, dtype), beta0=1.0, xi=xi, lr=0.1)
     uniform = MeasurementDistribution(space, uniform_fraction=1.0)
     gpnet.fit(X, y, iterations, batch_size=batch_size, num_measurement=40, measurement=uniform)
-    Xt = space.random(50, generator=torch.Generator().manual_seed(9)).to(device)
+    Xt = space.random(50, generator=torch.Generator().manual_seed(9), dtype=dtype).to(device)
     mean, var = gpnet.predict(Xt)
     ref_mean, ref_var = _exact_posterior(kernel, X, y, 0.05, Xt)
     return (
@@ -143,10 +143,15 @@ def _errors_after_training(device, batch_size, xi, iterations):
     )
 
 
-def test_conjugate_gpnet_converges_to_the_exact_posterior(device="cpu"):
-    """Full batch, beta = 1: tolerance 1e-4 on means and variances (prior variance 1.3)."""
-    mean_error, var_error = _errors_after_training(device, batch_size=16, xi=0.0, iterations=400)
-    assert mean_error < 1e-4 and var_error < 1e-4
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_conjugate_gpnet_converges_to_the_exact_posterior(dtype, device="cpu"):
+    """Full batch, beta = 1: means and variances within 1e-4 of the exact posterior.
+
+    In float32 (jitter 1e-4) the tolerance is 1e-3. The prior variance is 1.3.
+    """
+    mean_error, var_error = _errors_after_training(device, 16, 0.0, 400, dtype)
+    tol = 1e-4 if dtype == torch.float64 else 1e-3
+    assert mean_error < tol and var_error < tol
 
 
 def test_minibatch_gpnet_approaches_the_exact_posterior(device="cpu"):
