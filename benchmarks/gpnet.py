@@ -24,7 +24,7 @@ All methods share the prior: hyperparameters fitted by exact marginal likelihood
 points) and then fixed, as in the paper's comparisons. Metrics on held-out test data: RMSE and mean
 test log-likelihood (predictive y), and wall time of training.
 
-    python benchmarks/gpnet.py                     # all parts (about an hour on 2 busy cores)
+    python benchmarks/gpnet.py                     # all parts (1-2 hours on 2 busy cores)
     python benchmarks/gpnet.py --part toy          # one part
     python benchmarks/gpnet.py --smoke --out /tmp/g   # seconds; used by the test suite
 """
@@ -333,7 +333,7 @@ def run_sphere(args) -> dict:
         "settings": {
             "iterations": iterations,
             "batch": 256,
-            "lr_gpnet": 0.01,
+            "lr_gpnet": 0.03,
             "lr_svgp": 0.01,
             "gpnet": f"harmonic features ({features}, the prior's levels); beta0 = 1, xi = 0.1; "
             "c(x): half uniform, half training inputs with tangent noise lengthscale/sqrt(2)",
@@ -350,7 +350,7 @@ def run_sphere(args) -> dict:
         )
         network = BayesianLinearNetwork(HarmonicFeatures(prior, max_features=features)).to(X)
         gpnet, gpnet_s, _ = train_gpnet(
-            space, prior, likelihood, network, X, Ys, iterations, 256, M, 0.01, 0.1, c, args.seed
+            space, prior, likelihood, network, X, Ys, iterations, 256, M, 0.03, 0.1, c, args.seed
         )
         for name, predict, seconds in (("svgp", svgp, svgp_s), ("gpnet", gpnet, gpnet_s)):
             on_test = predict(Xt)
@@ -397,7 +397,8 @@ def run_large(args) -> dict:
         "settings": {
             "iterations": iterations,
             "batch": batch,
-            "lr": 0.01,
+            "lr_gpnet": 0.03,
+            "lr_svgp": 0.01,
             "gpnet": f"{frequencies} trainable random Fourier frequencies ({2 * frequencies} "
             "features); beta0 = 1, xi = 0.1; c(x): half uniform on the box, half training "
             "inputs + N(0, l^2/2)",
@@ -424,7 +425,7 @@ def run_large(args) -> dict:
         )
         network = BayesianLinearNetwork(features).to(X)
         gpnet, gpnet_s, _ = train_gpnet(
-            box, prior, likelihood, network, X, Ys, iterations, batch, M, 0.01, 0.1, c, args.seed
+            box, prior, likelihood, network, X, Ys, iterations, batch, M, 0.03, 0.1, c, args.seed
         )
         for name, predict, seconds in (("svgp", svgp, svgp_s), ("gpnet", gpnet, gpnet_s)):
             result["methods"][f"{name}_M{M}"] = {
@@ -612,7 +613,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--toy-iterations", type=int, default=10_000)
     parser.add_argument("--toy-lr", type=float, default=0.01)
     parser.add_argument("--sphere-iterations", type=int, default=3000)
-    parser.add_argument("--large-iterations", type=int, default=2000)
+    parser.add_argument("--large-iterations", type=int, default=1500)
     parser.add_argument("--smoke", action="store_true", help="tiny sizes for the test suite")
     args = parser.parse_args(argv)
     import torch
