@@ -133,3 +133,16 @@ def test_bo_loop_runs_with_the_gpnet_surrogate():
     opt.run(lambda x: float(x[2]), budget=6, progress=False)
     assert len(opt.history) == 6
     Sphere(2).check(torch.tensor([e.x for e in opt.history], dtype=torch.float64))
+
+
+@pytest.mark.parametrize("name", ["so3", "graph", "mesh", "product_sphere_circle"])
+def test_surrogate_builds_and_predicts_on_other_spaces(name):
+    from registry import SPACES
+
+    space = SPACES[name]()
+    X = space.random(12, generator=torch.Generator().manual_seed(0))
+    Y = X.reshape(12, -1)[:, :1].sin()
+    model = build_surrogate("gpnet", space, X, Y, num_iterations=20)
+    with torch.no_grad():
+        posterior = model.posterior(X[:3])
+    assert posterior.mean.shape == (3, 1) and torch.isfinite(posterior.variance).all()
