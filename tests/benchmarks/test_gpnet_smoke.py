@@ -1,21 +1,12 @@
 """The GPNet benchmark runs at smoke size and writes its four JSON records and two PNGs."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
-SCRIPT = Path(__file__).parents[2] / "benchmarks" / "gpnet.py"
+from benchmark_runs import run_smoke
 
 
 def test_gpnet_benchmark_smoke(tmp_path):
-    result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--smoke", "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
+    run_smoke("gpnet.py", tmp_path, timeout=600)
     for name in ("gpnet_toy.png", "gpnet_regression.png"):
         assert (tmp_path / name).stat().st_size > 5000
     toy = json.loads((tmp_path / "gpnet_toy.json").read_text())

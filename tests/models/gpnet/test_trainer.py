@@ -91,6 +91,55 @@ def test_kl_step_decreases_the_kl_to_a_fixed_target_and_leaves_the_prior_alone(d
     assert float(kernel.outputscale.detach()) == pytest.approx(1.3)
 
 
+def _dense_tempered_target(K, mean, cov, y, noise, beta, num_data, n):
+    """Target of one step at the last points: natural parameters and explicit inverses (NumPy)."""
+    K, mean, cov, y = (a.detach().double().cpu().numpy() for a in (K, mean, cov, y))
+    weight = np.zeros(len(K))
+    weight[:n] = beta * num_data / (n * noise)  # the likelihood tempered by beta N / n
+    cov_inv = np.linalg.inv(cov)
+    precision = beta * np.linalg.inv(K) + (1 - beta) * cov_inv + np.diag(weight)
+    target_cov = np.linalg.inv(precision)
+    target_mean = target_cov @ ((1 - beta) * cov_inv @ mean + weight * np.pad(y, (0, len(K) - n)))
+    return target_mean[n:], target_cov[n:, n:]
+
+
+def test_kl_step_at_beta_below_one_holds_the_q_t_dependent_target_constant(device="cpu"):
+    """At beta = 0.5 the target depends on q_t; the step's gradient is the KL's to it, frozen.
+
+    9 points and 11 features keep Sigma_t invertible, so the target has an independent
+    natural-parameter form. A gradient through the target would change the network's gradient.
+    """
+    space, kernel, X, y = _circle_problem(device=device)
+    gpnet = _gpnet(space, kernel, _gaussian(0.05).to(device), beta0=0.5, xi=0.0, lr=0.01)
+    gpnet.to(device)
+    gen = torch.Generator().manual_seed(3)
+    params = [p for p in gpnet.network.parameters() if p.requires_grad]
+    with torch.no_grad():
+        for p in params:
+            p.add_(0.3 * torch.randn(p.shape, generator=gen, dtype=p.dtype).to(device))
+    n, X_M = 4, space.random(5, generator=gen, dtype=X.dtype).to(device)
+    XX = torch.cat([X[:n], X_M])
+    mean, root = gpnet.network(XX)
+    with torch.no_grad():
+        K = add_jitter(kernel(XX).to_dense(), 1e-6)
+        cov = add_jitter(root[0] @ root[0].T, 1e-6)
+    target_mean, target_cov = _dense_tempered_target(
+        K, mean[0], cov, y[:n, 0], 0.05, 0.5, len(X), n
+    )
+    target = torch.distributions.MultivariateNormal(  # with the step's jitter on both sides
+        torch.as_tensor(target_mean).to(X), add_jitter(torch.as_tensor(target_cov).to(X), 1e-6)
+    )
+    q = torch.distributions.MultivariateNormal(
+        mean[0, n:], add_jitter(root[0, n:] @ root[0, n:].T, 1e-6)
+    )
+    kl = torch.distributions.kl_divergence(q, target)
+    expected = torch.autograd.grad(kl, params)
+    result = gpnet.step(X[:n], y[:n], X_M, len(X))
+    assert float(result.loss) == pytest.approx(float(kl.detach()), rel=1e-6)
+    for p, grad in zip(params, expected, strict=True):
+        assert torch.allclose(p.grad, grad, rtol=1e-5, atol=1e-8)
+
+
 def test_hyper_step_uses_the_previous_network_and_matches_a_dense_bound(device="cpu"):
     space, kernel, X, y = _circle_problem(device=device)
     likelihood = _gaussian(0.05).to(device)
