@@ -8,7 +8,8 @@ median and interquartile band.
 
 Methods: ``matern`` (geometric Matérn-5/2 GP, Riemannian acquisition optimisation), ``heat``,
 ``euclidean`` (Matérn-5/2 on ambient coordinates, box L-BFGS-B then projection: GaBO's Euclidean
-baseline), ``chart`` (Matérn-5/2 on latitude/longitude-type charts), ``random`` (uniform search).
+baseline), ``chart`` (Matérn-5/2 on latitude/longitude-type charts), ``gpnet`` (a GPNet inference
+network, see ``docs/gpnet.md``), ``random`` (uniform search); any registered surrogate name works.
 
     python benchmarks/regret.py --problem ackley-sphere5 --seeds 10 --budget 100
     python benchmarks/regret.py --timing           # time per iteration at 100 observations on S²
@@ -26,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import environment, write_json  # noqa: E402
+from _common import environment, load_average, write_json  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).parent / "results"
 
@@ -251,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         data = timing(args.out)
         print(json.dumps(data["results"], indent=2))
         return 0
+    load_at_start = load_average()
     problems = args.problem or ["ackley-sphere5"]
     methods = args.methods.split(",")
     if args.smoke:
@@ -271,7 +273,12 @@ def main(argv: list[str] | None = None) -> int:
             records = list(pool.map(run_one, *zip(*jobs, strict=True)))
     else:
         records = [run_one(*job) for job in jobs]
-    summary = {"environment": environment("cpu"), "checkpoints": checkpoints, "problems": {}}
+    summary = {
+        "environment": environment("cpu"),
+        "load_average_start": load_at_start,
+        "checkpoints": checkpoints,
+        "problems": {},
+    }
     for p in problems:
         mine = [r for r in records if r["problem"] == p]
         summary["problems"][p] = {"table": summarise(mine, checkpoints), "runs": mine}

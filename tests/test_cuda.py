@@ -236,3 +236,61 @@ def test_search_mission_with_the_gp_planner_on_cuda():
     record = simulate(scenario, GPPlanner("sphere", num_gp_particles=300), num_particles=400)
     assert record.steps and record.steps[0].point.device.type == "cuda"
     assert record.belief.positions.device.type == "cuda"
+
+
+# ---------------------------------------------------------------------------------------- GPNet
+def _gpnet_tests(module: str):
+    import importlib
+
+    return importlib.import_module(f"models.gpnet.{module}")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_gpnet_target_and_tempered_prior_cuda(dtype):
+    tests = _gpnet_tests("test_mirror_descent")
+    tests.test_target_at_first_iteration_is_the_exact_gp_posterior(dtype, "cuda")
+    tests.test_tempered_prior_matches_the_precision_form(0.9, 4, "cuda")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_gpnet_features_and_networks_cuda(dtype):
+    import math
+
+    from manibo.spaces import Sphere
+
+    tests = _gpnet_tests("test_features")
+    tests.test_network_starts_at_the_feature_kernel_and_marginals_match_the_joint(dtype, "cuda")
+    if dtype == torch.float64:
+        tests.test_random_fourier_features_approach_the_kernel(math.inf, "cuda")
+        tests.test_harmonic_features_reproduce_the_truncated_kernel("cuda")
+        tests.test_random_phase_features_approach_the_kernel(Sphere(2), "cuda")
+
+
+def test_gpnet_measurement_and_box_cuda():
+    from manibo.spaces import Box, Sphere
+
+    _gpnet_tests("test_measurement").test_samples_lie_on_the_space_in_the_configured_mix(
+        Sphere(2), "cuda"
+    )
+    _gpnet_tests("test_measurement").test_samples_lie_on_the_space_in_the_configured_mix(
+        Box([0.0, 0.0], [1.0, 3.0]), "cuda"
+    )
+    from manibo.testing import check_space_contract
+
+    check_space_contract(Box([0.0, -1.0], [6.0, 1.0]), torch.float32, "cuda")
+
+
+def test_gpnet_training_on_cuda():
+    tests = _gpnet_tests("test_trainer")
+    tests.test_kl_step_decreases_the_kl_to_a_fixed_target_and_leaves_the_prior_alone("cuda")
+    tests.test_kl_step_at_beta_below_one_holds_the_q_t_dependent_target_constant("cuda")
+    tests.test_hyper_step_uses_the_previous_network_and_matches_a_dense_bound("cuda")
+    tests.test_conjugate_gpnet_converges_to_the_exact_posterior(torch.float64, "cuda")
+    tests.test_conjugate_gpnet_converges_to_the_exact_posterior(torch.float32, "cuda")
+    tests.test_general_objective_with_a_gaussian_likelihood_reaches_the_same_posterior("cuda")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_gpnet_botorch_posterior_cuda(dtype):
+    tests = _gpnet_tests("test_model")
+    tests.test_posterior_is_the_networks_joint_gaussian_in_original_units(dtype, "cuda")

@@ -5,12 +5,15 @@ from manibo.models import vish  # noqa: F401  (registers the "vish" surrogate)
 from manibo.models.adgp import ActivatedDeepGP, ActivatedDGPModel  # registers "adgp"
 from manibo.models.euclidean import ChartKernel
 from manibo.models.exact_gp import fit_with_retries, validate_training_data
+from manibo.models.gpnet import GPNet, GPNetModel  # registers the "gpnet" surrogate
 from manibo.models.registry import available_surrogates, build_surrogate, register_surrogate
 
 __all__ = [
     "ActivatedDGPModel",
     "ActivatedDeepGP",
     "ChartKernel",
+    "GPNet",
+    "GPNetModel",
     "available_surrogates",
     "build_surrogate",
     "fit_with_retries",

@@ -1,6 +1,7 @@
 """Geometry and spectra: each space knows its points, its geometry and (when compact) its levels."""
 
 from manibo.spaces.base import CompactSpace, Space, UnsupportedError
+from manibo.spaces.box import Box
 from manibo.spaces.circle import Circle
 from manibo.spaces.graph import Graph
 from manibo.spaces.mesh import Mesh
@@ -9,6 +10,7 @@ from manibo.spaces.special_orthogonal import SpecialOrthogonal
 from manibo.spaces.sphere import Sphere
 
 __all__ = [
+    "Box",
     "Circle",
     "CompactSpace",
     "Graph",

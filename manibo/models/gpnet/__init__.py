@@ -1,0 +1,39 @@
+"""GPNet: GP posteriors as inference networks, trained by stochastic functional mirror descent.
+
+Modules: ``mirror_descent`` (the step: schedule, tempered prior, closed-form target, KL),
+``networks`` (Gaussian-output networks), ``features`` (their feature maps), ``measurement`` (the
+measurement distribution c(x)), ``trainer`` (the iterations), ``pretrain`` (prior hyperparameters by
+exact marginal likelihood), ``model`` (the BoTorch model, registered as ``"gpnet"``).
+"""
+
+from manibo.models.gpnet.features import (
+    HarmonicFeatures,
+    MLPFeatures,
+    RandomFourierFeatures,
+    RandomPhaseFeatures,
+)
+from manibo.models.gpnet.measurement import MeasurementDistribution
+from manibo.models.gpnet.mirror_descent import beta_schedule, conjugate_target, tempered_prior
+from manibo.models.gpnet.model import GPNetModel, build_network, default_kernel, gpnet_surrogate
+from manibo.models.gpnet.networks import BayesianLinearNetwork
+from manibo.models.gpnet.pretrain import pretrain_hyperparameters
+from manibo.models.gpnet.trainer import GPNet, StepResult
+
+__all__ = [
+    "BayesianLinearNetwork",
+    "GPNet",
+    "GPNetModel",
+    "HarmonicFeatures",
+    "MLPFeatures",
+    "MeasurementDistribution",
+    "RandomFourierFeatures",
+    "RandomPhaseFeatures",
+    "StepResult",
+    "beta_schedule",
+    "build_network",
+    "conjugate_target",
+    "default_kernel",
+    "gpnet_surrogate",
+    "pretrain_hyperparameters",
+    "tempered_prior",
+]

@@ -1,0 +1,89 @@
+r"""The box :math:`\prod_i [a_i, b_i] \subset \mathbb R^D`: Euclidean inputs as a space."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from manibo._validation import as_tensor_arg, check_finite, default_tolerance
+from manibo.exceptions import ConfigurationError
+from manibo.spaces.base import Space
+
+
+class Box(Space):
+    r"""An axis-aligned box of :math:`\mathbb R^D`, with points ``(*batch, D)``.
+
+    It gives models for Euclidean inputs (random-feature networks, GPNet on :math:`\mathbb R^D`) the
+    same contract as the manifolds: uniform sampling (for measurement points), a membership check,
+    and a retraction (``x + v`` clamped to the box).
+
+    Args:
+        lower: lower corner, a sequence or tensor of ``D`` floats.
+        upper: upper corner, ``D`` floats, each larger than the matching ``lower``.
+    """
+
+    def __init__(self, lower, upper) -> None:
+        lower = torch.as_tensor(lower, dtype=torch.float64).reshape(-1)
+        upper = torch.as_tensor(upper, dtype=torch.float64).reshape(-1)
+        if lower.shape != upper.shape or lower.numel() == 0:
+            raise ConfigurationError(
+                f"`lower` and `upper` must hold the same number (>= 1) of coordinates, got "
+                f"{lower.numel()} and {upper.numel()}."
+            )
+        if not (torch.isfinite(lower).all() and torch.isfinite(upper).all()):
+            raise ConfigurationError("`lower` and `upper` must be finite.")
+        if not (upper > lower).all():
+            raise ConfigurationError(
+                f"every `upper` coordinate must exceed `lower`, got lower={lower.tolist()} and "
+                f"upper={upper.tolist()}."
+            )
+        self.lower, self.upper = lower, upper
+        self.dim = int(lower.numel())
+        self.point_shape = (self.dim,)
+
+    def __repr__(self) -> str:
+        return f"Box({self.lower.tolist()}, {self.upper.tolist()})"
+
+    def _bounds_like(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        return self.lower.to(x), self.upper.to(x)
+
+    def random(self, n, generator=None, dtype=torch.float64, device=None) -> Tensor:
+        u = torch.rand(n, self.dim, generator=generator, dtype=dtype, device=device)
+        lower, upper = self._bounds_like(u)
+        return lower + (upper - lower) * u
+
+    def _check_membership(self, x: Tensor, name: str) -> None:
+        lower, upper = self._bounds_like(x)
+        tol = default_tolerance(x.dtype) * (upper - lower)
+        outside = (x < lower - tol) | (x > upper + tol)
+        if outside.any():
+            raise self._membership_error(
+                name,
+                f"{int(outside.any(-1).sum())} points lie outside the box (coordinates range over "
+                f"{x.reshape(-1, self.dim).amin(0).tolist()} to "
+                f"{x.reshape(-1, self.dim).amax(0).tolist()})",
+                f"Clamp them with `space.project({name})`, or build a larger box.",
+            )
+
+    def project(self, x: Tensor) -> Tensor:
+        lower, upper = self._bounds_like(as_tensor_arg("x", x))
+        check_finite("x", x)
+        return torch.maximum(torch.minimum(x, upper), lower)
+
+    def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
+        return v
+
+    def retract(self, x: Tensor, v: Tensor) -> Tensor:
+        """``x + v`` clamped to the box (the identity retraction at interior points)."""
+        return self.project(x + v)
+
+    def distance(self, x: Tensor, y: Tensor) -> Tensor:
+        return (x - y).norm(dim=-1)
+
+    def chart(self, x: Tensor) -> Tensor:
+        """The coordinates themselves, ``(*batch, D)``."""
+        return x
+
+    def ambient_bounds(self) -> Tensor:
+        """``(2, D)``: the lower and upper corners."""
+        return torch.stack([self.lower, self.upper])

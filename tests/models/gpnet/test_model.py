@@ -1,0 +1,148 @@
+"""GPNet as a BoTorch model: the posterior contract, the registered surrogate, the BO loop."""
+
+import pytest
+import torch
+from botorch.acquisition import qLogNoisyExpectedImprovement
+from botorch.acquisition.objective import ScalarizedPosteriorTransform
+from botorch.models.transforms.outcome import Standardize
+from botorch.sampling import SobolQMCNormalSampler
+from gpytorch.kernels import ScaleKernel
+from gpytorch.likelihoods import BernoulliLikelihood, GaussianLikelihood
+
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.kernels import GeometricMaternKernel
+from manibo.loop import BayesianOptimizer
+from manibo.models import available_surrogates, build_surrogate
+from manibo.models.gpnet import (
+    BayesianLinearNetwork,
+    GPNet,
+    GPNetModel,
+    HarmonicFeatures,
+    build_network,
+)
+from manibo.optim import LBFGSOptions, optimize_acqf_on_space
+from manibo.spaces import Box, Sphere
+
+
+def _model(dtype=torch.float64, device="cpu"):
+    space = Sphere(2)
+    kernel = ScaleKernel(GeometricMaternKernel(space, nu=2.5, num_levels=4)).to(dtype)
+    likelihood = GaussianLikelihood().to(dtype)
+    likelihood.noise = 0.1
+    network = BayesianLinearNetwork(HarmonicFeatures(kernel))
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        network.weight_mean.copy_(torch.randn(network.weight_mean.shape, generator=gen))
+        network.raw_scale_tril.add_(0.3 * torch.randn(network.raw_scale_tril.shape, generator=gen))
+    gpnet = GPNet(space, network, kernel, likelihood).to(device=device, dtype=dtype)
+    standardize = Standardize(m=1)
+    standardize(torch.tensor([[1.0], [4.0], [7.0]], dtype=dtype, device=device))
+    standardize.eval()
+    return space, GPNetModel(gpnet, standardize).to(device=device, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_posterior_is_the_networks_joint_gaussian_in_original_units(dtype, device="cpu"):
+    space, model = _model(dtype, device)
+    X = space.random(6, generator=torch.Generator().manual_seed(1), dtype=dtype).to(device)
+    X = X.reshape(2, 3, 3)
+    posterior = model.posterior(X)
+    assert posterior.mean.shape == (2, 3, 1) and posterior.mean.dtype == dtype
+    assert model.num_outputs == 1 and model.batch_shape == torch.Size([])
+    with torch.no_grad():
+        mean, root = model.gpnet.network(X)
+        std = 3.0  # Standardize of (1, 4, 7): mean 4, unbiased standard deviation 3
+        jitter = model.gpnet.jitter(dtype)
+        eye = torch.eye(3, dtype=dtype, device=device)
+        cov = std**2 * (root[..., 0, :, :] @ root[..., 0, :, :].mT + jitter * eye)
+        tol = 1e-9 if dtype == torch.float64 else 1e-3
+        assert torch.allclose(posterior.mean[..., 0], 4.0 + std * mean[..., 0, :], atol=tol)
+        assert torch.allclose(posterior.distribution.covariance_matrix, cov, atol=tol)
+        noisy = model.posterior(X, observation_noise=True).distribution.covariance_matrix
+        assert torch.allclose(noisy - cov, std**2 * 0.1 * eye, atol=tol * 10)
+        given = torch.full((2, 3, 1), 0.5, dtype=dtype, device=device)
+        noisy = model.posterior(X, observation_noise=given).distribution.covariance_matrix
+        assert torch.allclose(noisy - cov, std**2 * 0.5 * eye, atol=tol * 10)
+        weights = torch.tensor([2.0], dtype=dtype, device=device)
+        scaled = model.posterior(X, posterior_transform=ScalarizedPosteriorTransform(weights))
+        assert torch.allclose(scaled.mean, 2 * posterior.mean, atol=tol)
+    Xg = X.clone().requires_grad_(True)
+    model.posterior(Xg).mean.sum().backward()
+    assert torch.isfinite(Xg.grad).all()
+
+
+def test_posterior_errors():
+    space, model = _model()
+    with pytest.raises(InputDataError, match="output_indices"):
+        model.posterior(space.random(2), output_indices=[1])
+    with pytest.raises(InputDataError, match="holds points off Sphere"):
+        model.posterior(2 * space.random(2))
+    gpnet = model.gpnet
+    classifier = GPNet(space, gpnet.network, gpnet.kernel, BernoulliLikelihood())
+    with pytest.raises(ConfigurationError, match="Gaussian likelihood and one latent"):
+        GPNetModel(classifier)
+    with pytest.raises(ConfigurationError, match="unknown network"):
+        build_network("resnet", space, gpnet.kernel)
+
+
+def test_registered_surrogate_predicts_like_the_exact_gp_and_drives_an_acquisition():
+    space = Sphere(2)
+    gen = torch.Generator().manual_seed(0)
+    X = space.random(30, generator=gen)
+    pole = torch.tensor([0.0, 0.0, 1.0], dtype=torch.float64)
+    Y = torch.cos(2 * space.distance(X, pole)).unsqueeze(-1) + 3.0
+    assert "gpnet" in available_surrogates()
+    model = build_surrogate("gpnet", space, X, Y, num_iterations=150)
+    exact = build_surrogate("matern", space, X, Y)
+    Xt = space.random(200, generator=gen)
+    with torch.no_grad():
+        gap = (model.posterior(Xt).mean - exact.posterior(Xt).mean).abs().mean()
+    assert gap < 0.1  # Y has standard deviation ~0.6
+    acqf = qLogNoisyExpectedImprovement(
+        model, X_baseline=X, sampler=SobolQMCNormalSampler(torch.Size([32]), seed=0)
+    )
+    candidate, value = optimize_acqf_on_space(
+        acqf, space, num_restarts=2, raw_samples=32, options=LBFGSOptions(maxiter=10), seed=0
+    )
+    space.check(candidate)
+    assert torch.isfinite(value)
+
+
+def test_surrogate_on_a_box_uses_random_fourier_features():
+    box = Box([0.0, -1.0], [2.0, 1.0])
+    X = box.random(25, generator=torch.Generator().manual_seed(0))
+    Y = (X[:, :1] * 2).sin() + X[:, 1:]
+    model = build_surrogate("gpnet", box, X, Y, num_iterations=60, max_features=64)
+    assert model.gpnet.network.num_features == 64
+    with torch.no_grad():
+        assert model.posterior(X[:5]).mean.shape == (5, 1)
+
+
+def test_bo_loop_runs_with_the_gpnet_surrogate():
+    opt = BayesianOptimizer(
+        Sphere(2),
+        surrogate="gpnet",
+        acquisition="logei",
+        initial_design=4,
+        seed=0,
+        surrogate_options={"num_iterations": 30},
+        num_restarts=2,
+        raw_samples=16,
+        optimizer_options={"maxiter": 5},
+    )
+    opt.run(lambda x: float(x[2]), budget=6, progress=False)
+    assert len(opt.history) == 6
+    Sphere(2).check(torch.tensor([e.x for e in opt.history], dtype=torch.float64))
+
+
+@pytest.mark.parametrize("name", ["so3", "graph", "mesh", "product_sphere_circle"])
+def test_surrogate_builds_and_predicts_on_other_spaces(name):
+    from registry import SPACES
+
+    space = SPACES[name]()
+    X = space.random(12, generator=torch.Generator().manual_seed(0))
+    Y = X.reshape(12, -1)[:, :1].sin()
+    model = build_surrogate("gpnet", space, X, Y, num_iterations=20)
+    with torch.no_grad():
+        posterior = model.posterior(X[:3])
+    assert posterior.mean.shape == (3, 1) and torch.isfinite(posterior.variance).all()

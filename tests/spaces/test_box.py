@@ -1,0 +1,34 @@
+"""The box of R^D as a space: the space contract, membership, retraction, errors."""
+
+import pytest
+import torch
+
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.spaces import Box
+from manibo.testing import check_space_contract
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_box_satisfies_the_space_contract(dtype, device="cpu"):
+    check_space_contract(Box([0.0, -1.0, 2.0], [6.0, 1.0, 2.5]), dtype, device)
+
+
+def test_uniform_samples_membership_and_retraction():
+    box = Box([0.0, -1.0], [6.0, 1.0])
+    x = box.random(2000, generator=torch.Generator().manual_seed(0))
+    assert (x.min(0).values >= torch.tensor([0.0, -1.0])).all()
+    assert torch.allclose(x.mean(0), torch.tensor([3.0, 0.0], dtype=torch.float64), atol=0.1)
+    moved = box.retract(x[:3], torch.tensor([[100.0, -100.0]], dtype=torch.float64))
+    assert torch.equal(moved, torch.tensor([[6.0, -1.0]] * 3, dtype=torch.float64))
+    assert torch.equal(box.ambient_bounds(), torch.tensor([[0.0, -1.0], [6.0, 1.0]]).double())
+    with pytest.raises(InputDataError, match="outside the box.*space.project"):
+        box.check(torch.tensor([[7.0, 0.0]], dtype=torch.float64), "X_M")
+
+
+def test_bad_boxes_are_refused():
+    with pytest.raises(ConfigurationError, match="same number"):
+        Box([0.0], [1.0, 2.0])
+    with pytest.raises(ConfigurationError, match="exceed"):
+        Box([0.0, 1.0], [1.0, 1.0])
+    with pytest.raises(ConfigurationError, match="finite"):
+        Box([0.0], [float("inf")])
