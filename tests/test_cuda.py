@@ -1,4 +1,4 @@
-"""The space, kernel, model and optimiser checks again on CUDA; skipped cleanly on machines without a GPU."""
+"""The space, kernel, model and optimiser checks again on CUDA; skipped cleanly without a GPU."""
 
 import warnings
 

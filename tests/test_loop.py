@@ -1,12 +1,12 @@
-"""The loop: ask/tell, failures, pending points, executors, reproducibility, journal and resume, bad input."""
+"""The loop: ask/tell, failures, pending, executors, reproducibility, journal, resume, bad input."""
 
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
 import sys
 import textwrap
-import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import pytest

@@ -1,7 +1,10 @@
 """Surrogates as BoTorch models, built by name from ``(space, train_X, train_Y, **options)``."""
 
-from manibo.models import euclidean, exact_gp  # noqa: F401  (registers the surrogates)
-from manibo.models import vish  # noqa: F401  (registers the "vish" surrogate)
+from manibo.models import (  # noqa: F401  (registers the surrogates)
+    euclidean,
+    exact_gp,
+    vish,  # noqa: F401  (registers the "vish" surrogate)
+)
 from manibo.models.adgp import ActivatedDeepGP, ActivatedDGPModel  # registers "adgp"
 from manibo.models.euclidean import ChartKernel
 from manibo.models.exact_gp import fit_with_retries, validate_training_data

@@ -1,4 +1,4 @@
-"""``optimize_acqf_on_space``: maximise any BoTorch acquisition function over the points of a space."""
+"""``optimize_acqf_on_space``: maximise any BoTorch acquisition over the points of a space."""
 
 from __future__ import annotations
 
@@ -37,10 +37,10 @@ def optimize_acqf_on_space(
 ) -> tuple[Tensor, Tensor]:
     """Maximise ``acq_function`` over ``q`` points of ``space``; every evaluation is on the space.
 
-    Continuous spaces: ``raw_samples`` uniform q-batches, ``num_restarts`` Boltzmann-selected starts,
-    and batched Riemannian L-BFGS ascent with retractions (all restarts in one tensor). Discrete spaces
-    (mesh vertices, graph nodes): enumeration in chunks of ``max_batch_size``, sequential greedy for
-    ``q > 1``, optionally skipping the points in ``exclude``.
+    Continuous spaces: ``raw_samples`` uniform q-batches, ``num_restarts`` Boltzmann-selected
+    starts, and batched Riemannian L-BFGS ascent with retractions (all restarts in one tensor).
+    Discrete spaces (mesh vertices, graph nodes): enumeration in chunks of ``max_batch_size``,
+    sequential greedy for ``q > 1``, optionally skipping the points in ``exclude``.
 
     Args:
         acq_function: any BoTorch acquisition (analytic, Monte Carlo, one-shot qKnowledgeGradient).
@@ -51,7 +51,8 @@ def optimize_acqf_on_space(
         sequential: for ``q > 1``, choose points one at a time (greedy, each conditioned on the
             previous ones as pending points) instead of jointly.
         options: settings of the local solver.
-        exclude: discrete spaces only: points ``(k, *point_shape)`` never proposed (e.g. evaluated ones).
+        exclude: discrete spaces only: points ``(k, *point_shape)`` never proposed (e.g. the
+            evaluated ones).
         max_batch_size: discrete spaces only: points scored per acquisition call.
         seed: seed of the raw samples and of the start selection.
         batch_initial_conditions: continuous spaces, joint optimisation only: the starts
@@ -60,7 +61,8 @@ def optimize_acqf_on_space(
 
     Returns:
         ``(candidates, value)``: candidates ``(q, *point_shape)`` on the space and the acquisition
-        value of the batch (a scalar; for ``sequential`` the values of each greedy step, shape ``(q,)``).
+        value of the batch (a scalar; for ``sequential`` the values of each greedy step, shape
+        ``(q,)``).
     """
     if int(q) != q or q < 1:
         raise ConfigurationError(f"`q` must be a positive integer, got {q!r}.")
@@ -157,8 +159,8 @@ def _optimize_sequential(acq_function, space, q, num_restarts, raw_samples, opti
 def _optimize_discrete(acq_function, space, q, exclude, max_batch_size, ref):
     if isinstance(acq_function, qKnowledgeGradient):
         raise ConfigurationError(
-            "one-shot qKnowledgeGradient needs a continuous space; on mesh vertices or graph nodes use "
-            "qLogNoisyExpectedImprovement or another acquisition."
+            "one-shot qKnowledgeGradient needs a continuous space; on mesh vertices or graph "
+            "nodes use qLogNoisyExpectedImprovement or another acquisition."
         )
     choices = space.all_points(dtype=ref.dtype, device=ref.device)
     if exclude is not None:

@@ -1,4 +1,4 @@
-"""Acquisition optimisation on spaces: candidates on the space for every acquisition, q > 1, discrete spaces."""
+"""Acquisition optimisation on spaces: candidates on the space, q > 1, discrete spaces."""
 
 import pytest
 import torch
@@ -99,7 +99,7 @@ def test_q_batch_returns_distinct_points(sequential):
 
 
 class _TabulatedAcquisition(AcquisitionFunction):
-    """A known function of the node/vertex index, to check the discrete optimiser finds its argmax."""
+    """A known function of the node/vertex index: the discrete optimiser must find its argmax."""
 
     def __init__(self, model, values):
         super().__init__(model)
