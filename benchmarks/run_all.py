@@ -91,13 +91,35 @@ class Step:
         return None if (ROOT / needed).exists() else f"{needed} is not in this checkout"
 
 
-def _regret(problems: tuple[str, ...], *options: str) -> tuple[str, ...]:
-    command = ["regret.py", "--seeds", "10", "--budget", "105", "--checkpoints", "25,50,100,105"]
+def _regret(
+    problems: tuple[str, ...], *options: str, seeds: int = 10, budget: int = 105
+) -> tuple[str, ...]:
+    command = ["regret.py", "--seeds", str(seeds), "--budget", str(budget)]
     for problem in problems:
         command += ["--problem", problem]
     return (*command, *options)
 
 
+def _renamed_regret(problems: tuple[str, ...], suffix: str) -> Outputs:
+    """The summary and the figures of a regret run, renamed ``regret_<...>_<suffix>``."""
+    return (
+        ("regret_summary.json", f"regret_{suffix}.json"),
+        *((f"regret_{p}.png", f"regret_{p}_{suffix}.png") for p in problems),
+    )
+
+
+CAMPAIGN = (
+    "ackley-sphere5",
+    "ackley-sphere2",
+    "styblinski-tang-sphere2",
+    "arm-torus3",
+    "orientation-so3",
+)
+SEARCH_PLANNERS = ("search_planners.json", "search_planners.png")
+SEARCH_DEMO = (
+    "search_summary.json",
+    *(f"search_{name}.png" for name in ("mission", "paths", "pos_curves", "time_to_detection")),
+)
 KERNEL = ("kernel_speed.py", "--with-geometric-kernels", "--threads", "1")
 VISH_BO = ("manibo", "run", "--problem", "ackley-sphere2", "--surrogate", "vish", "--noise", "0.5")
 VISH_BO = (*VISH_BO, "--surrogate-option", "num_features=400", "--quiet")
@@ -145,7 +167,7 @@ STEPS: list[Step] = [
     ),
     Step(
         "regret_ackley",
-        _regret(("ackley-sphere5", "ackley-sphere3")),
+        _regret(("ackley-sphere5", "ackley-sphere3"), "--checkpoints", "25,50,100,105"),
         (
             ("regret_summary.json", "regret_ackley.json"),
             "regret_ackley-sphere5.png",
@@ -155,12 +177,78 @@ STEPS: list[Step] = [
     ),
     Step(
         "regret_ackley_qlognei",
-        _regret(("ackley-sphere3",), "--methods", "matern", "--acquisition", "qlognei"),
+        _regret(
+            ("ackley-sphere3",),
+            *("--methods", "matern", "--acquisition", "qlognei", "--checkpoints", "25,50,100,105"),
+        ),
         (
             ("regret_summary.json", "regret_ackley-sphere3_qlognei.json"),
             ("regret_ackley-sphere3.png", "regret_ackley-sphere3_qlognei.png"),
         ),
         False,
+    ),
+    # the five-space campaign: geometric Matern GP against the ambient Euclidean GP and random
+    Step(
+        "regret_campaign",
+        _regret(CAMPAIGN, "--checkpoints", "25,50,100", seeds=20, budget=100),
+        _renamed_regret(CAMPAIGN, "campaign"),
+        False,
+    ),
+    Step(
+        "regret_adgp",
+        _regret(
+            ("ackley-sphere2",),
+            *("--methods", "adgp,random", "--acquisition", "qlogei", "--checkpoints", "10,20,30"),
+            budget=30,
+        ),
+        _renamed_regret(("ackley-sphere2",), "adgp"),
+        False,
+        requires="manibo/models/adgp",
+    ),
+    Step(
+        "regret_gpnet",
+        _regret(
+            ("ackley-sphere5",),
+            "--methods",
+            "gpnet,random",
+            "--checkpoints",
+            "25,50,100",
+            budget=100,
+        ),
+        _renamed_regret(("ackley-sphere5",), "gpnet"),
+        False,
+        requires="manibo/models/gpnet",
+    ),
+    Step(
+        "adgp_regression",
+        ("adgp_regression.py", "--splits", "5", "--dgp-steps", "100"),
+        ("adgp_regression.json", "adgp_regression.png"),
+        False,
+    ),
+    Step(
+        "gpnet",
+        ("gpnet.py",),
+        (
+            *(f"gpnet_{part}.json" for part in ("toy", "sphere", "large", "bo")),
+            "gpnet_toy.png",
+            "gpnet_regression.png",
+        ),
+        False,
+    ),
+    Step(
+        "search_planners",
+        ("search_planners.py", "--scenarios", "20", "--budget", "240"),
+        SEARCH_PLANNERS,
+        False,
+    ),
+    # the demo itself (`make demo`): its figures and summary are the ones docs/search.md shows
+    Step(
+        "search_demo",
+        ("manibo", "demo", "search"),
+        SEARCH_DEMO,
+        False,
+        smoke=("manibo", "demo", "search", "--scenarios", "2", "--budget", "12"),
+        requires="manibo/search",
     ),
 ]
 

@@ -336,7 +336,7 @@ def run(
         "planners": summary,
         "told_mission": _mission_json(records[(0, MANIBO)]),
         "curves": curves,
-        "figures": [str(p) for p in figures],
+        "figures": [p.name for p in figures],
         "seconds": {
             "total": time.perf_counter() - wall,
             "ocean_mask": mask_seconds,
