@@ -302,7 +302,10 @@ def runs_table(datasets: list[dict], names: list[str]) -> str:
     for name, data in zip(names, datasets, strict=True):
         env = data["environment"]
         start_end = data.get("load_average_start_end")
-        if data.get("load_average_cases_1_min"):  # measured case by case, maybe in several runs
+        if "load_average_runs_1_min" in data:  # a summary of stored runs (--report-only)
+            loads = data["load_average_runs_1_min"]
+            load = "not recorded" if loads is None else f"{loads[0]:g} to {loads[1]:g} (runs)"
+        elif data.get("load_average_cases_1_min"):  # measured case by case, maybe in several runs
             low, high = data["load_average_cases_1_min"]
             load = f"{low:g} to {high:g} (around its cases)"
         elif start_end and start_end[0] and start_end[1]:
@@ -314,7 +317,8 @@ def runs_table(datasets: list[dict], names: list[str]) -> str:
             hardware += f"; {env['gpu']['name']}"
         threads = data.get("config", {}).get("threads") or env["torch_threads"]
         versions = ", ".join(f"{k} {v}" for k, v in env["versions"].items() if k != "numpy")
-        row = [f"[{name}](figures/{name})", env["timestamp_utc"], hardware, str(threads), load]
+        written = " to ".join(data.get("measured_utc") or [env["timestamp_utc"]])
+        row = [f"[{name}](figures/{name})", written, hardware, str(threads), load]
         rows.append([*row, versions])
     header = ["JSON", "written (UTC)", "hardware", "torch threads", "load average (1 min)"]
     return table([*header, "versions"], rows)
@@ -370,6 +374,14 @@ RUN_FILES = (
     "bo_time.json",
     "regret_ackley.json",
     "regret_ackley-sphere3_qlognei.json",
+    "regret_campaign.json",
+)
+CAMPAIGN = (
+    "ackley-sphere5",
+    "ackley-sphere2",
+    "styblinski-tang-sphere2",
+    "arm-torus3",
+    "orientation-so3",
 )
 
 TABLES: dict[str, Table] = {
@@ -387,6 +399,13 @@ TABLES: dict[str, Table] = {
         ("regret_ackley-sphere3_qlognei.json", "regret_ackley.json"),
         partial(regret_table, problem="ackley-sphere3", checkpoints=(25, 50, 105)),
     ),
+    **{
+        f"regret_campaign_{problem}": Table(
+            ("regret_campaign.json",),
+            partial(regret_table, problem=problem, checkpoints=(25, 50, 100)),
+        )
+        for problem in CAMPAIGN
+    },
     "runs": Table(RUN_FILES, lambda d: runs_table(d, list(RUN_FILES))),
     "geometric_kernels": Table(KERNEL_FILES, geometric_kernels_table, page="comparison.md"),
 }

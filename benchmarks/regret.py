@@ -19,6 +19,7 @@ network, see ``docs/gpnet.md``), ``random`` (uniform search); any registered sur
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
 import time
@@ -106,9 +107,15 @@ def run_one(
         "seconds_per_iteration": iteration_seconds,
         "wall_seconds": time.perf_counter() - start,
         "smoke": fast,
+        "finished_utc": _utc(time.time()),
+        "load_average_end": load_average(),
     }
     write_json(path, record)
     return record
+
+
+def _utc(seconds: float) -> str:
+    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).isoformat(timespec="seconds")
 
 
 def _stored_record(job: tuple) -> dict | None:
@@ -128,6 +135,7 @@ def _cached_record(path: Path, budget: int, initial: int, acquisition: str, fast
     if not path.exists():
         return None
     record = json.loads(path.read_text())
+    record.setdefault("finished_utc", _utc(path.stat().st_mtime))  # records of older versions
     same = (record["budget"], record["initial"], record.get("smoke", False))
     if same != (budget, initial, fast):
         return None
@@ -279,6 +287,11 @@ def main(argv: list[str] | None = None) -> int:
         "checkpoints": checkpoints,
         "problems": {},
     }
+    if records and args.report_only:  # the runs' own times and loads, not the report's
+        summary["measured_utc"] = [min(r["finished_utc"] for r in records)]
+        summary["measured_utc"].append(max(r["finished_utc"] for r in records))
+        loads = [r["load_average_end"][0] for r in records if r.get("load_average_end")]
+        summary["load_average_runs_1_min"] = [min(loads), max(loads)] if loads else None
     for p in problems:
         mine = [r for r in records if r["problem"] == p]
         summary["problems"][p] = {"table": summarise(mine, checkpoints), "runs": mine}

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from _common import DEVICE_CHOICES
 from _kernel_cases import CASES
-from doc_tables import DOCS, FIGURES, PAGES, available_tables, update_pages
+from doc_tables import CAMPAIGN, DOCS, FIGURES, PAGES, available_tables, update_pages
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -108,13 +108,6 @@ def _renamed_regret(problems: tuple[str, ...], suffix: str) -> Outputs:
     )
 
 
-CAMPAIGN = (
-    "ackley-sphere5",
-    "ackley-sphere2",
-    "styblinski-tang-sphere2",
-    "arm-torus3",
-    "orientation-so3",
-)
 SEARCH_PLANNERS = ("search_planners.json", "search_planners.png")
 SEARCH_DEMO = (
     "search_summary.json",

@@ -33,3 +33,17 @@ def test_regret_smoke(tmp_path):
     stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "runs").glob("*.json")}
     _run(tmp_path)
     assert stamps and all(p.stat().st_mtime_ns == t for p, t in stamps.items())
+
+    # --report-only summarises the stored runs with their own times and loads, running nothing
+    subprocess.run(
+        [sys.executable, str(SCRIPT), "--smoke", "--problem", "ackley-sphere2", "--report-only"]
+        + ["--out", str(tmp_path)],
+        check=True,
+        capture_output=True,
+    )
+    assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())
+    report = json.loads((tmp_path / "regret_summary.json").read_text())
+    finished = sorted(r["finished_utc"] for r in report["problems"]["ackley-sphere2"]["runs"])
+    assert report["measured_utc"] == [finished[0], finished[-1]]
+    assert len(report["load_average_runs_1_min"]) == 2
+    assert report["problems"]["ackley-sphere2"]["table"] == table
