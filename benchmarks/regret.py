@@ -81,7 +81,11 @@ def run_one(
             acquisition=acquisition,
             initial_design=initial,
             seed=seed,
-            optimizer="projection" if method == "euclidean" else "riemannian",
+            # GaBO's Euclidean baseline: a box optimiser, then projection onto the space (finite
+            # spaces are enumerated whatever the surrogate)
+            optimizer="projection"
+            if method == "euclidean" and not problem.space.is_discrete
+            else "riemannian",
             **options,
         )
         iteration_seconds = []
