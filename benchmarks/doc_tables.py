@@ -375,6 +375,8 @@ RUN_FILES = (
     "regret_ackley.json",
     "regret_ackley-sphere3_qlognei.json",
     "regret_campaign.json",
+    "regret_mesh.json",
+    "regret_graph.json",
 )
 CAMPAIGN = (
     "ackley-sphere5",
@@ -405,6 +407,13 @@ TABLES: dict[str, Table] = {
             partial(regret_table, problem=problem, checkpoints=(25, 50, 100)),
         )
         for problem in CAMPAIGN
+    },
+    **{
+        f"regret_{name}": Table(
+            (f"regret_{name}.json",),
+            partial(regret_table, problem=f"bumps-{name}", checkpoints=(10, 25, 50)),
+        )
+        for name in ("mesh", "graph")
     },
     "runs": Table(RUN_FILES, lambda d: runs_table(d, list(RUN_FILES))),
     "geometric_kernels": Table(KERNEL_FILES, geometric_kernels_table, page="comparison.md"),

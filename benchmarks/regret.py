@@ -173,28 +173,43 @@ def summarise(records: list[dict], checkpoints: list[int]) -> dict:
 
 
 def plot(records: list[dict], path: Path, title: str) -> None:
-    """log10 simple regret vs evaluations: median line and interquartile band per method."""
+    """Simple regret vs evaluations: median line and interquartile band per method.
+
+    log10 regret, except where runs reach the optimum exactly (a finite space: mesh vertices,
+    graph nodes): then the regret on a linear axis, beside the fraction of seeds that have
+    evaluated the optimum.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
+    exact = any(min(r["simple_regret"]) == 0 for r in records)
+    fig, axes = plt.subplots(
+        1, 2 if exact else 1, figsize=(12 if exact else 7, 4.5), constrained_layout=True
+    )
+    ax = axes[0] if exact else axes
+    initial = records[0]["initial"]
     for method in sorted({r["method"] for r in records}):
-        runs = np.log10(
-            np.array([r["simple_regret"] for r in records if r["method"] == method]) + 1e-12
-        )
+        regret = np.array([r["simple_regret"] for r in records if r["method"] == method])
+        runs = regret if exact else np.log10(regret + 1e-12)
         t = np.arange(1, runs.shape[1] + 1)
         median, lo, hi = np.median(runs, 0), np.quantile(runs, 0.25, 0), np.quantile(runs, 0.75, 0)
         (line,) = ax.plot(t, median, label=f"{method} ({runs.shape[0]} seeds)")
         ax.fill_between(t, lo, hi, color=line.get_color(), alpha=0.2)
-    initial = records[0]["initial"]
-    ax.axvline(initial, color="grey", ls="--", lw=1, label=f"initial design ({initial})")
-    ax.set_xlabel("number of evaluations")
-    ax.set_ylabel("log10 simple regret")
+        if exact:
+            axes[1].plot(t, (regret == 0).mean(0), color=line.get_color(), label=method)
+    for axis in axes if exact else [ax]:
+        axis.axvline(initial, color="grey", ls="--", lw=1, label=f"initial design ({initial})")
+        axis.set_xlabel("number of evaluations")
+    ax.set_ylabel("simple regret" if exact else "log10 simple regret")
     ax.set_title(title)
     ax.legend()
+    if exact:
+        axes[1].set_ylabel("fraction of seeds that found the optimum")
+        axes[1].set_ylim(0, 1.02)
+        axes[1].legend()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 

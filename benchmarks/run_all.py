@@ -100,11 +100,15 @@ def _regret(
     return (*command, *options)
 
 
-def _renamed_regret(problems: tuple[str, ...], suffix: str) -> Outputs:
-    """The summary and the figures of a regret run, renamed ``regret_<...>_<suffix>``."""
+def _renamed_regret(problems: tuple[str, ...], name: str, suffix: str | None = None) -> Outputs:
+    """A regret run's summary as ``regret_<name>.json``, its figures ``regret_<problem>_<suffix>``.
+
+    ``suffix`` defaults to ``name``; an empty one keeps the figures' names.
+    """
+    suffix = name if suffix is None else suffix
     return (
-        ("regret_summary.json", f"regret_{suffix}.json"),
-        *((f"regret_{p}.png", f"regret_{p}_{suffix}.png") for p in problems),
+        ("regret_summary.json", f"regret_{name}.json"),
+        *((f"regret_{p}.png", f"regret_{p}{'_' * bool(suffix)}{suffix}.png") for p in problems),
     )
 
 
@@ -185,6 +189,29 @@ STEPS: list[Step] = [
         "regret_campaign",
         _regret(CAMPAIGN, "--checkpoints", "25,50,100", seeds=20, budget=100),
         _renamed_regret(CAMPAIGN, "campaign"),
+        False,
+    ),
+    # the finite spaces: 50 evaluations of 642 mesh vertices and of 225 graph nodes
+    Step(
+        "regret_mesh",
+        _regret(
+            ("bumps-mesh",),
+            *("--methods", "matern,heat,chart,random", "--checkpoints", "10,25,50"),
+            seeds=20,
+            budget=50,
+        ),
+        _renamed_regret(("bumps-mesh",), "mesh", ""),
+        False,
+    ),
+    Step(
+        "regret_graph",
+        _regret(
+            ("bumps-graph",),
+            *("--methods", "matern,heat,random", "--checkpoints", "10,25,50"),
+            seeds=20,
+            budget=50,
+        ),
+        _renamed_regret(("bumps-graph",), "graph", ""),
         False,
     ),
     Step(

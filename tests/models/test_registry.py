@@ -5,7 +5,7 @@ import torch
 
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models import available_surrogates, build_surrogate, register_surrogate
-from manibo.spaces import Sphere
+from manibo.spaces import Graph, Sphere
 
 
 def test_builtin_surrogates_fit_and_predict():
@@ -23,10 +23,14 @@ def test_builtin_surrogates_fit_and_predict():
 def test_errors_and_registration():
     space = Sphere(2)
     X = space.random(5)
+    graph = Graph(torch.tensor([[0.0, 1.0], [1.0, 0.0]]))
+    graph_X = torch.tensor([[0.0], [1.0]], dtype=torch.float64)
     with pytest.raises(ConfigurationError, match="unknown surrogate 'nope'"):
         build_surrogate("nope", space, X, X[:, :1])
     with pytest.raises(InputDataError, match=r"shape \(5, 1\)"):
         build_surrogate("matern", space, X, X[:, :2])
+    with pytest.raises(ConfigurationError, match="points of Graph.* are indices"):
+        build_surrogate("euclidean", graph, graph_X, graph_X)
     with pytest.raises(InputDataError, match="NaN"):
         build_surrogate("matern", space, X, torch.full((5, 1), float("nan"), dtype=torch.float64))
 
