@@ -296,6 +296,54 @@ def regret_table(datasets: list[dict], problem: str, checkpoints: tuple[int, ...
     return table(header, body)
 
 
+GIB = 2**30
+
+
+def vish_scale_table(data: dict) -> str:
+    """Every configuration of ``vish_scale.py``: time, accuracy, memory, load, and its stages."""
+    rows = []
+    order = {"vish210": 0, "vish660": 1, "vish400": 0, "vish1600": 1, "svgp500": 2, "exact": 3}
+    records = [r for r in data["records"] if "error" not in r]
+    for r in sorted(records, key=lambda r: (r["dataset"], r["n"], order.get(r["method"], 9))):
+        stages = r.get("stages", {})
+        if r["method"].startswith("vish"):
+            note = ", ".join(f"{k.removesuffix('_s')} {v:.1f}" for k, v in stages.items())
+        else:
+            note = r.get("stopped") or ""
+            if r.get("steps"):
+                note += f" after {r['steps']} steps"
+        before, after = r["load_average_before_after"]
+        rows.append(
+            [
+                r["dataset"],
+                f"{r['n_train'] + r['n_test']:,}",
+                r["method"],
+                str(r["torch_threads"]),
+                f"{r['time_s']:.1f}",
+                f"{r['mse']:.4f}",
+                f"{r['nlpd']:.4f}",
+                f"{r['peak_rss_bytes'] / GIB:.2f}",
+                f"{before[0]:.1f}/{after[0]:.1f}",
+                note.strip(),
+            ]
+        )
+    header = ["data", "N", "method", "threads", "fit+predict [s]", "MSE", "NLPD"]
+    return table([*header, "peak RSS [GiB]", "load before/after", "note"], rows)
+
+
+def vish_ratio_table(data: dict) -> str:
+    """SVGP's time over VISH's and VISH's NLPD minus SVGP's, at every N where both ran."""
+    rows = []
+    for ratio in data["ratios"]:
+        for m in ("vish210", "vish660"):
+            if f"svgp_over_{m}_time" in ratio:
+                gap = ratio[f"{m}_minus_svgp_nlpd"]
+                rows.append(
+                    [f"{ratio['n']:,}", m, factor(ratio[f"svgp_over_{m}_time"]), f"{gap:+.4f}"]
+                )
+    return table(["N", "VISH", "SVGP time / VISH time", "NLPD(VISH) − NLPD(SVGP)"], rows)
+
+
 def runs_table(datasets: list[dict], names: list[str]) -> str:
     """When and where each JSON was measured, and the load average around it."""
     rows = []
@@ -415,6 +463,8 @@ TABLES: dict[str, Table] = {
         )
         for name in ("mesh", "graph")
     },
+    "vish_scale": Table(("vish_scale.json",), lambda d: vish_scale_table(d[0]), page="vish.md"),
+    "vish_ratios": Table(("vish_scale.json",), lambda d: vish_ratio_table(d[0]), page="vish.md"),
     "runs": Table(RUN_FILES, lambda d: runs_table(d, list(RUN_FILES))),
     "geometric_kernels": Table(KERNEL_FILES, geometric_kernels_table, page="comparison.md"),
 }
