@@ -55,6 +55,9 @@ def lengthscale_prior() -> LogNormalPrior:
 def fit_with_retries(model: SingleTaskGP, attempts: int = 3, seed: int = 0) -> SingleTaskGP:
     """Fit by marginal likelihood; on numerical failure restart from perturbed lengthscales.
 
+    Numerical failures: a Cholesky that fails, BoTorch's fitting error, and a hyperparameter that
+    leaves its prior's support during the optimisation.
+
     Returns the model; if every attempt fails it keeps the initial hyperparameters and warns. A
     :class:`~manibo.exceptions.TruncationWarning` is issued only for the fitted lengthscales, not
     for the trial values the optimiser visits on its way.
@@ -70,7 +73,9 @@ def fit_with_retries(model: SingleTaskGP, attempts: int = 3, seed: int = 0) -> S
                 fit_gpytorch_mll(mll, optimizer_kwargs={"options": {"maxiter": 200}})
             _report_truncation(model)
             return model
-        except (ModelFittingError, NotPSDError, RuntimeError):
+        except (ModelFittingError, NotPSDError, RuntimeError, ValueError):
+            # ValueError: GPyTorch's priors reject a value the optimiser reached (a lengthscale
+            # that underflowed to 0 is outside a log-normal prior's support)
             model.load_state_dict(initial)
             if attempt + 1 < attempts:
                 _perturb_lengthscales(model, generator)

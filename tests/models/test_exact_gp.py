@@ -6,14 +6,24 @@ recovers from a numerical failure.
 
 import warnings
 
+import pytest
 import torch
 from linear_operator.utils.errors import NotPSDError
 
+from manibo.exceptions import ManiboWarning
 from manibo.models import build_surrogate, fit_with_retries
 from manibo.spaces import Sphere
 
 
-def test_fit_retries_after_numerical_failure(monkeypatch):
+@pytest.mark.parametrize(
+    "failure",
+    [
+        NotPSDError("simulated Cholesky failure"),
+        # what GPyTorch raises when L-BFGS drives a lengthscale to 0 (seen on Ackley on S², heat)
+        ValueError("Expected value argument to be within the support of LogNormalPrior()"),
+    ],
+)
+def test_fit_retries_after_numerical_failure(monkeypatch, failure):
     space = Sphere(2)
     X = space.random(12, generator=torch.Generator().manual_seed(0))
     model = build_surrogate("matern", space, X, X[:, :1], fit=False)
@@ -25,7 +35,7 @@ def test_fit_retries_after_numerical_failure(monkeypatch):
     def failing_once(mll, **kwargs):
         calls.append(1)
         if len(calls) == 1:
-            raise NotPSDError("simulated Cholesky failure")
+            raise failure
         return real_fit(mll, **kwargs)
 
     monkeypatch.setattr(module, "fit_gpytorch_mll", failing_once)
@@ -33,6 +43,21 @@ def test_fit_retries_after_numerical_failure(monkeypatch):
         warnings.simplefilter("error")
         fit_with_retries(model)
     assert len(calls) == 2
+
+
+def test_a_lengthscale_outside_the_prior_support_falls_back_with_a_warning():
+    """The real error, not a simulated one: the lengthscale prior rejects a lengthscale of 0."""
+    space = Sphere(2)
+    X = space.random(12, generator=torch.Generator().manual_seed(0))
+    model = build_surrogate("heat", space, X, X[:, :1], fit=False)
+    kernel = model.covar_module.base_kernel
+    kernel.raw_lengthscale.data.fill_(-800.0)  # softplus underflows: lengthscale exactly 0
+    assert float(kernel.lengthscale.detach()) == 0.0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit_with_retries(model)  # no exception escapes: the loop goes on with this model
+    failures = [w for w in caught if issubclass(w.category, ManiboWarning)]
+    assert any("fitting failed 3 times" in str(w.message) for w in failures)
 
 
 def test_geometric_gp_predicts_held_out_points():
