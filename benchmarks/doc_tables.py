@@ -277,6 +277,11 @@ def regret_table(datasets: list[dict], problem: str, checkpoints: tuple[int, ...
             if method != "random" and acquisition not in (None, "logei"):
                 label += f", {ACQUISITION_LABELS.get(acquisition, acquisition)}"
             rows.append((label, stats))
+    most = max((stats.get("seeds", 0) for _, stats in rows), default=0)
+    rows = [  # a method run on fewer seeds than the others says so
+        (f"{label} ({stats['seeds']} seeds)" if stats.get("seeds", most) < most else label, stats)
+        for label, stats in rows
+    ]
     present = [t for t in checkpoints if all(str(t) in stats["regret"] for _, stats in rows)]
     columns = present or sorted({int(t) for _, stats in rows for t in stats["regret"]})
     best = {t: min(stats["regret"][str(t)]["median"] for _, stats in rows) for t in columns}

@@ -92,3 +92,14 @@ def test_regret_table_reads_the_json_and_bolds_the_lowest_median():
     median = doc_tables.significant(table["regret"]["25"]["median"])
     assert f"**{median}**" in rows["matern (manibo), qLogNEI (the loop's default)"]
     assert markdown.count("**") == 2 * 3  # one bold median per column
+
+
+def test_regret_table_names_a_method_run_on_fewer_seeds():
+    data = json.loads((FIGURES / "regret_campaign.json").read_text())
+    entry = data["problems"]["ackley-sphere2"]
+    full = entry["table"]["matern"]["seeds"]
+    entry["table"]["matern"]["seeds"] = full - 11
+    lines = doc_tables.regret_table([data], "ackley-sphere2", (25, 50, 100)).splitlines()
+    labels = [line.split(" | ")[0][2:] for line in lines[2:]]
+    assert labels[0] == f"matern (manibo) ({full - 11} seeds)"
+    assert labels[1:] and not any("seeds" in label for label in labels[1:])  # all seeds
