@@ -358,6 +358,10 @@ def runs_table(datasets: list[dict], names: list[str]) -> str:
         if "load_average_runs_1_min" in data:  # a summary of stored runs (--report-only)
             loads = data["load_average_runs_1_min"]
             load = "not recorded" if loads is None else f"{loads[0]:g} to {loads[1]:g} (runs)"
+            recorded = data.get("load_average_runs_recorded")
+            if loads is not None and recorded and recorded[0] != recorded[1]:
+                load = f"{loads[0]:g} to {loads[1]:g} "
+                load += f"({recorded[0]} of {recorded[1]} runs recorded it)"
         elif data.get("load_average_cases_1_min"):  # measured case by case, maybe in several runs
             low, high = data["load_average_cases_1_min"]
             load = f"{low:g} to {high:g} (around its cases)"

@@ -311,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         summary["measured_utc"].append(max(r["finished_utc"] for r in records))
         loads = [r["load_average_end"][0] for r in records if r.get("load_average_end")]
         summary["load_average_runs_1_min"] = [min(loads), max(loads)] if loads else None
+        summary["load_average_runs_recorded"] = [len(loads), len(records)]
     for p in problems:
         mine = [r for r in records if r["problem"] == p]
         summary["problems"][p] = {"table": summarise(mine, checkpoints), "runs": mine}

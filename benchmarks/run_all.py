@@ -187,7 +187,12 @@ STEPS: list[Step] = [
     # the five-space campaign: geometric Matern GP against the ambient Euclidean GP and random
     Step(
         "regret_campaign",
-        _regret(CAMPAIGN, "--checkpoints", "25,50,100", seeds=20, budget=100),
+        _regret(
+            CAMPAIGN,
+            *("--methods", "matern,heat,euclidean,random", "--checkpoints", "25,50,100"),
+            seeds=20,
+            budget=100,
+        ),
         _renamed_regret(CAMPAIGN, "campaign"),
         False,
     ),

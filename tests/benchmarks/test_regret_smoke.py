@@ -46,4 +46,5 @@ def test_regret_smoke(tmp_path):
     finished = sorted(r["finished_utc"] for r in report["problems"]["ackley-sphere2"]["runs"])
     assert report["measured_utc"] == [finished[0], finished[-1]]
     assert len(report["load_average_runs_1_min"]) == 2
+    assert report["load_average_runs_recorded"] == [len(finished), len(finished)]
     assert report["problems"]["ackley-sphere2"]["table"] == table
