@@ -260,7 +260,8 @@ class ActivatedGPLayer(nn.Module):
         r""":math:`K_{uu}` for :math:`\sigma_k^2 = 1`: depends on ``W`` and the kernel only."""
         norms = self.weights.norm(dim=-1)
         unit = self.weights / norms.unsqueeze(-1)
-        cosine = (unit @ unit.T).clamp(-1, 1)
+        gram = unit @ unit.T  # blocked GEMM need not be bitwise symmetric: symmetrise exactly
+        cosine = (0.5 * (gram + gram.T)).clamp(-1, 1)
         sigma = self.activation_coefficients
         ratio = torch.where(sigma != 0, sigma**2 / self.eigenvalues(), torch.zeros_like(sigma))
         coeffs = _scatter_levels(ratio * self.multiplicities, self.kept_levels, self.num_levels)
