@@ -118,6 +118,24 @@ def run_one(
     return record
 
 
+def _applicable(problems: list[str], methods: list[str]) -> list[tuple[str, str]]:
+    """The ``(problem, method)`` pairs whose surrogate models the problem's space; the others
+    are reported and left out (VISH needs a sphere, the ambient GP coordinates)."""
+    from manibo.models import unsupported_reason
+    from manibo.problems import make_problem
+
+    pairs = []
+    for problem in problems:
+        space = make_problem(problem).space
+        for method in methods:
+            reason = None if method == "random" else unsupported_reason(method, space)
+            if reason is None:
+                pairs.append((problem, method))
+            else:
+                print(f"skipped {method} on {problem}: {reason}")
+    return pairs
+
+
 def _utc(seconds: float) -> str:
     return datetime.datetime.fromtimestamp(seconds, datetime.UTC).isoformat(timespec="seconds")
 
@@ -287,11 +305,11 @@ def main(argv: list[str] | None = None) -> int:
         checkpoints = [5, 8]
     else:
         checkpoints = [int(c) for c in args.checkpoints.split(",")]
+    pairs = _applicable(problems, methods)
     jobs = [  # seed-major, so that an interrupted campaign leaves every method with equal seeds
         (p, m, s, args.budget, args.initial, args.acquisition, str(args.out), args.smoke)
         for s in range(args.seeds)
-        for p in problems
-        for m in methods
+        for p, m in pairs
     ]
     if args.report_only:
         records = [r for r in map(_stored_record, jobs) if r is not None]

@@ -184,12 +184,13 @@ STEPS: list[Step] = [
         ),
         False,
     ),
-    # the five-space campaign: geometric Matern GP against the ambient Euclidean GP and random
+    # the five-space campaign: every surrogate that models the space (VISH: spheres only) and random
     Step(
         "regret_campaign",
         _regret(
             CAMPAIGN,
-            *("--methods", "matern,heat,euclidean,random", "--checkpoints", "25,50,100"),
+            *("--methods", "matern,heat,euclidean,vish,adgp,gpnet,random"),
+            *("--checkpoints", "25,50,100"),
             seeds=20,
             budget=100,
         ),
@@ -201,7 +202,7 @@ STEPS: list[Step] = [
         "regret_mesh",
         _regret(
             ("bumps-mesh",),
-            *("--methods", "matern,heat,chart,random", "--checkpoints", "10,25,50"),
+            *("--methods", "matern,heat,chart,gpnet,random", "--checkpoints", "10,25,50"),
             seeds=20,
             budget=50,
         ),
@@ -212,7 +213,7 @@ STEPS: list[Step] = [
         "regret_graph",
         _regret(
             ("bumps-graph",),
-            *("--methods", "matern,heat,random", "--checkpoints", "10,25,50"),
+            *("--methods", "matern,heat,gpnet,random", "--checkpoints", "10,25,50"),
             seeds=20,
             budget=50,
         ),

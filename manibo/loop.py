@@ -19,7 +19,7 @@ from manibo._validation import as_tensor_arg, check_trailing_shape
 from manibo.acquisitions import ANALYTIC, available_acquisitions, build_acquisition
 from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
 from manibo.journal import Evaluation, Journal
-from manibo.models import available_surrogates, build_surrogate
+from manibo.models import build_surrogate, check_surrogate_supports
 from manibo.optim import LBFGSOptions, optimize_acqf_on_space
 from manibo.optim.projection import optimize_acqf_by_projection
 from manibo.spaces.base import Space
@@ -71,11 +71,7 @@ class BayesianOptimizer:
         optimizer_options: dict[str, Any] | None = None,
         device: str | torch.device | None = None,
     ) -> None:
-        if surrogate not in available_surrogates():
-            raise ConfigurationError(
-                f"unknown surrogate {surrogate!r}; choose one of "
-                f"{', '.join(available_surrogates())}."
-            )
+        check_surrogate_supports(surrogate, space)
         if acquisition not in available_acquisitions():
             raise ConfigurationError(
                 f"unknown acquisition {acquisition!r}; choose one of "

@@ -9,7 +9,13 @@ from manibo.models.adgp import ActivatedDeepGP, ActivatedDGPModel  # registers "
 from manibo.models.euclidean import ChartKernel
 from manibo.models.exact_gp import fit_with_retries, validate_training_data
 from manibo.models.gpnet import GPNet, GPNetModel  # registers the "gpnet" surrogate
-from manibo.models.registry import available_surrogates, build_surrogate, register_surrogate
+from manibo.models.registry import (
+    available_surrogates,
+    build_surrogate,
+    check_surrogate_supports,
+    register_surrogate,
+    unsupported_reason,
+)
 
 __all__ = [
     "ActivatedDGPModel",
@@ -19,7 +25,9 @@ __all__ = [
     "GPNetModel",
     "available_surrogates",
     "build_surrogate",
+    "check_surrogate_supports",
     "fit_with_retries",
     "register_surrogate",
+    "unsupported_reason",
     "validate_training_data",
 ]

@@ -8,7 +8,6 @@ from __future__ import annotations
 from gpytorch.kernels import Kernel, MaternKernel
 from torch import Tensor
 
-from manibo.exceptions import ConfigurationError
 from manibo.models.exact_gp import exact_gp
 from manibo.models.registry import register_surrogate
 from manibo.spaces.base import Space
@@ -35,19 +34,20 @@ def _ambient_dim(train_X: Tensor, space: Space) -> int:
     return train_X.shape[-1] if len(space.point_shape) == 1 else int(train_X[0].numel())
 
 
-@register_surrogate("euclidean")
-def ambient_matern_gp(space, train_X, train_Y, **options):
-    """Matérn-5/2 ARD GP on the ambient coordinates (defined off the space as well).
+def _indices_not_coordinates(space: Space) -> str | None:
+    if not space.is_discrete:
+        return None
+    return (
+        f"the 'euclidean' surrogate needs coordinates, but the points of {space} are indices; "
+        "use 'chart' (a Matérn GP on the vertices' positions, where the space has them) or "
+        "a geometric surrogate ('matern', 'heat')."
+    )
 
-    Raises:
-        ConfigurationError: ``space`` is finite: its points are indices, not coordinates.
-    """
-    if space.is_discrete:
-        raise ConfigurationError(
-            f"the 'euclidean' surrogate needs coordinates, but the points of {space} are indices; "
-            "use 'chart' (a Matérn GP on the vertices' positions, where the space has them) or "
-            "a geometric surrogate ('matern', 'heat')."
-        )
+
+@register_surrogate("euclidean", unsupported=_indices_not_coordinates)
+def ambient_matern_gp(space, train_X, train_Y, **options):
+    """Matérn-5/2 ARD GP on the ambient coordinates (defined off the space as well); finite
+    spaces are refused (their points are indices, not coordinates)."""
     kernel = MaternKernel(nu=2.5, ard_num_dims=_ambient_dim(train_X, space))
     return exact_gp(space, train_X, train_Y, kernel, **options)
 

@@ -12,16 +12,30 @@ from manibo.exceptions import ConfigurationError
 from manibo.spaces.base import Space
 
 SurrogateFactory = Callable[..., Model]
+SpaceCheck = Callable[[Space], str | None]
 _REGISTRY: dict[str, SurrogateFactory] = {}
+_SPACE_CHECKS: dict[str, SpaceCheck] = {}
 
 
-def register_surrogate(name: str) -> Callable[[SurrogateFactory], SurrogateFactory]:
-    """Decorator registering ``factory(space, train_X, train_Y, **options)`` under ``name``."""
+def register_surrogate(
+    name: str, unsupported: SpaceCheck | None = None
+) -> Callable[[SurrogateFactory], SurrogateFactory]:
+    """Decorator registering ``factory(space, train_X, train_Y, **options)`` under ``name``.
+
+    Args:
+        name: the name the loop, the command line and :func:`build_surrogate` use.
+        unsupported: ``unsupported(space)`` says why the surrogate cannot model functions on
+            ``space`` (a sentence that ends with what to use instead), or returns None where it
+            can. Checked before any data exist (:func:`check_surrogate_supports`) and before every
+            build. None: every space is supported.
+    """
 
     def decorate(factory: SurrogateFactory) -> SurrogateFactory:
         if name in _REGISTRY and _REGISTRY[name] is not factory:
             raise ConfigurationError(f"a surrogate named {name!r} is already registered.")
         _REGISTRY[name] = factory
+        if unsupported is not None:
+            _SPACE_CHECKS[name] = unsupported
         return factory
 
     return decorate
@@ -30,6 +44,36 @@ def register_surrogate(name: str) -> Callable[[SurrogateFactory], SurrogateFacto
 def available_surrogates() -> list[str]:
     """Names accepted by :func:`build_surrogate`."""
     return sorted(_REGISTRY)
+
+
+def _check_known(name: str) -> None:
+    if name not in _REGISTRY:
+        raise ConfigurationError(
+            f"unknown surrogate {name!r}; choose one of {', '.join(available_surrogates())}, or "
+            "register your own with @manibo.models.register_surrogate('name')."
+        )
+
+
+def unsupported_reason(name: str, space: Space) -> str | None:
+    """Why the surrogate ``name`` cannot model functions on ``space``; None when it can.
+
+    Raises:
+        ConfigurationError: ``name`` is not registered.
+    """
+    _check_known(name)
+    check = _SPACE_CHECKS.get(name)
+    return None if check is None else check(space)
+
+
+def check_surrogate_supports(name: str, space: Space) -> None:
+    """Raise a clear error when the surrogate ``name`` is unknown or cannot model ``space``.
+
+    Raises:
+        ConfigurationError: with the reason and what to use instead.
+    """
+    reason = unsupported_reason(name, space)
+    if reason is not None:
+        raise ConfigurationError(reason)
 
 
 def build_surrogate(
@@ -51,11 +95,7 @@ def build_surrogate(
             a ``previous_model`` argument (to warm-start their training); ignored by the others.
         **options: passed to the factory.
     """
-    if name not in _REGISTRY:
-        raise ConfigurationError(
-            f"unknown surrogate {name!r}; choose one of {', '.join(available_surrogates())}, or "
-            "register your own with @manibo.models.register_surrogate('name')."
-        )
+    check_surrogate_supports(name, space)
     factory = _REGISTRY[name]
     if previous_model is not None and "previous_model" in inspect.signature(factory).parameters:
         options = {**options, "previous_model": previous_model}

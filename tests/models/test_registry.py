@@ -45,3 +45,31 @@ def test_errors_and_registration():
     build_surrogate("test-constant", space, X, X[:, :1], previous_model=previous)
     with pytest.raises(ConfigurationError, match="already registered"):
         register_surrogate("test-constant")(lambda *a, **k: None)
+
+
+def test_unsupported_spaces_are_refused_before_any_data():
+    from manibo.loop import BayesianOptimizer
+    from manibo.models import check_surrogate_supports, unsupported_reason
+    from manibo.spaces import Torus
+
+    graph = Graph(torch.tensor([[0.0, 1.0], [1.0, 0.0]]))
+    assert unsupported_reason("matern", Torus(2)) is None
+    assert unsupported_reason("vish", Sphere(3)) is None
+    assert "needs a Sphere of dimension >= 2" in unsupported_reason("vish", Torus(2))
+    assert "use 'matern'" in unsupported_reason("vish", Sphere(1))
+    with pytest.raises(ConfigurationError, match="are indices"):
+        check_surrogate_supports("euclidean", graph)
+    with pytest.raises(ConfigurationError, match="unknown surrogate 'nope'"):
+        unsupported_reason("nope", Sphere(2))
+    # the loop refuses at construction, not after spending the initial design
+    with pytest.raises(ConfigurationError, match="needs a Sphere"):
+        BayesianOptimizer(Torus(3), surrogate="vish")
+
+    @register_surrogate(
+        "test-spheres-only", unsupported=lambda s: None if isinstance(s, Sphere) else "spheres only"
+    )
+    def spheres_only(space, train_X, train_Y, **options):
+        return build_surrogate("matern", space, train_X, train_Y)
+
+    with pytest.raises(ConfigurationError, match="spheres only"):
+        build_surrogate("test-spheres-only", Torus(1), torch.zeros(3, 1), torch.zeros(3, 1))

@@ -9,7 +9,6 @@ from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.priors import GammaPrior, LogNormalPrior
 from torch import Tensor
 
-from manibo.exceptions import ConfigurationError
 from manibo.kernels.spectral import GeometricMaternKernel
 from manibo.models.exact_gp import (
     SURROGATE_TRUNCATION_TOL,
@@ -25,7 +24,16 @@ DEFAULT_NUM_FEATURES = 400
 """Default feature budget: 20 levels on S², levels 0..5 (378 harmonics) on S⁵."""
 
 
-@register_surrogate("vish")
+def _not_a_sphere(space) -> str | None:
+    if isinstance(space, Sphere) and space.dim >= 2:
+        return None
+    return (
+        f"the 'vish' surrogate needs a Sphere of dimension >= 2, got {space!r}; use 'matern' "
+        "for other spaces."
+    )
+
+
+@register_surrogate("vish", unsupported=_not_a_sphere)
 def vish_surrogate(
     space,
     train_X: Tensor,
@@ -51,11 +59,6 @@ def vish_surrogate(
         maxiter: L-BFGS iterations on the cache.
         chunk_size: rows per chunk of the pass.
     """
-    if not isinstance(space, Sphere) or space.dim < 2:
-        raise ConfigurationError(
-            f"the 'vish' surrogate needs a Sphere of dimension >= 2, got {space!r}; use 'matern' "
-            "for other spaces."
-        )
     validate_training_data(space, train_X, train_Y)
     kernel = GeometricMaternKernel(
         space,
