@@ -370,6 +370,10 @@ def runs_table(datasets: list[dict], names: list[str]) -> str:
         else:
             load = f"{env['load_average_1_5_15_min'][0]:g} at start"
         hardware = f"{env['cpu_model']}, {env['cpu_cores']} cores"
+        machines = data.get("cpu_models_runs")
+        if machines:  # stored runs of several sessions, maybe on other machines
+            parts = [f"{model} ({count} runs)" for model, count in machines.items()]
+            hardware = "; ".join(parts) + f"; {env['cpu_cores']} cores"
         if env.get("gpu"):
             hardware += f"; {env['gpu']['name']}"
         threads = data.get("config", {}).get("threads") or env["torch_threads"]

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import environment, load_average, write_json  # noqa: E402
+from _common import cpu_model, environment, load_average, write_json  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).parent / "results"
 
@@ -113,6 +113,7 @@ def run_one(
         "smoke": fast,
         "finished_utc": _utc(time.time()),
         "load_average_end": load_average(),
+        "cpu_model": cpu_model(),
     }
     write_json(path, record)
     return record
@@ -134,6 +135,24 @@ def _applicable(problems: list[str], methods: list[str]) -> list[tuple[str, str]
             else:
                 print(f"skipped {method} on {problem}: {reason}")
     return pairs
+
+
+def _runs_provenance(records: list[dict]) -> dict:
+    """When the runs finished, the load average at their ends and the CPUs they ran on."""
+    loads = [r["load_average_end"][0] for r in records if r.get("load_average_end")]
+    machines: dict[str, int] = {}
+    for r in records:
+        model = r.get("cpu_model", "not recorded")
+        machines[model] = machines.get(model, 0) + 1
+    return {
+        "measured_utc": [
+            min(r["finished_utc"] for r in records),
+            max(r["finished_utc"] for r in records),
+        ],
+        "load_average_runs_1_min": [min(loads), max(loads)] if loads else None,
+        "load_average_runs_recorded": [len(loads), len(records)],
+        "cpu_models_runs": machines,
+    }
 
 
 def _utc(seconds: float) -> str:
@@ -324,12 +343,8 @@ def main(argv: list[str] | None = None) -> int:
         "checkpoints": checkpoints,
         "problems": {},
     }
-    if records and args.report_only:  # the runs' own times and loads, not the report's
-        summary["measured_utc"] = [min(r["finished_utc"] for r in records)]
-        summary["measured_utc"].append(max(r["finished_utc"] for r in records))
-        loads = [r["load_average_end"][0] for r in records if r.get("load_average_end")]
-        summary["load_average_runs_1_min"] = [min(loads), max(loads)] if loads else None
-        summary["load_average_runs_recorded"] = [len(loads), len(records)]
+    if records:  # the runs' own times, loads and machines (stored runs may be older than this one)
+        summary.update(_runs_provenance(records))
     for p in problems:
         mine = [r for r in records if r["problem"] == p]
         summary["problems"][p] = {"table": summarise(mine, checkpoints), "runs": mine}

@@ -48,3 +48,7 @@ def test_regret_smoke(tmp_path):
     assert len(report["load_average_runs_1_min"]) == 2
     assert report["load_average_runs_recorded"] == [len(finished), len(finished)]
     assert report["problems"]["ackley-sphere2"]["table"] == table
+    # every record names the CPU it ran on, and the summary counts the runs per CPU
+    models = [r["cpu_model"] for r in report["problems"]["ackley-sphere2"]["runs"]]
+    assert all(models) and sum(report["cpu_models_runs"].values()) == len(finished)
+    assert report["cpu_models_runs"] == {m: models.count(m) for m in set(models)}
