@@ -1,6 +1,6 @@
 """Search planners compared without detection luck: each plan's probability of success over time.
 
-The demo (``manibo demo search``) reports realised times to detection: with 20 scenarios they still
+The demo (``manibo demo search``) reports realised times to detection: with 40 scenarios they still
 depend on where each object happens to lie. This benchmark measures what a plan is worth on average
 over the prior: every mission is played to the end of its endurance (``simulate(...,
 stop_at_detection=False)``: after a detection the planner is told the contact was not confirmed), so
@@ -10,7 +10,7 @@ expected fraction of missions that have found the object by t; the realised frac
 detections, common random numbers) is reported beside it.
 
 The scenarios are random ocean-route losses with seeds ``--first-seed + i``, disjoint from the
-demo's (seed 0 uses seeds 0-19), so nothing measured here is tuned on the demo's scenarios.
+demo's (seed 0 uses seeds 1-39), so nothing measured here is tuned on the demo's scenarios.
 
     python benchmarks/search_planners.py                    # 40 scenarios, 320 h, all planners
     python benchmarks/search_planners.py --smoke            # seconds; used by the test suite
@@ -59,7 +59,7 @@ def run_one(seed: int, planner: str, budget_h: float, num_particles: int, device
         "planner": planner,
         "scenario": scenario.name,
         "time_to_detection_h": record.time_to_detection_h,
-        "expected_found": pos_against_time(record, hours).tolist(),
+        "expected_found": [round(v, 6) for v in pos_against_time(record, hours).tolist()],
         "searches": len(record.steps),
         "cpu_s": time.process_time() - start,
     }
