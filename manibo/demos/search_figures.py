@@ -383,7 +383,8 @@ def pos_figure(path: Path, curves: dict, colors: dict, num_scenarios: int) -> Pa
     axes[0].set_xlabel("mission time [h] (transit included)")
     axes[0].set_ylabel("cumulative probability of success")
     axes[0].set_title(
-        "a. Cumulative POS against mission time\n(mean over scenarios, band: quartiles)",
+        "a. Cumulative POS against mission time (mean over scenarios,\n"
+        "band: quartiles; a mission stops gaining when it finds the object)",
         fontsize=10,
     )
     plot_mean_curves(
@@ -402,18 +403,13 @@ def pos_figure(path: Path, curves: dict, colors: dict, num_scenarios: int) -> Pa
             linewidth=1.8,
         )
     axes[2].axhline(0.5, color="0.4", linewidth=0.9, linestyle=":")
-    axes[2].annotate(
-        "median time to detection: where a curve crosses this line",
-        (hours[-1], 0.5),
-        xytext=(0, -11),
-        textcoords="offset points",
-        ha="right",
-        fontsize=8,
-        color="0.3",
-    )
     axes[2].set_xlabel("mission time [h]")
     axes[2].set_ylabel("fraction of missions that found the object")
-    axes[2].set_title(f"c. Found by time t (1 − survival, {num_scenarios} scenarios)", fontsize=10)
+    axes[2].set_title(
+        f"c. Fraction found by time t ({num_scenarios} scenarios);\n"
+        "a curve crosses the dotted line at its median time to detection",
+        fontsize=10,
+    )
     for ax in axes:
         ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)
