@@ -263,7 +263,7 @@ STEPS: list[Step] = [
     ),
     Step(
         "search_planners",
-        ("search_planners.py", "--scenarios", "20", "--budget", "240"),
+        ("search_planners.py", "--scenarios", "40", "--budget", "240"),
         SEARCH_PLANNERS,
         False,
     ),

@@ -1,16 +1,18 @@
 """Search planners compared without detection luck: each plan's probability of success over time.
 
-The demo (``manibo demo search``) reports realised times to detection: with 20 scenarios they still
+The demo (``manibo demo search``) reports realised times to detection: with 40 scenarios they still
 depend on where each object happens to lie. This benchmark measures what a plan is worth on average
 over the prior: every mission is played to the end of its endurance (``simulate(...,
 stop_at_detection=False)``: after a detection the planner is told the contact was not confirmed), so
 the cumulative POS of the record at time t is the plan's probability of having found the object by
 t, computed from the exact belief and free of detection luck. Averaged over scenarios, it is the
 expected fraction of missions that have found the object by t; the realised fraction (first
-detections, common random numbers) is reported beside it.
+detections, common random numbers) is reported beside it, and between the two the probability that
+the plan finds each scenario's own object (``found_given_object``: the detection dice averaged out,
+where the object lies kept), which tells the luck of the dice from the luck of the objects.
 
 The scenarios are random ocean-route losses with seeds ``--first-seed + i``, disjoint from the
-demo's (seed 0 uses seeds 0-19), so nothing measured here is tuned on the demo's scenarios.
+demo's (seed 0 uses seeds 1-39), so nothing measured here is tuned on the demo's scenarios.
 
     python benchmarks/search_planners.py                    # 40 scenarios, 320 h, all planners
     python benchmarks/search_planners.py --smoke            # seconds; used by the test suite
@@ -33,6 +35,10 @@ from _common import environment, load_average, write_json  # noqa: E402
 DEFAULT_OUT = Path(__file__).parent / "results"
 CHECKPOINTS_H = (40, 60, 80, 100, 120, 160, 200, 240, 280, 320)
 MANIBO = "manibo GP (S²)"
+#: Planners whose later searches read the unconfirmed contact reported after a detection (greedy
+#: Bayes updates its exact belief with it; the GP planners treat it as a miss, and the patterns
+#: ignore outcomes): their found-given-the-object curve is not their plan's own after a detection.
+READS_CONTACTS = ("greedy Bayes",)
 
 
 def run_one(seed: int, planner: str, budget_h: float, num_particles: int, device: str) -> dict:
@@ -43,7 +49,7 @@ def run_one(seed: int, planner: str, budget_h: float, num_particles: int, device
     from dataclasses import replace
 
     from manibo.demos.search_mission import PLANNERS
-    from manibo.search.metrics import pos_against_time
+    from manibo.search.metrics import found_given_object, pos_against_time
     from manibo.search.mission import simulate
     from manibo.search.ocean import ocean_mask
     from manibo.search.scenarios import MissionSettings, random_scenario
@@ -59,7 +65,10 @@ def run_one(seed: int, planner: str, budget_h: float, num_particles: int, device
         "planner": planner,
         "scenario": scenario.name,
         "time_to_detection_h": record.time_to_detection_h,
-        "expected_found": pos_against_time(record, hours).tolist(),
+        "expected_found": [round(v, 6) for v in pos_against_time(record, hours).tolist()],
+        "found_given_object": [
+            round(v, 6) for v in found_given_object(record, scenario.sensor, hours).tolist()
+        ],
         "searches": len(record.steps),
         "cpu_s": time.process_time() - start,
     }
@@ -76,6 +85,7 @@ def summarise(runs: list[dict], planners: list[str], budget_h: float) -> dict:
     for name, rs in by.items():
         n = len(rs)
         expected = [sum(r["expected_found"][t] for r in rs) / n for t in hours]
+        given = [sum(r["found_given_object"][t] for r in rs) / n for t in hours]
         ttd = sorted(
             math.inf if r["time_to_detection_h"] is None else r["time_to_detection_h"] for r in rs
         )
@@ -84,8 +94,10 @@ def summarise(runs: list[dict], planners: list[str], budget_h: float) -> dict:
         out["planners"][name] = {
             "scenarios": n,
             "mean_expected_found": expected,
+            "mean_found_given_object": given,
             "realised_found": realised,
             "expected_found_at": {str(t): expected[t] for t in checkpoints},
+            "found_given_object_at": {str(t): given[t] for t in checkpoints},
             "realised_found_at": {str(t): realised[t] for t in checkpoints},
             "hours_to_expected_half": half,
             "realised_median_ttd_h": _median(ttd),
@@ -117,7 +129,7 @@ def _paired(a: list[dict], b: list[dict], t: int) -> dict:
 
 
 def plot(summary: dict, path: Path) -> None:
-    """Expected (solid) and realised (steps) fraction of missions that found the object."""
+    """Fraction of missions that found the object: expected, given the objects, realised."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -126,20 +138,31 @@ def plot(summary: dict, path: Path) -> None:
     from manibo.demos.search_mission import COLORS
 
     hours = summary["hours"]
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4.6), constrained_layout=True)
+    fig, axes = plt.subplots(1, 3, figsize=(18, 4.8), constrained_layout=True)
     for name, s in summary["planners"].items():
         color = COLORS.get(name)
         axes[0].plot(hours, s["mean_expected_found"], color=color, linewidth=2, label=name)
-        axes[1].step(
+        if name not in READS_CONTACTS:
+            axes[1].plot(hours, s["mean_found_given_object"], color=color, linewidth=2, label=name)
+        axes[2].step(
             hours, s["realised_found"], where="post", color=color, linewidth=1.8, label=name
         )
     n = next(iter(summary["planners"].values()))["scenarios"]
     axes[0].set_title(
-        f"a. Expected fraction found: mean over {n} scenarios of each plan's\n"
-        "probability of success (exact belief; no detection luck)",
+        f"a. Expected: mean over {n} scenarios of each plan's probability\n"
+        "of success over the prior (no luck of objects or dice)",
         fontsize=10,
     )
-    axes[1].set_title(f"b. Realised fraction found (first detections, {n} scenarios)", fontsize=10)
+    axes[1].set_title(
+        "b. Given the objects: mean probability that the plan finds each\n"
+        f"scenario's own object (dice averaged out; {', '.join(READS_CONTACTS)} left out*)",
+        fontsize=10,
+    )
+    axes[2].set_title(
+        f"c. Realised: first detections ({n} scenarios);\n"
+        "the dotted line is crossed at the median time to detection",
+        fontsize=10,
+    )
     for ax in axes:
         ax.axhline(0.5, color="0.5", linewidth=0.8, linestyle=":")
         ax.set_xlabel("mission time [h] (transit included)")

@@ -121,7 +121,7 @@ def _markers(ax, view, scenario: Scenario, record: MissionRecord, path_color: st
             color=path_color,
             linewidth=1.2,
             zorder=6,
-            label=f"search path ({len(record.steps)} searches)",
+            label="search path",
         )
         handles.append(
             draw_points(
@@ -238,12 +238,12 @@ def mission_figure(
         axes[1],
         zoom,
         scenario.mask,
-        f"b. {record.planner}: where it searched, in order, over the prior",
+        f"b. {record.planner}: its {len(record.steps)} searches, in order, over the prior",
     )
     draw_density(axes[1], zoom, particles, bins=140)
     handles = _markers(axes[1], zoom, scenario, record, "#1f5fbf")
     _number_steps(axes[1], zoom, scenario, record)
-    axes[1].legend(handles=handles, loc="lower left", fontsize=7.5, framealpha=0.85)
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9)
 
     outcome = (
         f"found after {record.time_to_detection_h:.0f} h"
@@ -313,7 +313,7 @@ def _unproject(view, x: float, y: float) -> torch.Tensor:
 def paths_figure(
     path: Path, scenario: Scenario, records: dict, colors: dict, num_particles: int
 ) -> Path:
-    """Every planner's search path in the AF447-style scenario, over the prior."""
+    """Every planner's search path in the AF447-style scenario, over the prior; one legend."""
     import matplotlib.pyplot as plt
 
     from manibo.plotting import AzimuthalView, draw_density
@@ -322,22 +322,49 @@ def paths_figure(
     particles = prior_particles(scenario, num_particles)
     extent = max(_zoom_extent(scenario, records[(0, n)], particles) for n in names)
     view = AzimuthalView(scenario.lkp, "equidistant", extent)
+    columns = min(3, len(names) + 1)
+    rows = math.ceil((len(names) + 1) / columns)
     fig, axes = plt.subplots(
-        1, len(names), figsize=(4.6 * len(names), 5.2), constrained_layout=True
+        rows, columns, figsize=(5.4 * columns, 5.4 * rows), constrained_layout=True, squeeze=False
     )
-    for ax, name in zip(np.atleast_1d(axes), names, strict=True):
+    cells = list(axes.flat)
+    entries = {}  # one legend entry per label, over all maps
+    for ax, name in zip(cells, names, strict=False):
         record = records[(0, name)]
         ttd = f"found at {record.time_to_detection_h:.0f} h" if record.found else "not found"
-        _zoom_axes(ax, view, scenario.mask, f"{name}: {ttd}")
+        _zoom_axes(ax, view, scenario.mask, f"{name}: {len(record.steps)} searches, {ttd}")
         draw_density(ax, view, particles, bins=120)
-        handles = _markers(ax, view, scenario, record, colors.get(name, "C0"))
-        ax.legend(handles=handles, loc="lower left", fontsize=6, framealpha=0.85)
-        if ax is not np.atleast_1d(axes)[0]:
-            ax.set_ylabel("")
-    fig.suptitle(f"{scenario.name}: the same mission planned by each planner", fontsize=12)
-    fig.savefig(path, dpi=90)
+        for handle in _markers(ax, view, scenario, record, colors.get(name, "C0")):
+            entries.setdefault(handle.get_label(), _neutral(handle))
+    legend = cells[len(names)]
+    legend.set_axis_off()
+    legend.legend(
+        handles=list(entries.values()),
+        loc="center",
+        fontsize=10,
+    )
+    for ax in cells[len(names) + 1 :]:
+        ax.set_axis_off()
+    fig.suptitle(
+        f"{scenario.name}: the same mission planned by each planner (the prior underneath; "
+        "the water's frame at the loss)",
+        fontsize=12,
+    )
+    fig.savefig(path, dpi=80)
     plt.close(fig)
     return path
+
+
+def _neutral(handle):
+    """The legend entry of ``handle``, drawn in grey when it shows a planner's own colour."""
+    from matplotlib.lines import Line2D
+
+    label = handle.get_label()
+    if label == "search path":
+        return Line2D([], [], color="0.35", linewidth=1.2, label="search path (planner's colour)")
+    if label == "searched points":
+        return Line2D([], [], color="0.35", marker="o", linestyle="", markersize=4, label=label)
+    return handle
 
 
 def pos_figure(path: Path, curves: dict, colors: dict, num_scenarios: int) -> Path:
@@ -356,7 +383,8 @@ def pos_figure(path: Path, curves: dict, colors: dict, num_scenarios: int) -> Pa
     axes[0].set_xlabel("mission time [h] (transit included)")
     axes[0].set_ylabel("cumulative probability of success")
     axes[0].set_title(
-        "a. Cumulative POS against mission time\n(mean over scenarios, band: quartiles)",
+        "a. Cumulative POS against mission time (mean over scenarios,\n"
+        "band: quartiles; a mission stops gaining when it finds the object)",
         fontsize=10,
     )
     plot_mean_curves(
@@ -374,9 +402,14 @@ def pos_figure(path: Path, curves: dict, colors: dict, num_scenarios: int) -> Pa
             color=colors.get(name),
             linewidth=1.8,
         )
+    axes[2].axhline(0.5, color="0.4", linewidth=0.9, linestyle=":")
     axes[2].set_xlabel("mission time [h]")
     axes[2].set_ylabel("fraction of missions that found the object")
-    axes[2].set_title(f"c. Found by time t (1 − survival, {num_scenarios} scenarios)", fontsize=10)
+    axes[2].set_title(
+        f"c. Fraction found by time t ({num_scenarios} scenarios);\n"
+        "a curve crosses the dotted line at its median time to detection",
+        fontsize=10,
+    )
     for ax in axes:
         ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)
@@ -396,7 +429,7 @@ def ttd_figure(path: Path, summary: dict, colors: dict, config) -> Path:
         name: [math.inf if t is None else t for t in s["time_to_detection_h"]]
         for name, s in summary.items()
     }
-    fig, ax = plt.subplots(figsize=(9, 4.2), constrained_layout=True)
+    fig, ax = plt.subplots(figsize=(9, 4.5), constrained_layout=True)
     plot_censored_distributions(
         ax,
         values,
@@ -406,8 +439,9 @@ def ttd_figure(path: Path, summary: dict, colors: dict, config) -> Path:
     )
     ax.set_xlabel("time to detection [h of mission time]")
     ax.set_title(
-        f"Time to detection over {config.num_scenarios} scenarios "
-        "(box: quartiles of the missions that found the object; ×: not found)",
+        f"Time to detection over {config.num_scenarios} scenarios: one dot per mission, × not "
+        f"found in {config.budget_h:.0f} h\n(box: median and quartiles of all missions, those "
+        "not found counted as never, as in the table)",
         fontsize=10,
     )
     ax.grid(axis="x", alpha=0.3)

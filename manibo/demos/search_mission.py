@@ -73,7 +73,7 @@ class DemoConfig:
         num_particles: particles of the exact belief.
     """
 
-    num_scenarios: int = 20
+    num_scenarios: int = 40
     budget_h: float = DEFAULT_ENDURANCE_H
     seed: int = 0
     device: str = "cpu"
@@ -287,7 +287,7 @@ def _mission_json(record: MissionRecord) -> dict:
 
 def run(
     out_dir: Path,
-    num_scenarios: int = 20,
+    num_scenarios: int = 40,
     budget_h: float = DEFAULT_ENDURANCE_H,
     seed: int = 0,
     device: str = "cpu",

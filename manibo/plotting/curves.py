@@ -50,7 +50,13 @@ def plot_censored_distributions(
     seed: int = 0,
     censor_at: float | None = None,
 ) -> None:
-    """Box plots of finite values per method (first on top), jittered points, censored runs beside.
+    """Box plots per method (first on top) over all runs, censored runs counted as the longest.
+
+    The box and its median line are those of every run, a censored run ranking above every finite
+    value (at the censoring position), so the median drawn is the median that counts censored
+    runs as "never"; a box or median that reaches the censoring line means that quantile was
+    censored. Finite values are jittered points; censored runs are crosses at the censoring
+    position, with their count beside them.
 
     Args:
         ax: the axes (methods along y, values along x).
@@ -69,15 +75,18 @@ def plot_censored_distributions(
         color = (colors or {}).get(name, "C0")
         data = np.asarray(values[name], dtype=float)
         finite = data[np.isfinite(data)]
-        if finite.size:
+        censored = int((~np.isfinite(data)).sum())
+        if data.size:
             ax.boxplot(
-                finite,
+                np.where(np.isfinite(data), data, censor_x),
                 positions=[row],
                 **_HORIZONTAL,
                 widths=0.5,
+                whis=(0, 100),
                 showfliers=False,
-                medianprops={"color": color, "linewidth": 2},
+                medianprops={"color": color, "linewidth": 2.5},
             )
+        if finite.size:
             ax.scatter(
                 finite,
                 row + rng.uniform(-0.18, 0.18, finite.size),
@@ -86,7 +95,6 @@ def plot_censored_distributions(
                 alpha=0.7,
                 zorder=3,
             )
-        censored = int((~np.isfinite(data)).sum())
         if censored:
             ax.scatter(
                 np.full(censored, censor_x),
@@ -96,9 +104,9 @@ def plot_censored_distributions(
                 color=color,
                 zorder=3,
             )
-            ax.annotate(f"{censored}", (censor_x, row + 0.25), fontsize=8, ha="center")
-    ax.axvline(censor_x * 0.97, color="0.6", linewidth=0.8, linestyle=":")
+            ax.annotate(f"{censored}", (censor_x * 1.03, row), fontsize=8, ha="left", va="center")
+    ax.axvline(censor_x, color="0.6", linewidth=0.8, linestyle=":")
     ax.text(censor_x, -0.75, censor_label, ha="center", va="center", fontsize=8)
     ax.set_yticks(range(len(names)), names)
     ax.set_ylim(len(names) - 0.4, -0.95)  # the first method on top
-    ax.set_xlim(0, censor_x * 1.08)
+    ax.set_xlim(0, censor_x * 1.1)

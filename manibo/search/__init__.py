@@ -32,6 +32,7 @@ from manibo.search.geography import (
 )
 from manibo.search.metrics import (
     cumulative_pos,
+    found_given_object,
     pos_against_effort,
     pos_against_time,
     regret,
@@ -84,6 +85,7 @@ __all__ = [
     "cumulative_pos",
     "detection_field_gp",
     "distance_km",
+    "found_given_object",
     "latlon",
     "latlon_to_unit",
     "ocean_mask",

@@ -208,7 +208,9 @@ def pairwise_distance_km(a: Tensor, b: Tensor) -> Tensor:
     r"""Great-circle distances in km between every row of ``a`` and every row of ``b``.
 
     Computed as :math:`2R\arcsin(\sqrt{(1 - a\cdot b)/2})` with one matrix product; differentiable
-    everywhere (gradient 0 where points coincide). Round-off in :math:`a\cdot b` limits the
+    everywhere: the argument of the square root is clamped to the dtype's smallest normal number,
+    so coincident points are at distance :math:`2R\sqrt{\text{tiny}}` (about
+    :math:`10^{-151}` km in float64) with gradient 0. Round-off in :math:`a\cdot b` limits the
     resolution at very short range to about 1 m in float64 and 2 km in float32.
 
     Args:
@@ -218,7 +220,5 @@ def pairwise_distance_km(a: Tensor, b: Tensor) -> Tensor:
     Returns:
         Shape ``(*batch, m, n)``.
     """
-    half = ((1 - a @ b.transpose(-1, -2)) / 2).clamp(0.0, 1.0)
-    positive = half > 0
-    root = torch.where(positive, half, torch.ones_like(half)).sqrt()
-    return 2 * EARTH_RADIUS_KM * torch.asin(torch.where(positive, root, torch.zeros_like(half)))
+    half = ((1 - a @ b.transpose(-1, -2)) / 2).clamp(torch.finfo(a.dtype).tiny, 1.0)
+    return (2 * EARTH_RADIUS_KM) * torch.asin(half.sqrt())

@@ -6,6 +6,11 @@ r"""Mission metrics: time to detection, cumulative POS against effort and time, 
 * **Cumulative POS**: :math:`\mathrm{CumPOS}_K = 1 - \prod_{k \le K}(1 - \mathrm{POS}_k)`, against
   effort (hours of searching) or mission time; over scenarios, the fraction of missions not yet
   successful at time :math:`t` is the empirical survival curve :math:`P(T > t)`.
+* **Found given the object**: :math:`1 - \prod_{k}(1 - c\,b(d_k))` over the searches completed by
+  :math:`t`, with :math:`d_k` the distance from search :math:`k` to the object: the probability
+  that the searches find *this* object, the detection dice averaged out but not where the object
+  lies. For a plan that does not depend on the outcomes, it is the expectation of the realised
+  indicator "found by :math:`t`".
 * **Travel share**: transit hours over all mission hours spent.
 * **Travel-cost-adjusted regret** (Seed 001 §5.4.3: moving costs must enter the regret):
   :math:`R = \sum_k (g^*_k - g_k) + \lambda \sum_k T_k`, where :math:`g_k` is the POS of search
@@ -24,6 +29,7 @@ from torch import Tensor
 
 from manibo.exceptions import InputDataError
 from manibo.search.mission import MissionRecord
+from manibo.search.sensor import Outcome, Sensor
 
 
 def cumulative_pos(pos: Sequence[float] | Tensor) -> Tensor:
@@ -50,6 +56,26 @@ def pos_against_effort(record: MissionRecord, hours: Tensor) -> Tensor:
     """Cumulative POS after each amount of searching (hours on task, transit excluded), ``(t,)``."""
     effort = [record.search_hours * (k + 1) for k in range(len(record.steps))]
     return _step_curve(effort, [s.cumulative_pos for s in record.steps], hours)
+
+
+def found_given_object(record: MissionRecord, sensor: Sensor, hours: Tensor) -> Tensor:
+    r"""Probability that the record's searches completed by each of ``hours`` found its object.
+
+    :math:`1 - \prod_{k:\,\mathrm{end}_k \le t}(1 - P(\text{found} \mid d_k))` with :math:`d_k` the
+    step's ``truth_distance_km``; see the module docstring.
+
+    Args:
+        record: one mission (a record played to its endurance gives the whole plan's curve).
+        sensor: the detection model of the mission.
+        hours: mission times, shape ``(t,)``.
+
+    Returns:
+        Shape ``(t,)``, float64.
+    """
+    distances = torch.tensor([s.truth_distance_km for s in record.steps], dtype=torch.float64)
+    found = sensor.likelihood(Outcome.FOUND, distances)
+    curve = 1 - torch.cumprod(1 - found, dim=0)
+    return _step_curve([s.end_h for s in record.steps], curve.tolist(), hours)
 
 
 def _step_curve(at: list[float], values: list[float], grid: Tensor) -> Tensor:

@@ -21,12 +21,13 @@ def test_search_planners_smoke(tmp_path, monkeypatch):
     planners = data["config"]["planners"]
     assert len(data["runs"]) == 2 * len(planners)
     for run in data["runs"]:
-        curve = run["expected_found"]
-        assert len(curve) == 13 and curve[0] == 0.0 and 0 <= curve[-1] <= 1
-        assert all(b >= a for a, b in zip(curve[:-1], curve[1:], strict=True))
+        for curve in (run["expected_found"], run["found_given_object"]):
+            assert len(curve) == 13 and curve[0] == 0.0 and 0 <= curve[-1] <= 1
+            assert all(b >= a for a, b in zip(curve[:-1], curve[1:], strict=True))
     assert any(run["searches"] >= 1 for run in data["runs"])  # 6.25 h transit + 4 h fit in 12 h
     summary = data["summary"]["planners"]
     assert set(summary) == set(planners)
     for s in summary.values():
         assert s["scenarios"] == 2 and len(s["mean_expected_found"]) == 13
+        assert len(s["mean_found_given_object"]) == 13
     assert set(data["summary"]["paired_manibo_minus"]) == set(planners) - {"manibo GP (S²)"}

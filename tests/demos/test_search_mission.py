@@ -53,11 +53,15 @@ def test_cli_runs_the_search_demo_by_default_and_keeps_the_regression_demo(monke
     assert calls[1][0] == "regression"
 
 
-def test_the_cli_default_endurance_is_the_missions_default(monkeypatch, tmp_path):
+def test_the_cli_defaults_are_the_demos_and_the_missions(monkeypatch, tmp_path):
+    import inspect
+
     from manibo.search.scenarios import DEFAULT_ENDURANCE_H, MissionSettings
 
+    run_default = inspect.signature(search_mission.run).parameters["num_scenarios"].default
     calls = []
     monkeypatch.setattr(search_mission, "run", lambda out, **kw: calls.append(kw))
     assert main(["demo", "--out", str(tmp_path)]) == 0
     assert calls[0]["budget_h"] == DEFAULT_ENDURANCE_H == search_mission.DemoConfig().budget_h
+    assert calls[0]["num_scenarios"] == search_mission.DemoConfig().num_scenarios == run_default
     assert MissionSettings().asset.endurance_hours == DEFAULT_ENDURANCE_H

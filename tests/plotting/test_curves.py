@@ -22,10 +22,14 @@ def test_mean_curve_is_the_mean_over_runs():
     plt.close(fig)
 
 
-def test_censored_runs_are_counted_apart_from_the_box():
+def test_censored_runs_are_counted_and_the_box_median_counts_them_as_never():
     fig, ax = plt.subplots()
-    plot_censored_distributions(ax, {"a": [1.0, 2.0, math.inf], "b": [math.inf] * 2}, "never")
+    values = {"a": [3.0, 1.0, 2.0, math.inf], "b": [1.0, math.inf, math.inf]}
+    plot_censored_distributions(ax, values, "never", censor_at=10.0)
     texts = [t.get_text() for t in ax.texts]
     assert "1" in texts and "2" in texts and "never" in texts
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
+    medians = [line for line in ax.get_lines() if line.get_linewidth() == 2.5]
+    # the medians of all runs with inf ranked last: 2.5 for a; b's is censored, at the line
+    assert [float(np.mean(m.get_xdata())) for m in medians] == [2.5, 10.0]
     plt.close(fig)

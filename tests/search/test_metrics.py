@@ -10,6 +10,7 @@ from manibo.search.belief import ParticleBelief
 from manibo.search.geography import latlon
 from manibo.search.metrics import (
     cumulative_pos,
+    found_given_object,
     median,
     pos_against_effort,
     pos_against_time,
@@ -20,7 +21,8 @@ from manibo.search.metrics import (
     travel_share,
 )
 from manibo.search.mission import MissionRecord, StepRecord
-from manibo.search.sensor import Outcome
+from manibo.search.sensor import Outcome, Sensor
+from manibo.search.truth import DetectionDraws
 
 
 def _record(steps, found=False, ttd=None):
@@ -65,6 +67,29 @@ def test_curves_travel_share_and_regret_of_a_hand_made_mission():
     assert r["adjusted"] == pytest.approx(0.25)
     assert time_to_detection(rec) == math.inf
     assert time_to_detection(_record([], True, 12.5)) == 12.5
+
+
+def test_found_given_the_object_is_the_closed_form_and_the_simulators_frequency():
+    sensor = Sensor(range_km=40.0, max_pod=0.85, confirm_pod=0.95)
+    rec = _record(
+        [(0, 2, 6, 0, 0, 0, 0, 0), (6, 7, 11, 0, 0, 0, 0, 0), (11, 12, 16, 0, 0, 0, 0, 0)]
+    )
+    distances = [0.0, 40.0, 200.0]
+    for step, d in zip(rec.steps, distances, strict=True):
+        step.truth_distance_km = d
+    first, second = 0.95 * 0.85, 0.95 * 0.85 * math.exp(-0.5)  # c * b(d), Gaussian beam
+    third = 0.95 * 0.85 * math.exp(-0.5 * 25)
+    hours = torch.tensor([5.9, 6.0, 11.0, 16.0], dtype=torch.float64)
+    expected = [0, first, 1 - (1 - first) * (1 - second)]
+    expected.append(1 - (1 - first) * (1 - second) * (1 - third))
+    assert found_given_object(rec, sensor, hours).tolist() == pytest.approx(expected, abs=1e-12)
+    # the simulator's dice (common random numbers) find the object that often at each step
+    runs, found = 4000, torch.zeros(3)
+    for seed in range(runs):
+        draws = DetectionDraws(sensor, seed)
+        hit = [draws.outcome(d) == Outcome.FOUND for d in distances]
+        found += torch.tensor([any(hit[: k + 1]) for k in range(3)], dtype=torch.float32)
+    assert (found / runs).tolist() == pytest.approx(expected[1:], abs=0.025)
 
 
 def test_survival_and_quantiles_with_censored_missions():

@@ -91,13 +91,15 @@ class TravelTimeAcquisition(AcquisitionFunction):
 
     :math:`T(s)` is the great-circle transit time from the asset's position, :math:`\tau` the search
     dwell, and ``comoving`` maps the searched point to where its water was at mission time 0.
+    A search that cannot be completed within the endurance left (:math:`T(s) + \tau` beyond it)
+    scores 0, below every search the asset can still make.
 
     Args:
         inner: a BoTorch acquisition on the GP over comoving points (e.g. ``UpperConfidenceBound``).
         position: the asset's position, ``(3,)``.
         time_h: mission time now.
         drift: the current model.
-        asset: the search asset.
+        asset: the search asset (its endurance bounds the reachable searches).
     """
 
     def __init__(
@@ -114,6 +116,7 @@ class TravelTimeAcquisition(AcquisitionFunction):
         self.time_h = float(time_h)
         self.drift = drift
         self.asset = asset
+        self.hours_left = asset.endurance_hours - self.time_h
 
     def transit_hours(self, X: Tensor) -> Tensor:
         """Transit hours to each point ``(*batch, 3)``; returns ``(*batch)`` (differentiable)."""
@@ -129,7 +132,9 @@ class TravelTimeAcquisition(AcquisitionFunction):
             )
         hours = self.transit_hours(X[..., 0, :])
         comoving = self.drift.to_comoving(X[..., 0, :], self.time_h + hours)
-        return self.inner(comoving.unsqueeze(-2)) / (hours + self.asset.search_hours)
+        busy = hours + self.asset.search_hours
+        rate = self.inner(comoving.unsqueeze(-2)) / busy
+        return torch.where(busy <= self.hours_left, rate, torch.zeros_like(rate))
 
 
 class GPPlanner(Planner):

@@ -99,6 +99,26 @@ def test_proposals_lie_on_the_sphere_near_the_prior_mass(correlation):
     assert float(distance_km(second, brief.drift.advect(first, 16.0))) > 20.0  # moved on
 
 
+@pytest.mark.parametrize("correlation", ["sphere", "latlon"])
+def test_searches_that_do_not_fit_in_the_endurance_left_score_zero(correlation):
+    brief = _brief()  # 40 km/h, 3 h per search, 240 h endurance; prior within ~300 km of the LKP
+    asset_at = offset(brief.lkp, torch.tensor(250.0), torch.tensor(0.0))
+    planner = GPPlanner(correlation, num_gp_particles=400)
+    planner.start(brief)
+    belief = ParticleBelief(brief.prior_particles)
+    early = planner.propose(PlannerState(0.0, asset_at, belief))
+    assert float(distance_km(early, asset_at)) > 150.0  # with time to spare it heads for the core
+    late = PlannerState(234.0, asset_at, belief)  # 6 h left: 3 h of transit (120 km), 3 h search
+    acq = planner.acquisition(late)
+    core = brief.drift.advect(brief.lkp, 234.0)
+    near = offset(asset_at, torch.tensor(-100.0), torch.tensor(0.0))  # 2.5 h away, towards the LKP
+    with torch.no_grad():
+        values = acq(torch.stack([core, near]).unsqueeze(1))
+    assert float(values[0]) == 0.0 and float(values[1]) > 0.0
+    proposal = planner.propose(late)
+    assert float(distance_km(proposal, asset_at)) <= 120.0 + 1e-6  # the last search still fits
+
+
 def test_bad_settings_are_rejected():
     with pytest.raises(ConfigurationError, match="correlation"):
         GPPlanner("torus")
