@@ -263,7 +263,7 @@ def run_network_and_adgp(data, args, seed: int) -> dict:
 
 
 def run_dgp(data, args, seed: int) -> dict:
-    """The inducing-point deep GP (GPyTorch), same depth, widths and kernel, trained to convergence.
+    """The inducing-point deep GP (GPyTorch), same depth, widths and kernel, stopped on validation.
 
     Initialised as Salimbeni & Deisenroth (2017) do: identity mean functions in the hidden layers,
     every layer's inducing points at the same random subset of the training inputs (the identity
