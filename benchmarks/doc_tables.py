@@ -1,4 +1,4 @@
-"""The measured tables of the docs (``benchmarks.md``, ``comparison.md``), from ``docs/figures/``.
+"""The measured tables of the docs (``benchmarks.md``, ``adgp.md``, ...) from ``docs/figures/``.
 
 A page holds each table between ``<!-- BEGIN name -->`` and ``<!-- END name -->`` lines; this
 script replaces what lies between them with what the table's renderer writes from the JSON files it
@@ -414,6 +414,95 @@ def geometric_kernels_table(datasets: list[dict]) -> str:
     return table(header, rows)
 
 
+ADGP_DATASETS = {"diabetes": "diabetes", "boston": "Boston", "concrete": "concrete"}
+
+
+def _adgp_rows(data: dict) -> list[tuple[str, dict, list[dict]]]:
+    """``(label with (n, D), summary row, runs)`` per data set of ``adgp_regression.json``."""
+    order = list(ADGP_DATASETS)
+    names = sorted(data["table"], key=lambda n: order.index(n) if n in order else len(order))
+    rows = []
+    for name in names:
+        runs = sorted((r for r in data["runs"] if r["dataset"] == name), key=lambda r: r["split"])
+        n = runs[0]["n_train"] + runs[0]["n_validation"] + runs[0]["n_test"]
+        label = f"{ADGP_DATASETS.get(name, name)} ({n}, {runs[0]['input_dim']})"
+        rows.append((label, data["table"][name], runs))
+    return rows
+
+
+def _rmse_nlpd(rmse: float, nlpd: float) -> str:
+    return f"{significant(rmse)} / {nlpd:.3f}"
+
+
+def adgp_regression_table(data: dict) -> str:
+    """Median RMSE / NLPD per method and data set, and the splits meeting each target."""
+    header = [
+        "data set (n, D)",
+        "network RMSE / NLPD",
+        "ADGP start RMSE / NLPD",
+        "ADGP RMSE / NLPD",
+        "DGP RMSE / NLPD",
+        "ADGP NLPD < network",
+        "ADGP NLPD < DGP",
+        "ADGP RMSE ≤ 1.05 × network",
+        "target (majority of each)",
+    ]
+    rows = []
+    for label, row, _ in _adgp_rows(data):
+        splits = row["splits"]
+        cells = [label]
+        for method in ("network", "adgp_start", "adgp", "dgp"):
+            cells.append(_rmse_nlpd(row[f"{method}_rmse_median"], row[f"{method}_nlpd_median"]))
+        for criterion in ("nlpd_beats_network", "nlpd_beats_dgp", "rmse_within_5pct_of_network"):
+            cells.append(f"{row[f'adgp_{criterion}']}/{splits}")
+        cells.append("**met**" if row["target_met"] else "**not met**")
+        rows.append(cells)
+    return table(header, rows)
+
+
+def adgp_choices_table(data: dict) -> str:
+    """Per data set: what the validation data chose, the steps kept and the median seconds."""
+    header = [
+        "data set",
+        "network: weight decay chosen; epochs kept",
+        "ADGP: hidden scale chosen; ELBO steps kept",
+        "DGP: steps kept (at the cap)",
+        "seconds: network, ADGP, DGP (median)",
+    ]
+    rows = []
+    for label, row, runs in _adgp_rows(data):
+        decays = ", ".join(f"{r['network']['weight_decay']:g}" for r in runs)
+        epochs = ", ".join(str(r["network"]["best_epoch"]) for r in runs)
+        scales = ", ".join(f"{r['adgp_start']['hidden_scale']:g}" for r in runs)
+        steps = ", ".join(str(r["adgp"]["best_step"]) for r in runs)
+        dgp = ", ".join(str(r["dgp"]["best_step"]) for r in runs)
+        times = ", ".join(
+            significant(row[f"{m}_seconds_median"], 2) for m in ("network", "adgp", "dgp")
+        )
+        rows.append(
+            [
+                label.split(" (")[0],
+                f"{decays}; {epochs}",
+                f"{scales}; {steps}",
+                f"{dgp} ({row['dgp_capped']}/{row['splits']})",
+                times,
+            ]
+        )
+    return table(header, rows)
+
+
+def adgp_splits_table(data: dict) -> str:
+    """RMSE / NLPD of every method on every split."""
+    rows = []
+    for label, _, runs in _adgp_rows(data):
+        for r in runs:
+            cells = [label.split(" (")[0], str(r["split"])]
+            cells += [_rmse_nlpd(r[m]["rmse"], r[m]["nlpd"]) for m in ("network", "adgp", "dgp")]
+            rows.append(cells)
+    header = ["data set", "split", "network RMSE / NLPD", "ADGP RMSE / NLPD", "DGP RMSE / NLPD"]
+    return table(header, rows)
+
+
 @dataclass(frozen=True)
 class Table:
     """A generated table: the JSON files (in the figures folder) its renderer takes, in order.
@@ -479,6 +568,14 @@ TABLES: dict[str, Table] = {
     "vish_scale": Table(("vish_scale.json",), lambda d: vish_scale_table(d[0]), page="vish.md"),
     "vish_ratios": Table(("vish_scale.json",), lambda d: vish_ratio_table(d[0]), page="vish.md"),
     "runs": Table(RUN_FILES, lambda d: runs_table(d, list(RUN_FILES))),
+    **{
+        name: Table(("adgp_regression.json",), lambda d, render=render: render(d[0]), "adgp.md")
+        for name, render in (
+            ("adgp_regression", adgp_regression_table),
+            ("adgp_regression_choices", adgp_choices_table),
+            ("adgp_regression_splits", adgp_splits_table),
+        )
+    },
     "geometric_kernels": Table(KERNEL_FILES, geometric_kernels_table, page="comparison.md"),
 }
 PAGES = tuple(dict.fromkeys(t.page for t in TABLES.values()))

@@ -247,7 +247,7 @@ STEPS: list[Step] = [
     ),
     Step(
         "adgp_regression",
-        ("adgp_regression.py", "--splits", "5", "--dgp-steps", "100"),
+        ("adgp_regression.py", "--splits", "5"),
         ("adgp_regression.json", "adgp_regression.png"),
         False,
     ),

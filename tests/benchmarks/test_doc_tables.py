@@ -24,7 +24,7 @@ def test_committed_page_is_what_the_committed_json_generate(page):
 
 
 def test_every_table_has_a_block_on_its_page():
-    assert set(doc_tables.PAGES) == {"benchmarks.md", "comparison.md", "vish.md"}
+    assert set(doc_tables.PAGES) == {"benchmarks.md", "comparison.md", "vish.md", "adgp.md"}
     for page in doc_tables.PAGES:
         found = [m.group(1) for m in doc_tables.MARKERS.finditer((DOCS / page).read_text())]
         own = [name for name, table in doc_tables.TABLES.items() if table.page == page]
@@ -103,3 +103,25 @@ def test_regret_table_names_a_method_run_on_fewer_seeds():
     labels = [line.split(" | ")[0][2:] for line in lines[2:]]
     assert labels[0] == f"matern (manibo) ({full - 11} seeds)"
     assert labels[1:] and not any("seeds" in label for label in labels[1:])  # all seeds
+
+
+def test_adgp_regression_tables_count_the_splits_from_the_runs():
+    """The verdict columns are recounted from the per-split results, the medians are the runs'."""
+    data = json.loads((FIGURES / "adgp_regression.json").read_text())
+    lines = doc_tables.adgp_regression_table(data).splitlines()
+    assert len(lines) == 2 + len(data["table"])
+    for line in lines[2:]:
+        cells = line.strip("| ").split(" | ")
+        name = cells[0].split(" (")[0].lower()
+        runs = [r for r in data["runs"] if r["dataset"] == name]
+        wins = [
+            sum(r["adgp"]["nlpd"] < r["network"]["nlpd"] for r in runs),
+            sum(r["adgp"]["nlpd"] < r["dgp"]["nlpd"] for r in runs),
+            sum(r["adgp"]["rmse"] <= 1.05 * r["network"]["rmse"] for r in runs),
+        ]
+        assert cells[5:8] == [f"{w}/{len(runs)}" for w in wins]
+        assert cells[8] == ("**met**" if all(2 * w > len(runs) for w in wins) else "**not met**")
+        nlpds = sorted(r["adgp"]["nlpd"] for r in runs)
+        assert len(runs) % 2 == 1 and cells[3].endswith(f" / {nlpds[len(runs) // 2]:.3f}")
+    splits = doc_tables.adgp_splits_table(data).splitlines()
+    assert len(splits) == 2 + len(data["runs"])

@@ -6,7 +6,7 @@ from manibo.models.adgp.layer import ActivatedGPLayer, LayerState
 from manibo.models.adgp.model import ActivatedDGPModel, activated_dgp_surrogate
 from manibo.models.adgp.network import ActivatedDeepGP
 from manibo.models.adgp.posterior import ActivatedDGPPosterior, get_activated_dgp_sampler
-from manibo.models.adgp.training import ElboTrace, fit_elbo, fit_network
+from manibo.models.adgp.training import ElboTrace, NetworkTrace, fit_elbo, fit_network
 
 __all__ = [
     "Activation",
@@ -16,6 +16,7 @@ __all__ = [
     "ActivatedGPLayer",
     "ElboTrace",
     "LayerState",
+    "NetworkTrace",
     "ReLU",
     "Softplus",
     "activated_dgp_surrogate",

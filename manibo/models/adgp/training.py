@@ -1,15 +1,14 @@
 r"""Two-stage training of an activated deep GP: the equivalent network first, then the ELBO.
 
-Stage 1 trains the weights :math:`W_\ell, V_\ell` of the equivalent network (the deep GP's mean) on
-the mean squared error, like any network. :func:`initialize_from_network` then sets the remaining
-quantities from it: the likelihood noise to the network's training MSE and each layer's kernel
-variance so that the prior variance at the training inputs equals ``variance_ratio`` times the
-mean square of the layer's output (the whitened posterior covariances start at a small
-:math:`R_j = sI`). The mean needs no copying: it is parametrised by :math:`V`
-(:math:`m_u = K_{uu}V`, see :mod:`manibo.models.adgp.layer`). Stage 2 maximises the doubly
-stochastic ELBO with Adam over the variational parameters (:math:`R_j`, and :math:`V` unless
-``train_readout=False``), the kernel variances and parameters, the biases and the noise;
-``train_weights=True`` also moves :math:`W`.
+Stage 1 (:func:`fit_network`) trains the weights :math:`W_\ell, V_\ell` of the equivalent network
+(the deep GP's mean) on the mean squared error, like any network, optionally with weight decay
+and early stopping on validation data. :func:`~manibo.models.adgp.initialize_from_network` then
+sets the noise, the kernel variances and the whitened covariances from it (see
+:mod:`manibo.models.adgp.initialization`). The mean needs no copying: it is parametrised by
+:math:`V` (:math:`m_u = K_{uu}V`, see :mod:`manibo.models.adgp.layer`). Stage 2
+(:func:`fit_elbo`) maximises the doubly stochastic ELBO with Adam over the variational
+parameters (:math:`R_j`, and :math:`V` unless ``train_readout=False``), the kernel variances and
+parameters, the biases and the noise; ``train_weights=True`` also moves :math:`W`.
 """
 
 from __future__ import annotations
@@ -66,44 +65,108 @@ def _batches(n: int, batch_size: int | None, generator: torch.Generator, device)
     return list(order.split(batch_size))
 
 
+@dataclass
+class NetworkTrace:
+    """What :func:`fit_network` did.
+
+    Attributes:
+        mse: the training mean squared error after every epoch.
+        validation: ``(epoch, mse)`` at every validation check, epoch 0 being the start; ``mse``
+            is the mean squared error of the validation points.
+        best_epoch: the epoch whose weights the model holds at the end (the best validation
+            check), or None without validation data (the last epoch).
+    """
+
+    mse: list[float] = field(default_factory=list)
+    validation: list[tuple[int, float]] = field(default_factory=list)
+    best_epoch: int | None = None
+
+
 def fit_network(
     model: ActivatedDeepGP,
     x: Tensor,
     y: Tensor,
     epochs: int = 1000,
     lr: float = 3e-3,
+    weight_decay: float = 0.0,
     batch_size: int | None = None,
+    validation: tuple[Tensor, Tensor] | None = None,
+    check_every: int = 10,
+    patience: int | None = None,
     seed: int = 0,
-) -> list[float]:
+) -> NetworkTrace:
     """Stage 1: train the equivalent network's weights ``W`` and ``V`` on the mean squared error.
+
+    AdamW: Adam on the MSE with decoupled weight decay (every step multiplies ``W`` and ``V`` by
+    ``1 - lr * weight_decay`` before the Adam update; ``weight_decay=0`` is plain Adam).
+
+    With ``validation`` data, the validation MSE is computed at the start and every
+    ``check_every`` epochs (and after the last); training stops after ``patience`` checks without
+    improvement, and the model is left with the weights of the best check (early stopping; the
+    start may be the best). The validation points must not be training points.
 
     Args:
         model: the deep GP; only its weights and read-outs change.
         x: inputs, shape ``(n, D)``.
         y: targets, shape ``(n, output_dim)``.
-        epochs: passes over the data (Adam steps when ``batch_size`` is None: full batch).
-        lr: Adam learning rate.
+        epochs: passes over the data (at most; Adam steps when ``batch_size`` is None).
+        lr: learning rate.
+        weight_decay: decoupled weight decay (>= 0).
         batch_size: minibatch size (None: full batch).
+        validation: ``(x_val, y_val)`` of shapes ``(n_val, D)`` and ``(n_val, output_dim)``.
+        check_every: epochs between validation checks.
+        patience: checks without improvement before stopping (None: run every epoch and keep
+            the best check).
         seed: seed of the minibatch order.
 
     Returns:
-        The training MSE after every epoch.
+        A :class:`NetworkTrace`.
     """
     check_training_data(model, x, y)
+    if validation is not None:
+        check_training_data(model, *validation)
     _check_positive("epochs", epochs)
+    _check_positive("check_every", check_every)
+    if patience is not None:
+        _check_positive("patience", patience)
+    if not float(weight_decay) >= 0:
+        raise ConfigurationError(f"`weight_decay` must be >= 0, got {weight_decay!r}.")
     parameters = [p for layer in model.layers for p in (layer.weights, layer.readout)]
-    optimizer = torch.optim.Adam(parameters, lr=lr)
+    optimizer = torch.optim.AdamW(parameters, lr=lr, weight_decay=float(weight_decay))
     generator = torch.Generator().manual_seed(int(seed))
-    history = []
-    for _ in range(int(epochs)):
+    trace = NetworkTrace()
+    best = None
+
+    def check(epoch: int) -> bool:
+        """Record the validation MSE; True when training should stop."""
+        nonlocal best
+        with torch.no_grad():
+            mse = float((model.network(validation[0]) - validation[1]).pow(2).mean())
+        trace.validation.append((epoch, mse))
+        if best is None or mse < best[1]:
+            best = (epoch, mse, [p.detach().clone() for p in parameters])
+        checks_since_best = sum(e > best[0] for e, _ in trace.validation)
+        return patience is not None and checks_since_best >= patience
+
+    stop = validation is not None and check(0)
+    for epoch in range(1, int(epochs) + 1):
+        if stop:
+            break
         for index in _batches(x.shape[0], batch_size, generator, x.device):
             optimizer.zero_grad()
             loss = (model.network(x[index]) - y[index]).pow(2).mean()
             loss.backward()
             optimizer.step()
         with torch.no_grad():
-            history.append(float((model.network(x) - y).pow(2).mean()))
-    return history
+            trace.mse.append(float((model.network(x) - y).pow(2).mean()))
+        if validation is not None and (epoch % int(check_every) == 0 or epoch == epochs):
+            stop = check(epoch)
+    if best is not None:
+        with torch.no_grad():
+            for p, value in zip(parameters, best[2], strict=True):
+                p.copy_(value)
+        trace.best_epoch = best[0]
+    return trace
 
 
 @dataclass

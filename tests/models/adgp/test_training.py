@@ -1,6 +1,7 @@
-"""Two-stage training: the network's MSE falls, the ELBO rises in stage 2, frozen parameters stay
-put (and the mean with them), the validation stopping rule keeps the best check, bad input is
-refused. (The stage-2 start is tested in test_initialization.py.)"""
+"""Two-stage training: the network's MSE falls, early stopping keeps the best validation weights
+(those of a plain run of that many epochs), weight decay is decoupled, the ELBO rises in stage 2,
+frozen parameters stay put (and the mean with them), the validation stopping rule keeps the best
+check, bad input is refused. (The stage-2 start is tested in test_initialization.py.)"""
 
 import copy
 
@@ -26,10 +27,55 @@ def _trained_network(activation="softplus"):
     if activation not in _TRAINED:
         x, y = _data()
         model = ActivatedDeepGP(2, num_units=12, activation=activation, seed=1)
-        losses = fit_network(model, x, y, epochs=100, lr=2e-2)
+        losses = fit_network(model, x, y, epochs=100, lr=2e-2).mse
         _TRAINED[activation] = (model, x, y, losses)
     model, x, y, losses = _TRAINED[activation]
     return copy.deepcopy(model), x, y, losses
+
+
+def test_network_early_stopping_keeps_the_best_validation_weights():
+    """Checks at the start and every `check_every` epochs; training stops `patience` checks after
+    the best one, and the weights are those of the best check: identical to a run without
+    validation data stopped at that epoch (the checks do not touch the training path)."""
+    x, y = _data(12, seed=3)
+    y = y + 0.3 * torch.randn(y.shape, generator=torch.Generator().manual_seed(4), dtype=y.dtype)
+    xv, yv = _data(20, seed=5)
+    model = ActivatedDeepGP(2, num_units=16, seed=2)
+    plain = copy.deepcopy(model)
+    trace = fit_network(
+        model, x, y, epochs=2000, lr=3e-2, validation=(xv, yv), check_every=5, patience=4
+    )
+    epochs = [epoch for epoch, _ in trace.validation]
+    assert epochs == list(range(0, epochs[-1] + 1, 5))
+    best_epoch, best = min(trace.validation, key=lambda check: check[1])
+    assert trace.best_epoch == best_epoch > 0
+    assert epochs[-1] == best_epoch + 4 * 5 == len(trace.mse) < 2000  # stopped early
+    assert trace.validation[-1][1] > best  # the last weights were worse: restoring mattered
+    with torch.no_grad():
+        assert abs(float((model.network(xv) - yv).pow(2).mean()) - best) < 1e-12
+    again = fit_network(plain, x, y, epochs=best_epoch, lr=3e-2)
+    assert again.best_epoch is None and again.validation == []
+    assert again.mse == trace.mse[:best_epoch]
+    for mine, theirs in zip(model.parameters(), plain.parameters(), strict=True):
+        assert torch.equal(mine, theirs)
+
+
+def test_network_weight_decay_is_decoupled():
+    """One full-batch step with decay `wd` lands `lr * wd * theta_0` below the step without it
+    (AdamW: the decay does not pass through Adam's normalisation); the read-outs and weights of
+    every layer decay, nothing else moves."""
+    x, y = _data()
+    lr, wd = 1e-2, 0.5
+    model = ActivatedDeepGP(2, num_units=8, seed=4)
+    start = copy.deepcopy(model)
+    decayed = copy.deepcopy(model)
+    fit_network(model, x, y, epochs=1, lr=lr)
+    fit_network(decayed, x, y, epochs=1, lr=lr, weight_decay=wd)
+    for layer, old, new in zip(model.layers, start.layers, decayed.layers, strict=True):
+        for name in ("weights", "readout"):
+            gap = getattr(layer, name) - getattr(new, name)
+            assert torch.allclose(gap, lr * wd * getattr(old, name), rtol=1e-9, atol=1e-15)
+        assert torch.equal(new.raw_bias, old.raw_bias)
 
 
 def test_elbo_increases_in_stage_two():
@@ -150,6 +196,12 @@ def test_bad_data_is_refused():
         fit_elbo(model, x, torch.full_like(y, float("nan")))
     with pytest.raises(ConfigurationError, match="`epochs`"):
         fit_network(model, x, y, epochs=0)
+    with pytest.raises(ConfigurationError, match="`weight_decay`"):
+        fit_network(model, x, y, weight_decay=-1e-3)
+    with pytest.raises(ConfigurationError, match="`patience`"):
+        fit_network(model, x, y, validation=(x, y), patience=0)
+    with pytest.raises(InputDataError, match="shape"):
+        fit_network(model, x, y, validation=(x, y[:, 0]))
     with pytest.raises(ConfigurationError, match="`train_layers`"):
         fit_elbo(model, x, y, epochs=1, train_layers=[3])
     with pytest.raises(ConfigurationError, match="`patience`"):
