@@ -142,8 +142,8 @@ def collapsed_bound(
 ) -> Tensor:
     r"""The collapsed bound :math:`\mathcal L` (see the module docstring).
 
-    Its gradient is computed in closed form (:class:`_CollapsedBound`), at about the cost of one
-    more Cholesky factorisation.
+    Its gradient is computed in closed form, from the inverse of the Cholesky factor (cheaper than
+    autograd through the factorisation).
 
     Args:
         stats: statistics of the (standardised) data, unbatched.
