@@ -325,6 +325,7 @@ def vish_scale_table(data: dict) -> str:
                 r["method"],
                 str(r["torch_threads"]),
                 f"{r['time_s']:.1f}",
+                f"{r['cpu_s']:.1f}" if "cpu_s" in r else "not recorded",
                 f"{r['mse']:.4f}",
                 f"{r['nlpd']:.4f}",
                 f"{r['peak_rss_bytes'] / GIB:.2f}",
@@ -332,21 +333,30 @@ def vish_scale_table(data: dict) -> str:
                 note.strip(),
             ]
         )
-    header = ["data", "N", "method", "threads", "fit+predict [s]", "MSE", "NLPD"]
+    header = ["data", "N", "method", "threads", "fit+predict [s]", "CPU [s]", "MSE", "NLPD"]
     return table([*header, "peak RSS [GiB]", "load before/after", "note"], rows)
 
 
 def vish_ratio_table(data: dict) -> str:
-    """SVGP's time over VISH's and VISH's NLPD minus SVGP's, at every N where both ran."""
+    """SVGP's time over VISH's (wall clock and CPU) and VISH's NLPD minus SVGP's, at every N where
+    both ran."""
     rows = []
     for ratio in data["ratios"]:
         for m in ("vish210", "vish660"):
             if f"svgp_over_{m}_time" in ratio:
                 gap = ratio[f"{m}_minus_svgp_nlpd"]
+                cpu = ratio.get(f"svgp_over_{m}_cpu")
                 rows.append(
-                    [f"{ratio['n']:,}", m, factor(ratio[f"svgp_over_{m}_time"]), f"{gap:+.4f}"]
+                    [
+                        f"{ratio['n']:,}",
+                        m,
+                        factor(ratio[f"svgp_over_{m}_time"]),
+                        factor(cpu) if cpu is not None else "not recorded",
+                        f"{gap:+.4f}",
+                    ]
                 )
-    return table(["N", "VISH", "SVGP time / VISH time", "NLPD(VISH) − NLPD(SVGP)"], rows)
+    header = ["N", "VISH", "SVGP time / VISH time", "SVGP CPU / VISH CPU"]
+    return table([*header, "NLPD(VISH) − NLPD(SVGP)"], rows)
 
 
 def runs_table(datasets: list[dict], names: list[str]) -> str:

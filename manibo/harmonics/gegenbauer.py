@@ -69,6 +69,11 @@ def gegenbauer_at_one(n: int, alpha: float) -> float:
     return math.exp(math.lgamma(n + 2 * alpha) - math.lgamma(2 * alpha) - math.lgamma(n + 1))
 
 
+def recurrence_coefficients(n: int, alpha: float) -> tuple[float, float]:
+    r"""``(a, b)`` with :math:`P_n(t) = a\, t\, P_{n-1}(t) - b\, P_{n-2}(t)`, for ``n >= 2``."""
+    return 2.0 * (n + alpha - 1) / (n + 2 * alpha - 1), (n - 1) / (n + 2 * alpha - 1)
+
+
 def iter_normalized_gegenbauer(alpha: float, t: Tensor, inplace: bool = False):
     r"""Yield :math:`P_0(t), P_1(t), P_2(t), \dots` without end.
 
@@ -88,8 +93,7 @@ def iter_normalized_gegenbauer(alpha: float, t: Tensor, inplace: bool = False):
     yield current
     n = 2
     while True:
-        a = 2.0 * (n + alpha - 1) / (n + 2 * alpha - 1)
-        b = (n - 1) / (n + 2 * alpha - 1)
+        a, b = recurrence_coefficients(n, alpha)
         if inplace:
             previous.mul_(-b).addcmul_(t, current, value=a)
             previous, current = current, previous

@@ -31,7 +31,11 @@ from manibo._cache import cache_dir, save_npz_atomically
 from manibo._validation import as_tensor_arg, check_finite, default_tolerance
 from manibo.exceptions import ConfigurationError, InputDataError, ManiboError, ManiboWarning
 from manibo.harmonics.fourier import circle_harmonics
-from manibo.harmonics.gegenbauer import harmonic_dimension, iter_normalized_gegenbauer
+from manibo.harmonics.gegenbauer import (
+    harmonic_dimension,
+    iter_normalized_gegenbauer,
+    recurrence_coefficients,
+)
 
 _FORMAT_VERSION = 1
 _POOL_FACTOR = 20
@@ -40,14 +44,78 @@ _MAX_POOL_ENTRIES = 1 << 24
 """Cap on (pool size) x N(d, n), the size of the pivoted-Cholesky factor (128 MiB in float64)."""
 _MIN_PIVOT = 1e-9
 """Smallest accepted Schur complement when adding a point (a singular system falls below it)."""
+_HORNER_GROWTH = 8.0
+r"""Largest sum of absolute power-basis coefficients of :math:`P_n` evaluated by Horner's rule
+(its rounding error is then at most about that many units in the last place, as
+:math:`|P_n| \le 1`)."""
 
 
-def _gegenbauer_degree(n: int, alpha: float, t: Tensor, inplace: bool = False) -> Tensor:
-    """The normalised Gegenbauer polynomial :math:`P_n(t)` alone (shape of ``t``).
+def _gegenbauer_degree(n: int, alpha: float, t: Tensor) -> Tensor:
+    """The normalised Gegenbauer polynomial :math:`P_n(t)` alone (shape of ``t``)."""
+    return next(itertools.islice(iter_normalized_gegenbauer(alpha, t), n, None))
 
-    ``inplace`` runs the recurrence in two buffers (no autograd); ``t`` itself is never written.
+
+@lru_cache(maxsize=256)
+def _power_coefficients(n: int, alpha: float) -> tuple[float, ...] | None:
+    r""":math:`P_n(t) = t^{n \bmod 2} \sum_j a_j t^{2j}`: the :math:`a_j`, highest first, or None
+    when :math:`\sum_j |a_j|` exceeds :data:`_HORNER_GROWTH` (then the power basis loses too many
+    digits to cancellation and the recurrence is used)."""
+    older, old = np.array([1.0]), np.array([0.0, 1.0])
+    for k in range(2, n + 1):
+        a, b = recurrence_coefficients(k, alpha)
+        new = np.concatenate([[0.0], a * old])
+        new[: k - 1] -= b * older
+        older, old = old, new
+    coefficients = (older if n == 0 else old)[n % 2 :: 2]
+    if np.abs(coefficients).sum() > _HORNER_GROWTH:
+        return None
+    return tuple(float(c) for c in coefficients[::-1])
+
+
+def _gegenbauer_degree_(n: int, alpha: float, t: Tensor) -> Tensor:
+    r"""Overwrite ``t`` with :math:`P_n(t)` (no autograd); returns ``t``.
+
+    Low degrees (where :func:`_power_coefficients` allows it) use Horner's rule in :math:`t^2`,
+    one fused multiply-add pass per coefficient. Otherwise the three-term recurrence of
+    :func:`~manibo.harmonics.gegenbauer.iter_normalized_gegenbauer` runs, two elementwise passes
+    per degree, in a copy of the argument and at most two scratch buffers; the last degree is
+    written into ``t`` itself.
     """
-    return next(itertools.islice(iter_normalized_gegenbauer(alpha, t, inplace), n, None))
+    if n == 0:
+        return t.fill_(1.0)
+    if n == 1:
+        return t
+    coefficients = _power_coefficients(n, alpha)
+    if coefficients is not None:
+        odd = n % 2 == 1
+        if len(coefficients) == 2:  # a t^2 + b, in one pass (into t itself for even n)
+            polynomial = torch.addcmul(
+                t.new_tensor(coefficients[1]), t, t, value=coefficients[0], out=None if odd else t
+            )
+        else:
+            square = t * t
+            polynomial = torch.add(t.new_tensor(coefficients[1]), square, alpha=coefficients[0])
+            for j, c in enumerate(coefficients[2:], start=3):
+                out = t if j == len(coefficients) and not odd else polynomial
+                polynomial = torch.addcmul(t.new_tensor(c), polynomial, square, out=out)
+        return t.mul_(polynomial) if odd else t
+    x = t.clone()
+    older, old = None, x  # P_{k-2} (None: the constant P_0 = 1) and P_{k-1}
+    for k in range(2, n + 1):
+        a, b = recurrence_coefficients(k, alpha)
+        if k == n:
+            new = t
+        elif older is None or older is x:
+            new = torch.empty_like(x)
+        else:
+            new = older  # P_{k-2} is not needed after this step
+        if older is None:
+            new.fill_(-b)
+        else:
+            torch.mul(older, -b, out=new)
+        new.addcmul_(x, old, value=a)
+        older, old = old, new
+    return t
 
 
 def _greedy_fundamental_system(d: int, n: int) -> np.ndarray:
@@ -203,10 +271,12 @@ def zonal_features(x: Tensor, levels) -> Tensor:
 
     For each level ``n`` in ``levels`` and each of its :math:`N(d, n)` points :math:`v_i`, the
     normalised Gegenbauer polynomial :math:`P_n(x \cdot v_i)`, by the three-term recurrence on
-    the columns still needed. Spans the same space as the harmonics of those levels:
+    the columns of that level. Spans the same space as the harmonics of those levels:
     :math:`Y = Z W` with :func:`harmonic_transform`. Computed in ``x``'s dtype (pass float64
-    inputs for float64 accuracy) on ``x``'s device; differentiable in ``x``. Inputs are not
-    checked (see :func:`spherical_harmonics` for the checked entry point).
+    inputs for float64 accuracy) on ``x``'s device; differentiable in ``x``. Without autograd the
+    result is a transposed view of ``(M, prod(batch))`` storage, each feature's values
+    contiguous (matrix products take it as it is; ``.contiguous()`` makes it row-major). Inputs
+    are not checked (see :func:`spherical_harmonics` for the checked entry point).
 
     Args:
         x: unit vectors, shape ``(*batch, d)``, ``d >= 3``.
@@ -218,14 +288,19 @@ def zonal_features(x: Tensor, levels) -> Tensor:
     levels = _check_levels(levels)
     d = x.shape[-1]
     points, _, sizes = _stacked_basis(d, levels, x.device)
+    points = points.to(x.dtype)
     alpha = (d - 2) / 2
-    # without autograd the recurrence runs in place on one level block at a time (no temporaries)
-    inplace = not (torch.is_grad_enabled() and x.requires_grad)
-    blocks = [
-        _gegenbauer_degree(n, alpha, x @ block_points.T, inplace)
-        for n, block_points in zip(levels, points.to(x.dtype).split(sizes), strict=True)
-    ]
-    return torch.cat(blocks, dim=-1)
+    if torch.is_grad_enabled() and x.requires_grad:
+        blocks = (x @ points.T).split(sizes, dim=-1)
+        return torch.cat(
+            [_gegenbauer_degree(n, alpha, t) for n, t in zip(levels, blocks, strict=True)], dim=-1
+        )
+    # without autograd: feature-major (M, batch) storage, in which each level is one contiguous
+    # block that the recurrence overwrites in place; the result is a transposed view of it
+    values = points @ x.reshape(-1, d).T
+    for n, block in zip(levels, values.split(sizes), strict=True):
+        _gegenbauer_degree_(n, alpha, block)
+    return values.T.reshape(*x.shape[:-1], values.shape[0])
 
 
 def harmonic_level_index(d: int, num_levels: int) -> Tensor:

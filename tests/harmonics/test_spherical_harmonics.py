@@ -183,6 +183,27 @@ def test_zonal_features_of_level_sets_map_to_the_harmonics(d, levels):
     assert np.allclose(first, expected, atol=1e-12)
 
 
+@pytest.mark.parametrize("d,levels", [(3, (0, 2, 3, 5, 9)), (5, (0, 1, 2, 4, 6)), (4, (1, 6))])
+def test_in_place_gegenbauer_against_scipy(d, levels):
+    """The in-place evaluation (Horner in t^2 at low degree, the recurrence above) against SciPy,
+    through zonal features with batch dimensions (a transposed view of feature-major storage)."""
+    from manibo.harmonics import zonal_features
+    from manibo.harmonics.spherical_harmonics import _power_coefficients, _stacked_basis
+
+    alpha = (d - 2) / 2
+    assert {_power_coefficients(n, alpha) is None for n in levels} == {True, False}  # both ways
+    x = _random_unit(24, d, 6).reshape(2, 3, 4, d)
+    Z = zonal_features(x, levels)
+    assert Z.shape == (2, 3, 4, Z.shape[-1])
+    points, _, sizes = _stacked_basis(d, levels, torch.device("cpu"))
+    t = (x @ points.T).numpy()
+    degree = np.repeat(levels, sizes)
+    expected = sp.eval_gegenbauer(degree, alpha, t) / sp.eval_gegenbauer(degree, alpha, 1.0)
+    assert np.allclose(Z.numpy(), expected, atol=1e-13)
+    Z32 = zonal_features(x.float(), levels)
+    assert np.abs(Z32.double().numpy() - expected).max() < 1e-5  # the float32 tolerance
+
+
 def test_zonal_features_in_place_and_autograd_paths_agree():
     from manibo.harmonics import zonal_features
 

@@ -110,11 +110,31 @@ class VISHFeatures(torch.nn.Module):
             dtype: compute dtype (default ``X.dtype``).
 
         Returns:
-            Shape ``(*batch, n, M)`` in ``dtype``.
+            Shape ``(*batch, n, M)`` in ``dtype`` (without autograd, in the feature-major storage
+            of :func:`~manibo.harmonics.zonal_features`).
+        """
+        return self.zonal_and_radius(X, dtype)[0]
+
+    def zonal_and_radius(
+        self, X: Tensor, dtype: torch.dtype | None = None
+    ) -> tuple[Tensor, Tensor]:
+        r"""The zonal features of :meth:`zonal` and the radius :math:`r`, from one lift.
+
+        Args:
+            X: inputs, shape ``(*batch, n, input_dim)``.
+            dtype: compute dtype of the features (default ``X.dtype``).
+
+        Returns:
+            Features of shape ``(*batch, n, M)`` in ``dtype`` and the radius ``(*batch, n)`` in
+            ``X``'s dtype.
         """
         radius, direction = self.radius_direction(X)
         dtype = dtype or X.dtype
-        return zonal_features(direction.to(dtype), self.levels) * radius.to(dtype).unsqueeze(-1)
+        Z = zonal_features(direction.to(dtype), self.levels)
+        scale = radius.to(dtype).unsqueeze(-1)
+        if Z.requires_grad or scale.requires_grad:
+            return Z * scale, radius
+        return Z.mul_(scale), radius  # Z is a fresh tensor: scale it in place
 
     def harmonics(self, X: Tensor) -> Tensor:
         r"""Features :math:`\phi = r\, Y(z)` in harmonic coordinates, float64.

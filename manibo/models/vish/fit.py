@@ -10,7 +10,8 @@ changes the features, so it is chosen first and then frozen:
    typical input sits about 45° from the pole), :math:`b = 1`;
 2. :math:`\ell`, :math:`b` and the hyperparameters maximise the collapsed bound of a random
    subsample (``lift_sample_size`` points, statistics recomputed with autograd at every step),
-   with the features of at most ``lift_num_features`` harmonics (the lowest levels);
+   with the features of at most ``lift_num_features`` harmonics (the lowest levels), until an
+   iteration gains less than the sample resolves (``lift_tolerance``);
 3. the lift is frozen, the statistics of all data are gathered, and the hyperparameters are trained
    again on them.
 """
@@ -28,6 +29,7 @@ from manibo._validation import as_tensor_arg, check_finite
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models.vish.collapsed import collapsed_bound
 from manibo.models.vish.model import (
+    DEFAULT_TOLERANCE,
     VISHModel,
     default_likelihood,
     log_prior_density,
@@ -46,6 +48,9 @@ DEFAULT_LIFT_NUM_FEATURES = 210
 """Feature budget of the lift search (levels 0..3 for ``D = 8``): its cost per step is
 ``n M^2`` with autograd, so a smaller level set than the final one keeps it to seconds."""
 DEFAULT_MAXITER = 100
+DEFAULT_LIFT_TOLERANCE = 1e-3
+"""Stopping tolerance of the lift search on the bound per point of the sample (see
+:func:`fit_lift`)."""
 
 
 def _check_data(X: Tensor, Y: Tensor) -> Tensor:
@@ -84,20 +89,30 @@ def fit_lift(
     y: Tensor,
     maxiter: int = DEFAULT_MAXITER,
     num_features: int | None = None,
+    compute_dtype: torch.dtype | None = None,
+    tolerance: float = DEFAULT_LIFT_TOLERANCE,
 ) -> None:
     """Train the lift and the hyperparameters on the collapsed bound of a (small) sample.
 
     The statistics are recomputed with autograd at every step, holding the ``(n, M)`` features, so
-    keep ``n`` to a few thousand.
+    keep ``n`` to a few thousand. The search stops when an L-BFGS-B iteration improves the bound
+    per point by less than ``tolerance`` (relative where the bound per point exceeds 1 in size;
+    see :func:`~manibo.models.vish.model.optimize_bound`). The default, 1e-3, is below what a
+    sample resolves: fitting :math:`k` parameters to :math:`n` points raises the sample's bound by
+    about :math:`k/2n` per point by chance alone (3e-3 for the :math:`D + 4 = 12` parameters of
+    8 inputs on 2,000 points).
 
     Args:
         prior: a prior with a lift.
         likelihood: the Gaussian likelihood (its noise is trained too).
         X: sample inputs, shape ``(n, D)``.
         y: sample outcomes, shape ``(n,)``; standardised here with their own moments.
-        maxiter: L-BFGS iterations.
+        maxiter: L-BFGS iterations at most.
         num_features: feature budget of the search (default: the prior's); a smaller budget uses
             the lowest levels only, with the same kernel and lift (shared parameters).
+        compute_dtype: dtype of the sample's features and ``(n, M)`` products (default float64;
+            the statistics and the bound are float64 either way).
+        tolerance: stopping tolerance on the bound per point.
     """
     y = y.to(torch.float64)
     y = (y - y.mean()) / y.std().clamp_min(1e-12)
@@ -106,12 +121,12 @@ def fit_lift(
         prior.to(X.device)
 
     def objective() -> Tensor:
-        stats = differentiable_statistics(prior.features, X, y)
+        stats = differentiable_statistics(prior.features, X, y, compute_dtype)
         bound = collapsed_bound(stats, prior.scale(), likelihood.noise, prior.residual_variance())
         return bound + log_prior_density(prior.covar_module, likelihood)
 
     params = prior.lift_parameters() + prior.hyperparameters() + list(likelihood.parameters())
-    optimize_bound(objective, params, float(len(y)), maxiter, prior)
+    optimize_bound(objective, params, float(len(y)), maxiter, prior, tolerance)
 
 
 def fit_vish(
@@ -127,6 +142,8 @@ def fit_vish(
     lift_sample_size: int = DEFAULT_LIFT_SAMPLE_SIZE,
     lift_num_features: int = DEFAULT_LIFT_NUM_FEATURES,
     maxiter: int = DEFAULT_MAXITER,
+    tolerance: float = DEFAULT_TOLERANCE,
+    lift_tolerance: float = DEFAULT_LIFT_TOLERANCE,
     seed: int = 0,
 ) -> VISHModel:
     r"""Fit VISH to in-memory data: (lift on a sample,) one pass, hyperparameters on the cache.
@@ -142,13 +159,17 @@ def fit_vish(
         likelihood: Gaussian likelihood; default
             :func:`~manibo.models.vish.model.default_likelihood`.
         chunk_size: rows per chunk of the pass.
-        compute_dtype: dtype of the chunk features and products (default ``train_X.dtype``).
+        compute_dtype: dtype of the chunk features and products, and of the lift sample's
+            (default ``train_X.dtype``).
         fit_lift_on_sample: lifted data only: initialise the lift from the data and train it on a
             sample (see the module docstring); False keeps the kernel's lengthscale and bias and
             centres nothing.
         lift_sample_size: size of that sample.
         lift_num_features: feature budget of the lift search (see :func:`fit_lift`).
         maxiter: L-BFGS iterations of each training stage.
+        tolerance: stopping tolerance of the training on the cache (see
+            :meth:`~manibo.models.vish.model.VISHModel.fit`).
+        lift_tolerance: stopping tolerance of the lift search (see :func:`fit_lift`).
         seed: seed of the sample.
 
     Returns:
@@ -165,9 +186,18 @@ def fit_vish(
         index = index.to(train_X.device)
         sample_X = train_X[index].to(torch.float64)
         initialise_lift(prior, sample_X)
-        fit_lift(prior, likelihood, sample_X, y[index], maxiter, lift_num_features)
+        fit_lift(
+            prior,
+            likelihood,
+            sample_X,
+            y[index],
+            maxiter,
+            lift_num_features,
+            compute_dtype or train_X.dtype,
+            lift_tolerance,
+        )
     stats = gather_statistics(prior.features, train_X, y, chunk_size, compute_dtype)
-    return VISHModel.from_statistics(prior, stats, likelihood).fit(maxiter)
+    return VISHModel.from_statistics(prior, stats, likelihood).fit(maxiter, tolerance)
 
 
 def fit_vish_streaming(
@@ -180,6 +210,8 @@ def fit_vish_streaming(
     likelihood=None,
     compute_dtype: torch.dtype | None = None,
     maxiter: int = DEFAULT_MAXITER,
+    tolerance: float = DEFAULT_TOLERANCE,
+    lift_tolerance: float = DEFAULT_LIFT_TOLERANCE,
 ) -> VISHModel:
     """Fit VISH to data that arrives in chunks (read from disk, generated, ...), in one pass.
 
@@ -192,8 +224,11 @@ def fit_vish_streaming(
             trained before the pass (None keeps the kernel's lift, centred at 0).
         lift_num_features: feature budget of the lift search (see :func:`fit_lift`).
         likelihood: Gaussian likelihood.
-        compute_dtype: dtype of the chunk products.
+        compute_dtype: dtype of the chunk products and of the lift sample's (default: each
+            chunk's dtype, the sample's dtype).
         maxiter: L-BFGS iterations of each training stage.
+        tolerance: stopping tolerance of the training on the cache.
+        lift_tolerance: stopping tolerance of the lift search.
     """
     prior = VISHPrior(kernel, num_features)
     likelihood = likelihood or default_likelihood()
@@ -207,7 +242,14 @@ def fit_vish_streaming(
         likelihood.to(device)
         initialise_lift(prior, sample_X)
         fit_lift(
-            prior, likelihood, sample_X.to(torch.float64), sample_y, maxiter, lift_num_features
+            prior,
+            likelihood,
+            sample_X.to(torch.float64),
+            sample_y,
+            maxiter,
+            lift_num_features,
+            compute_dtype or sample_X.dtype,
+            lift_tolerance,
         )
     chunks = iter(chunks)
     first = next(chunks, None)
@@ -221,4 +263,4 @@ def fit_vish_streaming(
         yield from chunks
 
     stats = statistics_from_chunks(prior.features, all_chunks(), compute_dtype)
-    return VISHModel.from_statistics(prior, stats, likelihood).fit(maxiter)
+    return VISHModel.from_statistics(prior, stats, likelihood).fit(maxiter, tolerance)

@@ -115,7 +115,8 @@ class SufficientStatistics:
         return mean, variance.sqrt()
 
 
-def _block_edges(m: int, blocks: int) -> list[int]:
+def block_edges(m: int, blocks: int) -> list[int]:
+    """Edges of ``blocks`` (at most ``m``) nearly equal column blocks of ``m`` columns."""
     blocks = max(1, min(blocks, m))
     return [round(i * m / blocks) for i in range(blocks + 1)]
 
@@ -130,7 +131,7 @@ def add_upper_gram(accumulator: Tensor, Z: Tensor, blocks: int = GRAM_BLOCKS) ->
         Z: a chunk of features, shape ``(n, M)``, any floating dtype (the product runs in it).
         blocks: number of column blocks.
     """
-    edges = _block_edges(Z.shape[-1], blocks)
+    edges = block_edges(Z.shape[-1], blocks)
     for start, stop in zip(edges[:-1], edges[1:], strict=True):
         product = Z[:, start:stop].T @ Z[:, start:]
         accumulator[start:stop, start:] += product.to(accumulator.dtype)
@@ -139,7 +140,7 @@ def add_upper_gram(accumulator: Tensor, Z: Tensor, blocks: int = GRAM_BLOCKS) ->
 def symmetrize_upper(upper: Tensor, blocks: int = GRAM_BLOCKS) -> Tensor:
     """The symmetric matrix whose upper block triangle (as written by :func:`add_upper_gram`) is
     ``upper``."""
-    edges = _block_edges(upper.shape[-1], blocks)
+    edges = block_edges(upper.shape[-1], blocks)
     block_of = torch.bucketize(
         torch.arange(upper.shape[-1], device=upper.device),
         torch.tensor(edges[1:-1], device=upper.device),
@@ -163,9 +164,8 @@ class _ZonalAccumulator:
         self.scalars = torch.zeros(4, **kwargs)  # y_sum, y_squared, radius_squared, count
 
     def add(self, X: Tensor, y: Tensor) -> None:
-        Z = self.features.zonal(X, self.compute_dtype)
+        Z, radius = self.features.zonal_and_radius(X, self.compute_dtype)
         y = y.to(Z.dtype)
-        radius, _ = self.features.radius_direction(X)
         add_upper_gram(self.gram, Z)
         self.cross += (y @ Z).to(torch.float64)
         self.feature_sum += Z.sum(0).to(torch.float64)
@@ -267,23 +267,52 @@ def gather_statistics(
     )
 
 
-def differentiable_statistics(features, X: Tensor, y: Tensor) -> SufficientStatistics:
-    """The statistics of a small in-memory sample with autograd through the features (and lift).
+class _SymmetricGram(torch.autograd.Function):
+    r""":math:`Z^\top Z` with a one-product backward: :math:`\bar Z = Z(\bar G + \bar G^\top)`.
 
-    Holds the ``(n, M)`` features: for subsamples (fitting the lift), not for the full data.
+    Autograd through ``Z.T @ Z`` treats the two factors as different tensors and forms two
+    ``(n, M) x (M, M)`` products; this forms one.
+    """
+
+    @staticmethod
+    def forward(ctx, Z: Tensor) -> Tensor:
+        ctx.save_for_backward(Z)
+        return Z.T @ Z
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> Tensor:
+        (Z,) = ctx.saved_tensors
+        return Z @ (grad + grad.T)
+
+
+def differentiable_statistics(
+    features, X: Tensor, y: Tensor, compute_dtype: torch.dtype | None = None
+) -> SufficientStatistics:
+    r"""The statistics of a small in-memory sample with autograd through the features (and lift).
+
+    Holds the ``(n, M)`` zonal features: for subsamples (fitting the lift), not for the full data.
+    The products are taken on the zonal features and mapped to harmonic coordinates once
+    (:math:`W^\top Z^\top Z W`, as in the streaming pass), and the backward of the Gram matrix is
+    one ``(n, M) x (M, M)`` product.
 
     Args:
         features: the features.
         X: inputs, shape ``(n, input_dim)``.
         y: outcomes, shape ``(n,)``, float64.
+        compute_dtype: dtype of the features and of the ``(n, M)`` products (default float64);
+            the results are float64.
+
+    Returns:
+        The statistics in harmonic coordinates, float64, differentiable in the lift's parameters.
     """
-    Phi = features.harmonics(X)
-    radius, _ = features.radius_direction(X.to(torch.float64))
+    Z, radius = features.zonal_and_radius(X.to(torch.float64), compute_dtype or torch.float64)
     y = y.reshape(-1).to(torch.float64)
+    W = features.transform
+    gram = W.T @ _SymmetricGram.apply(Z).to(torch.float64) @ W
     return SufficientStatistics(
-        gram=Phi.T @ Phi,
-        cross=y @ Phi,
-        feature_sum=Phi.sum(0),
+        gram=0.5 * (gram + gram.T),
+        cross=(y.to(Z.dtype) @ Z).to(torch.float64) @ W,
+        feature_sum=Z.sum(0).to(torch.float64) @ W,
         y_sum=y.sum(),
         y_squared=y @ y,
         radius_squared=radius @ radius,

@@ -1,6 +1,8 @@
 """The collapsed bound against the dense N x N Titsias bound, Kff - Qff >= 0, the posterior against
 dense SGPR algebra and against the exact GP when the features cover a kernel's whole spectrum."""
 
+import math
+
 import pytest
 import torch
 from botorch.models import SingleTaskGP
@@ -14,6 +16,7 @@ from manibo.kernels import (
     ZonalKernel,
 )
 from manibo.models.vish import VISHModel, VISHPrior, collapsed_bound, gather_statistics
+from manibo.models.vish.collapsed import _CollapsedBound
 from manibo.spaces import Sphere
 
 
@@ -113,3 +116,50 @@ def test_posterior_equals_exact_gp_for_finite_spectra(dtype):
         tol = 1e-9 if dtype == torch.float64 else 1e-4  # stated float32 tolerance (inputs only)
         assert torch.allclose(vish.mean.double(), exact.mean, atol=tol)
         assert torch.allclose(vish.covariance_matrix.double(), exact.covariance_matrix, atol=tol)
+
+
+def test_closed_form_gradient_of_the_bound():
+    """The hand-written backward against finite differences (gradcheck) and against autograd
+    through the Cholesky factorisation of the same bound."""
+    g = torch.Generator().manual_seed(5)
+    m = 7
+    Phi = torch.randn(40, m, generator=g, dtype=torch.float64)
+    y = torch.randn(40, generator=g, dtype=torch.float64)
+    inputs = [
+        Phi.T @ Phi,
+        y @ Phi,
+        y @ y,
+        torch.tensor(52.0, dtype=torch.float64),  # sum of r^2
+        torch.tensor(40.0, dtype=torch.float64),
+        torch.rand(m, generator=g, dtype=torch.float64) + 0.2,  # scale
+        torch.tensor([0.3], dtype=torch.float64),  # noise, shape (1,) as GPyTorch's
+        torch.tensor(0.05, dtype=torch.float64),  # residual variance
+    ]
+    inputs = [t.clone().requires_grad_(True) for t in inputs]
+
+    def symmetric(gram, *rest):  # the factorisation reads one triangle: perturb symmetrically
+        return _CollapsedBound.apply(0.5 * (gram + gram.T), *rest)
+
+    assert torch.autograd.gradcheck(symmetric, inputs)
+
+    def by_autograd(gram, cross, y_squared, radius_squared, count, scale, noise, residual):
+        s2 = noise.reshape(())
+        L = torch.linalg.cholesky(
+            torch.eye(m, dtype=gram.dtype) + torch.outer(scale, scale) * gram / s2
+        )
+        c = torch.linalg.solve_triangular(L, (scale * cross / s2)[:, None], upper=False)[:, 0]
+        return (
+            -0.5 * count * math.log(2 * math.pi)
+            - torch.log(torch.diagonal(L)).sum()
+            - 0.5 * count * torch.log(s2)
+            - 0.5 * (y_squared / s2 - c @ c)
+            - 0.5 * residual * radius_squared / s2
+        )
+
+    bound = _CollapsedBound.apply(*inputs)
+    reference = by_autograd(*inputs)
+    assert torch.allclose(bound, reference, rtol=1e-12)
+    got = torch.autograd.grad(bound, inputs)
+    expected = torch.autograd.grad(reference, inputs)
+    for a, b in zip(got, expected, strict=True):
+        assert torch.allclose(a, b, rtol=1e-9, atol=1e-12)

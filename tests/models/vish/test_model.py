@@ -15,6 +15,7 @@ from gpytorch.kernels import ScaleKernel
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.kernels import GeometricMaternKernel
 from manibo.models.vish import VISHModel, VISHPrior, gather_statistics
+from manibo.models.vish.model import optimize_bound
 from manibo.spaces import Sphere
 
 SPACE = Sphere(2)
@@ -74,6 +75,36 @@ def test_fit_on_the_cache_raises_the_bound():
     with torch.no_grad():
         assert float(fresh.bound()) > before + 1.0
     assert 0.005 < float(fresh.noise.detach()) < 0.05  # noise sd 0.2 of an outcome sd ~1.4
+
+
+def test_stopping_tolerance():
+    """L-BFGS-B on an ill-conditioned quadratic loss per point, 1 + (x1 - 3)^2 + 100 (x2 - 3)^2:
+    with tolerance 0 it reaches the maximiser (3, 3); a loose tolerance stops earlier, after
+    fewer evaluations, with the loss lowered but not minimised."""
+    count = 50.0
+
+    def run(tolerance):
+        owner = torch.nn.Module()
+        owner.x = torch.nn.Parameter(torch.zeros(2, dtype=torch.float64))
+        evaluations = []
+
+        def objective():
+            evaluations.append(1)
+            loss = 1 + (owner.x[0] - 3) ** 2 + 100 * (owner.x[1] - 3) ** 2
+            return -count * loss
+
+        optimize_bound(objective, [owner.x], count, 100, owner, tolerance)
+        used = len(evaluations)
+        with torch.no_grad():
+            return owner.x.detach(), used, float(-objective() / count)
+
+    tight, tight_evaluations, tight_loss = run(0.0)
+    assert torch.allclose(tight, torch.full((2,), 3.0, dtype=torch.float64), atol=1e-4)
+    loose, loose_evaluations, loose_loss = run(0.5)
+    assert loose_evaluations < tight_evaluations
+    assert tight_loss < loose_loss < 1 + 9 + 900  # the initial loss at (0, 0)
+    with pytest.raises(ConfigurationError, match="tolerance"):
+        run(-1.0)
 
 
 @torch.no_grad()

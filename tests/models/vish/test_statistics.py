@@ -14,7 +14,12 @@ from manibo.models.vish import (
     gather_statistics,
     statistics_from_chunks,
 )
-from manibo.models.vish.statistics import add_upper_gram, symmetrize_upper
+from manibo.models.vish.statistics import (
+    _SymmetricGram,
+    add_upper_gram,
+    differentiable_statistics,
+    symmetrize_upper,
+)
 from manibo.spaces import Sphere
 
 
@@ -98,6 +103,42 @@ def test_upper_block_gram(blocks):
     add_upper_gram(upper, Z[:13], blocks)
     add_upper_gram(upper, Z[13:], blocks)
     assert torch.allclose(symmetrize_upper(upper, blocks), Z.T @ Z, atol=1e-12)
+
+
+def test_symmetric_gram_gradient():
+    Z = torch.randn(9, 5, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(_SymmetricGram.apply, (Z,))
+    weights = torch.randn(5, 5, dtype=torch.float64)  # not symmetric: both halves count
+    (grad,) = torch.autograd.grad((weights * _SymmetricGram.apply(Z)).sum(), Z)
+    assert torch.allclose(grad, Z @ (weights + weights.T), atol=1e-12)
+
+
+@pytest.mark.parametrize("compute_dtype, rtol", [(torch.float64, 1e-10), (torch.float32, 1e-5)])
+def test_differentiable_statistics_and_their_gradients(compute_dtype, rtol):
+    """Zonal-coordinate statistics equal the dense harmonic sums, and so do their gradients in the
+    lift's parameters (against autograd through the harmonics and ``Phi.T @ Phi``)."""
+    features = _features()
+    X, y = _data()
+    stats = differentiable_statistics(features, X, y, compute_dtype)
+    _assert_matches(stats, _dense(features, X, y), rtol)
+    assert stats.gram.dtype == torch.float64 and torch.equal(stats.gram, stats.gram.T)
+    g = torch.Generator().manual_seed(3)
+    m = stats.num_features
+    weights = torch.randn(m, m, generator=g, dtype=torch.float64)
+    u, v = torch.randn(2, m, generator=g, dtype=torch.float64)
+    params = [features.lift.raw_lengthscale, features.lift.raw_bias]
+
+    def functional(gram, cross, feature_sum, radius_squared):
+        return (weights * gram).sum() + cross @ u + feature_sum @ v + radius_squared
+
+    got = torch.autograd.grad(
+        functional(stats.gram, stats.cross, stats.feature_sum, stats.radius_squared), params
+    )
+    Phi = features.harmonics(X)
+    r, _ = features.radius_direction(X)
+    expected = torch.autograd.grad(functional(Phi.T @ Phi, y @ Phi, Phi.sum(0), r @ r), params)
+    for a, b in zip(got, expected, strict=True):
+        assert torch.allclose(a, b, rtol=10 * rtol, atol=10 * rtol * b.abs().max())
 
 
 def test_dask_map_reduce_on_a_local_cluster():
