@@ -1,7 +1,6 @@
 """The collapsed bound against the dense N x N Titsias bound, Kff - Qff >= 0, the posterior against
 dense SGPR algebra and against the exact GP when the features cover a kernel's whole spectrum."""
 
-import math
 
 import pytest
 import torch
