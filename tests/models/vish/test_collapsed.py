@@ -1,7 +1,6 @@
 """The collapsed bound against the dense N x N Titsias bound, Kff - Qff >= 0, the posterior against
 dense SGPR algebra and against the exact GP when the features cover a kernel's whole spectrum."""
 
-
 import pytest
 import torch
 from botorch.models import SingleTaskGP
@@ -145,11 +144,9 @@ def test_closed_form_gradient_of_the_bound():
     bound = _CollapsedBound.apply(*inputs)
     scale, noise, residual, radius_squared = inputs[5], inputs[6], inputs[7], inputs[3]
     covariance = (Phi * scale**2) @ Phi.T + noise * torch.eye(40, dtype=torch.float64)
-    dense = (
-        torch.distributions.MultivariateNormal(torch.zeros(40, dtype=torch.float64), covariance)
-        .log_prob(y)
-        - 0.5 * residual * radius_squared / noise.reshape(())
-    )
+    dense = torch.distributions.MultivariateNormal(
+        torch.zeros(40, dtype=torch.float64), covariance
+    ).log_prob(y) - 0.5 * residual * radius_squared / noise.reshape(())
     assert torch.allclose(bound, dense, rtol=1e-12)
     hyper = [scale, noise, residual, radius_squared]
     got = torch.autograd.grad(bound, hyper)
