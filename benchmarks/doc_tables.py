@@ -68,6 +68,11 @@ def difference(value: float | None) -> str:
     return "—" if value is None else f"{value:.1e}"
 
 
+def count(number: int, noun: str) -> str:
+    """``"1 seed"``, ``"5 seeds"``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def table(header: list[str], rows: list[list[str]]) -> str:
     """A Markdown table."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -279,7 +284,12 @@ def regret_table(datasets: list[dict], problem: str, checkpoints: tuple[int, ...
             rows.append((label, stats))
     most = max((stats.get("seeds", 0) for _, stats in rows), default=0)
     rows = [  # a method run on fewer seeds than the others says so
-        (f"{label} ({stats['seeds']} seeds)" if stats.get("seeds", most) < most else label, stats)
+        (
+            f"{label} ({count(stats['seeds'], 'seed')})"
+            if stats.get("seeds", most) < most
+            else label,
+            stats,
+        )
         for label, stats in rows
     ]
     present = [t for t in checkpoints if all(str(t) in stats["regret"] for _, stats in rows)]
