@@ -14,6 +14,8 @@ i.i.d. normals past the Sobol engine's dimension limit).
 
 from __future__ import annotations
 
+import functools
+
 import torch
 from botorch.posteriors import Posterior
 from botorch.sampling import IIDNormalSampler, SobolQMCNormalSampler
@@ -146,7 +148,7 @@ class ActivatedDGPPosterior(Posterior):
 
     def _moment_estimates(self) -> tuple[Tensor, Tensor]:
         if self._moments is None:
-            sampler = get_activated_dgp_sampler(self, torch.Size([MOMENT_SAMPLES]), seed=0)
+            sampler = _moment_sampler(self.base_sample_shape[-1], self.dtype, self.device)
             samples = sampler(self)
             self._moments = (samples.mean(0), samples.var(0))
         return self._moments
@@ -162,6 +164,22 @@ class ActivatedDGPPosterior(Posterior):
         return self._moment_estimates()[1]
 
 
+def _normal_sampler(num_normals: int, sample_shape: torch.Size, seed: int | None) -> MCSampler:
+    """Scrambled Sobol normals, or i.i.d. normals past the Sobol engine's dimension limit."""
+    if num_normals > SobolEngine.MAXDIM:
+        return IIDNormalSampler(sample_shape=sample_shape, seed=seed)
+    return SobolQMCNormalSampler(sample_shape=sample_shape, seed=seed)
+
+
+@functools.lru_cache(maxsize=8)
+def _moment_sampler(num_normals: int, dtype: torch.dtype, device: torch.device) -> MCSampler:
+    """The fixed sampler behind :attr:`ActivatedDGPPosterior.mean` for posteriors with
+    ``num_normals`` normals per sample, in ``dtype`` on ``device``. Kept, so that an optimiser's
+    repeated calls at one shape reuse its base samples instead of drawing the same Sobol points
+    again (the samples are those of a fresh sampler: the seed is fixed)."""
+    return _normal_sampler(num_normals, torch.Size([MOMENT_SAMPLES]), seed=0)
+
+
 @GetSampler.register(ActivatedDGPPosterior)
 def get_activated_dgp_sampler(
     posterior: ActivatedDGPPosterior, sample_shape: torch.Size, *, seed: int | None = None
@@ -171,7 +189,4 @@ def get_activated_dgp_sampler(
     Scrambled Sobol normals (:class:`~botorch.sampling.SobolQMCNormalSampler`), or i.i.d. normals
     when one sample needs more normals than the Sobol engine's 21201 dimensions.
     """
-    sampler = SobolQMCNormalSampler(sample_shape=sample_shape, seed=seed)
-    if posterior.base_sample_shape[-1] > SobolEngine.MAXDIM:
-        sampler = IIDNormalSampler(sample_shape=sample_shape, seed=seed)
-    return sampler
+    return _normal_sampler(posterior.base_sample_shape[-1], sample_shape, seed)

@@ -67,6 +67,18 @@ def test_samples_are_affine_in_the_outcome_transform_and_noise_adds_the_likeliho
         assert torch.allclose(shifted - forward, 2.0 * noisy.network.noise.sqrt().expand(1, 5, 1))
 
 
+def test_moments_do_not_depend_on_what_was_asked_before():
+    """The moments are those of 256 Sobol samples with seed 0 drawn afresh for this posterior,
+    whatever shapes and dtypes the (kept) moment sampler served before."""
+    X = _X(4, 3, 2)
+    expected = SobolQMCNormalSampler(torch.Size([256]), seed=0)(_posterior(X))
+    for earlier in (_X(1, 3, 2), _X(2, 2, 3, 2), _X(4, 3, 2, dtype=torch.float32)):
+        _ = _posterior(earlier).mean
+        posterior = _posterior(X)
+        assert torch.equal(posterior.mean, expected.mean(0))
+        assert torch.equal(posterior.variance, expected.var(0))
+
+
 def test_iid_sampler_beyond_the_sobol_dimension_limit():
     posterior = _posterior(_X(1, 400, 60), units=50)  # 400 * 61 + 61 * 50 * ... > 21201
     assert posterior.base_sample_shape[-1] > 21201
