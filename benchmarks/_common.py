@@ -31,6 +31,11 @@ GIB = 1024**3
 MIB = 1024**2
 
 
+def count(number: int, noun: str) -> str:
+    """``"1 seed"``, ``"5 seeds"``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def package_versions(names: Sequence[str] = CORE_PACKAGES) -> dict[str, str | None]:
     """Installed versions of ``names`` (``None`` for a package that is not installed)."""
     versions = {}

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from _common import count
 from _kernel_cases import CASES, IMPLEMENTATIONS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,11 +67,6 @@ def factor(value: float | None) -> str:
 def difference(value: float | None) -> str:
     """A matrix difference as ``1.1e-11``, ``—`` when missing."""
     return "—" if value is None else f"{value:.1e}"
-
-
-def count(number: int, noun: str) -> str:
-    """``"1 seed"``, ``"5 seeds"``."""
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:

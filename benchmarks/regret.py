@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import cpu_model, environment, load_average, write_json  # noqa: E402
+from _common import count, cpu_model, environment, load_average, write_json  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).parent / "results"
 
@@ -233,8 +233,7 @@ def plot(records: list[dict], path: Path, title: str) -> None:
         runs = regret if exact else np.log10(regret + 1e-12)
         t = np.arange(1, runs.shape[1] + 1)
         median, lo, hi = np.median(runs, 0), np.quantile(runs, 0.25, 0), np.quantile(runs, 0.75, 0)
-        seeds = f"{runs.shape[0]} seed{'' if runs.shape[0] == 1 else 's'}"
-        (line,) = ax.plot(t, median, label=f"{method} ({seeds})")
+        (line,) = ax.plot(t, median, label=f"{method} ({count(runs.shape[0], 'seed')})")
         ax.fill_between(t, lo, hi, color=line.get_color(), alpha=0.2)
         if exact:
             axes[1].plot(t, (regret == 0).mean(0), color=line.get_color(), label=method)
