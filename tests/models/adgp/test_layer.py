@@ -181,6 +181,41 @@ def test_samples_have_the_marginal_moments():
     assert ((samples.var(0) / variance - 1).abs() < 5 * math.sqrt(2 / S)).all()
 
 
+def test_batched_samples_and_marginals_equal_the_per_entry_formulas():
+    """Broadcast shapes as the posterior uses them: inputs (b, n, D), one draw of u per sample
+    (eps_u of shape (S, 1, P, M)) shared by the b entries; every (sample, entry) equals the
+    unbatched f = K_fu (V + L^-T R eps_u) + sqrt(K_ff - Q_ff) eps_f, computed by triangular
+    solves, and the batched marginal equals the marginal of each entry alone."""
+    layer = _layer(input_dim=3, output_dim=2, units=7)
+    _randomise_posterior(layer, seed=6)
+    gen = torch.Generator().manual_seed(7)
+    h = torch.randn(5, 4, 3, generator=gen, dtype=torch.float64)
+    eps_u = torch.randn(6, 1, 2, 7, generator=gen, dtype=torch.float64)
+    eps_f = torch.randn(6, 5, 4, 2, generator=gen, dtype=torch.float64)
+    with torch.no_grad():
+        state = layer.state()
+        samples = layer.sample(h, state, eps_u, eps_f)
+        mean, variance = layer.marginal(h, state)
+        assert samples.shape == (6, 5, 4, 2) and mean.shape == variance.shape == (5, 4, 2)
+        for b in range(5):
+            kfu = layer.features(h[b])  # (n, M)
+            proj = torch.linalg.solve_triangular(state.chol, kfu.T, upper=False)  # L^-1 K_uf
+            residual = (layer.prior_variance(h[b]) - proj.pow(2).sum(0)).clamp_min(0)
+            alone_mean, alone_variance = layer.marginal(h[b], state)
+            assert torch.allclose(mean[b], alone_mean, rtol=1e-12, atol=1e-12)
+            assert torch.allclose(variance[b], alone_variance, rtol=1e-12, atol=1e-12)
+            for s in range(6):
+                for j in range(2):
+                    u_shift = torch.linalg.solve_triangular(
+                        state.chol.T,
+                        (state.scale_tril[j] @ eps_u[s, 0, j]).unsqueeze(-1),
+                        upper=True,
+                    ).squeeze(-1)
+                    expected = kfu @ (layer.readout[:, j] + u_shift)
+                    expected = expected + residual.sqrt() * eps_f[s, b, :, j]
+                    assert torch.allclose(samples[s, b, :, j], expected, rtol=1e-9, atol=1e-10)
+
+
 def test_kl_matches_torch_distributions():
     layer = _layer(input_dim=3, output_dim=2, units=5)
     _randomise_posterior(layer, seed=5)
