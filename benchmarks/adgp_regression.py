@@ -128,10 +128,11 @@ def _adgp_metrics(model, xt, yt, scale, seconds, args, seed) -> dict:
 
 
 def train_network(data, args, seed: int):
-    """Stage 1 with every candidate weight decay; the network with the lowest validation MSE.
+    """Stage 1 with every candidate minibatch size and weight decay; the network with the lowest
+    validation MSE.
 
     Each candidate starts from the same initial weights (``seed``) and is early-stopped on the
-    validation MSE (:func:`manibo.models.adgp.fit_network`).
+    validation MSE (:func:`manibo.models.adgp.fit_network`); a batch size of 0 is full-batch Adam.
 
     Returns:
         The deep GP holding the chosen network, and the ``network`` record of the JSON (test
@@ -144,7 +145,8 @@ def train_network(data, args, seed: int):
     x, y, xv, yv, xt, yt, scale = data
     start = time.perf_counter()
     best, candidates = None, []
-    for weight_decay in args.network_weight_decays:
+    settings = [(b, wd) for b in args.network_batch_sizes for wd in args.network_weight_decays]
+    for batch_size, weight_decay in settings:
         model = ActivatedDeepGP(
             x.shape[-1], num_layers=3, num_units=args.units, seed=seed, device=x.device
         )
@@ -156,6 +158,7 @@ def train_network(data, args, seed: int):
             epochs=args.network_epochs,
             lr=args.network_lr,
             weight_decay=weight_decay,
+            batch_size=batch_size or None,
             validation=(xv, yv),
             check_every=args.check_every,
             patience=args.network_patience,
@@ -164,6 +167,7 @@ def train_network(data, args, seed: int):
         validation_mse = min(mse for _, mse in trace.validation)
         candidates.append(
             {
+                "batch_size": batch_size,
                 "weight_decay": weight_decay,
                 "validation_mse": validation_mse,
                 "best_epoch": trace.best_epoch,
@@ -172,8 +176,8 @@ def train_network(data, args, seed: int):
             }
         )
         if best is None or validation_mse < best[0]:
-            best = (validation_mse, model, weight_decay, trace)
-    _, model, weight_decay, trace = best
+            best = (validation_mse, model, batch_size, weight_decay, trace)
+    _, model, batch_size, weight_decay, trace = best
     seconds = time.perf_counter() - start
     with torch.no_grad():
         pred = model.network(xt)
@@ -188,6 +192,7 @@ def train_network(data, args, seed: int):
             train_mse=float(train_mse),
             validation_nlpd=_gaussian_nlpd(model.network(xv), train_mse, yv),
             weight_decay=weight_decay,
+            batch_size=batch_size,
             best_epoch=trace.best_epoch,
             capped=len(trace.mse) == args.network_epochs
             and trace.best_epoch > args.network_epochs - args.network_patience * args.check_every,
@@ -389,6 +394,7 @@ SETTINGS = {
         "network_epochs",
         "network_lr",
         "network_weight_decays",
+        "network_batch_sizes",
         "network_patience",
         "elbo_epochs",
         "elbo_lr",
@@ -574,6 +580,11 @@ def _floats(text: str) -> list[float]:
     return [float(v) for v in text.split(",")]
 
 
+def _ints(text: str) -> list[int]:
+    """``"0,64"`` → ``[0, 64]``."""
+    return [int(v) for v in text.split(",")]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -590,6 +601,12 @@ def main(argv: list[str] | None = None) -> int:
         type=_floats,
         default=[0.0, 0.1, 1.0],
         help="candidate decoupled weight decays of stage 1 (chosen on validation MSE)",
+    )
+    parser.add_argument(
+        "--network-batch-sizes",
+        type=_ints,
+        default=[0],
+        help="candidate minibatch sizes of stage 1, 0 = full batch (chosen on validation MSE)",
     )
     parser.add_argument(
         "--network-patience",
