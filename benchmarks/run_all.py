@@ -251,6 +251,23 @@ STEPS: list[Step] = [
         ("adgp_regression.json", "adgp_regression.png"),
         False,
     ),
+    # posterior calibration of the BO surrogates: on uniform points, and on the points that the
+    # activated deep GP's own BO runs collect
+    Step(
+        "surrogate_calibration",
+        ("surrogate_calibration.py",),
+        ("surrogate_calibration.json", "surrogate_calibration.png"),
+        False,
+    ),
+    Step(
+        "surrogate_calibration_bo",
+        ("surrogate_calibration.py", "--design", "bo:adgp"),
+        (
+            ("surrogate_calibration.json", "surrogate_calibration_bo.json"),
+            ("surrogate_calibration.png", "surrogate_calibration_bo.png"),
+        ),
+        False,
+    ),
     Step(
         "gpnet",
         ("gpnet.py",),
