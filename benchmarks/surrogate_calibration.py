@@ -80,9 +80,7 @@ def training_points(problem, design: str, n: int, seed: int):
         return problem.space.random(n, generator=torch.Generator().manual_seed(seed))
     surrogate = design.removeprefix("bo:")
     opt = BayesianOptimizer(problem.space, surrogate=surrogate, initial_design=5, seed=seed)
-    while len(opt.history) < n:
-        x = opt.ask()
-        opt.tell(x, [float(problem.evaluate_true(x[0]))])
+    opt.run(lambda x: float(problem.evaluate_true(x)), n, progress=False)
     return torch.tensor([e.x for e in opt.history], dtype=torch.float64)
 
 

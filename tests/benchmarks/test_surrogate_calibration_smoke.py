@@ -44,14 +44,14 @@ def test_metrics_of_a_calibrated_posterior_equal_the_normal_closed_forms():
     )
 
 
+def _run(tmp_path, design: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, str(SCRIPT), "--smoke", "--design", design, "--out", str(tmp_path)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
 @pytest.mark.parametrize("design", ["uniform", "bo:adgp"])
 def test_smoke_run_writes_json_and_png(tmp_path, design):
-    result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--smoke", "--design", design, "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = _run(tmp_path, design)
     assert result.returncode == 0, result.stderr[-3000:]
     data = json.loads((tmp_path / "surrogate_calibration.json").read_text())
     assert data["config"]["design"] == design and data["config"]["smoke"] is True
@@ -63,12 +63,7 @@ def test_smoke_run_writes_json_and_png(tmp_path, design):
 
 
 def test_an_unknown_design_is_a_clear_error(tmp_path):
-    result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--smoke", "--design", "grid", "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = _run(tmp_path, "grid")
     assert (
         result.returncode != 0 and "--design must be 'uniform' or 'bo:<surrogate>'" in result.stderr
     )
