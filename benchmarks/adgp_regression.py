@@ -128,8 +128,8 @@ def _adgp_metrics(model, xt, yt, scale, seconds, args, seed) -> dict:
 
 
 def train_network(data, args, seed: int):
-    """Stage 1 with every candidate minibatch size and weight decay; the network with the lowest
-    validation MSE.
+    """Stage 1 with every candidate minibatch size, learning rate and weight decay; the network
+    with the lowest validation MSE.
 
     Each candidate starts from the same initial weights (``seed``) and is early-stopped on the
     validation MSE (:func:`manibo.models.adgp.fit_network`); a batch size of 0 is full-batch Adam.
@@ -145,8 +145,13 @@ def train_network(data, args, seed: int):
     x, y, xv, yv, xt, yt, scale = data
     start = time.perf_counter()
     best, candidates = None, []
-    settings = [(b, wd) for b in args.network_batch_sizes for wd in args.network_weight_decays]
-    for batch_size, weight_decay in settings:
+    settings = [
+        (b, lr, wd)
+        for b in args.network_batch_sizes
+        for lr in args.network_lrs
+        for wd in args.network_weight_decays
+    ]
+    for batch_size, lr, weight_decay in settings:
         model = ActivatedDeepGP(
             x.shape[-1], num_layers=3, num_units=args.units, seed=seed, device=x.device
         )
@@ -156,7 +161,7 @@ def train_network(data, args, seed: int):
             x,
             y,
             epochs=args.network_epochs,
-            lr=args.network_lr,
+            lr=lr,
             weight_decay=weight_decay,
             batch_size=batch_size or None,
             validation=(xv, yv),
@@ -168,6 +173,7 @@ def train_network(data, args, seed: int):
         candidates.append(
             {
                 "batch_size": batch_size,
+                "lr": lr,
                 "weight_decay": weight_decay,
                 "validation_mse": validation_mse,
                 "best_epoch": trace.best_epoch,
@@ -176,8 +182,8 @@ def train_network(data, args, seed: int):
             }
         )
         if best is None or validation_mse < best[0]:
-            best = (validation_mse, model, batch_size, weight_decay, trace)
-    _, model, batch_size, weight_decay, trace = best
+            best = (validation_mse, model, batch_size, lr, weight_decay, trace)
+    _, model, batch_size, lr, weight_decay, trace = best
     seconds = time.perf_counter() - start
     with torch.no_grad():
         pred = model.network(xt)
@@ -191,6 +197,7 @@ def train_network(data, args, seed: int):
         network.update(
             train_mse=float(train_mse),
             validation_nlpd=_gaussian_nlpd(model.network(xv), train_mse, yv),
+            lr=lr,
             weight_decay=weight_decay,
             batch_size=batch_size,
             best_epoch=trace.best_epoch,
@@ -392,7 +399,7 @@ SETTINGS = {
     "adgp": (
         "units",
         "network_epochs",
-        "network_lr",
+        "network_lrs",
         "network_weight_decays",
         "network_batch_sizes",
         "network_patience",
@@ -521,6 +528,7 @@ def summarise(records: list[dict]) -> dict:
             values = [r["adgp_start"][metric] for r in mine]
             row[f"adgp_start_{metric}_median"] = float(np.median(values))
             row[f"adgp_start_{metric}"] = values
+        row["network_lr"] = [r["network"]["lr"] for r in mine]
         row["network_weight_decay"] = [r["network"]["weight_decay"] for r in mine]
         row["network_epochs_kept"] = [r["network"]["best_epoch"] for r in mine]
         row["network_capped"] = sum(r["network"]["capped"] for r in mine)
@@ -593,9 +601,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--splits", type=int, default=5)
     parser.add_argument("--units", type=int, default=128)
     parser.add_argument(
-        "--network-epochs", type=int, default=3000, help="full-batch AdamW steps of stage 1 (max)"
+        "--network-epochs", type=int, default=6000, help="full-batch AdamW steps of stage 1 (max)"
     )
-    parser.add_argument("--network-lr", type=float, default=3e-3)
+    parser.add_argument(
+        "--network-lrs",
+        type=_floats,
+        default=[3e-3, 1e-2],
+        help="candidate learning rates of stage 1 (chosen on validation MSE)",
+    )
     parser.add_argument(
         "--network-weight-decays",
         type=_floats,
@@ -611,7 +624,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--network-patience",
         type=int,
-        default=20,
+        default=50,
         help="validation checks without improvement before stage 1 stops",
     )
     parser.add_argument("--elbo-epochs", type=int, default=300, help="full-batch ELBO steps (max)")

@@ -480,14 +480,16 @@ def adgp_choices_table(data: dict) -> str:
     """Per data set: what the validation data chose, the steps kept and the median seconds."""
     header = [
         "data set",
-        "network: weight decay chosen; epochs kept",
+        "network: learning rate / weight decay chosen; epochs kept",
         "ADGP: hidden scale chosen; ELBO steps kept",
         "DGP: steps kept (at the cap)",
         "seconds: network, ADGP, DGP (median)",
     ]
     rows = []
     for label, row, runs in _adgp_rows(data):
-        decays = ", ".join(f"{r['network']['weight_decay']:g}" for r in runs)
+        decays = ", ".join(
+            f"{r['network']['lr']:g}/{r['network']['weight_decay']:g}" for r in runs
+        )
         epochs = ", ".join(str(r["network"]["best_epoch"]) for r in runs)
         scales = ", ".join(f"{r['adgp_start']['hidden_scale']:g}" for r in runs)
         steps = ", ".join(str(r["adgp"]["best_step"]) for r in runs)
