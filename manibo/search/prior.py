@@ -27,7 +27,6 @@ from manibo.exceptions import ConfigurationError
 from manibo.search.geography import EARTH_RADIUS_KM, check_points, offset
 from manibo.search.ocean import OceanMask
 
-_MAX_ROUNDS = 50
 
 
 class PriorComponent(Protocol):
@@ -180,7 +179,7 @@ class PriorMixture:
         if self.mask is None:
             return component.sample(n, generator)
         kept, have, drawn = [], 0, 0
-        for _ in range(_MAX_ROUNDS):
+        while drawn < 1000 or have >= drawn / 1000:  # ends: have >= n, or the acceptance falls
             batch = component.sample(max(2 * (n - have), 16), generator)
             drawn += batch.shape[0]
             batch = batch[self.mask.is_ocean(batch)]
@@ -188,8 +187,6 @@ class PriorMixture:
             have += batch.shape[0]
             if have >= n:
                 return torch.cat(kept)[:n]
-            if drawn >= 1000 and have < drawn / 1000:
-                break
         raise ConfigurationError(
             f"the prior component {component.name!r} puts almost all of its mass on land "
             f"({have} of {drawn} samples over the ocean). Move it offshore or drop it."

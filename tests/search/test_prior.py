@@ -56,6 +56,19 @@ def test_mixture_weights_and_ocean_mask():
     assert bool(ocean_mask().is_ocean(masked).all())
 
 
+def test_a_component_mostly_over_land_is_still_sampled_at_sea():
+    # lost off Santander on the way to Rio: the corridor ahead crosses Spain and Portugal, so only
+    # a few percent of it lies over the sea; a rejection sampler whose batches shrink with what is
+    # still missing needs well over 50 rounds here (it used to give up and raise)
+    mask = ocean_mask()
+    corridor = RouteCorridor(latlon(43.62, -3.866), latlon(-22.81, -43.25), 600.0, 35.0)
+    raw = corridor.sample(20000, torch.Generator().manual_seed(5))
+    share = float(mask.is_ocean(raw).double().mean())
+    assert 0.005 < share < 0.1, share
+    x = PriorMixture([corridor], [1.0], mask).sample(1500, torch.Generator().manual_seed(6))
+    assert x.shape == (1500, 3) and bool(mask.is_ocean(x).all())
+
+
 def test_bad_priors_are_rejected():
     sahara = GaussianBlob(latlon(23.0, 13.0), 30.0, name="Sahara")
     with pytest.raises(ConfigurationError, match="Sahara"):
