@@ -1,6 +1,6 @@
 """Input checks shared by every public entry point.
 
-They cover shapes, finiteness, and dtype and device agreement.
+They cover shapes, finiteness, dtype and device agreement, and device names.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from manibo.exceptions import InputDataError
+from manibo.exceptions import ConfigurationError, InputDataError
 
 
 def as_tensor_arg(name: str, value: object) -> Tensor:
@@ -68,3 +68,20 @@ def check_same_dtype_device(**tensors: Tensor) -> None:
 def default_tolerance(dtype: torch.dtype) -> float:
     """Tolerance for membership checks (unit norm, orthogonality) in ``dtype``."""
     return 1e-6 if dtype == torch.float64 else 1e-4 if dtype == torch.float32 else 1e-2
+
+
+def checked_device(device: str | torch.device | None) -> torch.device:
+    """The torch device named by ``device`` (None: CPU), refused with a clear error when it is not
+    a device name or names CUDA on a machine where torch sees none."""
+    try:
+        device = torch.device("cpu" if device is None else device)
+    except (RuntimeError, TypeError) as err:
+        raise ConfigurationError(
+            f"`device` must name a torch device such as 'cpu' or 'cuda', got {device!r}."
+        ) from err
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigurationError(
+            "`device` is 'cuda' but torch sees no CUDA device here; use device='cpu' or install a "
+            "CUDA build of torch on a machine with a GPU."
+        )
+    return device

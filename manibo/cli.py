@@ -8,6 +8,8 @@ from pathlib import Path
 
 import torch
 
+from manibo.exceptions import ConfigurationError, ManiboError
+
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
@@ -112,8 +114,6 @@ def _bench(args: argparse.Namespace) -> int:
     import subprocess
     import sys
 
-    from manibo.exceptions import ConfigurationError
-
     script = BENCHMARKS / "run_all.py"
     if not script.exists():
         raise ConfigurationError(
@@ -126,8 +126,6 @@ def _bench(args: argparse.Namespace) -> int:
 def _parse_options(pairs: list[str]) -> dict:
     """``["nu=1.5", "num_features=660"]`` → ``{"nu": 1.5, "num_features": 660}`` (JSON values)."""
     import json
-
-    from manibo.exceptions import ConfigurationError
 
     options = {}
     for pair in pairs:
@@ -209,4 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     args, args.arguments = parser.parse_known_args(argv)
     if args.arguments and args.command != "bench":
         parser.error(f"unrecognized arguments: {' '.join(args.arguments)}")
-    return args.func(args)
+    try:
+        return args.func(args)
+    except ManiboError as error:  # bad input: the message says what to do, no traceback
+        parser.exit(2, f"manibo: error: {error}\n")

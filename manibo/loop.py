@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from manibo._validation import as_tensor_arg, check_trailing_shape
+from manibo._validation import as_tensor_arg, check_trailing_shape, checked_device
 from manibo.acquisitions import ANALYTIC, available_acquisitions, build_acquisition
 from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
 from manibo.journal import Evaluation, Journal
@@ -90,7 +90,7 @@ class BayesianOptimizer:
                 f"`initial_design` must be a positive integer, got {initial_design!r}."
             )
         self.space = space
-        self.device = _checked_device(device)
+        self.device = checked_device(device)
         self.config = {
             "space": repr(space),
             "surrogate": surrogate,
@@ -399,21 +399,6 @@ class BayesianOptimizer:
             best = "no success yet"
         sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{budget} {best}")
         sys.stderr.flush()
-
-
-def _checked_device(device: str | torch.device | None) -> torch.device:
-    try:
-        device = torch.device("cpu" if device is None else device)
-    except (RuntimeError, TypeError) as err:
-        raise ConfigurationError(
-            f"`device` must name a torch device such as 'cpu' or 'cuda', got {device!r}."
-        ) from err
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise ConfigurationError(
-            "`device` is 'cuda' but torch sees no CUDA device here; use device='cpu' or install a "
-            "CUDA build of torch on a machine with a GPU."
-        )
-    return device
 
 
 def _space_from_repr(text: str) -> Space:

@@ -1,6 +1,7 @@
 """The command line: ``manibo info`` prints versions; unknown commands fail with usage."""
 
 import pytest
+import torch
 
 from manibo.cli import main
 
@@ -45,18 +46,18 @@ def test_run_writes_results_and_resumes(tmp_path, capsys):
     assert len(result["simple_regret"]) == 7
 
 
-def test_run_passes_surrogate_options_and_rejects_malformed_ones(tmp_path):
+def test_run_passes_surrogate_options_and_rejects_malformed_ones(tmp_path, capsys):
     import json
-
-    from manibo.exceptions import ConfigurationError
 
     common = ["run", "--problem", "ackley-sphere2", "--budget", "4", "--initial-design", "3"]
     common += ["--out", str(tmp_path), "--quiet"]
     assert main(common + ["--surrogate-option", "nu=1.5"]) == 0
     result = json.loads((tmp_path / "ackley-sphere2_matern_qlognei_seed0.json").read_text())
     assert result["config"]["surrogate_options"] == {"nu": 1.5}
-    with pytest.raises(ConfigurationError, match="KEY=VALUE"):
+    with pytest.raises(SystemExit) as exit_info:
         main(common + ["--seed", "1", "--surrogate-option", "nu"])
+    assert exit_info.value.code == 2
+    assert "manibo: error: --surrogate-option must look like KEY=VALUE" in capsys.readouterr().err
 
 
 def test_bench_passes_its_arguments_to_the_runner(capfd):
@@ -68,13 +69,34 @@ def test_bench_passes_its_arguments_to_the_runner(capfd):
 
 
 def test_bench_needs_a_source_checkout_and_other_commands_reject_extra_arguments(
-    monkeypatch, tmp_path
+    monkeypatch, tmp_path, capsys
 ):
     import manibo.cli
-    from manibo.exceptions import ConfigurationError
 
     monkeypatch.setattr(manibo.cli, "BENCHMARKS", tmp_path)
-    with pytest.raises(ConfigurationError, match="source checkout"):
+    with pytest.raises(SystemExit) as exit_info:
         main(["bench", "--list"])
+    assert exit_info.value.code == 2 and "source checkout" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["info", "--list"])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--workers", "0"], "workers >= 1"),
+        (["--device", "gpu0"], "must name a torch device"),
+        pytest.param(
+            ["--device", "cuda"],
+            "torch sees no CUDA device",
+            marks=pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is here"),
+        ),
+    ],
+)
+def test_demo_bad_options_exit_with_a_message_not_a_traceback(tmp_path, capsys, arguments, message):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", "search", "--out", str(tmp_path), *arguments])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("manibo: error: ") and message in err and "Traceback" not in err
+    assert not any(tmp_path.iterdir())  # refused before any work

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from manibo._validation import checked_device
 from manibo.exceptions import ConfigurationError
 from manibo.search.geography import unit_to_latlon
 from manibo.search.metrics import (
@@ -315,6 +316,7 @@ def run(
             f"need num_scenarios >= 1, workers >= 1 and budget_h > 0, got {num_scenarios}, "
             f"{workers} and {budget_h}."
         )
+    device = str(checked_device(device))
     wall = time.perf_counter()
     load_start = _load_average()
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,7 @@ from gpytorch.kernels import MaternKernel, ScaleKernel
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
+from manibo._validation import checked_device
 from manibo.kernels import GeometricMaternKernel
 from manibo.spaces import Sphere
 
@@ -80,6 +81,7 @@ def run(out_dir: Path, num_train: int = 150, seed: int = 0, device: str = "cpu")
 
     Writes ``sphere_fit.png`` and ``sphere_fit.json`` in ``out_dir``.
     """
+    device = checked_device(device)
     out_dir.mkdir(parents=True, exist_ok=True)
     space = Sphere(2)
     gen = torch.Generator().manual_seed(seed)

@@ -28,7 +28,6 @@ from manibo.search.geography import EARTH_RADIUS_KM, check_points, offset
 from manibo.search.ocean import OceanMask
 
 
-
 class PriorComponent(Protocol):
     """A component of the prior mixture: something that draws points on the globe."""
 
