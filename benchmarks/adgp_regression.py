@@ -177,7 +177,7 @@ def train_network(data, args, seed: int):
                 "weight_decay": weight_decay,
                 "validation_mse": validation_mse,
                 "best_epoch": trace.best_epoch,
-                "epochs_run": len(trace.mse),
+                "epochs_run": len(trace.loss),
                 "seconds": time.perf_counter() - tic,
             }
         )
@@ -201,7 +201,7 @@ def train_network(data, args, seed: int):
             weight_decay=weight_decay,
             batch_size=batch_size,
             best_epoch=trace.best_epoch,
-            capped=len(trace.mse) == args.network_epochs
+            capped=len(trace.loss) == args.network_epochs
             and trace.best_epoch > args.network_epochs - args.network_patience * args.check_every,
             candidates=candidates,
         )

@@ -487,9 +487,7 @@ def adgp_choices_table(data: dict) -> str:
     ]
     rows = []
     for label, row, runs in _adgp_rows(data):
-        decays = ", ".join(
-            f"{r['network']['lr']:g}/{r['network']['weight_decay']:g}" for r in runs
-        )
+        decays = ", ".join(f"{r['network']['lr']:g}/{r['network']['weight_decay']:g}" for r in runs)
         epochs = ", ".join(str(r["network"]["best_epoch"]) for r in runs)
         scales = ", ".join(f"{r['adgp_start']['hidden_scale']:g}" for r in runs)
         steps = ", ".join(str(r["adgp"]["best_step"]) for r in runs)

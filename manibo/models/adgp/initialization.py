@@ -50,6 +50,18 @@ that the layer's prior variance, carried to the outputs by the network's sensiti
 and stage 2 (:func:`~manibo.models.adgp.fit_elbo`) moves them from there under the ELBO. The noise
 and the last layer's variance are the maximisers of the collapsed bound given the hidden
 variances, and every :math:`S_{\ell j}` is the Gauss–Newton posterior above.
+
+Categorical likelihood (classification). The same construction with the softmax's curvature
+:math:`H_i = \operatorname{diag}(p_i) - p_ip_i^\top` in place of :math:`I/\sigma^2`: the
+sensitivities become :math:`w_{i\ell j} = \sum_{oo'} J_{io\ell j}H_{ioo'}J_{io'\ell j}` (the
+diagonal blocks of the generalised Gauss–Newton matrix, which is what a factorised
+:math:`q(v_j)` can hold), the noise is 1 and is not learned, and the hidden variances follow the
+rule above with the training MSE replaced by 1. The last layer is not expanded: where the
+network is confident its curvature is small, so a quadratic expansion makes large logit
+variances look cheap and overstated the last layer's best kernel variance (by 2.4 times, and the
+bound by 3% of the sampled ELBO, on the three-class test problem); its expected log likelihood is
+instead a Monte Carlo average over fixed normals under its Gaussian marginals, and its KL
+divergence is exact.
 """
 
 from __future__ import annotations
@@ -75,8 +87,11 @@ class LayerStatistics:
         prior: :math:`\tilde k(x_i, x_i)`, shape ``(n,)``.
         residual: :math:`r_i = \max(\tilde k(x_i, x_i) - \|a_i\|^2, 0)`, shape ``(n,)``.
         precision_data: :math:`B_j = \sum_i w_{ij} a_i a_i^\top`, shape ``(P, M, M)``.
-        sensitivity: :math:`w_{ij} = \sum_o (\partial f_o(x_i)/\partial h_j(x_i))^2`, ``(n, P)``.
+        sensitivity: :math:`w_{ij} = \sum_{oo'} J_{ioj} H_{ioo'} J_{io'j}`, ``(n, P)``, with
+            :math:`J_{ioj} = \partial f_o(x_i)/\partial h_j(x_i)` and the likelihood's curvature
+            :math:`H_i` (Gaussian: :math:`I`, so :math:`w_{ij} = \sum_o J_{ioj}^2`).
         rkhs_norm: :math:`c_j = V_j^\top L_1L_1^\top V_j`, shape ``(P,)``.
+        features: the whitened features :math:`a_i`, shape ``(n, M)``.
     """
 
     prior: Tensor
@@ -84,6 +99,7 @@ class LayerStatistics:
     precision_data: Tensor
     sensitivity: Tensor
     rkhs_norm: Tensor
+    features: Tensor
 
     def eigenvalues(self) -> Tensor:
         """Eigenvalues of :math:`B_j`, shape ``(P, M)`` (clamped at 0)."""
@@ -104,9 +120,10 @@ def layer_statistics(model: ActivatedDeepGP, x: Tensor) -> list[LayerStatistics]
         inputs = [x]
         for layer in model.layers:
             inputs.append(layer.network(inputs[-1]))
+        curvature = model.likelihood.curvature(inputs[-1])
     statistics = []
     for index, layer in enumerate(model.layers):
-        sensitivity = _output_sensitivity(model, index, inputs[index + 1])
+        sensitivity = _output_sensitivity(model, index, inputs[index + 1], curvature)
         with torch.no_grad():
             state = layer.state()
             variance = layer.variance
@@ -120,15 +137,20 @@ def layer_statistics(model: ActivatedDeepGP, x: Tensor) -> list[LayerStatistics]
                     precision_data=torch.einsum("ip,im,ik->pmk", sensitivity, whitened, whitened),
                     sensitivity=sensitivity,
                     rkhs_norm=mean.pow(2).sum(0) * variance,
+                    features=whitened,
                 )
             )
     return statistics
 
 
-def _output_sensitivity(model: ActivatedDeepGP, index: int, hidden: Tensor) -> Tensor:
-    """:math:`\\sum_o (\\partial f_o / \\partial h_{index})^2` per input and unit, ``(n, P)``.
+def _output_sensitivity(
+    model: ActivatedDeepGP, index: int, hidden: Tensor, curvature: Tensor
+) -> Tensor:
+    r""":math:`\sum_{oo'} J_{oj} H_{oo'} J_{o'j}` per input and unit, ``(n, P)``, with
+    :math:`J_{oj} = \partial f_o / \partial h_{index, j}` and ``curvature`` :math:`H`
+    ``(n, O, O)``.
 
-    Rows are independent (every layer acts point by point), so one backward pass of the summed
+    Rows are independent (every layer acts point by point), so one backward pass of each summed
     output gives every input's gradient.
     """
     with torch.enable_grad():
@@ -136,18 +158,19 @@ def _output_sensitivity(model: ActivatedDeepGP, index: int, hidden: Tensor) -> T
         out = h
         for layer in model.layers[index + 1 :]:
             out = layer.network(out)
-        total = torch.zeros_like(h)
-        for o in range(out.shape[-1]):
-            (grad,) = torch.autograd.grad(out[:, o].sum(), h, retain_graph=True)
-            total = total + grad.pow(2)
-    return total.detach()
+        jacobian = torch.stack(
+            [
+                torch.autograd.grad(out[:, o].sum(), h, retain_graph=True)[0]
+                for o in range(out.shape[-1])
+            ]
+        )  # (O, n, P)
+    return torch.einsum("oip,ioq,qip->ip", jacobian, curvature, jacobian).detach()
 
 
 def linearised_bound(
     statistics: list[LayerStatistics],
     eigenvalues: list[Tensor],
-    sse: Tensor,
-    num_terms: int,
+    fit: Tensor,
     noise: Tensor,
     variances: list[Tensor],
 ) -> Tensor:
@@ -156,15 +179,16 @@ def linearised_bound(
     Args:
         statistics: from :func:`layer_statistics`.
         eigenvalues: :meth:`LayerStatistics.eigenvalues` of each layer, shapes ``(P, M)``.
-        sse: the network's training sum of squared errors, a scalar.
-        num_terms: ``n * O``, the number of observed values.
-        noise: :math:`\sigma^2`, a scalar tensor.
+        fit: the log likelihood of the training targets at the network's outputs, a scalar
+            (Gaussian: :math:`-	frac{nO}2\log 2\pi\sigma^2 - \mathrm{SSE}/2\sigma^2`).
+        noise: :math:`\sigma^2`, a scalar tensor (1 for a categorical likelihood, whose
+            curvature the sensitivities already carry).
         variances: the kernel variances :math:`s_\ell`, scalar tensors.
 
     Returns:
-        A scalar, differentiable in ``noise`` and ``variances``.
+        A scalar, differentiable in ``fit``, ``noise`` and ``variances``.
     """
-    total = -0.5 * num_terms * torch.log(2 * math.pi * noise) - 0.5 * sse / noise
+    total = fit
     for stats, beta, s in zip(statistics, eigenvalues, variances, strict=True):
         trace = (stats.sensitivity * stats.residual.unsqueeze(-1)).sum()
         total = total - 0.5 * s * trace / noise
@@ -244,15 +268,15 @@ def initialize_from_network(
         check_training_data(model, *validation)
     statistics = layer_statistics(model, x)
     eigenvalues = [stats.eigenvalues() for stats in statistics]
-    sse = (model.network(x) - y).pow(2).sum()
-    floor = 1e-6 * float(y.var()) if y.shape[0] > 1 else 1e-6
-    mse = max(float(sse) / y.numel(), floor)
+    start_bound = (_GaussianStart if model.likelihood.has_noise else _CategoricalStart)(
+        model, x, y, statistics, eigenvalues
+    )
     start_variance = float(model.layers[-1].variance)
     best = None
     candidates = []
     for scale in scales:
         model.layers[-1].set_variance(start_variance)
-        bound = _apply_start(model, statistics, eigenvalues, sse, y.numel(), mse, float(scale))
+        bound = _apply_start(model, statistics, start_bound, float(scale))
         if validation is None:
             return StageTwoStart(bound / x.shape[0], float(scale))
         generator = torch.Generator(device=x.device).manual_seed(int(seed))
@@ -271,31 +295,95 @@ def initialize_from_network(
     return best[1]
 
 
+#: Fixed standard normals per point and class of the categorical start's last-layer expectation.
+START_LOGIT_DRAWS = 64
+
+
+class _GaussianStart:
+    r"""The linearised bound of a Gaussian likelihood: exact in the last layer, closed form in
+    :math:`(\sigma^2, s_\ell)`; the noise starts at the training MSE and is optimised."""
+
+    learn_noise = True
+
+    def __init__(self, model: ActivatedDeepGP, x: Tensor, y: Tensor, statistics, eigenvalues):
+        self.statistics, self.eigenvalues = statistics, eigenvalues
+        self.sse = (model.network(x) - y).pow(2).sum()
+        self.terms = y.numel()
+        floor = 1e-6 * float(y.var()) if y.shape[0] > 1 else 1e-6
+        self.reference = max(float(self.sse) / self.terms, floor)
+
+    def bound(self, noise: Tensor, variances: list[Tensor]) -> Tensor:
+        r"""The bound (total) at noise :math:`\sigma^2` and kernel variances :math:`s_\ell`."""
+        fit = -0.5 * self.terms * torch.log(2 * math.pi * noise) - 0.5 * self.sse / noise
+        return linearised_bound(self.statistics, self.eigenvalues, fit, noise, variances)
+
+
+class _CategoricalStart:
+    r"""The bound of a categorical likelihood: the hidden layers linearised (the softmax curvature
+    in their sensitivities, noise 1), the last layer exact.
+
+    A second-order expansion of :math:`\log\operatorname{softmax}` in the last layer's logits
+    would make their variance look cheap where the network is confident (the curvature
+    :math:`p(1-p)` is small there) and so overstate the last layer's best kernel variance. So its
+    expected log likelihood is taken under its Gaussian marginals :math:`f_{ij} \sim \mathcal
+    N(\bar f_{ij}, s\,(r_i + a_i^\top S_j a_i))` with :math:`S_j = (I + sB_j)^{-1}` (the
+    Gauss–Newton covariance), by Monte Carlo with ``START_LOGIT_DRAWS`` fixed normals per point
+    and class, and its KL divergence is exact.
+    """
+
+    learn_noise = False
+    reference = 1.0
+
+    def __init__(self, model: ActivatedDeepGP, x: Tensor, y: Tensor, statistics, eigenvalues):
+        self.statistics, self.eigenvalues = statistics[:-1], eigenvalues[:-1]
+        last = statistics[-1]
+        self.logits, self.labels = model.network(x), y
+        beta, vectors = torch.linalg.eigh(last.precision_data)  # (P, M), (P, M, M)
+        self.beta = beta.clamp_min(0)
+        self.projected = torch.einsum("im,pmk->pik", last.features, vectors).pow(2)  # (P, n, M)
+        self.residual, self.rkhs_norm = last.residual, last.rkhs_norm
+        generator = torch.Generator().manual_seed(0)
+        self.normals = torch.randn(
+            (START_LOGIT_DRAWS, *self.logits.shape), generator=generator, dtype=x.dtype
+        ).to(x.device)
+
+    def bound(self, noise: Tensor, variances: list[Tensor]) -> Tensor:
+        r"""The bound (total) at kernel variances :math:`s_\ell` (``noise`` is 1)."""
+        s = variances[-1]
+        shrink = 1 / (1 + s * self.beta)  # eigenvalues of S_j, (P, M)
+        quadratic = (self.projected * shrink.unsqueeze(1)).sum(-1)  # a_i^T S_j a_i, (P, n)
+        variance = s * (self.residual + quadratic).T  # (n, P)
+        logits = self.logits + variance.sqrt() * self.normals
+        index = self.labels.reshape(1, -1, 1).expand(logits.shape[0], -1, 1)
+        fit = logits.log_softmax(-1).gather(-1, index).mean(0).sum()
+        kl = 0.5 * (shrink.sum() + (self.rkhs_norm / s).sum() - shrink.numel())
+        kl = kl + 0.5 * torch.log1p(s * self.beta).sum()
+        return linearised_bound(self.statistics, self.eigenvalues, fit - kl, noise, variances[:-1])
+
+
 def _apply_start(
     model: ActivatedDeepGP,
     statistics: list[LayerStatistics],
-    eigenvalues: list[Tensor],
-    sse: Tensor,
-    num_terms: int,
-    mse: float,
+    start: _GaussianStart | _CategoricalStart,
     hidden_scale: float,
 ) -> float:
-    """Set the start for one hidden scale; returns the linearised bound (total)."""
-    like = {"dtype": sse.dtype, "device": sse.device}
+    """Set the start for one hidden scale; returns the bound (total)."""
+    like = {"dtype": statistics[0].prior.dtype, "device": statistics[0].prior.device}
     log_variances = []
     for stats in statistics[:-1]:
         carried = float((stats.sensitivity * stats.prior.unsqueeze(-1)).sum(-1).mean())
-        value = hidden_scale * mse / max(carried, 1e-300)
+        value = hidden_scale * start.reference / max(carried, 1e-300)
         log_variances.append(torch.tensor(math.log(value), **like))
     last = torch.log(model.layers[-1].variance.detach().clone()).requires_grad_(True)
-    log_noise = torch.tensor(math.log(mse), **like).requires_grad_(True)
+    log_noise = torch.tensor(math.log(start.reference), **like).requires_grad_(start.learn_noise)
 
     def bound() -> Tensor:
         variances = [v.exp() for v in [*log_variances, last]]
-        return linearised_bound(statistics, eigenvalues, sse, num_terms, log_noise.exp(), variances)
+        return start.bound(log_noise.exp(), variances)
 
+    num_terms = statistics[0].prior.shape[0] * model.output_dim
     optimizer = torch.optim.LBFGS(
-        [log_noise, last],
+        [log_noise, last] if start.learn_noise else [last],
         max_iter=200,
         tolerance_grad=1e-9,
         tolerance_change=1e-12,
@@ -311,7 +399,8 @@ def _apply_start(
     with torch.enable_grad():
         optimizer.step(closure)
     noise = float(log_noise.exp())
-    model.set_noise(noise)
+    if start.learn_noise:
+        model.set_noise(noise)
     for layer, stats, log_s in zip(model.layers, statistics, [*log_variances, last], strict=True):
         s = float(log_s.exp())
         layer.set_variance(s)

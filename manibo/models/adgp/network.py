@@ -5,7 +5,8 @@ Layer :math:`\ell` maps :math:`\mathbb R^{D_{\ell-1}} \to \mathbb R^{D_\ell}`; t
 variables (hidden units) of every layer. Seed 001 §4.4.1 uses three layers, 128 units and hidden
 heads equal to the input dimension, which are the defaults here. Inference is doubly stochastic
 (Salimbeni & Deisenroth 2017): samples are propagated through the layers by reparameterisation, and
-the Gaussian likelihood's expectation under the last layer is taken in closed form.
+the likelihood's expectation under the last layer is taken in closed form (Gaussian, regression)
+or by Monte Carlo (categorical, classification; :mod:`manibo.models.adgp.likelihoods`).
 """
 
 from __future__ import annotations
@@ -20,14 +21,15 @@ from manibo._validation import as_tensor_arg, check_finite, check_same_dtype_dev
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models.adgp.activations import Activation
 from manibo.models.adgp.layer import ActivatedGPLayer, KernelFactory, LayerState, _inverse_softplus
+from manibo.models.adgp.likelihoods import make_likelihood
 
 
 class ActivatedDeepGP(nn.Module):
-    r"""A deep GP of :class:`ActivatedGPLayer` s with a Gaussian likelihood.
+    r"""A deep GP of :class:`ActivatedGPLayer` s with a Gaussian or a categorical likelihood.
 
     Args:
         input_dim: ``D``, the input dimension.
-        output_dim: number of outputs of the last layer.
+        output_dim: number of outputs of the last layer (for ``"categorical"``: of classes).
         num_layers: number of GP layers (>= 1).
         num_units: inducing variables (hidden units) per layer.
         hidden_dim: outputs of each hidden layer (default ``input_dim``, as in seed 001).
@@ -35,7 +37,9 @@ class ActivatedDeepGP(nn.Module):
         kernel: factory ``Sphere(D) -> ZonalKernel`` (default: order-1 arc-cosine).
         num_levels: truncation level of every layer's :math:`K_{uu}`.
         bias: initial bias of every lift.
-        noise: initial likelihood noise variance.
+        noise: initial likelihood noise variance (Gaussian likelihood only).
+        likelihood: ``"gaussian"`` (regression; targets ``(n, output_dim)``) or ``"categorical"``
+            (classification; the outputs are logits, targets are class indices ``(n,)``).
         seed: seed of the initial weights.
         dtype: dtype of the parameters (float64 by default).
         device: device of the parameters.
@@ -53,6 +57,7 @@ class ActivatedDeepGP(nn.Module):
         num_levels: int = 20,
         bias: float = 1.0,
         noise: float = 1e-2,
+        likelihood: str = "gaussian",
         seed: int = 0,
         dtype: torch.dtype = torch.float64,
         device: torch.device | str | None = None,
@@ -61,7 +66,13 @@ class ActivatedDeepGP(nn.Module):
             raise ConfigurationError(f"`num_layers` must be an integer >= 1, got {num_layers!r}.")
         if not float(noise) > 0:
             raise ConfigurationError(f"`noise` must be > 0, got {noise!r}.")
+        likelihood_model = make_likelihood(likelihood)
+        if likelihood == "categorical" and output_dim < 2:
+            raise ConfigurationError(
+                f"a categorical likelihood needs `output_dim` >= 2 classes, got {output_dim!r}."
+            )
         super().__init__()
+        self.likelihood = likelihood_model
         hidden = input_dim if hidden_dim is None else hidden_dim
         dims = [input_dim] + [hidden] * (int(num_layers) - 1) + [output_dim]
         generator = torch.Generator().manual_seed(int(seed))
@@ -212,11 +223,13 @@ class ActivatedDeepGP(nn.Module):
         num_samples: int = 256,
         generator: torch.Generator | None = None,
     ) -> Tensor:
-        r""":math:`\log \frac1S \sum_s \mathcal N(y; \mu_s(x), v_s(x) + \sigma^2)` per point.
+        r""":math:`\log \frac1S \sum_s p_s(y)` per point, :math:`p_s` the predictive density given
+        the :math:`s`-th sample of the hidden layers (Gaussian: :math:`\mathcal N(y; \mu_s(x),
+        v_s(x) + \sigma^2)`; categorical: :math:`\mathbb E_f\operatorname{softmax}(f)_y`).
 
         Args:
             x: inputs, shape ``(n, D)``.
-            y: targets, shape ``(n, output_dim)``.
+            y: targets, shape ``(n, output_dim)`` (categorical: class indices ``(n,)``).
             num_samples: samples of the hidden layers.
             generator: random generator.
 
@@ -224,9 +237,31 @@ class ActivatedDeepGP(nn.Module):
             Shape ``(n,)``, summed over outputs.
         """
         means, variances = self.predict(x, num_samples, generator)
-        total = variances + self.noise
-        log_normal = -0.5 * (math.log(2 * math.pi) + total.log() + (y - means).pow(2) / total)
-        return torch.logsumexp(log_normal.sum(-1), dim=0) - math.log(means.shape[0])
+        log_p = self.likelihood.log_predictive(means, variances, y, self.noise, generator)
+        return torch.logsumexp(log_p, dim=0) - math.log(means.shape[0])
+
+    def class_probabilities(
+        self, x: Tensor, num_samples: int = 64, generator: torch.Generator | None = None
+    ) -> Tensor:
+        r"""Predictive class probabilities :math:`\mathbb E\operatorname{softmax}(f)` of a
+        categorical likelihood, averaged over ``num_samples`` hidden-layer samples and Monte Carlo
+        draws of the last layer's logits.
+
+        Args:
+            x: inputs, shape ``(*batch, n, D)``.
+            num_samples: samples of the hidden layers.
+            generator: random generator.
+
+        Returns:
+            Shape ``(*batch, n, output_dim)``; each row sums to 1.
+        """
+        if self.likelihood.name != "categorical":
+            raise ConfigurationError(
+                "`class_probabilities` needs a categorical likelihood; this deep GP's is "
+                f"{self.likelihood.name!r} (use `predict` for its marginals)."
+            )
+        means, variances = self.predict(x, num_samples, generator)
+        return self.likelihood.probabilities(means, variances, generator).mean(0)
 
     def elbo(
         self,
@@ -241,7 +276,7 @@ class ActivatedDeepGP(nn.Module):
 
         Args:
             x: a (mini)batch of inputs, shape ``(n, D)``.
-            y: targets, shape ``(n, output_dim)``.
+            y: targets, shape ``(n, output_dim)`` (categorical: class indices ``(n,)``).
             num_samples: samples of the hidden layers.
             generator: random generator.
             num_data: ``N``, the size of the full data set (default ``n``).
@@ -253,11 +288,10 @@ class ActivatedDeepGP(nn.Module):
         states = self.states()
         h = self._hidden_samples(x, num_samples, generator, states)
         means, variances = self.layers[-1].marginal(h, states[-1])
-        noise = self.noise
-        expected = -0.5 * (
-            math.log(2 * math.pi) + noise.log() + ((y - means).pow(2) + variances) / noise
+        expected = self.likelihood.expected_log_likelihood(
+            means, variances, y, self.noise, generator
         )
-        fit = expected.sum(-1).mean(0).sum() * (num_data / x.shape[-2])
+        fit = expected.mean(0).sum() * (num_data / x.shape[-2])
         kl = sum(
             layer.kl_divergence(state) for layer, state in zip(self.layers, states, strict=True)
         )

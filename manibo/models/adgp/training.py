@@ -1,14 +1,15 @@
 r"""Two-stage training of an activated deep GP: the equivalent network first, then the ELBO.
 
 Stage 1 (:func:`fit_network`) trains the weights :math:`W_\ell, V_\ell` of the equivalent network
-(the deep GP's mean) on the mean squared error, like any network, optionally with weight decay
-and early stopping on validation data. :func:`~manibo.models.adgp.initialize_from_network` then
+(the deep GP's mean) on its likelihood's loss (the mean squared error, or the cross-entropy for a
+categorical likelihood), like any network, optionally with weight decay and early stopping on
+validation data. :func:`~manibo.models.adgp.initialize_from_network` then
 sets the noise, the kernel variances and the whitened covariances from it (see
 :mod:`manibo.models.adgp.initialization`). The mean needs no copying: it is parametrised by
 :math:`V` (:math:`m_u = K_{uu}V`, see :mod:`manibo.models.adgp.layer`). Stage 2
 (:func:`fit_elbo`) maximises the doubly stochastic ELBO with Adam over the variational
 parameters (:math:`R_j`, and :math:`V` unless ``train_readout=False``), the kernel variances and
-parameters, the biases and the noise; ``train_weights=True`` also moves :math:`W`.
+parameters, the biases and the Gaussian noise; ``train_weights=True`` also moves :math:`W`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from manibo._validation import as_tensor_arg, check_finite, check_same_dtype_device
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models.adgp.network import ActivatedDeepGP
 
@@ -31,17 +31,13 @@ def _check_positive(name: str, value: int) -> None:
 
 
 def check_training_data(model: ActivatedDeepGP, x: Tensor, y: Tensor) -> None:
-    """Raise ``InputDataError`` unless ``x`` is ``(n, D)`` and ``y`` is ``(n, output_dim)``,
-    finite, on the parameters' dtype and device."""
+    """Raise ``InputDataError`` unless ``x`` is ``(n, D)`` on the parameters' dtype and device
+    and ``y`` fits the likelihood: finite ``(n, output_dim)`` like ``x`` (Gaussian) or class
+    indices ``(n,)`` (categorical)."""
     model.check_inputs(x, "x")
-    as_tensor_arg("y", y)
-    check_finite("y", y)
-    check_same_dtype_device(x=x, y=y)
-    if x.dim() != 2 or y.shape != (x.shape[0], model.output_dim):
-        raise InputDataError(
-            f"`x` must have shape (n, {model.input_dim}) and `y` shape (n, {model.output_dim}), "
-            f"got {tuple(x.shape)} and {tuple(y.shape)}. Use `y.reshape(-1, 1)` for one output."
-        )
+    if x.dim() != 2:
+        raise InputDataError(f"`x` must have shape (n, {model.input_dim}), got {tuple(x.shape)}.")
+    model.likelihood.check_targets(x, y, model.output_dim)
 
 
 def _selected_layers(model: ActivatedDeepGP, indices: Sequence[int] | None) -> list:
@@ -70,14 +66,15 @@ class NetworkTrace:
     """What :func:`fit_network` did.
 
     Attributes:
-        mse: the training mean squared error after every epoch.
-        validation: ``(epoch, mse)`` at every validation check, epoch 0 being the start; ``mse``
-            is the mean squared error of the validation points.
+        loss: the training loss after every epoch: the mean squared error (Gaussian likelihood)
+            or the mean cross-entropy (categorical).
+        validation: ``(epoch, loss)`` at every validation check, epoch 0 being the start;
+            ``loss`` is the same loss on the validation points.
         best_epoch: the epoch whose weights the model holds at the end (the best validation
             check), or None without validation data (the last epoch).
     """
 
-    mse: list[float] = field(default_factory=list)
+    loss: list[float] = field(default_factory=list)
     validation: list[tuple[int, float]] = field(default_factory=list)
     best_epoch: int | None = None
 
@@ -95,12 +92,14 @@ def fit_network(
     patience: int | None = None,
     seed: int = 0,
 ) -> NetworkTrace:
-    """Stage 1: train the equivalent network's weights ``W`` and ``V`` on the mean squared error.
+    """Stage 1: train the equivalent network's weights ``W`` and ``V`` on the likelihood's loss.
 
-    AdamW: Adam on the MSE with decoupled weight decay (every step multiplies ``W`` and ``V`` by
-    ``1 - lr * weight_decay`` before the Adam update; ``weight_decay=0`` is plain Adam).
+    The loss is the mean squared error (Gaussian likelihood) or the mean cross-entropy of the
+    logits (categorical). AdamW: Adam on the loss with decoupled weight decay (every step
+    multiplies ``W`` and ``V`` by ``1 - lr * weight_decay`` before the Adam update;
+    ``weight_decay=0`` is plain Adam).
 
-    With ``validation`` data, the validation MSE is computed at the start and every
+    With ``validation`` data, the validation loss is computed at the start and every
     ``check_every`` epochs (and after the last); training stops after ``patience`` checks without
     improvement, and the model is left with the weights of the best check (early stopping; the
     start may be the best). The validation points must not be training points.
@@ -108,12 +107,12 @@ def fit_network(
     Args:
         model: the deep GP; only its weights and read-outs change.
         x: inputs, shape ``(n, D)``.
-        y: targets, shape ``(n, output_dim)``.
+        y: targets, shape ``(n, output_dim)`` (categorical: class indices ``(n,)``).
         epochs: passes over the data (at most; Adam steps when ``batch_size`` is None).
         lr: learning rate.
         weight_decay: decoupled weight decay (>= 0).
         batch_size: minibatch size (None: full batch).
-        validation: ``(x_val, y_val)`` of shapes ``(n_val, D)`` and ``(n_val, output_dim)``.
+        validation: ``(x_val, y_val)``, shaped like ``(x, y)``.
         check_every: epochs between validation checks.
         patience: checks without improvement before stopping (None: run every epoch and keep
             the best check).
@@ -134,17 +133,18 @@ def fit_network(
     parameters = [p for layer in model.layers for p in (layer.weights, layer.readout)]
     optimizer = torch.optim.AdamW(parameters, lr=lr, weight_decay=float(weight_decay))
     generator = torch.Generator().manual_seed(int(seed))
+    network_loss = model.likelihood.network_loss
     trace = NetworkTrace()
     best = None
 
     def check(epoch: int) -> bool:
-        """Record the validation MSE; True when training should stop."""
+        """Record the validation loss; True when training should stop."""
         nonlocal best
         with torch.no_grad():
-            mse = float((model.network(validation[0]) - validation[1]).pow(2).mean())
-        trace.validation.append((epoch, mse))
-        if best is None or mse < best[1]:
-            best = (epoch, mse, [p.detach().clone() for p in parameters])
+            loss = float(network_loss(model.network(validation[0]), validation[1]))
+        trace.validation.append((epoch, loss))
+        if best is None or loss < best[1]:
+            best = (epoch, loss, [p.detach().clone() for p in parameters])
         checks_since_best = sum(e > best[0] for e, _ in trace.validation)
         return patience is not None and checks_since_best >= patience
 
@@ -154,11 +154,11 @@ def fit_network(
             break
         for index in _batches(x.shape[0], batch_size, generator, x.device):
             optimizer.zero_grad()
-            loss = (model.network(x[index]) - y[index]).pow(2).mean()
+            loss = network_loss(model.network(x[index]), y[index])
             loss.backward()
             optimizer.step()
         with torch.no_grad():
-            trace.mse.append(float((model.network(x) - y).pow(2).mean()))
+            trace.loss.append(float(network_loss(model.network(x), y)))
         if validation is not None and (epoch % int(check_every) == 0 or epoch == epochs):
             stop = check(epoch)
     if best is not None:
@@ -212,7 +212,8 @@ def fit_elbo(
     (``hyperparameter_lr``); the parameters that move the mean, the read-outs :math:`V` and the
     lift biases :math:`b` (``train_readout``) and the weights :math:`W` (``train_weights``)
     (``mean_lr``). With both flags off the deep GP's mean stays the network's exactly. Only the
-    layers in ``train_layers`` train (the noise always does); the others keep their parameters.
+    layers in ``train_layers`` train (the Gaussian noise always does); the others keep their
+    parameters.
 
     With ``validation`` data, the validation NLPD (``validation_samples`` hidden-layer samples
     from a fixed seed, so that checks compare like with like) is computed at the start and every
@@ -223,7 +224,7 @@ def fit_elbo(
     Args:
         model: the deep GP, initialised by :func:`~manibo.models.adgp.initialize_from_network`.
         x: inputs, shape ``(n, D)``.
-        y: targets, shape ``(n, output_dim)``.
+        y: targets, shape ``(n, output_dim)`` (categorical: class indices ``(n,)``).
         epochs: passes over the data (at most).
         lr: Adam learning rate of the variational covariance factors.
         hyperparameter_lr: of the kernel variances and the noise (default ``lr``).
@@ -233,7 +234,7 @@ def fit_elbo(
         train_readout: also train the read-outs ``V`` and the biases ``b``.
         train_weights: also train the unit weights ``W``.
         train_layers: indices of the layers that train (default: all; ``[-1]``: the last).
-        validation: ``(x_val, y_val)`` of shapes ``(n_val, D)`` and ``(n_val, output_dim)``.
+        validation: ``(x_val, y_val)``, shaped like ``(x, y)``.
         check_every: epochs between validation checks.
         patience: checks without improvement before stopping (None: run every epoch).
         validation_samples: hidden-layer samples of the validation NLPD.
@@ -260,7 +261,8 @@ def fit_elbo(
         mean_parameters += [layer.readout, layer.raw_bias] if train_readout else []
         mean_parameters += [layer.weights] if train_weights else []
     scales = [p for layer in layers for p in (layer.scale_offdiag, layer.raw_scale_diag)]
-    hyperparameters = [model.raw_noise] + [
+    hyperparameters = [model.raw_noise] if model.likelihood.has_noise else []
+    hyperparameters += [
         p for layer in layers for p in (layer.raw_variance, *layer.kernel.parameters())
     ]
     groups = [

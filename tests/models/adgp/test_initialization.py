@@ -33,7 +33,7 @@ def _trained(num_layers=3, activation="softplus", output_dim=1, device="cpu"):
         model = ActivatedDeepGP(
             2, output_dim, num_layers=num_layers, num_units=12, activation=activation, seed=1
         )
-        losses = fit_network(model, x, y, epochs=100, lr=2e-2).mse
+        losses = fit_network(model, x, y, epochs=100, lr=2e-2).loss
         _TRAINED[key] = (model, x, y, losses)
     model, x, y, losses = _TRAINED[key]
     return copy.deepcopy(model).to(device), x.to(device), y.to(device), losses

@@ -27,7 +27,7 @@ def _trained_network(activation="softplus"):
     if activation not in _TRAINED:
         x, y = _data()
         model = ActivatedDeepGP(2, num_units=12, activation=activation, seed=1)
-        losses = fit_network(model, x, y, epochs=100, lr=2e-2).mse
+        losses = fit_network(model, x, y, epochs=100, lr=2e-2).loss
         _TRAINED[activation] = (model, x, y, losses)
     model, x, y, losses = _TRAINED[activation]
     return copy.deepcopy(model), x, y, losses
@@ -49,13 +49,13 @@ def test_network_early_stopping_keeps_the_best_validation_weights():
     assert epochs == list(range(0, epochs[-1] + 1, 5))
     best_epoch, best = min(trace.validation, key=lambda check: check[1])
     assert trace.best_epoch == best_epoch > 0
-    assert epochs[-1] == best_epoch + 4 * 5 == len(trace.mse) < 2000  # stopped early
+    assert epochs[-1] == best_epoch + 4 * 5 == len(trace.loss) < 2000  # stopped early
     assert trace.validation[-1][1] > best  # the last weights were worse: restoring mattered
     with torch.no_grad():
         assert abs(float((model.network(xv) - yv).pow(2).mean()) - best) < 1e-12
     again = fit_network(plain, x, y, epochs=best_epoch, lr=3e-2)
     assert again.best_epoch is None and again.validation == []
-    assert again.mse == trace.mse[:best_epoch]
+    assert again.loss == trace.loss[:best_epoch]
     for mine, theirs in zip(model.parameters(), plain.parameters(), strict=True):
         assert torch.equal(mine, theirs)
 
@@ -188,7 +188,7 @@ def test_stage_two_can_train_the_weights_with_minibatches():
 def test_bad_data_is_refused():
     model = ActivatedDeepGP(2, num_units=4)
     x, y = _data(5)
-    with pytest.raises(InputDataError, match=r"`y` shape \(n, 1\)"):
+    with pytest.raises(InputDataError, match=r"`y` must have shape \(n, 1\)"):
         fit_network(model, x, y[:3])
     with pytest.raises(InputDataError, match="dtype"):
         fit_network(model, x, y.float())
