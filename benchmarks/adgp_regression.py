@@ -7,7 +7,8 @@ statistics; RMSE and NLPD (negative log predictive density per test point) in th
 
 * ``network``: the equivalent network alone (stage 1, MSE), predictive variance = training MSE.
   Full-batch AdamW, early-stopped on the validation MSE (the weights of the best check are kept),
-  once per candidate weight decay; the candidate with the lowest validation MSE is kept.
+  once per candidate learning rate and weight decay; the candidate with the lowest validation MSE
+  is kept.
 * ``adgp_start`` (in the JSON): the activated deep GP at the closed-form stage-2 start
   (:func:`manibo.models.adgp.initialize_from_network`), before any ELBO step; its hidden-variance
   scale is chosen among candidates on the validation NLPD.
@@ -78,6 +79,18 @@ def load_dataset(name: str):
     return X, frame[target].to_numpy(dtype=np.float64)
 
 
+def split_indices(n: int, split: int):
+    """Index tensors ``(fit, validation, test)`` of a random split of ``n`` points seeded by
+    ``split``: 10% test, 10% of the rest validation, the remainder to fit."""
+    import torch
+
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(split))
+    cut = int(round(0.9 * n))
+    train, test = perm[:cut], perm[cut:]
+    held = int(round(0.1 * cut))
+    return train[held:], train[:held], test
+
+
 def _split(name: str, split: int, device: str):
     """Standardised fit/validation/test tensors of one random 90/10 split, and the target scale.
 
@@ -90,11 +103,8 @@ def _split(name: str, split: int, device: str):
     X, y = load_dataset(name)
     X = torch.tensor(X, dtype=torch.float64)
     y = torch.tensor(y, dtype=torch.float64).reshape(-1, 1)
-    perm = torch.randperm(X.shape[0], generator=torch.Generator().manual_seed(split))
-    cut = int(round(0.9 * X.shape[0]))
-    train, test = perm[:cut], perm[cut:]
-    held = int(round(0.1 * cut))
-    validation, fit = train[:held], train[held:]
+    fit, validation, test = split_indices(X.shape[0], split)
+    train = torch.cat([validation, fit])
     mx, sx = X[train].mean(0), X[train].std(0).clamp_min(1e-12)
     my, sy = y[train].mean(), y[train].std()
     Xs, ys = (X - mx) / sx, (y - my) / sy
@@ -127,22 +137,19 @@ def _adgp_metrics(model, xt, yt, scale, seconds, args, seed) -> dict:
         )
 
 
-def train_network(data, args, seed: int):
+def select_network(x, y, validation, args, seed: int, make_model):
     """Stage 1 with every candidate minibatch size, learning rate and weight decay; the network
-    with the lowest validation MSE.
+    with the lowest validation loss.
 
-    Each candidate starts from the same initial weights (``seed``) and is early-stopped on the
-    validation MSE (:func:`manibo.models.adgp.fit_network`); a batch size of 0 is full-batch Adam.
+    Each candidate is ``make_model()`` (the same initial weights) early-stopped on the validation
+    loss (:func:`manibo.models.adgp.fit_network`); a batch size of 0 is full-batch AdamW.
 
     Returns:
-        The deep GP holding the chosen network, and the ``network`` record of the JSON (test
-        metrics, the training MSE that is its predictive variance, the candidates).
+        ``(model, record)``: the chosen deep GP, and its choices (``lr``, ``weight_decay``,
+        ``batch_size``, ``best_epoch``, ``capped``, every ``candidates`` entry) and ``seconds``.
     """
-    import torch
+    from manibo.models.adgp import fit_network
 
-    from manibo.models.adgp import ActivatedDeepGP, fit_network
-
-    x, y, xv, yv, xt, yt, scale = data
     start = time.perf_counter()
     best, candidates = None, []
     settings = [
@@ -152,9 +159,7 @@ def train_network(data, args, seed: int):
         for wd in args.network_weight_decays
     ]
     for batch_size, lr, weight_decay in settings:
-        model = ActivatedDeepGP(
-            x.shape[-1], num_layers=3, num_units=args.units, seed=seed, device=x.device
-        )
+        model = make_model()
         tic = time.perf_counter()
         trace = fit_network(
             model,
@@ -164,27 +169,62 @@ def train_network(data, args, seed: int):
             lr=lr,
             weight_decay=weight_decay,
             batch_size=batch_size or None,
-            validation=(xv, yv),
+            validation=validation,
             check_every=args.check_every,
             patience=args.network_patience,
             seed=seed,
         )
-        validation_mse = min(mse for _, mse in trace.validation)
+        validation_loss = min(loss for _, loss in trace.validation)
         candidates.append(
             {
                 "batch_size": batch_size,
                 "lr": lr,
                 "weight_decay": weight_decay,
-                "validation_mse": validation_mse,
+                "validation_loss": validation_loss,
                 "best_epoch": trace.best_epoch,
                 "epochs_run": len(trace.loss),
                 "seconds": time.perf_counter() - tic,
             }
         )
-        if best is None or validation_mse < best[0]:
-            best = (validation_mse, model, batch_size, lr, weight_decay, trace)
+        if best is None or validation_loss < best[0]:
+            best = (validation_loss, model, batch_size, lr, weight_decay, trace)
     _, model, batch_size, lr, weight_decay, trace = best
-    seconds = time.perf_counter() - start
+    record = {
+        "lr": lr,
+        "weight_decay": weight_decay,
+        "batch_size": batch_size,
+        "best_epoch": trace.best_epoch,
+        "capped": len(trace.loss) == args.network_epochs
+        and trace.best_epoch > args.network_epochs - args.network_patience * args.check_every,
+        "candidates": candidates,
+        "seconds": time.perf_counter() - start,
+    }
+    return model, record
+
+
+def train_network(data, args, seed: int):
+    """Stage 1 (:func:`select_network`) on the MSE and the network's test metrics.
+
+    Returns:
+        The deep GP holding the chosen network, and the ``network`` record of the JSON (test
+        metrics, the training MSE that is its predictive variance, the choices).
+    """
+    import torch
+
+    from manibo.models.adgp import ActivatedDeepGP
+
+    x, y, xv, yv, xt, yt, scale = data
+    model, record = select_network(
+        x,
+        y,
+        (xv, yv),
+        args,
+        seed,
+        lambda: ActivatedDeepGP(
+            x.shape[-1], num_layers=3, num_units=args.units, seed=seed, device=x.device
+        ),
+    )
+    seconds = record.pop("seconds")
     with torch.no_grad():
         pred = model.network(xt)
         train_mse = (model.network(x) - y).pow(2).mean()
@@ -197,32 +237,40 @@ def train_network(data, args, seed: int):
         network.update(
             train_mse=float(train_mse),
             validation_nlpd=_gaussian_nlpd(model.network(xv), train_mse, yv),
-            lr=lr,
-            weight_decay=weight_decay,
-            batch_size=batch_size,
-            best_epoch=trace.best_epoch,
-            capped=len(trace.loss) == args.network_epochs
-            and trace.best_epoch > args.network_epochs - args.network_patience * args.check_every,
-            candidates=candidates,
+            **record,
         )
     return model, network
 
 
-def run_network_and_adgp(data, args, seed: int) -> dict:
-    """Stage 1 (the network's metrics), the stage-2 start and stage 2 (the activated deep GP's)."""
+def stage_two(model, x, y, validation, args, seed: int, test_metrics) -> dict:
+    """The stage-2 start (hidden scale chosen on the validation NLPD) and stage 2 (the last layer,
+    stopped on the validation NLPD) of a trained network.
+
+    Args:
+        model: the deep GP holding the network of stage 1.
+        x, y: the points it was fitted to; ``validation``: ``(x_val, y_val)``.
+        test_metrics: ``(model, seconds) -> dict`` of the test metrics.
+
+    Returns:
+        ``{"adgp_start": ..., "adgp": ...}``, the records of the JSON.
+    """
     import torch
 
     from manibo.models.adgp import fit_elbo, initialize_from_network
 
-    x, y, xv, yv, xt, yt, scale = data
-    model, network = train_network(data, args, seed)
+    def parameters() -> dict:
+        return {
+            "noise": float(model.noise.detach()),
+            "kernel_variances": [float(layer.variance.detach()) for layer in model.layers],
+        }
+
     start = time.perf_counter()
     chosen = initialize_from_network(
         model,
         x,
         y,
         hidden_scale=args.hidden_scales,
-        validation=(xv, yv),
+        validation=validation,
         validation_samples=args.validation_samples,
         seed=seed,
     )
@@ -230,14 +278,13 @@ def run_network_and_adgp(data, args, seed: int) -> dict:
     elbo_generator = torch.Generator(device=x.device).manual_seed(10_000 + seed)
     with torch.no_grad():
         elbo_start = float(model.elbo(x, y, 64, elbo_generator))
-    initial = _adgp_metrics(model, xt, yt, scale, start_seconds, args, seed)
+    initial = test_metrics(model, start_seconds)
     initial.update(
         linearised_elbo=chosen.bound,
         elbo=elbo_start,
         hidden_scale=chosen.hidden_scale,
         candidates=chosen.candidates,
-        noise=float(model.noise.detach()),
-        kernel_variances=[float(layer.variance.detach()) for layer in model.layers],
+        **parameters(),
     )
     trace = fit_elbo(
         model,
@@ -249,7 +296,7 @@ def run_network_and_adgp(data, args, seed: int) -> dict:
         num_samples=args.elbo_samples,
         train_weights=args.train_weights,
         train_layers=None if args.train_hidden else [-1],
-        validation=(xv, yv),
+        validation=validation,
         check_every=args.check_every,
         patience=args.patience,
         validation_samples=args.validation_samples,
@@ -259,7 +306,7 @@ def run_network_and_adgp(data, args, seed: int) -> dict:
     elbo_generator.manual_seed(10_000 + seed)
     with torch.no_grad():
         elbo_end = float(model.elbo(x, y, 64, elbo_generator))
-    adgp = _adgp_metrics(model, xt, yt, scale, adgp_seconds, args, seed)
+    adgp = test_metrics(model, adgp_seconds)
     adgp.update(
         elbo_start=elbo_start,
         elbo_end=elbo_end,
@@ -267,11 +314,21 @@ def run_network_and_adgp(data, args, seed: int) -> dict:
         steps=len(trace.elbo),
         best_step=trace.best_step,
         validation=trace.validation,
-        noise=float(model.noise.detach()),
-        kernel_variances=[float(layer.variance.detach()) for layer in model.layers],
+        **parameters(),
         biases=[float(layer.bias.detach()) for layer in model.layers],
     )
-    return {"network": network, "adgp_start": initial, "adgp": adgp}
+    return {"adgp_start": initial, "adgp": adgp}
+
+
+def run_network_and_adgp(data, args, seed: int) -> dict:
+    """Stage 1 (the network's metrics), the stage-2 start and stage 2 (the activated deep GP's)."""
+    x, y, xv, yv, xt, yt, scale = data
+    model, network = train_network(data, args, seed)
+
+    def test_metrics(model, seconds: float) -> dict:
+        return _adgp_metrics(model, xt, yt, scale, seconds, args, seed)
+
+    return {"network": network, **stage_two(model, x, y, (xv, yv), args, seed, test_metrics)}
 
 
 def run_dgp(data, args, seed: int) -> dict:
@@ -593,12 +650,9 @@ def _ints(text: str) -> list[int]:
     return [int(v) for v in text.split(",")]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--datasets", default=",".join(DATASETS))
-    parser.add_argument("--splits", type=int, default=5)
+def add_adgp_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of the network, the activated deep GP and the runs, shared with
+    ``adgp_classification.py``."""
     parser.add_argument("--units", type=int, default=128)
     parser.add_argument(
         "--network-epochs", type=int, default=6000, help="full-batch AdamW steps of stage 1 (max)"
@@ -607,19 +661,19 @@ def main(argv: list[str] | None = None) -> int:
         "--network-lrs",
         type=_floats,
         default=[3e-3, 1e-2],
-        help="candidate learning rates of stage 1 (chosen on validation MSE)",
+        help="candidate learning rates of stage 1 (chosen on the validation loss)",
     )
     parser.add_argument(
         "--network-weight-decays",
         type=_floats,
         default=[0.0, 0.1, 1.0],
-        help="candidate decoupled weight decays of stage 1 (chosen on validation MSE)",
+        help="candidate decoupled weight decays of stage 1 (chosen on the validation loss)",
     )
     parser.add_argument(
         "--network-batch-sizes",
         type=_ints,
         default=[0],
-        help="candidate minibatch sizes of stage 1, 0 = full batch (chosen on validation MSE)",
+        help="candidate minibatch sizes of stage 1, 0 = full batch (chosen on the validation loss)",
     )
     parser.add_argument(
         "--network-patience",
@@ -644,18 +698,27 @@ def main(argv: list[str] | None = None) -> int:
         "--patience", type=int, default=5, help="stage 2: checks without improvement"
     )
     parser.add_argument("--validation-samples", type=int, default=32)
-    parser.add_argument("--dgp-steps", type=int, default=500, help="full-batch DGP steps (max)")
-    parser.add_argument("--dgp-patience", type=int, default=5)
-    parser.add_argument("--dgp-lr", type=float, default=1e-2)
-    parser.add_argument("--dgp-samples", type=int, default=2)
     parser.add_argument(
-        "--predict-samples", type=int, default=64, help="mixture components of both deep GPs"
+        "--predict-samples", type=int, default=64, help="hidden-layer samples of the predictions"
     )
     parser.add_argument("--threads", type=int, default=1, help="torch threads per worker")
     parser.add_argument("--workers", type=int, default=1, help="splits run in parallel")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--smoke", action="store_true", help="tiny budget for the test suite")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--datasets", default=",".join(DATASETS))
+    parser.add_argument("--splits", type=int, default=5)
+    add_adgp_arguments(parser)
+    parser.add_argument("--dgp-steps", type=int, default=500, help="full-batch DGP steps (max)")
+    parser.add_argument("--dgp-patience", type=int, default=5)
+    parser.add_argument("--dgp-lr", type=float, default=1e-2)
+    parser.add_argument("--dgp-samples", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument(
         "--report-only",
         action="store_true",

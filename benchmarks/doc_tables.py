@@ -431,17 +431,23 @@ def geometric_kernels_table(datasets: list[dict]) -> str:
 
 
 ADGP_DATASETS = {"diabetes": "diabetes", "boston": "Boston", "concrete": "concrete"}
+ADGP_CLASSIFICATION_DATASETS = {
+    "breast_cancer": "breast cancer",
+    "wine": "wine",
+    "digits": "digits",
+}
 
 
-def _adgp_rows(data: dict) -> list[tuple[str, dict, list[dict]]]:
-    """``(label with (n, D), summary row, runs)`` per data set of ``adgp_regression.json``."""
-    order = list(ADGP_DATASETS)
+def _adgp_rows(data: dict, labels: dict = ADGP_DATASETS) -> list[tuple[str, dict, list[dict]]]:
+    """``(label with (n, D), summary row, runs)`` per data set of ``adgp_regression.json`` (or of
+    ``adgp_classification.json``, with its ``labels``)."""
+    order = list(labels)
     names = sorted(data["table"], key=lambda n: order.index(n) if n in order else len(order))
     rows = []
     for name in names:
         runs = sorted((r for r in data["runs"] if r["dataset"] == name), key=lambda r: r["split"])
         n = runs[0]["n_train"] + runs[0]["n_validation"] + runs[0]["n_test"]
-        label = f"{ADGP_DATASETS.get(name, name)} ({n}, {runs[0]['input_dim']})"
+        label = f"{labels.get(name, name)} ({n}, {runs[0]['input_dim']})"
         rows.append((label, data["table"][name], runs))
     return rows
 
@@ -519,6 +525,68 @@ def adgp_splits_table(data: dict) -> str:
     return table(header, rows)
 
 
+def _classification_cell(record: dict) -> str:
+    return f"{record['accuracy']:.3f} / {record['nlpd']:.4f} / {record['ece']:.3f}"
+
+
+def adgp_classification_table(data: dict) -> str:
+    """Medians of accuracy / NLPD / ECE per method and how often the ADGP beats its network."""
+    header = [
+        "data set (n, D)",
+        "classes",
+        "network accuracy / NLPD / ECE",
+        "ADGP start",
+        "ADGP",
+        "ADGP NLPD < network",
+        "ADGP ECE < network",
+        "ADGP accuracy ≥ network",
+    ]
+    rows = []
+    for label, row, runs in _adgp_rows(data, ADGP_CLASSIFICATION_DATASETS):
+        medians = [
+            {m: row[f"{method}_{m}_median"] for m in ("accuracy", "nlpd", "ece")}
+            for method in ("network", "adgp_start", "adgp")
+        ]
+        splits = row["splits"]
+        rows.append(
+            [label, str(runs[0]["classes"])]
+            + [_classification_cell(m) for m in medians]
+            + [
+                f"{row[f'adgp_{criterion}']}/{splits}"
+                for criterion in ("nlpd_beats_network", "ece_beats_network")
+            ]
+            + [f"{row['adgp_accuracy_at_least_network']}/{splits}"]
+        )
+    return table(header, rows)
+
+
+def adgp_classification_splits_table(data: dict) -> str:
+    """Accuracy / NLPD / ECE of the network and the ADGP on every split, and what was chosen."""
+    header = [
+        "data set",
+        "split",
+        "network accuracy / NLPD / ECE",
+        "ADGP accuracy / NLPD / ECE",
+        "network learning rate / weight decay; epochs kept",
+        "ADGP hidden scale; ELBO steps kept",
+    ]
+    rows = []
+    for label, _, runs in _adgp_rows(data, ADGP_CLASSIFICATION_DATASETS):
+        for r in runs:
+            network, start, adgp = r["network"], r["adgp_start"], r["adgp"]
+            rows.append(
+                [
+                    label.split(" (")[0],
+                    str(r["split"]),
+                    _classification_cell(network),
+                    _classification_cell(adgp),
+                    f"{network['lr']:g} / {network['weight_decay']:g}; {network['best_epoch']}",
+                    f"{start['hidden_scale']:g}; {adgp['best_step']}",
+                ]
+            )
+    return table(header, rows)
+
+
 @dataclass(frozen=True)
 class Table:
     """A generated table: the JSON files (in the figures folder) its renderer takes, in order.
@@ -590,6 +658,13 @@ TABLES: dict[str, Table] = {
             ("adgp_regression", adgp_regression_table),
             ("adgp_regression_choices", adgp_choices_table),
             ("adgp_regression_splits", adgp_splits_table),
+        )
+    },
+    **{
+        name: Table(("adgp_classification.json",), lambda d, render=render: render(d[0]), "adgp.md")
+        for name, render in (
+            ("adgp_classification", adgp_classification_table),
+            ("adgp_classification_splits", adgp_classification_splits_table),
         )
     },
     "geometric_kernels": Table(KERNEL_FILES, geometric_kernels_table, page="comparison.md"),

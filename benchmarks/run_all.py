@@ -251,6 +251,12 @@ STEPS: list[Step] = [
         ("adgp_regression.json", "adgp_regression.png"),
         False,
     ),
+    Step(
+        "adgp_classification",
+        ("adgp_classification.py", "--splits", "5", "--workers", "2"),
+        ("adgp_classification.json", "adgp_classification.png"),
+        False,
+    ),
     # posterior calibration of the BO surrogates: on uniform points, and on the points that the
     # activated deep GP's own BO runs collect
     Step(

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from manibo.exceptions import ConfigurationError
-from manibo.models.adgp import ActivatedDeepGP, fit_elbo, initialize_from_network
+from manibo.models.adgp import ActivatedDeepGP, fit_elbo, fit_network, initialize_from_network
 from manibo.models.adgp.initialization import layer_statistics
 
 
@@ -65,3 +65,34 @@ def test_classification_options_are_checked():
         ActivatedDeepGP(2, 1, likelihood="categorical")
     with pytest.raises(ConfigurationError, match="categorical likelihood"):
         ActivatedDeepGP(2, num_units=4).class_probabilities(torch.zeros(3, 2, dtype=torch.float64))
+
+
+def test_hidden_variances_carry_a_logit_variance_of_hidden_scale(trained_classifier):
+    """s_l * mean_i sum_j (sum_o J_ioj^2) k(x_i, x_i) / s_l = hidden_scale: the plain
+    sensitivities (per-point Jacobians of torch.func), not the curvature-weighted ones."""
+    model, x, y, _ = trained_classifier
+    initialize_from_network(model, x, y, hidden_scale=0.05)
+    with torch.no_grad():
+        hidden = model.layers[0].network(x)
+    jacobians = torch.func.vmap(torch.func.jacrev(model.layers[1].network))(hidden)  # (n, O, P)
+    prior = model.layers[0].prior_variance(x).detach()  # s * k~(x, x), (n,)
+    carried = (jacobians.pow(2).sum(1) * prior.unsqueeze(-1)).sum(-1).mean()
+    assert float(carried.detach()) == pytest.approx(0.05, rel=1e-9)
+
+
+def test_a_confident_network_keeps_its_predictions(three_blobs):
+    """On classes the network separates with saturated softmax outputs (curvature ~ 0), the start
+    keeps the predictions: a rule weighted by the curvature sent the hidden variances so high that
+    the sampled hidden layers made the predictive almost uniform."""
+    x, y = three_blobs(60, seed=0)
+    x = 3 * x  # well separated
+    model = ActivatedDeepGP(2, 3, num_layers=2, num_units=12, likelihood="categorical", seed=1)
+    fit_network(model, x, y, epochs=400, lr=5e-2)
+    with torch.no_grad():
+        confident = model.network(x).softmax(-1).max(-1).values
+    assert float(confident.min()) > 0.99
+    initialize_from_network(model, x, y, hidden_scale=0.1)
+    with torch.no_grad():
+        probabilities = model.class_probabilities(x, 32, torch.Generator().manual_seed(0))
+    assert bool((probabilities.argmax(-1) == y).all())
+    assert float(probabilities.max(-1).values.mean()) > 0.7  # uniform: 1/3
