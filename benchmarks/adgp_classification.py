@@ -31,13 +31,20 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import environment, load_average, write_json  # noqa: E402
-from adgp_regression import add_adgp_arguments, select_network, split_indices, stage_two  # noqa: E402
+from adgp_regression import (  # noqa: E402
+    add_adgp_arguments,
+    describe,
+    plot_splits,
+    run_jobs,
+    select_network,
+    split_indices,
+    stage_two,
+)
 
 DEFAULT_OUT = Path(__file__).parent / "results" / "adgp_classification"
 DATASETS = ("breast_cancer", "wine", "digits")
@@ -183,39 +190,9 @@ def summarise(records: list[dict]) -> dict:
     return table
 
 
-def plot(records: list[dict], path: Path) -> None:
-    """Per data set: NLPD and ECE of both methods on every split (markers) and their medians."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    names = sorted({r["dataset"] for r in records})
-    size = (3.6 * len(names), 5.5)
-    fig, axes = plt.subplots(2, len(names), figsize=size, constrained_layout=True)
-    axes = np.array(axes).reshape(2, len(names))
-    colours = {"network": "tab:grey", "adgp": "tab:blue"}
-    for j, name in enumerate(names):
-        mine = [r for r in records if r["dataset"] == name]
-        for i, metric in enumerate(("nlpd", "ece")):
-            ax = axes[i, j]
-            for k, method in enumerate(METHODS):
-                values = [r[method][metric] for r in mine]
-                ax.bar(k, np.median(values), color=colours[method], alpha=0.35)
-                ax.plot([k] * len(values), values, "o", color=colours[method], ms=4)
-            for r in mine:  # the same split joined
-                ax.plot([0, 1], [r["network"][metric], r["adgp"][metric]], color="0.7", lw=0.8)
-            ax.set_xticks(range(len(METHODS)), METHODS)
-            ax.set_ylabel({"nlpd": "test NLPD [nats]", "ece": "test ECE"}[metric])
-            ax.set_title(
-                f"{name} (n={mine[0]['n_train'] + mine[0]['n_validation'] + mine[0]['n_test']}, "
-                f"D={mine[0]['input_dim']}, {mine[0]['classes']} classes)",
-                fontsize=9,
-            )
-    fig.suptitle("3 layers x 128 units, softmax; markers: splits, bars: medians (lower is better)")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+def _describe(runs: list[dict]) -> str:
+    """``"name (n=..., D=..., C classes)"`` of one data set's runs."""
+    return f"{describe(runs)[:-1]}, {runs[0]['classes']} classes)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -235,11 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     load_start = load_average()
     jobs = [(name, split) for name in args.datasets.split(",") for split in range(args.splits)]
     start = time.perf_counter()
-    if args.workers > 1:
-        with ProcessPoolExecutor(args.workers) as pool:
-            records = list(pool.map(run_split, *zip(*jobs, strict=True), [args] * len(jobs)))
-    else:
-        records = [run_split(name, split, args) for name, split in jobs]
+    records = run_jobs(run_split, jobs, args)
     table = summarise(records)
     summary = {
         "environment": environment(args.device),
@@ -252,7 +225,14 @@ def main(argv: list[str] | None = None) -> int:
         "runs": records,
     }
     write_json(args.out / "adgp_classification.json", summary)
-    plot(records, args.out / "adgp_classification.png")
+    plot_splits(
+        records,
+        args.out / "adgp_classification.png",
+        METHODS,
+        ("nlpd", "ece"),
+        "3 layers x 128 units, softmax; markers: splits, bars: medians (lower is better)",
+        _describe,
+    )
     for name, row in table.items():
         cells = "  ".join(
             f"{m}: accuracy {row[f'{m}_accuracy_median']:.3f} NLPD {row[f'{m}_nlpd_median']:.4f} "

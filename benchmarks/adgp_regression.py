@@ -607,8 +607,16 @@ def summarise(records: list[dict]) -> dict:
     return table
 
 
-def plot(records: list[dict], path: Path) -> None:
-    """RMSE and NLPD per data set: one marker per split and method, medians as bars."""
+def describe(runs: list[dict]) -> str:
+    """``"name (n=..., D=...)"`` of one data set's runs."""
+    first = runs[0]
+    n = first["n_train"] + first["n_validation"] + first["n_test"]
+    return f"{first['dataset']} (n={n}, D={first['input_dim']})"
+
+
+def plot_splits(records, path: Path, methods, metrics, title: str, describe=describe) -> None:
+    """One panel per metric (rows) and data set (columns): a marker per split and method, the
+    medians as bars."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -616,28 +624,35 @@ def plot(records: list[dict], path: Path) -> None:
     import numpy as np
 
     names = sorted({r["dataset"] for r in records})
-    fig, axes = plt.subplots(2, len(names), figsize=(4 * len(names), 6), constrained_layout=True)
-    axes = np.array(axes).reshape(2, len(names))
+    rows = len(metrics)
+    size = (4 * len(names), 3 * rows)
+    fig, axes = plt.subplots(rows, len(names), figsize=size, constrained_layout=True)
+    axes = np.array(axes).reshape(rows, len(names))
     colours = {"network": "tab:grey", "adgp": "tab:blue", "dgp": "tab:orange"}
     for j, name in enumerate(names):
         mine = [r for r in records if r["dataset"] == name]
-        for i, metric in enumerate(("rmse", "nlpd")):
+        for i, metric in enumerate(metrics):
             ax = axes[i, j]
-            for k, method in enumerate(METHODS):
+            for k, method in enumerate(methods):
                 values = [r[method][metric] for r in mine]
                 ax.bar(k, np.median(values), color=colours[method], alpha=0.35)
                 ax.plot([k] * len(values), values, "o", color=colours[method], ms=4)
-            ax.set_xticks(range(len(METHODS)), METHODS)
-            ax.set_title(
-                f"{name} (n={mine[0]['n_train'] + mine[0]['n_validation'] + mine[0]['n_test']}, "
-                f"D={mine[0]['input_dim']}): {metric.upper()}"
-            )
-            lo = min(r[m][metric] for r in mine for m in METHODS)
-            hi = max(r[m][metric] for r in mine for m in METHODS)
+            ax.set_xticks(range(len(methods)), methods)
+            ax.set_title(f"{describe(mine)}: {metric.upper()}")
+            lo = min(r[m][metric] for r in mine for m in methods)
+            hi = max(r[m][metric] for r in mine for m in methods)
             ax.set_ylim(lo - 0.1 * (hi - lo), hi + 0.1 * (hi - lo))
-    fig.suptitle("3 layers x 128 units; markers: splits, bars: medians (lower is better)")
+    fig.suptitle(title)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def run_jobs(run_split, jobs: list[tuple[str, int]], args) -> list[dict]:
+    """``run_split(name, split, args)`` for every job, in ``args.workers`` processes."""
+    if args.workers > 1:
+        with ProcessPoolExecutor(args.workers) as pool:
+            return list(pool.map(run_split, *zip(*jobs, strict=True), [args] * len(jobs)))
+    return [run_split(name, split, args) for name, split in jobs]
 
 
 def _floats(text: str) -> list[float]:
@@ -737,11 +752,8 @@ def main(argv: list[str] | None = None) -> int:
         records = [r for job in jobs if (r := _cached(*job, args)) is not None]
         if not records:
             raise SystemExit(f"no stored runs with these settings under {args.out / 'runs'}")
-    elif args.workers > 1:
-        with ProcessPoolExecutor(args.workers) as pool:
-            records = list(pool.map(run_split, *zip(*jobs, strict=True), [args] * len(jobs)))
     else:
-        records = [run_split(name, split, args) for name, split in jobs]
+        records = run_jobs(run_split, jobs, args)
     table = summarise(records)
     loads = [
         load[0]
@@ -760,7 +772,13 @@ def main(argv: list[str] | None = None) -> int:
         "runs": records,
     }
     write_json(args.out / "adgp_regression.json", summary)
-    plot(records, args.out / "adgp_regression.png")
+    plot_splits(
+        records,
+        args.out / "adgp_regression.png",
+        METHODS,
+        ("rmse", "nlpd"),
+        "3 layers x 128 units; markers: splits, bars: medians (lower is better)",
+    )
     for name, row in table.items():
         cells = "  ".join(
             f"{m}: RMSE {row[f'{m}_rmse_median']:.4g} NLPD {row[f'{m}_nlpd_median']:.4g}"
