@@ -197,6 +197,31 @@ def test_adgp_stage_two_start_on_cuda():
     test_initialization.test_one_layer_start_is_a_stationary_point_of_the_exact_elbo(2, "cuda")
 
 
+def test_adgp_classifier_on_cuda():
+    from manibo.models.adgp import (
+        ActivatedDeepGP,
+        fit_elbo,
+        fit_network,
+        initialize_from_network,
+    )
+
+    gen = torch.Generator().manual_seed(0)
+    labels = torch.arange(45) % 3
+    centres = 3.0 * torch.nn.functional.one_hot(labels, 3)[:, :2].double()
+    x = (centres + 0.5 * torch.randn(45, 2, generator=gen, dtype=torch.float64)).cuda()
+    y = labels.cuda()
+    model = ActivatedDeepGP(
+        2, 3, num_layers=2, num_units=8, likelihood="categorical", device="cuda"
+    )
+    fit_network(model, x, y, epochs=50, lr=2e-2)
+    initialize_from_network(model, x, y, hidden_scale=[0.01, 0.1], validation=(x, y))
+    fit_elbo(model, x, y, epochs=5)
+    with torch.no_grad():
+        p = model.class_probabilities(x, 8, torch.Generator(device="cuda").manual_seed(0))
+    assert p.device.type == "cuda"
+    assert torch.allclose(p.sum(-1), torch.ones(45, dtype=torch.float64, device="cuda"))
+
+
 # --- search mission on the globe (manibo.search) -------------------------------------------------
 
 
