@@ -39,6 +39,7 @@ from _common import environment, load_average, write_json  # noqa: E402
 from adgp_regression import (  # noqa: E402
     add_adgp_arguments,
     describe,
+    median_columns,
     plot_splits,
     run_jobs,
     select_network,
@@ -164,18 +165,12 @@ def run_split(name: str, split: int, args) -> dict:
 
 def summarise(records: list[dict]) -> dict:
     """Per data set: the median of every metric per method and how often the ADGP is better."""
-    import numpy as np
-
     table = {}
     for name in sorted({r["dataset"] for r in records}):
         mine = [r for r in records if r["dataset"] == name]
         row = {"splits": len(mine)}
         for method in ("network", "adgp_start", "adgp"):
-            for metric in (*METRICS, "seconds"):
-                if metric in mine[0][method]:
-                    values = [r[method][metric] for r in mine]
-                    row[f"{method}_{metric}_median"] = float(np.median(values))
-                    row[f"{method}_{metric}"] = values
+            row.update(median_columns(mine, method, (*METRICS, "seconds")))
         row["adgp_nlpd_beats_network"] = sum(r["adgp"]["nlpd"] < r["network"]["nlpd"] for r in mine)
         row["adgp_ece_beats_network"] = sum(r["adgp"]["ece"] < r["network"]["ece"] for r in mine)
         row["adgp_accuracy_at_least_network"] = sum(
