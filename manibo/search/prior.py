@@ -10,8 +10,12 @@ mixture of scenarios. The components here are
   position: along-track distance uniform on :math:`[0, L]`, cross-track distance normal.
 
 :class:`PriorMixture` draws samples (the particles of the exact belief) and keeps only those over
-the ocean, i.e. its density is :math:`p_0(x) \propto \mathbb{1}\{\text{ocean}(x)\} \sum_j w_j
-p_j(x)`.
+the ocean, component by component: each component is conditioned on the ocean and keeps its weight,
+so the density is :math:`p_0(x) = \sum_j w_j\, \mathbb{1}\{\text{ocean}(x)\}\, p_j(x) / Z_j`
+with :math:`Z_j` the probability that component :math:`j` lies over the ocean. The weights are the
+probabilities of the scenarios as the analyst gave them, and within each scenario the object is at
+sea. (Conditioning the whole mixture on the ocean instead would reweight scenario :math:`j` by
+:math:`Z_j`, e.g. shrink a route corridor that runs mostly over land.)
 """
 
 from __future__ import annotations
@@ -122,7 +126,10 @@ class RouteCorridor:
 
 
 class PriorMixture:
-    """Weighted mixture of components, restricted to the ocean by rejection.
+    """Weighted mixture of components, each restricted to the ocean by rejection.
+
+    Component :math:`j` keeps its weight :math:`w_j` whatever share of it lies over land (see the
+    module docstring).
 
     Args:
         components: the components (:class:`GaussianBlob`, :class:`RouteCorridor`, ...).

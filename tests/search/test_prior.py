@@ -56,6 +56,22 @@ def test_mixture_weights_and_ocean_mask():
     assert bool(ocean_mask().is_ocean(masked).all())
 
 
+def test_each_component_keeps_its_weight_when_part_of_it_is_over_land():
+    # p0 = sum_j w_j 1{ocean} p_j / Z_j: the half-land coastal blob keeps half of the samples;
+    # masking the whole mixture instead would give it Z / (1 + Z) of them, about a third
+    mask = ocean_mask()
+    coast, open_sea = latlon(43.3, 5.4), latlon(35.0, -40.0)
+    coastal = GaussianBlob(coast, 150.0)
+    raw = coastal.sample(20000, torch.Generator().manual_seed(7))
+    z = float(mask.is_ocean(raw).double().mean())
+    assert 0.3 < z < 0.7, z
+    mixture = PriorMixture([coastal, GaussianBlob(open_sea, 50.0)], [1.0, 1.0], mask)
+    x = mixture.sample(4000, torch.Generator().manual_seed(8))
+    share = float((distance_km(x, coast) < distance_km(x, open_sea)).double().mean())
+    assert share == pytest.approx(0.5, abs=0.03)
+    assert abs(share - z / (1 + z)) > 0.1
+
+
 def test_a_component_mostly_over_land_is_still_sampled_at_sea():
     # lost off Santander on the way to Rio: the corridor ahead crosses Spain and Portugal, so only
     # a few percent of it lies over the sea; a rejection sampler whose batches shrink with what is
