@@ -19,7 +19,7 @@ from manibo.models.adgp.initialization import initialize_from_network
 from manibo.models.adgp.layer import KernelFactory
 from manibo.models.adgp.network import ActivatedDeepGP
 from manibo.models.adgp.posterior import ActivatedDGPPosterior
-from manibo.models.adgp.training import fit_elbo, fit_network
+from manibo.models.adgp.training import STAGE_TWO_OBJECTIVES, fit_elbo, fit_network
 from manibo.models.exact_gp import validate_training_data
 from manibo.models.registry import register_surrogate
 
@@ -37,7 +37,8 @@ class ActivatedDGPModel(Model):
        :math:`q(v)` near the ELBO's optimum for that mean (hidden variances: ``hidden_scale``);
     3. stage 2 runs ``elbo_epochs`` full-batch Adam steps on the ELBO over the last layer's
        covariance, variance, read-out and bias (and its weights with ``train_weights``) and the
-       noise; the hidden layers keep their start unless ``train_hidden``.
+       noise; the hidden layers keep their start unless ``train_hidden``
+       (``stage_two_objective="predictive"``: on the predictive log likelihood instead).
 
     With ``previous_model`` (the surrogate of the previous BO iteration, which the loop passes
     when the ``"adgp"`` surrogate has ``warm_start=True``) of the same architecture, dtype and
@@ -63,6 +64,8 @@ class ActivatedDGPModel(Model):
         hidden_scale: hidden-layer variance scale of the stage-2 start.
         train_weights: stage 2 also trains the unit weights ``W`` (of the layers it trains).
         train_hidden: stage 2 also trains the hidden layers.
+        stage_two_objective: ``"elbo"`` or ``"predictive"`` (see
+            :func:`~manibo.models.adgp.fit_elbo`).
         previous_model: an :class:`ActivatedDGPModel` to warm-start from (ignored when its
             architecture differs).
         warm_network_epochs: stage-1 steps after a warm start.
@@ -94,6 +97,7 @@ class ActivatedDGPModel(Model):
         hidden_scale: float = 0.1,
         train_weights: bool = True,
         train_hidden: bool = False,
+        stage_two_objective: str = "elbo",
         previous_model: ActivatedDGPModel | None = None,
         warm_network_epochs: int = 100,
         warm_elbo_epochs: int = 50,
@@ -109,6 +113,11 @@ class ActivatedDGPModel(Model):
                     f"`{name}` must be a matrix (n, columns), got shape {tuple(value.shape)}."
                 )
         check_same_dtype_device(train_X=train_X, train_Y=train_Y)
+        if stage_two_objective not in STAGE_TWO_OBJECTIVES:
+            raise ConfigurationError(
+                f"`stage_two_objective` must be one of {STAGE_TWO_OBJECTIVES}, got "
+                f"{stage_two_objective!r}."
+            )
         if train_X.shape[0] != train_Y.shape[0] or train_X.shape[0] < 2:
             raise InputDataError(
                 f"`train_X` ({tuple(train_X.shape)}) and `train_Y` ({tuple(train_Y.shape)}) must "
@@ -141,6 +150,7 @@ class ActivatedDGPModel(Model):
             "hidden_scale": hidden_scale,
             "train_weights": train_weights,
             "train_hidden": train_hidden,
+            "stage_two_objective": stage_two_objective,
             "warm_network_epochs": warm_network_epochs,
             "warm_elbo_epochs": warm_elbo_epochs,
             "seed": seed,
@@ -210,6 +220,7 @@ class ActivatedDGPModel(Model):
             train_weights=o["train_weights"],
             train_layers=None if o["train_hidden"] else [-1],
             seed=o["seed"],
+            objective=o["stage_two_objective"],
         )
         self.network.requires_grad_(False)
         self.fit_seconds = time.perf_counter() - start

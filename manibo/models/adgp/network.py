@@ -284,14 +284,56 @@ class ActivatedDeepGP(nn.Module):
         Returns:
             A scalar, differentiable in every parameter.
         """
+        return self._objective(x, y, num_samples, generator, num_data, predictive=False)
+
+    def predictive_log_likelihood(
+        self,
+        x: Tensor,
+        y: Tensor,
+        num_samples: int = 4,
+        generator: torch.Generator | None = None,
+        num_data: int | None = None,
+    ) -> Tensor:
+        r"""The predictive log likelihood objective per data point, :math:`(\frac{N}{n}\sum_i
+        \log \frac1S \sum_s p_s(y_i) - \sum_\ell \mathrm{KL}_\ell) / N`.
+
+        :math:`p_s` is the predictive density given the :math:`s`-th sample of the hidden layers,
+        as in :meth:`log_predictive_density` (Gaussian: :math:`\mathcal N(y; \mu_s, v_s +
+        \sigma^2)`). This is the objective of parametric GP regressors and deep sigma point
+        processes (Jankowiak, Pleiss & Gardner 2020; GPyTorch's ``PredictiveLogLikelihood``):
+        where the ELBO charges the latent variance :math:`v` as a penalty
+        :math:`v / 2\sigma^2` beside the noise, so that the noise absorbs the prior variance
+        that the inducing functions leave unexplained and the prediction adds it again, this
+        objective fits the total predictive variance :math:`v + \sigma^2` to the data.
+
+        Args:
+            x: a (mini)batch of inputs, shape ``(n, D)``.
+            y: targets, shape ``(n, output_dim)`` (categorical: class indices ``(n,)``).
+            num_samples: samples of the hidden layers.
+            generator: random generator.
+            num_data: ``N``, the size of the full data set (default ``n``).
+
+        Returns:
+            A scalar, differentiable in every parameter.
+        """
+        return self._objective(x, y, num_samples, generator, num_data, predictive=True)
+
+    def _objective(
+        self, x: Tensor, y: Tensor, num_samples: int, generator, num_data, predictive: bool
+    ) -> Tensor:
         num_data = x.shape[-2] if num_data is None else int(num_data)
         states = self.states()
         h = self._hidden_samples(x, num_samples, generator, states)
         means, variances = self.layers[-1].marginal(h, states[-1])
-        expected = self.likelihood.expected_log_likelihood(
-            means, variances, y, self.noise, generator
-        )
-        fit = expected.mean(0).sum() * (num_data / x.shape[-2])
+        if predictive:
+            log_p = self.likelihood.log_predictive(means, variances, y, self.noise, generator)
+            per_point = torch.logsumexp(log_p, dim=0) - math.log(means.shape[0])
+        else:
+            expected = self.likelihood.expected_log_likelihood(
+                means, variances, y, self.noise, generator
+            )
+            per_point = expected.mean(0)
+        fit = per_point.sum() * (num_data / x.shape[-2])
         kl = sum(
             layer.kl_divergence(state) for layer, state in zip(self.layers, states, strict=True)
         )

@@ -10,6 +10,8 @@ sets the noise, the kernel variances and the whitened covariances from it (see
 (:func:`fit_elbo`) maximises the doubly stochastic ELBO with Adam over the variational
 parameters (:math:`R_j`, and :math:`V` unless ``train_readout=False``), the kernel variances and
 parameters, the biases and the Gaussian noise; ``train_weights=True`` also moves :math:`W`.
+``objective="predictive"`` makes stage 2 maximise the predictive log likelihood instead of the
+ELBO (see :meth:`~manibo.models.adgp.ActivatedDeepGP.predictive_log_likelihood`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from torch import Tensor
 
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models.adgp.network import ActivatedDeepGP
+
+#: What stage 2 can maximise: the ELBO, or the predictive log likelihood.
+STAGE_TWO_OBJECTIVES = ("elbo", "predictive")
 
 
 def _check_positive(name: str, value: int) -> None:
@@ -174,7 +179,8 @@ class ElboTrace:
     """What :func:`fit_elbo` did.
 
     Attributes:
-        elbo: the sampled ELBO per data point at every Adam step.
+        elbo: the sampled objective per data point at every Adam step (the ELBO, or the
+            predictive log likelihood with ``objective="predictive"``).
         validation: ``(step, nlpd)`` at every validation check, step 0 being the start; ``nlpd``
             is the mean negative log predictive density of the validation points.
         best_step: the step whose parameters the model holds at the end (the best validation
@@ -204,8 +210,13 @@ def fit_elbo(
     patience: int | None = None,
     validation_samples: int = 32,
     seed: int = 0,
+    objective: str = "elbo",
 ) -> ElboTrace:
     """Stage 2: maximise the doubly stochastic ELBO with Adam, optionally stopped on validation.
+
+    ``objective="predictive"`` maximises the predictive log likelihood instead
+    (:meth:`~manibo.models.adgp.ActivatedDeepGP.predictive_log_likelihood`), with everything
+    else the same.
 
     Three parameter groups with their own learning rates: the whitened covariance factors
     :math:`R_j` (``lr``); the kernel variances and parameters and the noise
@@ -239,11 +250,18 @@ def fit_elbo(
         patience: checks without improvement before stopping (None: run every epoch).
         validation_samples: hidden-layer samples of the validation NLPD.
         seed: seed of the samples and the minibatch order.
+        objective: ``"elbo"`` or ``"predictive"``.
 
     Returns:
         An :class:`ElboTrace`.
     """
     check_training_data(model, x, y)
+    if objective not in STAGE_TWO_OBJECTIVES:
+        raise ConfigurationError(
+            f"`objective` must be one of {STAGE_TWO_OBJECTIVES}, got {objective!r}: 'elbo' for "
+            "the evidence lower bound, 'predictive' for the predictive log likelihood."
+        )
+    maximised = model.elbo if objective == "elbo" else model.predictive_log_likelihood
     if validation is not None:
         check_training_data(model, *validation)
     for name, value in (
@@ -302,10 +320,10 @@ def fit_elbo(
                 break
             for index in _batches(x.shape[0], batch_size, order, x.device):
                 optimizer.zero_grad()
-                elbo = model.elbo(x[index], y[index], num_samples, noise_generator, x.shape[0])
-                (-elbo).backward()
+                value = maximised(x[index], y[index], num_samples, noise_generator, x.shape[0])
+                (-value).backward()
                 optimizer.step()
-                trace.elbo.append(float(elbo.detach()))
+                trace.elbo.append(float(value.detach()))
             if validation is not None and (epoch % int(check_every) == 0 or epoch == epochs):
                 stop = check(len(trace.elbo))
     finally:

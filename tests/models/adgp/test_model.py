@@ -105,6 +105,8 @@ def test_errors(fitted):
         build_surrogate("adgp", space, 2 * X, Y)
     with pytest.raises(InputDataError, match="same number of rows"):
         ActivatedDGPModel(X, Y[:5], fit=False)
+    with pytest.raises(ConfigurationError, match="`stage_two_objective` must be one of"):
+        ActivatedDGPModel(X, Y, stage_two_objective="marginal", fit=False)
 
 
 def test_refitting_trains_again():

@@ -79,6 +79,37 @@ def test_elbo_is_a_lower_bound_on_the_log_marginal_for_one_layer():
     assert elbo < float(exact)
 
 
+def test_predictive_objective_of_one_layer_is_the_closed_form_predictive_minus_kl():
+    """One layer: the predictive objective minus the ELBO is the mean over points of
+    log N(y; mu, v + s2) - E_f log N(y; f, s2), computed here from the marginals (KL cancels)."""
+    model = _model(num_layers=1, num_units=12)
+    model.set_noise(0.1)
+    x, y = _data(10)
+    with torch.no_grad():
+        gap = model.predictive_log_likelihood(x, y) - model.elbo(x, y)
+        mean, variance = model.layers[0].marginal(x, model.layers[0].state())
+        total = variance + 0.1
+        predictive = -0.5 * (math.log(2 * math.pi) + total.log() + (y - mean) ** 2 / total)
+        expected = -0.5 * (
+            math.log(2 * math.pi) + math.log(0.1) + ((y - mean) ** 2 + variance) / 0.1
+        )
+    assert float(gap) == pytest.approx(float((predictive - expected).mean()), abs=1e-12)
+    assert float(gap) > 0  # Jensen: log E p >= E log p
+
+
+def test_predictive_objective_is_above_the_elbo_for_a_deep_gp():
+    """With the same hidden samples, log (1/S) sum_s p_s >= (1/S) sum_s E log p_s per point."""
+    model = _model(num_layers=3, hidden_dim=2)
+    model.set_noise(0.05)
+    x, y = _data(9)
+    with torch.no_grad():
+        for layer in model.layers:  # room for the hidden samples to spread
+            layer.raw_scale_diag.add_(2.0)
+        pll = model.predictive_log_likelihood(x, y, 8, torch.Generator().manual_seed(3))
+        elbo = model.elbo(x, y, 8, torch.Generator().manual_seed(3))
+    assert float(pll) > float(elbo)
+
+
 def test_errors():
     model = _model()
     with pytest.raises(InputDataError, match=r"shape \(\*batch, n, 3\)"):

@@ -98,6 +98,33 @@ def test_elbo_increases_in_stage_two():
         assert torch.equal(layer.weights, w) and layer.weights.requires_grad  # frozen, restored
 
 
+def test_predictive_objective_does_not_inflate_the_noise_as_the_elbo_does():
+    """With the mean fixed, the ELBO sets the noise to about the mean of (residual^2 + v), so
+    the prediction counts v twice; the predictive log likelihood fits v + noise to the residuals:
+    its noise ends lower and its predictive density on the training points higher."""
+    trained = {}
+    for objective in ("elbo", "predictive"):
+        model, x, y, _ = _trained_network()
+        initialize_from_network(model, x, y)
+        trace = fit_elbo(
+            model,
+            x,
+            y,
+            epochs=150,
+            lr=2e-2,
+            num_samples=2,
+            train_readout=False,
+            objective=objective,
+        )
+        with torch.no_grad():
+            lpd = model.log_predictive_density(x, y, 64, torch.Generator().manual_seed(5))
+        trained[objective] = (float(model.noise.detach()), float(lpd.mean()), trace)
+    (elbo_noise, elbo_lpd, _), (pll_noise, pll_lpd, trace) = trained["elbo"], trained["predictive"]
+    assert pll_noise < 0.8 * elbo_noise
+    assert pll_lpd > elbo_lpd
+    assert sum(trace.elbo[-10:]) > sum(trace.elbo[:10])  # the trace holds the objective maximised
+
+
 def test_frozen_mean_and_layers_stay_put():
     """train_readout=False keeps the mean the network's exactly; train_layers=[-1] leaves the
     other layers' parameters untouched while the last layer's covariance and the noise move."""
@@ -208,3 +235,5 @@ def test_bad_data_is_refused():
         fit_elbo(model, x, y, epochs=1, patience=0)
     with pytest.raises(InputDataError, match="shape"):
         fit_elbo(model, x, y, epochs=1, validation=(x, y[:, 0]))
+    with pytest.raises(ConfigurationError, match="`objective` must be one of"):
+        fit_elbo(model, x, y, epochs=1, objective="marginal")
