@@ -104,9 +104,17 @@ class Drift:
         return rotation_matrix(self.axis, self.angular_speed * hours)
 
     def advect(self, x: Tensor, hours: Tensor | float) -> Tensor:
-        """Move points ``x`` ``(*batch, 3)`` for ``hours`` (a float or ``(*batch)``)."""
-        rotation = self.rotation(hours).to(x)
-        return (rotation @ x.unsqueeze(-1)).squeeze(-1)
+        r"""Move points ``x`` ``(*batch, 3)`` for ``hours`` (a float or ``(*batch)``).
+
+        Rodrigues' formula applied to the vectors, :math:`x\cos\theta + (k \times x)\sin\theta
+        + k\,(k\cdot x)(1 - \cos\theta)`: the rotation of :meth:`rotation` without building a
+        matrix per point.
+        """
+        angle = self.angular_speed * torch.as_tensor(hours, dtype=x.dtype, device=x.device)
+        cos, sin = torch.cos(angle).unsqueeze(-1), torch.sin(angle).unsqueeze(-1)
+        axis = self.axis.to(x).expand_as(x)
+        along = (x * axis).sum(-1, keepdim=True) * axis
+        return x * cos + torch.linalg.cross(axis, x, dim=-1) * sin + along * (1 - cos)
 
     def to_comoving(self, x: Tensor, hours: Tensor | float) -> Tensor:
         """Where the water seen at ``x`` after ``hours`` was at time 0: ``advect(x, -hours)``."""

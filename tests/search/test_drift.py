@@ -53,6 +53,23 @@ def test_rotation_matches_scipy_rotation_vector():
     assert torch.allclose(drift.rotation(hours), torch.as_tensor(reference), atol=1e-14)
 
 
+def test_advect_applies_scipys_rotation_to_each_point_at_its_own_time():
+    axis = torch.nn.functional.normalize(torch.tensor([0.3, -0.2, 0.9], dtype=torch.float64), dim=0)
+    drift = Drift(axis, speed_kmh=2.0)
+    x = _cloud(6, torch.float64, "cpu")
+    hours = torch.tensor([0.0, 10.0, -35.0, 240.0, 1000.0, 5000.0], dtype=torch.float64)
+    reference = torch.stack(
+        [
+            torch.as_tensor(
+                Rotation.from_rotvec((axis * 2.0 * float(h) / EARTH_RADIUS_KM).numpy()).apply(p)
+            )
+            for p, h in zip(x.numpy(), hours, strict=True)
+        ]
+    )
+    assert torch.allclose(drift.advect(x, hours), reference, atol=1e-14)
+    assert torch.allclose(drift.advect(x[1], 10.0), reference[1], atol=1e-14)
+
+
 def test_velocity_is_the_time_derivative_of_the_flow():
     drift = Drift(latlon(70.0, 10.0), speed_kmh=1.5)
     x = _cloud(5, torch.float64, "cpu")

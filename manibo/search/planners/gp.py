@@ -78,7 +78,17 @@ class DetectionFieldMean(AcquisitionFunction):
 
     def forward(self, X: Tensor) -> Tensor:
         """Posterior mean at comoving points ``(b, 1, 3)``; returns ``(b,)``."""
-        features = self.model.input_transform.transform(X[..., 0, :])
+        return self.of_features(self.model.input_transform.transform(X[..., 0, :]))
+
+    def of_features(self, features: Tensor) -> Tensor:
+        """Posterior mean at points already transformed by the model's input transform.
+
+        Args:
+            features: ``(b, 5)``: each point followed by its prior mean and scale.
+
+        Returns:
+            ``(b,)``.
+        """
         mean = features[..., 3]
         if self.weights.shape[0]:
             cross = self.model.covar_module.forward(features, self.train)
@@ -132,8 +142,20 @@ class TravelTimeAcquisition(AcquisitionFunction):
             )
         hours = self.transit_hours(X[..., 0, :])
         comoving = self.drift.to_comoving(X[..., 0, :], self.time_h + hours)
+        return self.per_hour(self.inner(comoving.unsqueeze(-2)), hours)
+
+    def per_hour(self, value: Tensor, hours: Tensor) -> Tensor:
+        """``value / (hours + τ)``, or 0 where the search would end beyond the endurance.
+
+        Args:
+            value: the inner acquisition's value of each search, ``(b,)``.
+            hours: transit hours to each search, ``(b,)``.
+
+        Returns:
+            ``(b,)``.
+        """
         busy = hours + self.asset.search_hours
-        rate = self.inner(comoving.unsqueeze(-2)) / busy
+        rate = value / busy
         return torch.where(busy <= self.hours_left, rate, torch.zeros_like(rate))
 
 
@@ -185,6 +207,7 @@ class GPPlanner(Planner):
         keep = torch.randperm(particles.shape[0], generator=self.generator)
         particles = particles[keep[: self.num_gp_particles].to(particles.device)]
         self.features = DetectionFieldFeatures(particles, brief.sensor)
+        self.particle_features = self.features.transform(particles)
         self.kernel = correlation_kernel(
             self.correlation, brief.sensor, dtype=particles.dtype, device=particles.device
         )
@@ -217,13 +240,19 @@ class GPPlanner(Planner):
         )
 
     def propose(self, state: PlannerState) -> Tensor:
-        """Maximise the acquisition on the sphere from the best raw candidates."""
+        """Maximise the acquisition on the sphere from the best raw candidates.
+
+        The raw candidates are the places where the asset would meet the water of each GP
+        particle, and the asset's own position.
+        """
         acq = self.acquisition(state)
         now = self.brief.drift.advect(self.features.particles, state.time_h)
-        raw, _ = intercept(state.position, now, self.brief)
-        raw = torch.cat([raw, state.position.unsqueeze(0)])
+        met, hours = intercept(state.position, now, self.brief)
+        raw = torch.cat([met, state.position.unsqueeze(0)])
         with torch.no_grad():
-            values = acq(raw.unsqueeze(-2))
+            values = torch.cat(
+                [self._meeting_values(acq, met, hours), acq(state.position.view(1, 1, 3))]
+            )
         starts = raw[torch.topk(values, self.num_restarts).indices].unsqueeze(-2)
         options = LBFGSOptions(
             maxiter=self.maxiter, max_step=2 * self.brief.sensor.range_km / EARTH_RADIUS_KM
@@ -234,3 +263,18 @@ class GPPlanner(Planner):
                 acq, GLOBE, q=1, batch_initial_conditions=starts, options=options
             )
         return point[0]
+
+    def _meeting_values(
+        self, acq: TravelTimeAcquisition, met: Tensor, hours: Tensor
+    ) -> Tensor:
+        """Scores of searching where each GP particle's water is met, ``(num_gp_particles,)``.
+
+        The water met at ``met[i]`` after ``hours[i]`` of transit is the water of particle ``i``,
+        whose comoving point is the particle itself (to the intercept's fixed-point residual, a
+        few metres); with the posterior mean as the inner acquisition its features, computed once
+        per mission in :meth:`start`, are reused instead of recomputing the prior moments of
+        every candidate at every decision.
+        """
+        if isinstance(acq.inner, DetectionFieldMean):
+            return acq.per_hour(acq.inner.of_features(self.particle_features), hours)
+        return acq(met.unsqueeze(-2))

@@ -13,6 +13,7 @@ from manibo.search.belief import ParticleBelief
 from manibo.search.drift import Drift
 from manibo.search.geography import GLOBE, distance_km, latlon, offset
 from manibo.search.planners import GPPlanner, MissionBrief, PlannerState, SearchRecord
+from manibo.search.planners.base import intercept
 from manibo.search.planners.gp import DetectionFieldMean
 from manibo.search.sensor import Outcome, Sensor
 
@@ -81,6 +82,23 @@ def test_cached_posterior_mean_equals_gpytorchs_posterior_mean(correlation):
     plain.eval()
     with pytest.raises(ConfigurationError, match="detection_field_gp"):
         DetectionFieldMean(plain)
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.25])
+def test_raw_candidates_are_scored_as_the_acquisition_scores_them(beta):
+    brief = _brief()
+    planner = GPPlanner("sphere", beta=beta, num_gp_particles=400)
+    planner.start(brief)
+    history = [SearchRecord(brief.lkp, 4.0, Outcome.NOTHING)]
+    state = PlannerState(20.0, brief.start, None, history)
+    acq = planner.acquisition(state)
+    now = brief.drift.advect(planner.features.particles, state.time_h)
+    met, hours = intercept(state.position, now, brief)
+    with torch.no_grad():
+        expected = acq(met.unsqueeze(1))
+        values = planner._meeting_values(acq, met, hours)
+    assert float(expected.max()) > 0 and int((expected > 0).sum()) > 300
+    assert torch.allclose(values, expected, rtol=1e-5, atol=0)  # the intercept residual: cm
 
 
 @pytest.mark.parametrize("correlation", ["sphere", "latlon"])
