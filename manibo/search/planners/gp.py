@@ -264,9 +264,7 @@ class GPPlanner(Planner):
             )
         return point[0]
 
-    def _meeting_values(
-        self, acq: TravelTimeAcquisition, met: Tensor, hours: Tensor
-    ) -> Tensor:
+    def _meeting_values(self, acq: TravelTimeAcquisition, met: Tensor, hours: Tensor) -> Tensor:
         """Scores of searching where each GP particle's water is met, ``(num_gp_particles,)``.
 
         The water met at ``met[i]`` after ``hours[i]`` of transit is the water of particle ``i``,
