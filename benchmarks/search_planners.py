@@ -12,7 +12,10 @@ the plan finds each scenario's own object (``found_given_object``: the detection
 where the object lies kept), which tells the luck of the dice from the luck of the objects.
 
 The scenarios are random ocean-route losses with seeds ``--first-seed + i``, disjoint from the
-demo's (seed 0 uses seeds 1-39), so nothing measured here is tuned on the demo's scenarios.
+demo's (seed 0 uses seeds 1 to ``--scenarios`` - 1 of the demo), so nothing measured here is tuned
+on the demo's scenarios. ``--min-abs-latitude`` keeps only the seeds whose last known position
+lies at least that far from the equator (the first ``--scenarios`` such seeds from
+``--first-seed`` on), where a latitude/longitude chart is furthest from the sphere.
 
     python benchmarks/search_planners.py                    # 40 scenarios, 320 h, all planners
     python benchmarks/search_planners.py --smoke            # seconds; used by the test suite
@@ -72,6 +75,24 @@ def run_one(seed: int, planner: str, budget_h: float, num_particles: int, device
         "searches": len(record.steps),
         "cpu_s": time.process_time() - start,
     }
+
+
+def scenario_seeds(first_seed: int, count: int, min_abs_latitude: float = 0.0) -> list[int]:
+    """The first ``count`` seeds from ``first_seed`` on whose LKP lies at ``|latitude| >=
+    min_abs_latitude`` (degrees)."""
+    from manibo.search.geography import unit_to_latlon
+    from manibo.search.ocean import ocean_mask
+    from manibo.search.scenarios import random_scenario
+
+    if not 0 <= min_abs_latitude < 90:
+        raise ValueError(f"--min-abs-latitude must lie in [0, 90), got {min_abs_latitude}")
+    seeds, seed, mask = [], first_seed, ocean_mask()
+    while len(seeds) < count:
+        latitude = float(unit_to_latlon(random_scenario(seed, mask=mask).lkp)[0])
+        if abs(latitude) >= min_abs_latitude:
+            seeds.append(seed)
+        seed += 1
+    return seeds
 
 
 def summarise(runs: list[dict], planners: list[str], budget_h: float) -> dict:
@@ -180,6 +201,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenarios", type=int, default=40)
     parser.add_argument("--first-seed", type=int, default=10_000)
+    parser.add_argument(
+        "--min-abs-latitude",
+        type=float,
+        default=0.0,
+        help="keep only scenarios whose last known position is at least this far from the equator",
+    )
     parser.add_argument("--budget", type=float, default=320.0, help="endurance in hours")
     parser.add_argument("--planners", default=",".join(PLANNERS))
     parser.add_argument("--particles", type=int, default=1500)
@@ -196,10 +223,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown planners {sorted(unknown)}; choose from {list(PLANNERS)}")
     args.out.mkdir(parents=True, exist_ok=True)
     load_start, wall = load_average(), time.perf_counter()
+    seeds = scenario_seeds(args.first_seed, args.scenarios, args.min_abs_latitude)
     tasks = [
-        (args.first_seed + i, p, args.budget, args.particles, args.device)
-        for p in planners
-        for i in range(args.scenarios)
+        (seed, p, args.budget, args.particles, args.device) for p in planners for seed in seeds
     ]
     if args.workers <= 1:
         runs = [run_one(*task) for task in tasks]

@@ -8,12 +8,17 @@ from pathlib import Path
 SCRIPT = Path(__file__).parents[2] / "benchmarks" / "search_planners.py"
 
 
-def test_search_planners_smoke(tmp_path, monkeypatch):
+def _load(monkeypatch):
     monkeypatch.syspath_prepend(str(SCRIPT.parent))  # the script imports benchmarks/_common.py
     spec = importlib.util.spec_from_file_location("search_planners_benchmark", SCRIPT)
     benchmark = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, benchmark)
     spec.loader.exec_module(benchmark)
+    return benchmark
+
+
+def test_search_planners_smoke(tmp_path, monkeypatch):
+    benchmark = _load(monkeypatch)
     assert benchmark.main(["--smoke", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "search_planners.png").stat().st_size > 10_000
     data = json.loads((tmp_path / "search_planners.json").read_text())
@@ -31,3 +36,21 @@ def test_search_planners_smoke(tmp_path, monkeypatch):
         assert s["scenarios"] == 2 and len(s["mean_expected_found"]) == 13
         assert len(s["mean_found_given_object"]) == 13
     assert set(data["summary"]["paired_manibo_minus"]) == set(planners) - {"manibo GP (S²)"}
+
+
+def test_scenarios_can_be_restricted_to_high_latitudes(monkeypatch):
+    benchmark = _load(monkeypatch)
+    from manibo.search.geography import unit_to_latlon
+    from manibo.search.ocean import ocean_mask
+    from manibo.search.scenarios import random_scenario
+
+    assert benchmark.scenario_seeds(10_000, 5) == list(range(10_000, 10_005))
+    seeds = benchmark.scenario_seeds(10_000, 4, min_abs_latitude=50.0)
+    assert len(seeds) == 4 and seeds == sorted(seeds)
+    latitude = [
+        abs(float(unit_to_latlon(random_scenario(s, mask=ocean_mask()).lkp)[0]))
+        for s in range(seeds[0], seeds[-1] + 1)
+    ]
+    kept = [s - seeds[0] for s in seeds]
+    assert all(latitude[i] >= 50.0 for i in kept)
+    assert all(lat < 50.0 for i, lat in enumerate(latitude) if i not in kept)  # none skipped
