@@ -177,6 +177,7 @@ def summarise(records: list[dict]) -> dict:
             r["adgp"]["accuracy"] >= r["network"]["accuracy"] for r in mine
         )
         row["adgp_hidden_scale"] = [r["adgp_start"]["hidden_scale"] for r in mine]
+        row["adgp_stage2_objective"] = [r["adgp"]["objective"] for r in mine]
         row["adgp_stage2_steps_kept"] = [r["adgp"]["best_step"] for r in mine]
         row["network_lr_weight_decay"] = [
             [r["network"]["lr"], r["network"]["weight_decay"]] for r in mine

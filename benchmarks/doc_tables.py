@@ -487,7 +487,7 @@ def adgp_choices_table(data: dict) -> str:
     header = [
         "data set",
         "network: learning rate / weight decay chosen; epochs kept",
-        "ADGP: hidden scale chosen; ELBO steps kept",
+        "ADGP: hidden scale chosen; stage-2 objective chosen; steps kept",
         "DGP: steps kept (at the cap)",
         "seconds: network, ADGP, DGP (median)",
     ]
@@ -496,6 +496,7 @@ def adgp_choices_table(data: dict) -> str:
         decays = ", ".join(f"{r['network']['lr']:g}/{r['network']['weight_decay']:g}" for r in runs)
         epochs = ", ".join(str(r["network"]["best_epoch"]) for r in runs)
         scales = ", ".join(f"{r['adgp_start']['hidden_scale']:g}" for r in runs)
+        objectives = ", ".join(r["adgp"]["objective"] for r in runs)
         steps = ", ".join(str(r["adgp"]["best_step"]) for r in runs)
         dgp = ", ".join(str(r["dgp"]["best_step"]) for r in runs)
         times = ", ".join(
@@ -505,7 +506,7 @@ def adgp_choices_table(data: dict) -> str:
             [
                 label.split(" (")[0],
                 f"{decays}; {epochs}",
-                f"{scales}; {steps}",
+                f"{scales}; {objectives}; {steps}",
                 f"{dgp} ({row['dgp_capped']}/{row['splits']})",
                 times,
             ]
@@ -568,7 +569,7 @@ def adgp_classification_splits_table(data: dict) -> str:
         "network accuracy / NLPD / ECE",
         "ADGP accuracy / NLPD / ECE",
         "network learning rate / weight decay; epochs kept",
-        "ADGP hidden scale; ELBO steps kept",
+        "ADGP hidden scale; stage-2 objective; steps kept",
     ]
     rows = []
     for label, _, runs in _adgp_rows(data, ADGP_CLASSIFICATION_DATASETS):
@@ -581,7 +582,7 @@ def adgp_classification_splits_table(data: dict) -> str:
                     _classification_cell(network),
                     _classification_cell(adgp),
                     f"{network['lr']:g} / {network['weight_decay']:g}; {network['best_epoch']}",
-                    f"{start['hidden_scale']:g}; {adgp['best_step']}",
+                    f"{start['hidden_scale']:g}; {adgp['objective']}; {adgp['best_step']}",
                 ]
             )
     return table(header, rows)
