@@ -290,6 +290,19 @@ STEPS: list[Step] = [
         SEARCH_PLANNERS,
         False,
     ),
+    # the same, on scenarios whose last known position lies at 50 degrees of latitude or more
+    Step(
+        "search_planners_high_latitude",
+        (
+            "search_planners.py",
+            *("--scenarios", "40", "--budget", "240", "--first-seed", "40000"),
+            *("--min-abs-latitude", "50"),
+        ),
+        tuple(
+            (name, name.replace("planners", "planners_high_latitude")) for name in SEARCH_PLANNERS
+        ),
+        False,
+    ),
     # the demo itself (`make demo`): its figures and summary are the ones docs/search.md shows
     Step(
         "search_demo",

@@ -1,6 +1,6 @@
 """Search planners compared without detection luck: each plan's probability of success over time.
 
-The demo (``manibo demo search``) reports realised times to detection: with 40 scenarios they still
+The demo (``manibo demo search``) reports realised times to detection: with 80 scenarios they still
 depend on where each object happens to lie. This benchmark measures what a plan is worth on average
 over the prior: every mission is played to the end of its endurance (``simulate(...,
 stop_at_detection=False)``: after a detection the planner is told the contact was not confirmed), so

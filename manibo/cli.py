@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--device", default="cpu", help="cpu or cuda")
     demo.add_argument(
-        "--scenarios", type=int, default=40, help="search: scenarios in the comparison"
+        "--scenarios", type=int, default=80, help="search: scenarios in the comparison"
     )
     demo.add_argument(
         "--budget", type=float, default=240.0, help="search: the asset's endurance in hours"

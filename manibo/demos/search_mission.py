@@ -45,6 +45,8 @@ from manibo.search.scenarios import (
 from manibo.search.sensor import Outcome
 
 MANIBO = "manibo GP (S²)"
+#: Scenarios of the default comparison (the first is the AF447-style one).
+DEFAULT_SCENARIOS = 80
 PLANNERS: dict[str, Callable[[], Planner]] = {
     MANIBO: lambda: GPPlanner("sphere"),
     "GP on lat/lon": lambda: GPPlanner("latlon"),
@@ -74,7 +76,7 @@ class DemoConfig:
         num_particles: particles of the exact belief.
     """
 
-    num_scenarios: int = 40
+    num_scenarios: int = DEFAULT_SCENARIOS
     budget_h: float = DEFAULT_ENDURANCE_H
     seed: int = 0
     device: str = "cpu"
@@ -288,7 +290,7 @@ def _mission_json(record: MissionRecord) -> dict:
 
 def run(
     out_dir: Path,
-    num_scenarios: int = 40,
+    num_scenarios: int = DEFAULT_SCENARIOS,
     budget_h: float = DEFAULT_ENDURANCE_H,
     seed: int = 0,
     device: str = "cpu",
