@@ -268,10 +268,10 @@ class GPPlanner(Planner):
         """Scores of searching where each GP particle's water is met, ``(num_gp_particles,)``.
 
         The water met at ``met[i]`` after ``hours[i]`` of transit is the water of particle ``i``,
-        whose comoving point is the particle itself (to the intercept's fixed-point residual, a
-        few metres); with the posterior mean as the inner acquisition its features, computed once
-        per mission in :meth:`start`, are reused instead of recomputing the prior moments of
-        every candidate at every decision.
+        whose comoving point is the particle itself (to the intercept's fixed-point residual,
+        centimetres at these speeds); with the posterior mean as the inner acquisition its
+        features, computed once per mission in :meth:`start`, are reused instead of recomputing
+        the prior moments of every candidate at every decision.
         """
         if isinstance(acq.inner, DetectionFieldMean):
             return acq.per_hour(acq.inner.of_features(self.particle_features), hours)
