@@ -12,8 +12,8 @@ the plan finds each scenario's own object (``found_given_object``: the detection
 where the object lies kept), which tells the luck of the dice from the luck of the objects.
 
 The scenarios are random ocean-route losses with seeds ``--first-seed + i``, disjoint from the
-demo's (seed 0 uses seeds 1 to ``--scenarios`` - 1 of the demo), so nothing measured here is tuned
-on the demo's scenarios. ``--min-abs-latitude`` keeps only the seeds whose last known position
+demo's (the default demo, seed 0, uses seeds 1 to 79), so nothing measured here is tuned on the
+demo's scenarios. ``--min-abs-latitude`` keeps only the seeds whose last known position
 lies at least that far from the equator (the first ``--scenarios`` such seeds from
 ``--first-seed`` on), where a latitude/longitude chart is furthest from the sphere.
 

@@ -5,6 +5,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = Path(__file__).parents[2] / "benchmarks" / "search_planners.py"
 
 
@@ -54,3 +56,5 @@ def test_scenarios_can_be_restricted_to_high_latitudes(monkeypatch):
     kept = [s - seeds[0] for s in seeds]
     assert all(latitude[i] >= 50.0 for i in kept)
     assert all(lat < 50.0 for i, lat in enumerate(latitude) if i not in kept)  # none skipped
+    with pytest.raises(ValueError, match="min-abs-latitude"):
+        benchmark.scenario_seeds(10_000, 1, min_abs_latitude=90.0)
