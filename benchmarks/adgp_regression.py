@@ -686,9 +686,14 @@ def run_jobs(run_split, jobs: list[tuple[str, int]], args) -> list[dict]:
 def split_counts(text: str, names: list[str]) -> dict[str, int]:
     """The number of splits of each data set in ``names``: ``"5"`` gives every one 5 splits,
     ``"diabetes=25,boston=5"`` one count each (every name needs one)."""
-    if "=" not in text:
-        return dict.fromkeys(names, int(text))
-    counts = {name: int(count) for name, count in (item.split("=") for item in text.split(","))}
+    try:
+        if "=" not in text:
+            return dict.fromkeys(names, int(text))
+        counts = {name: int(n) for name, n in (item.split("=") for item in text.split(","))}
+    except ValueError:
+        raise SystemExit(
+            f"--splits {text}: expected a count (5) or NAME=COUNT pairs (diabetes=25,boston=5)"
+        ) from None
     missing = [name for name in names if name not in counts]
     if missing:
         raise SystemExit(

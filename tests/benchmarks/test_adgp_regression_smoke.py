@@ -21,6 +21,9 @@ def test_split_counts_one_for_all_or_one_per_data_set():
     assert split_counts("diabetes=3,boston=1", ["boston"]) == {"boston": 1}
     with pytest.raises(SystemExit, match="no count for concrete; give NAME=COUNT"):
         split_counts("diabetes=25,boston=5", names)
+    for malformed in ("five", "diabetes=25,boston", "diabetes=x"):
+        with pytest.raises(SystemExit, match="expected a count .* or NAME=COUNT pairs"):
+            split_counts(malformed, names)
 
 
 def test_adgp_regression_smoke(tmp_path):
