@@ -1,0 +1,143 @@
+"""One registry helper for every kind of plug-in: surrogates, acquisitions, problems, planners.
+
+A :class:`Registry` maps names to objects (factories, classes), refuses a second object under a name
+already taken, and answers an unknown name with the names it knows. A user's package reaches the
+registries, and through them the ``manibo`` command, by declaring an entry point in the group
+``manibo.plugins`` whose target is a module that registers its objects on import::
+
+    # pyproject.toml of the user's package
+    [project.entry-points."manibo.plugins"]
+    mypkg = "mypkg.manibo_plugin"
+
+Plug-ins are imported once, the first time any registry is asked for a name it does not hold or
+for the list of its names.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
+
+from manibo.exceptions import ConfigurationError
+
+T = TypeVar("T")
+
+PLUGIN_GROUP = "manibo.plugins"
+_plugins_loaded = False
+
+
+class PluginError(ConfigurationError):
+    """A plug-in declared in the ``manibo.plugins`` entry-point group failed to import."""
+
+
+def load_plugins() -> list[str]:
+    """Import every module declared in the ``manibo.plugins`` entry-point group, once.
+
+    Returns:
+        The names of the entry points loaded by this call (empty after the first call).
+
+    Raises:
+        PluginError: a plug-in failed to import; the original error is chained, with its traceback.
+    """
+    global _plugins_loaded
+    if _plugins_loaded:
+        return []
+    # set first: a plug-in that looks a name up while it imports must not recurse
+    _plugins_loaded = True
+    loaded = []
+    for entry_point in importlib.metadata.entry_points(group=PLUGIN_GROUP):
+        try:
+            entry_point.load()
+        except Exception as error:
+            raise PluginError(
+                f"the manibo plug-in {entry_point.name!r} ({entry_point.value}, declared by the "
+                f"package {_distribution_name(entry_point)}) failed to import: "
+                f"{type(error).__name__}: {error}. Fix the plug-in or uninstall its package."
+            ) from error
+        loaded.append(entry_point.name)
+    return loaded
+
+
+def _distribution_name(entry_point: importlib.metadata.EntryPoint) -> str:
+    dist = getattr(entry_point, "dist", None)
+    return dist.metadata["Name"] if dist is not None else "unknown"
+
+
+def _origin(obj: object) -> str:
+    module = getattr(obj, "__module__", None) or type(obj).__module__
+    qualname = getattr(obj, "__qualname__", None) or type(obj).__qualname__
+    return f"{module}.{qualname}"
+
+
+class Registry(Generic[T]):
+    """Names to objects of one kind of plug-in.
+
+    Args:
+        kind: what the objects are, for messages (``"surrogate"``, ``"acquisition"``, ...).
+        advice: how a user adds one, appended to the error for an unknown name
+            (for example ``"register your own with @manibo.models.register_surrogate('name')"``).
+    """
+
+    def __init__(self, kind: str, advice: str = "") -> None:
+        self.kind = kind
+        self.advice = advice
+        self._objects: dict[str, T] = {}
+
+    def register(self, name: str, obj: T | None = None) -> Callable[[T], T] | T:
+        """Register ``obj`` under ``name``; without ``obj``, a decorator that does so.
+
+        Registering the same object twice under one name is a no-op (a module imported twice);
+        a different object under a taken name is refused.
+
+        Raises:
+            ConfigurationError: ``name`` is not a non-empty string without white space, or is
+                already taken by another object.
+        """
+        if not isinstance(name, str) or not name or any(c.isspace() for c in name):
+            raise ConfigurationError(
+                f"a {self.kind} name must be a non-empty string without spaces, got {name!r}."
+            )
+
+        def decorate(target: T) -> T:
+            existing = self._objects.get(name)
+            if existing is not None and existing is not target:
+                raise ConfigurationError(
+                    f"a {self.kind} named {name!r} is already registered ({_origin(existing)}); "
+                    f"{_origin(target)} cannot take its name. Choose another name."
+                )
+            self._objects[name] = target
+            return target
+
+        return decorate if obj is None else decorate(obj)
+
+    def get(self, name: str) -> T:
+        """The object registered as ``name`` (plug-ins are loaded first when it is missing).
+
+        Raises:
+            ConfigurationError: ``name`` is unknown; the message lists the known names.
+        """
+        if name not in self._objects:
+            load_plugins()
+        if name not in self._objects:
+            advice = f"; {self.advice}" if self.advice else ""
+            raise ConfigurationError(
+                f"unknown {self.kind} {name!r}; choose one of {', '.join(self.names())}{advice}."
+            )
+        return self._objects[name]
+
+    def names(self) -> list[str]:
+        """Every registered name, sorted (plug-ins included)."""
+        load_plugins()
+        return sorted(self._objects)
+
+    def __contains__(self, name: object) -> bool:
+        if name not in self._objects:
+            load_plugins()
+        return name in self._objects
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self.names())
