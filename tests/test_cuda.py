@@ -319,3 +319,21 @@ def test_gpnet_training_on_cuda():
 def test_gpnet_botorch_posterior_cuda(dtype):
     tests = _gpnet_tests("test_model")
     tests.test_posterior_is_the_networks_joint_gaussian_in_original_units(dtype, "cuda")
+
+
+def test_every_builtin_acquisition_by_name_on_cuda(device="cuda"):
+    from manibo.acquisitions import available_acquisitions, build_acquisition
+    from manibo.models import build_surrogate
+    from manibo.spaces import Sphere
+
+    space = Sphere(2)
+    X = space.random(10, generator=torch.Generator().manual_seed(0)).to(device)
+    Y = X[:, :1] ** 2
+    model = build_surrogate("matern", space, X, Y)
+    for name in available_acquisitions():
+        acqf = build_acquisition(name, model, X, Y, None, seed=0)
+        q = acqf.get_augmented_q_batch_size(1) if hasattr(acqf, "num_fantasies") else 1
+        batch = space.random(3 * q, generator=torch.Generator().manual_seed(1)).to(device)
+        with torch.no_grad():
+            values = acqf(batch.reshape(3, q, 3))
+        assert values.device.type == device and torch.isfinite(values).all(), name

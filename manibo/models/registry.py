@@ -4,17 +4,29 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from botorch.models.model import Model
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
+from manibo.registry import Entry, Registry
 from manibo.spaces.base import Space
 
 SurrogateFactory = Callable[..., Model]
 SpaceCheck = Callable[[Space], str | None]
-_REGISTRY: dict[str, SurrogateFactory] = {}
-_SPACE_CHECKS: dict[str, SpaceCheck] = {}
+
+
+@dataclass(frozen=True)
+class SurrogateEntry(Entry):
+    """A surrogate factory and the check of the spaces it cannot model (None: it models all)."""
+
+    unsupported: SpaceCheck | None = None
+
+
+SURROGATES: Registry[SurrogateEntry] = Registry(
+    "surrogate", advice="register your own with @manibo.models.register_surrogate('name')"
+)
 
 
 def register_surrogate(
@@ -28,30 +40,22 @@ def register_surrogate(
             ``space`` (a sentence that ends with what to use instead), or returns None where it
             can. Checked before any data exist (:func:`check_surrogate_supports`) and before every
             build. None: every space is supported.
+
+    Raises:
+        ConfigurationError: ``name`` is taken by another factory (or by the same factory with
+            another ``unsupported``).
     """
 
     def decorate(factory: SurrogateFactory) -> SurrogateFactory:
-        if name in _REGISTRY and _REGISTRY[name] is not factory:
-            raise ConfigurationError(f"a surrogate named {name!r} is already registered.")
-        _REGISTRY[name] = factory
-        if unsupported is not None:
-            _SPACE_CHECKS[name] = unsupported
+        SURROGATES.register(name, SurrogateEntry(factory, unsupported))
         return factory
 
     return decorate
 
 
 def available_surrogates() -> list[str]:
-    """Names accepted by :func:`build_surrogate`."""
-    return sorted(_REGISTRY)
-
-
-def _check_known(name: str) -> None:
-    if name not in _REGISTRY:
-        raise ConfigurationError(
-            f"unknown surrogate {name!r}; choose one of {', '.join(available_surrogates())}, or "
-            "register your own with @manibo.models.register_surrogate('name')."
-        )
+    """Names accepted by :func:`build_surrogate` (plug-ins included), sorted."""
+    return SURROGATES.names()
 
 
 def unsupported_reason(name: str, space: Space) -> str | None:
@@ -60,8 +64,7 @@ def unsupported_reason(name: str, space: Space) -> str | None:
     Raises:
         ConfigurationError: ``name`` is not registered.
     """
-    _check_known(name)
-    check = _SPACE_CHECKS.get(name)
+    check = SURROGATES.get(name).unsupported
     return None if check is None else check(space)
 
 
@@ -96,7 +99,7 @@ def build_surrogate(
         **options: passed to the factory.
     """
     check_surrogate_supports(name, space)
-    factory = _REGISTRY[name]
+    factory = SURROGATES.get(name).build
     if previous_model is not None and "previous_model" in inspect.signature(factory).parameters:
         options = {**options, "previous_model": previous_model}
     return factory(space, train_X, train_Y, **options)
