@@ -6,7 +6,7 @@ zonal kernel on :math:`S^D`,
 :math:`k(\tilde x, \tilde x') = \sigma_k^2 \|\tilde x\|\|\tilde x'\|\kappa(\hat z
 \cdot \hat z')` with Funk–Hecke eigenvalues :math:`\lambda_n`. Unit :math:`m` has weights
 :math:`w_m \in \mathbb R^d` and the activated inducing variable
-:math:`u_m = \langle f, g_m\rangle_{\mathcal H}` (seed 001 §4.3; reference notes §D.1):
+:math:`u_m = \langle f, g_m\rangle_{\mathcal H}` (Dutordoir 2021, §4.3):
 
 * :math:`K_{uf}[m, x] = g_m(\tilde x)`, the activation itself (reproducing property);
 * :math:`K_{uu}[m, m'] = \|w_m\|\|w_{m'}\| \sum_{n<L} \frac{\sigma_n^2}{\sigma_k^2\lambda_n}

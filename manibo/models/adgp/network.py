@@ -2,11 +2,12 @@ r"""The activated deep GP: stacked activated GP layers whose mean forward pass i
 
 Layer :math:`\ell` maps :math:`\mathbb R^{D_{\ell-1}} \to \mathbb R^{D_\ell}`; the hidden widths
 :math:`D_\ell` are the numbers of GP outputs ("heads") and ``num_units`` is the number of inducing
-variables (hidden units) of every layer. Seed 001 §4.4.1 uses three layers, 128 units and hidden
-heads equal to the input dimension, which are the defaults here. Inference is doubly stochastic
-(Salimbeni & Deisenroth 2017): samples are propagated through the layers by reparameterisation, and
-the likelihood's expectation under the last layer is taken in closed form (Gaussian, regression)
-or by Monte Carlo (categorical, classification; :mod:`manibo.models.adgp.likelihoods`).
+variables (hidden units) of every layer. Dutordoir (2021), §4.4.1, uses three layers, 128 units and
+hidden heads equal to the input dimension, which are the defaults here. Inference is doubly
+stochastic (Salimbeni & Deisenroth 2017): samples are propagated through the layers by
+reparameterisation, and the likelihood's expectation under the last layer is taken in closed form
+(Gaussian, regression) or by Monte Carlo (categorical, classification;
+:mod:`manibo.models.adgp.likelihoods`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class ActivatedDeepGP(nn.Module):
         output_dim: number of outputs of the last layer (for ``"categorical"``: of classes).
         num_layers: number of GP layers (>= 1).
         num_units: inducing variables (hidden units) per layer.
-        hidden_dim: outputs of each hidden layer (default ``input_dim``, as in seed 001).
+        hidden_dim: outputs of each hidden layer (default ``input_dim``, as in Dutordoir 2021).
         activation: ``"softplus"``, ``"relu"`` or an :class:`Activation`.
         kernel: factory ``Sphere(D) -> ZonalKernel`` (default: order-1 arc-cosine).
         num_levels: truncation level of every layer's :math:`K_{uu}`.
