@@ -401,6 +401,33 @@ def runs_table(datasets: list[dict], names: list[str]) -> str:
     return table([*header, "versions"], rows)
 
 
+def examples_table(data: dict) -> str:
+    """Every example: what it shows, its wall and CPU time, and whether its own checks passed."""
+    env, config = data["environment"], data["config"]
+    versions = ", ".join(f"{k} {v}" for k, v in env["versions"].items() if k != "numpy")
+    intro = (
+        f"At {'smoke' if config['smoke'] else 'full'} size, one example at a time, "
+        f"{count(config['threads'], 'BLAS thread')} each, on {env['cpu_model']} "
+        f"({env['cpu_cores']} cores; {versions}); [examples.json](figures/examples.json).\n\n"
+    )
+    rows = []
+    for record in data["examples"]:
+        before, after = record["load_average_1_min_before_after"]
+        verdict = "passed" if record["passed"] else f"**failed** (exit {record['returncode']})"
+        rows.append(
+            [
+                f"[{record['name']}.py](../examples/{record['name']}.py)",
+                record["summary"].rstrip("."),
+                f"{seconds(record['seconds'])} (CPU {significant(record['cpu_seconds'])})",
+                verdict,
+                f"{before:g} → {after:g}",
+                record["timestamp_utc"][:10],
+            ]
+        )
+    header = ["example", "what it shows", "wall time (CPU)", "its own checks"]
+    return intro + table([*header, "load average (1 min)", "run (UTC)"], rows)
+
+
 def geometric_kernels_table(datasets: list[dict]) -> str:
     """manibo against GeometricKernels on every space: time and memory ratios, agreement."""
     columns = "space; truncation; N compared; GK / manibo time; at the largest N: GK, manibo"
@@ -669,6 +696,7 @@ TABLES: dict[str, Table] = {
         )
     },
     "geometric_kernels": Table(KERNEL_FILES, geometric_kernels_table, page="comparison.md"),
+    "examples": Table(("examples.json",), lambda d: examples_table(d[0]), page="examples.md"),
 }
 PAGES = tuple(dict.fromkeys(t.page for t in TABLES.values()))
 
