@@ -1,7 +1,5 @@
-"""Every ```python block in the README and docs/ runs.
-
-Blocks of one page share a namespace, in order.
-"""
+"""The docs hold: every ```python block in the README and docs/ runs (the blocks of one page share
+a namespace, in order), and no user-facing text mentions how the project was planned."""
 
 import ast
 import os
