@@ -8,6 +8,7 @@ from botorch.acquisition import PosteriorMean
 from scipy.stats import norm
 
 from manibo.acquisitions import (
+    ACQUISITIONS,
     UCB_BETA,
     AcquisitionData,
     available_acquisitions,
@@ -84,6 +85,13 @@ def test_unknown_names_list_the_known_ones_and_say_how_to_add_one():
         check_acquisition("nope", 1)
 
 
+@pytest.fixture
+def private_registry(monkeypatch):
+    """Registrations made by a test stay in it."""
+    monkeypatch.setattr(ACQUISITIONS, "_objects", dict(ACQUISITIONS._objects))
+
+
+@pytest.mark.usefixtures("private_registry")
 def test_a_registered_builder_gets_the_loop_data_and_drives_the_loop():
     calls = []
 
@@ -115,6 +123,7 @@ def test_a_registered_builder_gets_the_loop_data_and_drives_the_loop():
         BayesianOptimizer(space, acquisition="test-recording-mean", q=2)
 
 
+@pytest.mark.usefixtures("private_registry")
 def test_registration_refuses_a_taken_name_and_allows_the_same_registration_again():
     def builder(model, data):
         return PosteriorMean(model)

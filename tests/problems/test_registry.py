@@ -5,6 +5,7 @@ import torch
 
 from manibo.exceptions import ConfigurationError
 from manibo.problems import SpaceProblem, available_problems, make_problem, register_problem
+from manibo.problems.registry import PROBLEMS
 from manibo.problems.sphere import AckleySphere
 from manibo.spaces import Circle, Torus
 
@@ -60,7 +61,8 @@ class _Flat(SpaceProblem):
         return torch.zeros(1, 1, dtype=torch.float64)
 
 
-def test_registering_single_problems_and_families():
+def test_registering_single_problems_and_families(monkeypatch):
+    monkeypatch.setattr(PROBLEMS, "_objects", dict(PROBLEMS._objects))  # registrations stay here
     register_problem("test-flat", parameter="k", minimum=2)(_Flat)
     register_problem("test-flat-one")(_Flat)
     assert {"test-flat<k>", "test-flat-one"} <= set(available_problems())
