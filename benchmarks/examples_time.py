@@ -38,10 +38,10 @@ def example_names() -> list[str]:
 
 
 def summary_line(name: str) -> str:
-    """The first line of an example's docstring, without its ``Tutorial:`` prefix."""
+    """The first line of an example's docstring, without its ``Tutorial:`` prefix, in Markdown."""
     doc = ast.get_docstring(ast.parse((EXAMPLES / f"{name}.py").read_text(encoding="utf-8")))
     first = (doc or name).strip().splitlines()[0]
-    return first.removeprefix("Tutorial:").strip()
+    return first.removeprefix("Tutorial:").strip().replace("``", "`")
 
 
 def children_cpu_seconds() -> float:
