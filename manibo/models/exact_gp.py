@@ -12,44 +12,51 @@ import torch
 from botorch.exceptions.errors import ModelFittingError
 from botorch.fit import fit_gpytorch_mll
 from botorch.models import SingleTaskGP
-from botorch.models.transforms.outcome import Standardize
-from gpytorch.constraints import GreaterThan
-from gpytorch.kernels import Kernel, ScaleKernel
-from gpytorch.likelihoods import GaussianLikelihood
+from botorch.models.transforms.input import InputTransform
+from botorch.utils.types import DEFAULT
+from gpytorch.kernels import Kernel
 from gpytorch.mlls import ExactMarginalLogLikelihood
-from gpytorch.priors import GammaPrior, LogNormalPrior
 from linear_operator.utils.errors import NotPSDError
 from torch import Tensor
 
 from manibo._validation import check_finite, check_same_dtype_device
 from manibo.exceptions import InputDataError, ManiboWarning, TruncationWarning
 from manibo.kernels.spectral import GeometricMaternKernel
+from manibo.models.priors import gaussian_likelihood, lengthscale_prior, scaled_kernel
 from manibo.models.registry import register_surrogate
+from manibo.models.transforms import OutcomeTransformArg, checked_input_transform
 from manibo.spaces.base import Space
 
 
-def validate_training_data(space: Space, train_X: Tensor, train_Y: Tensor) -> None:
+def validate_training_data(
+    space: Space, train_X: Tensor, train_Y: Tensor, max_outputs: int | None = None
+) -> None:
     """Raise ``InputDataError`` unless the training data is valid.
 
-    ``train_X`` must hold points of ``space`` matching ``train_Y (n, 1)``.
+    ``train_X`` must hold ``n`` points of ``space`` and ``train_Y`` be a finite ``(n, m)`` matrix
+    on the same dtype and device.
+
+    Args:
+        space: the space of the inputs.
+        train_X: inputs, shape ``(n, *point_shape)``.
+        train_Y: outcomes, shape ``(n, m)``.
+        max_outputs: the most columns ``m`` the surrogate models (None: any number).
     """
     space.check(train_X, "train_X")
     check_finite("train_Y", train_Y)
     check_same_dtype_device(train_X=train_X, train_Y=train_Y)
     n = train_X.shape[0]
-    if train_Y.shape != (n, 1):
+    if train_Y.dim() != 2 or train_Y.shape[0] != n or train_Y.shape[1] < 1:
         raise InputDataError(
-            f"`train_Y` must have shape ({n}, 1) to match `train_X` with {n} points, got "
+            f"`train_Y` must have shape ({n}, m) to match `train_X` with {n} points, got "
             f"{tuple(train_Y.shape)}. Use `Y.reshape(-1, 1)` for one objective."
         )
-
-
-def lengthscale_prior() -> LogNormalPrior:
-    """A broad prior on the geodesic lengthscale.
-
-    Median 1 (a radian on spheres), 95% in [0.14, 7].
-    """
-    return LogNormalPrior(loc=0.0, scale=1.0)
+    if max_outputs is not None and train_Y.shape[1] > max_outputs:
+        raise InputDataError(
+            f"`train_Y` has {train_Y.shape[1]} columns but this surrogate models at most "
+            f"{max_outputs}; build it through `build_surrogate`, which fits one model per column, "
+            "or pass one column."
+        )
 
 
 def fit_with_retries(model: SingleTaskGP, attempts: int = 3, seed: int = 0) -> SingleTaskGP:
@@ -110,23 +117,32 @@ def exact_gp(
     kernel: Kernel,
     train_Yvar: Tensor | None = None,
     fit: bool = True,
+    outcome_transform: OutcomeTransformArg = DEFAULT,
+    input_transform: InputTransform | None = None,
 ) -> SingleTaskGP:
-    """SingleTaskGP with ``ScaleKernel(kernel)``, standardised outcomes and transferable priors."""
+    """SingleTaskGP with ``ScaleKernel(kernel)``, standardised outcomes and transferable priors.
+
+    Args:
+        space: the space of the inputs.
+        train_X: inputs, shape ``(n, *point_shape)``.
+        train_Y: outcomes, shape ``(n, m)`` (``m > 1``: one GP per column, batched).
+        kernel: the base kernel (wrapped in a ``ScaleKernel`` with the default variance prior).
+        train_Yvar: known noise variances, shape ``(n, m)``; None: a noise variance is fitted.
+        fit: fit the hyperparameters by marginal likelihood (:func:`fit_with_retries`).
+        outcome_transform: BoTorch outcome transform (default ``Standardize(m)``; None: none).
+        input_transform: BoTorch input transform (for example
+            :class:`~manibo.models.transforms.SpaceIsometry`), or None.
+    """
     validate_training_data(space, train_X, train_Y)
-    likelihood = None
-    if train_Yvar is None:
-        likelihood = GaussianLikelihood(
-            noise_prior=LogNormalPrior(loc=-4.0, scale=1.0),
-            noise_constraint=GreaterThan(1e-6),
-        )
-    covar = ScaleKernel(kernel, outputscale_prior=GammaPrior(2.0, 0.15))
+    likelihood = gaussian_likelihood() if train_Yvar is None else None
     model = SingleTaskGP(
         train_X,
         train_Y,
         train_Yvar=train_Yvar,
         likelihood=likelihood,
-        covar_module=covar,
-        outcome_transform=Standardize(m=1),
+        covar_module=scaled_kernel(kernel),
+        outcome_transform=outcome_transform,
+        input_transform=checked_input_transform(input_transform),
     )
     model = model.to(train_X)
     return fit_with_retries(model) if fit else model

@@ -27,8 +27,8 @@ def test_errors_and_registration():
     graph_X = torch.tensor([[0.0], [1.0]], dtype=torch.float64)
     with pytest.raises(ConfigurationError, match="unknown surrogate 'nope'"):
         build_surrogate("nope", space, X, X[:, :1])
-    with pytest.raises(InputDataError, match=r"shape \(5, 1\)"):
-        build_surrogate("matern", space, X, X[:, :2])
+    with pytest.raises(InputDataError, match=r"shape \(5, m\)"):
+        build_surrogate("matern", space, X, X[:4, :2])
     with pytest.raises(ConfigurationError, match="points of Graph.* are indices"):
         build_surrogate("euclidean", graph, graph_X, graph_X)
     with pytest.raises(InputDataError, match="NaN"):
