@@ -46,6 +46,13 @@ _BUILDERS: dict[str, Builder] = {
     "posterior-mean": lambda m, X, Y, P, s: PosteriorMean(m),
 }
 ANALYTIC = {"logei", "ucb", "posterior-mean"}
+REQUIRED_FEATURES = {"qkg": ("fantasize",)}
+"""Model features (keys of :data:`manibo.models.FEATURES`) an acquisition needs of its surrogate."""
+
+
+def required_features(name: str) -> tuple[str, ...]:
+    """The model features the acquisition ``name`` needs (see :data:`REQUIRED_FEATURES`)."""
+    return REQUIRED_FEATURES.get(name, ())
 
 
 def available_acquisitions() -> list[str]:

@@ -16,7 +16,12 @@ import torch
 from torch import Tensor
 
 from manibo._validation import as_tensor_arg, check_trailing_shape, checked_device
-from manibo.acquisitions import ANALYTIC, available_acquisitions, build_acquisition
+from manibo.acquisitions import (
+    ANALYTIC,
+    available_acquisitions,
+    build_acquisition,
+    required_features,
+)
 from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
 from manibo.journal import Evaluation, Journal
 from manibo.models import build_surrogate, check_surrogate_supports
@@ -71,12 +76,12 @@ class BayesianOptimizer:
         optimizer_options: dict[str, Any] | None = None,
         device: str | torch.device | None = None,
     ) -> None:
-        check_surrogate_supports(surrogate, space)
         if acquisition not in available_acquisitions():
             raise ConfigurationError(
                 f"unknown acquisition {acquisition!r}; choose one of "
                 f"{', '.join(available_acquisitions())}."
             )
+        check_surrogate_supports(surrogate, space, required_features(acquisition))
         if acquisition in ANALYTIC and q != 1:
             raise ConfigurationError(
                 f"the analytic acquisition {acquisition!r} needs q = 1, got q = {q}."

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 from manibo.exceptions import InputDataError
 
 
@@ -24,7 +26,7 @@ def check_output_indices(output_indices: list[int] | None, num_outputs: int) -> 
     valid = (
         indices is not None
         and len(indices) > 0
-        and all(isinstance(i, int) and not isinstance(i, bool) for i in indices)
+        and all(isinstance(i, numbers.Integral) and not isinstance(i, bool) for i in indices)
         and all(0 <= i < num_outputs for i in indices)
         and len(set(indices)) == len(indices)
     )
@@ -34,4 +36,4 @@ def check_output_indices(output_indices: list[int] | None, num_outputs: int) -> 
             f"0..{num_outputs - 1} (the model has {num_outputs} output"
             f"{'s' if num_outputs != 1 else ''}), got {output_indices!r}."
         )
-    return indices
+    return [int(i) for i in indices]

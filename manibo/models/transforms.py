@@ -213,3 +213,18 @@ class SpaceIsometry(InputTransform):
             Shape ``(*batch, n, d)``, on the space.
         """
         return self.isometry(X)
+
+
+class TransformedTrainingInputs:
+    """Mixin for BoTorch models that keep their training data only in transformed form.
+
+    BoTorch's ``Model.eval`` and ``Model.train`` swap ``train_inputs`` between raw and transformed
+    inputs and warn when a model has an input transform but no ``train_inputs``. A model built on
+    :func:`transformed_training_inputs` (statistics, a trained network) has nothing to swap.
+    """
+
+    def _set_transformed_inputs(self) -> None:
+        """Nothing to do: the training data entered the model transformed."""
+
+    def _revert_to_original_inputs(self) -> None:
+        """Nothing to do: the model keeps no raw training inputs to restore."""

@@ -20,7 +20,7 @@ def test_builtin_surrogates_fit_and_predict():
         assert float((mean - Y).abs().max()) < 0.05, name
 
 
-def test_errors_and_registration():
+def test_errors_and_registration(isolated_surrogates):
     space = Sphere(2)
     X = space.random(5)
     graph = Graph(torch.tensor([[0.0, 1.0], [1.0, 0.0]]))
@@ -47,7 +47,7 @@ def test_errors_and_registration():
         register_surrogate("test-constant")(lambda *a, **k: None)
 
 
-def test_unsupported_spaces_are_refused_before_any_data():
+def test_unsupported_spaces_are_refused_before_any_data(isolated_surrogates):
     from manibo.loop import BayesianOptimizer
     from manibo.models import check_surrogate_supports, unsupported_reason
     from manibo.spaces import Torus

@@ -1,28 +1,33 @@
-r"""Fantasy models of the activated deep GP: the last layer's inducing posterior, updated.
+r"""Fantasy models of the activated deep GP: the last layer's inducing posterior, conditioned.
 
 Given its input :math:`h`, the last layer is linear-Gaussian in its whitened inducing variables:
-:math:`f_j(x) = a(h)^\top v_j + r_j(h)`, with :math:`a(h) = L_{uu}^{-1} k_u(h)`,
-:math:`q(v_j) = \mathcal N(\mu_j, R_jR_j^\top)` and an independent residual :math:`r_j`. New
-observations :math:`y_{ij} = f_j(x_i) + \varepsilon_{ij}` with noise variances
-:math:`\sigma^2_{ij}` change :math:`q(v_j)` to the maximiser of the ELBO's terms for them,
+output :math:`j` is :math:`f_j(x) = a(h)^\top v_j + r_j(x)` with :math:`a(h) = L_{uu}^{-1} k_u(h)`,
+:math:`q(v_j) = \mathcal N(\mu_j, \Sigma_j)`, :math:`\Sigma_j = R_jR_j^\top`, and a residual
+:math:`r_j(x)` of variance :math:`\rho(h) = \max(K_{ff} - Q_{ff}, 0)`, independent across
+points — the model that the posterior's samples follow. New observations
+:math:`y_{ij} = f_j(x_i) + \varepsilon_{ij}` (noise variances :math:`\sigma^2_{ij}`) update
+:math:`q(v_j)` by Gaussian conditioning on the first two moments of :math:`(v_j, y_j)` under the
+hidden layers' posterior:
 
 .. math::
-    q'(v_j) \propto q(v_j)\,\exp\Big(\sum_i \mathbb E_{q(h_i)}
-        \log \mathcal N\big(y_{ij};\, a(h_i)^\top v_j,\, \sigma^2_{ij}\big)\Big),
+    \mathbb E y_j = \bar A \mu_j, \quad \operatorname{Cov}(v_j, y_j) = \Sigma_j \bar A^\top,
+    \quad \operatorname{Cov}(y_j) = \mathbb E[A \Sigma_j A^\top]
+        + \operatorname{Cov}(A\mu_j) + \operatorname{diag}(\mathbb E\rho + \sigma^2_j),
 
-the update that training :math:`q(v_j)` to convergence on the new data would reach, with the hidden
-layers kept. The exponent is quadratic in :math:`v_j`, so :math:`q'` is Gaussian: in the
-coordinates :math:`v_j = \mu_j + R_j z`, with :math:`b_i = R_j^\top a(h_i)`,
+with :math:`A` the rows :math:`a(h_i)` and :math:`\bar A = \mathbb E A`; then
+:math:`\mu_j' = \mu_j + \Sigma_j \bar A^\top \operatorname{Cov}(y_j)^{-1}(y_j - \bar A\mu_j)` and
+:math:`\Sigma_j' = \Sigma_j - \Sigma_j \bar A^\top \operatorname{Cov}(y_j)^{-1} \bar A \Sigma_j`.
+With one layer :math:`h = x`, the expectations are exact and this is Bayesian conditioning of the
+model's predictive (a linear-Gaussian model with heteroscedastic noise :math:`\rho + \sigma^2`).
+With hidden layers it is the best linear update of :math:`v_j` given :math:`y_j` (the hidden layers
+are kept); the expectations average :data:`CONDITIONING_SAMPLES` draws of the hidden layers from
+fixed normals, so a fantasy model is a deterministic, differentiable function of the fantasy points.
 
-.. math::
-    \Lambda = I + \sum_i \frac{\mathbb E[b_i b_i^\top]}{\sigma^2_{ij}}, \qquad
-    \ell = \sum_i \frac{y_{ij}\,\mathbb E[b_i] - \mathbb E[b_i a(h_i)^\top]\mu_j}{\sigma^2_{ij}},
-
-:math:`\mu_j' = \mu_j + R_j \Lambda^{-1}\ell` and :math:`R_j' = R_j C^{-\top}` with
-:math:`\Lambda = CC^\top`. With one layer :math:`h = x` and the expectations are exact: the update
-is then Bayesian conditioning of a linear-Gaussian model. With hidden layers the expectations are
-averages over :data:`CONDITIONING_SAMPLES` draws of the hidden layers from fixed normals, so a
-fantasy model is a deterministic, differentiable function of the fantasy points.
+The update is computed in the coordinates :math:`v_j = \mu_j + R_j z`: with :math:`B = \bar A R_j`
+and :math:`D = \operatorname{Cov}(y_j) - BB^\top` (the covariance the inducing variables do not
+explain, positive definite), :math:`\Lambda = I + B^\top D^{-1} B = CC^\top`,
+:math:`\mu_j' = \mu_j + R_j\Lambda^{-1}B^\top D^{-1}(y_j - \bar A\mu_j)` and
+:math:`R_j' = R_j C^{-\top}`.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ def conditioned_last_layer(
     states: list[LayerState],
     x: Tensor,
     y: Tensor,
-    inverse_noise: Tensor,
+    noise: Tensor,
     seed: int = 0,
 ) -> tuple[Tensor, Tensor]:
     r"""The last layer's read-out and whitened factors after conditioning on ``(x, y)``.
@@ -52,8 +57,8 @@ def conditioned_last_layer(
         states: its layer states (the last one may already be conditioned, with a batch).
         x: inputs, shape ``(*batch, n, D)``, ``n >= 0``.
         y: targets in the network's units, shape ``(*fantasy, *batch, n, P)``.
-        inverse_noise: :math:`1/\sigma^2_{ij}` (0 for an output that is not observed), shape
-            broadcastable to ``(*batch, n, P)``.
+        noise: noise variances :math:`\sigma^2_{ij} > 0`, shape broadcastable to
+            ``(*batch, n, P)``.
         seed: seed of the normals behind the hidden layers' draws.
 
     Returns:
@@ -66,21 +71,27 @@ def conditioned_last_layer(
     samples = 1 if len(network.layers) == 1 else CONDITIONING_SAMPLES
     generator = torch.Generator(device=x.device).manual_seed(int(seed))
     h = network._hidden_samples(x, samples, generator, states)  # (S, *batch, n, D')
-    _, whitened, _ = last.conditional_variance(h, state)  # a(h_i): (S, *batch, n, M)
-    scale = state.scale_tril  # (*b, P, M, M)
-    mean = state.chol.transpose(-1, -2) @ state.readout  # whitened means (*b, M, P)
-    b = whitened.unsqueeze(-3) @ scale  # rows b_i^T = a_i^T R_j: (S, *batch', P, n, M)
-    fitted = (whitened @ mean).transpose(-1, -2).unsqueeze(-1)  # a_i^T mu_j: (S, *., P, n, 1)
-    weight = inverse_noise.expand(*x.shape[:-1], scale.shape[-3]).transpose(-1, -2).unsqueeze(-1)
-    precision = (b.transpose(-1, -2) @ (weight * b)).mean(0)  # (*batch', P, M, M)
-    eye = torch.eye(precision.shape[-1], dtype=precision.dtype, device=precision.device)
-    chol = torch.linalg.cholesky(precision + eye)
-    expected_b = (weight * b).mean(0)  # E[b_i] / sigma^2: (*batch', P, n, M)
-    expected_fit = (weight * fitted * b).mean(0).sum(-2)  # (*batch', P, M)
-    targets = y.transpose(-1, -2).unsqueeze(-2)  # (*fantasy, *batch, P, 1, n)
-    linear = (targets @ expected_b).squeeze(-2) - expected_fit  # (*fantasy, *batch', P, M)
-    z = torch.cholesky_solve(linear.unsqueeze(-1), chol)  # Lambda^-1 l: (..., P, M, 1)
-    shift = (scale @ z).squeeze(-1).transpose(-1, -2)  # R z: (..., M, P)
+    _, A, residual = last.conditional_variance(h, state)  # a(h_i): (S, *batch, n, M); rho
+    scale = state.scale_tril  # R_j: (*b, P, M, M)
+    mean = state.chol.transpose(-1, -2) @ state.readout  # mu_j as columns: (*b, M, P)
+    fits = (A @ mean).transpose(-1, -2)  # a_i^T mu_j: (S, *batch, P, n)
+    A_mean = A.mean(0)
+    B = A_mean.unsqueeze(-3) @ scale  # (*batch, P, n, M)
+    spread = (A - A_mean).unsqueeze(-3) @ scale  # (S, *batch, P, n, M)
+    fit_spread = fits - fits.mean(0)
+    P = scale.shape[-3]
+    variance = residual.mean(0).unsqueeze(-1) + noise.expand(*x.shape[:-1], P)  # (*batch, n, P)
+    D = (spread @ spread.transpose(-1, -2)).mean(0)  # E[(A - Abar) S (A - Abar)^T]
+    D = D + (fit_spread.unsqueeze(-1) * fit_spread.unsqueeze(-2)).mean(0)  # Cov(A mu)
+    D = D + torch.diag_embed(variance.transpose(-1, -2))  # (*batch, P, n, n)
+    chol_D = torch.linalg.cholesky(D)
+    W = torch.linalg.solve_triangular(chol_D, B, upper=False)  # D^-1/2 B
+    eye = torch.eye(scale.shape[-1], dtype=scale.dtype, device=scale.device)
+    chol = torch.linalg.cholesky(eye + W.transpose(-1, -2) @ W)  # Lambda = C C^T
+    residuals = (y.transpose(-1, -2) - fits.mean(0)).unsqueeze(-1)  # (*fantasy, *batch, P, n, 1)
+    whitened = torch.linalg.solve_triangular(chol_D, residuals, upper=False)
+    z = torch.cholesky_solve(W.transpose(-1, -2) @ whitened, chol)  # (..., P, M, 1)
+    shift = (scale @ z).squeeze(-1).transpose(-1, -2)  # R z as columns: (..., M, P)
     readout = state.readout + state.inverse.transpose(-1, -2) @ shift  # V' = V + L^-T R z
     factors = torch.linalg.solve_triangular(chol, scale.transpose(-1, -2), upper=False)
     return readout, factors.transpose(-1, -2)  # R C^-T

@@ -96,7 +96,7 @@ class ActivatedGPLayer(Module):
         variance: initial kernel variance :math:`\sigma_k^2`.
         initial_scale: initial whitened posterior standard deviation (:math:`R_j = s I`).
         generator: random generator for the initial weights (Gaussian, variance ``1/d`` for ``W``
-            and ``1/M`` for ``V``).
+            and ``1/M`` for ``V``, drawn in float64 whatever ``dtype``).
         dtype: dtype of the parameters.
         device: device of the parameters.
     """
@@ -145,15 +145,13 @@ class ActivatedGPLayer(Module):
         self.kernel.to(dtype=dtype, device=device)
         d = self.input_dim + 1
         factory = {"dtype": dtype, "device": device}
-        self.weights = nn.Parameter(
-            torch.randn(self.num_units, d, generator=generator, dtype=dtype).to(device) / d**0.5
+        # drawn in float64 and rounded: one seed gives the same network in every dtype
+        weights = torch.randn(self.num_units, d, generator=generator, dtype=torch.float64)
+        readout = torch.randn(
+            self.num_units, self.output_dim, generator=generator, dtype=torch.float64
         )
-        self.readout = nn.Parameter(
-            torch.randn(self.num_units, self.output_dim, generator=generator, dtype=dtype).to(
-                device
-            )
-            / self.num_units**0.5
-        )
+        self.weights = nn.Parameter((weights / d**0.5).to(**factory))
+        self.readout = nn.Parameter((readout / self.num_units**0.5).to(**factory))
         for name, value in (("bias", bias), ("variance", variance)):
             self.register_parameter(f"raw_{name}", nn.Parameter(torch.zeros((), **factory)))
             self.register_constraint(f"raw_{name}", Positive())

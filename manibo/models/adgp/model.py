@@ -26,6 +26,7 @@ from manibo.models.adgp.training import STAGE_TWO_OBJECTIVES, fit_elbo, fit_netw
 from manibo.models.outputs import check_output_indices
 from manibo.models.transforms import (
     OutcomeTransformArg,
+    TransformedTrainingInputs,
     checked_input_transform,
     fitted_outcome_transform,
     transformed_training_inputs,
@@ -34,7 +35,7 @@ from manibo.models.transforms import (
 _CONDITIONED = ("last_readout", "last_scale_tril")
 
 
-class ActivatedDGPModel(Model, FantasizeMixin):
+class ActivatedDGPModel(TransformedTrainingInputs, Model, FantasizeMixin):
     r"""A BoTorch model whose posterior is an activated deep GP trained in two stages.
 
     Outcomes go through ``outcome_transform`` (BoTorch's ``Standardize`` per column by default)
@@ -370,9 +371,9 @@ class ActivatedDGPModel(Model, FantasizeMixin):
     ) -> ActivatedDGPModel:
         """A fantasy model: the last layer's inducing posterior updated on ``(X, Y)``.
 
-        See :mod:`manibo.models.adgp.conditioning` for the update (exact Bayesian conditioning for
-        a one-layer model; the ELBO's optimum over the last layer with the hidden layers kept for a
-        deep one). Differentiable in ``X`` and ``Y``; ``X`` may hold no points.
+        See :mod:`manibo.models.adgp.conditioning` for the update (Bayesian conditioning of the
+        predictive for a one-layer model; the best linear update of the last layer, hidden layers
+        kept, for a deep one). Differentiable in ``X`` and ``Y``; ``X`` may hold no points.
 
         Args:
             X: inputs, shape ``(*batch, n, D)``, ``n >= 0``.
@@ -395,13 +396,22 @@ class ActivatedDGPModel(Model, FantasizeMixin):
                 f"{tuple(X.shape)}, got {tuple(Y.shape)}."
             )
         shift, scale = self._outcome_affine()
-        targets = Y.new_zeros(*Y.shape[:-1], self.network.output_dim)
-        targets[..., self._outputs] = (Y - shift[self._outputs]) / scale[self._outputs]
-        noise = self.network.noise.detach().reshape(1) if noise is None else noise
-        inverse_noise = self._network_noise(1 / noise, self._outputs)
+        P, outputs = self.network.output_dim, self._outputs
+        targets = Y.new_zeros(*Y.shape[:-1], P)
+        targets[..., outputs] = (Y - shift[outputs]) / scale[outputs]
+        variances = self.network.noise.detach().expand(*X.shape[:-1], P).clone()
+        if noise is not None:
+            variances[..., outputs] = noise.expand(*X.shape[:-1], len(outputs))
+        states = self._states()
         readout, scale_tril = conditioned_last_layer(
-            self.network, self._states(), X, targets, inverse_noise, seed=self.options["seed"]
+            self.network, states, X, targets, variances, seed=self.options["seed"]
         )
+        if len(outputs) < P:  # outputs outside a subset are not observed: keep them
+            kept = [j for j in range(P) if j not in outputs]
+            readout = readout.clone()
+            readout[..., kept] = states[-1].readout[..., kept]
+            scale_tril = scale_tril.clone()
+            scale_tril[..., kept, :, :] = states[-1].scale_tril[..., kept, :, :]
         model = self._sharing_copy()
         model.last_readout, model.last_scale_tril = readout, scale_tril
         return model.eval()

@@ -156,14 +156,36 @@ class ActivatedDGPPosterior(Posterior):
         )
 
     def _moment_estimates(self) -> tuple[Tensor, Tensor, Tensor]:
+        """Mean, variance and joint covariance: of :data:`MOMENT_SAMPLES` fixed Sobol samples of
+        the latent function, plus the observation noise exactly (it is independent of it)."""
         if self._moments is None:
-            sampler = _moment_sampler(self.base_sample_shape[-1], self.dtype, self.device)
-            samples = sampler(self)
-            mean = samples.mean(0)
+            latent = self
+            if self.observation_noise is not False:
+                latent = ActivatedDGPPosterior(
+                    self.network, self.X, self.weights, self.bias, False, self._states
+                )
+            sampler = _moment_sampler(latent.base_sample_shape[-1], self.dtype, self.device)
+            samples = sampler(latent)
+            mean, variance = samples.mean(0), samples.var(0)
             centred = (samples - mean).flatten(-2)  # (S, *batch, n k): outputs vary fastest
             covariance = centred.unsqueeze(-1) * centred.unsqueeze(-2)
-            self._moments = (mean, samples.var(0), covariance.sum(0) / (samples.shape[0] - 1))
+            covariance = covariance.sum(0) / (samples.shape[0] - 1)
+            if self.observation_noise is not False:
+                noise = self._noise_covariance()  # (*batch, n, k, k)
+                variance = variance + noise.diagonal(dim1=-2, dim2=-1)
+                eye = torch.eye(noise.shape[-3], dtype=noise.dtype, device=noise.device)
+                blocks = torch.einsum("...ikl,ij->...ikjl", noise, eye)
+                covariance = covariance + blocks.reshape(covariance.shape)
+            self._moments = (mean, variance, covariance)
         return self._moments
+
+    def _noise_covariance(self) -> Tensor:
+        """Covariance that the observation noise adds per point, ``W^T diag(noise) W``, shape
+        ``(*batch, n, k, k)``."""
+        noise = self.network.noise if self.observation_noise is True else self.observation_noise
+        n, m = self.X.shape[-2], self.weights.shape[-2]
+        noise = noise.to(self.X).expand(*self.batch_shape, n, m)
+        return torch.einsum("...i,ik,il->...kl", noise, self.weights, self.weights)
 
     @property
     def mean(self) -> Tensor:

@@ -26,12 +26,12 @@ from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models.gpnet.mirror_descent import add_jitter
 from manibo.models.gpnet.trainer import GPNet
 from manibo.models.outputs import check_output_indices
-from manibo.models.transforms import checked_input_transform
+from manibo.models.transforms import TransformedTrainingInputs, checked_input_transform
 
 _HEAD = ("weight_mean", "weight_root")
 
 
-class GPNetModel(Model, FantasizeMixin):
+class GPNetModel(TransformedTrainingInputs, Model, FantasizeMixin):
     r"""A trained single-output GPNet (Gaussian likelihood) as a BoTorch model.
 
     The posterior at ``q`` points is the network's joint Gaussian :math:`\mathcal N(\Phi m, \Phi

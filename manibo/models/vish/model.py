@@ -30,7 +30,11 @@ from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning,
 from manibo.kernels.spectral import GeometricMaternKernel
 from manibo.models.outputs import check_output_indices
 from manibo.models.priors import gaussian_likelihood
-from manibo.models.transforms import checked_input_transform, standardize_from_moments
+from manibo.models.transforms import (
+    TransformedTrainingInputs,
+    checked_input_transform,
+    standardize_from_moments,
+)
 from manibo.models.vish.collapsed import WeightPosterior, collapsed_bound, weight_posterior
 from manibo.models.vish.prior import VISHPrior
 from manibo.models.vish.statistics import (
@@ -62,7 +66,7 @@ def log_prior_density(*modules: torch.nn.Module) -> Tensor | float:
     return total
 
 
-class VISHModel(Model, FantasizeMixin):
+class VISHModel(TransformedTrainingInputs, Model, FantasizeMixin):
     r"""A sparse GP with spherical-harmonic features, as a BoTorch model with one output.
 
     Build it with :func:`~manibo.models.vish.fit.fit_vish` (in-memory data),
