@@ -1,6 +1,9 @@
 """Every registered surrogate honours BoTorch's model contract on S², T² and SO(3), and works with
 every acquisition of the suite at q = 1 and 3 (``manibo.testing.model_contract``)."""
 
+import runpy
+from pathlib import Path
+
 import pytest
 from registry import CONTRACT_SPACES, SPACES, SURROGATES
 
@@ -59,3 +62,13 @@ def test_a_surrogate_registered_without_a_case_fails_the_coverage_test(isolated_
 
     with pytest.raises(AssertionError, match="uncovered-test-surrogate"):
         test_every_registered_surrogate_is_covered()
+
+
+def test_docs_tables_are_generated_from_the_suite_and_current():
+    docs = Path(__file__).parents[2] / "docs"
+    generator = runpy.run_path(str(docs / "make_surrogate_table.py"))
+    page = (docs / "concepts.md").read_text()
+    assert page == generator["render_page"](page), (
+        "the surrogate tables of docs/concepts.md are stale: run "
+        "`python docs/make_surrogate_table.py` and commit the result."
+    )

@@ -73,3 +73,34 @@ def test_unsupported_spaces_are_refused_before_any_data(isolated_surrogates):
 
     with pytest.raises(ConfigurationError, match="spheres only"):
         build_surrogate("test-spheres-only", Torus(1), torch.zeros(3, 1), torch.zeros(3, 1))
+
+
+def test_declared_features_are_reported_and_checked(isolated_surrogates):
+    from manibo.models import (
+        FEATURES,
+        check_surrogate_supports,
+        surrogate_entry,
+        unsupported_feature,
+    )
+
+    assert all(
+        unsupported_feature(name, f) is None for name in available_surrogates() for f in FEATURES
+    )
+    assert surrogate_entry("vish").multi_output is False and surrogate_entry("adgp").multi_output
+    with pytest.raises(ConfigurationError, match="unknown feature"):
+        register_surrogate("test-bad-feature", unsupported_features={"telepathy": "no"})
+    with pytest.raises(ConfigurationError, match="unknown feature"):
+        unsupported_feature("matern", "telepathy")
+
+    @register_surrogate(
+        "test-no-tensor-noise",
+        unsupported_features={
+            "observation_noise_tensor": "its noise is learned per point; pass True."
+        },
+    )
+    def learned(space, train_X, train_Y, **options):
+        return build_surrogate("matern", space, train_X, train_Y)
+
+    check_surrogate_supports("test-no-tensor-noise", Sphere(2), ("fantasize",))
+    with pytest.raises(ConfigurationError, match="offers no known noise levels.*learned per point"):
+        check_surrogate_supports("test-no-tensor-noise", Sphere(2), ("observation_noise_tensor",))
