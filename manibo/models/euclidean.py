@@ -44,7 +44,7 @@ def _indices_not_coordinates(space: Space) -> str | None:
     )
 
 
-@register_surrogate("euclidean", unsupported=_indices_not_coordinates, multi_output=False)
+@register_surrogate("euclidean", unsupported=_indices_not_coordinates)
 def ambient_matern_gp(space, train_X, train_Y, **options):
     """Matérn-5/2 ARD GP on the ambient coordinates (defined off the space as well); finite
     spaces are refused (their points are indices, not coordinates)."""
@@ -52,7 +52,7 @@ def ambient_matern_gp(space, train_X, train_Y, **options):
     return exact_gp(space, train_X, train_Y, kernel, **options)
 
 
-@register_surrogate("chart", multi_output=False)
+@register_surrogate("chart")
 def chart_matern_gp(space, train_X, train_Y, **options):
     """Matérn-5/2 ARD GP on chart coordinates (latitude/longitude on S²)."""
     k = space.chart(train_X[:1]).shape[-1]

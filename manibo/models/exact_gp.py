@@ -228,7 +228,7 @@ def exact_gp(
 SURROGATE_TRUNCATION_TOL = 1e-4
 
 
-@register_surrogate("matern", multi_output=False)
+@register_surrogate("matern")
 def geometric_matern_gp(
     space,
     train_X,
@@ -244,7 +244,7 @@ def geometric_matern_gp(
     return exact_gp(space, train_X, train_Y, kernel, **options)
 
 
-@register_surrogate("heat", multi_output=False)
+@register_surrogate("heat")
 def geometric_heat_gp(
     space, train_X, train_Y, truncation_tol: float = SURROGATE_TRUNCATION_TOL, **options
 ) -> SingleTaskGP:

@@ -4,8 +4,8 @@ Each entry says what its surrogate cannot do, so that a loop configured with an 
 combination fails when it is built, before any evaluation: the spaces it cannot model
 (``unsupported``), the model features that are out of its reach (``unsupported_features``, keyed by
 the names in :data:`FEATURES`), and whether it models several outcomes itself (``multi_output``;
-otherwise :func:`build_surrogate` fits one model per column of ``train_Y`` and returns them as a
-:class:`~manibo.models.model_list.OutcomeList`).
+otherwise, the default, :func:`build_surrogate` fits one model per column of ``train_Y`` and
+returns them as a :class:`~manibo.models.model_list.OutcomeList`).
 """
 
 from __future__ import annotations
@@ -45,13 +45,13 @@ class SurrogateEntry:
             ``space``, or returns None where it can; None: every space.
         unsupported_features: feature name (a key of :data:`FEATURES`) to the reason it is out of
             reach.
-        multi_output: the factory accepts ``train_Y`` with several columns.
+        multi_output: the factory models several columns of ``train_Y`` itself.
     """
 
     factory: SurrogateFactory
     unsupported: SpaceCheck | None = None
     unsupported_features: Mapping[str, str] = field(default_factory=dict)
-    multi_output: bool = True
+    multi_output: bool = False
 
 
 _FACTORIES: Registry[SurrogateFactory] = Registry(
@@ -65,7 +65,7 @@ def register_surrogate(
     unsupported: SpaceCheck | None = None,
     *,
     unsupported_features: Mapping[str, str] | None = None,
-    multi_output: bool = True,
+    multi_output: bool = False,
 ) -> Callable[[SurrogateFactory], SurrogateFactory]:
     """Decorator registering ``factory(space, train_X, train_Y, **options)`` under ``name``.
 
@@ -78,8 +78,9 @@ def register_surrogate(
         unsupported_features: the model features (keys of :data:`FEATURES`) that are out of the
             surrogate's reach, each with a sentence saying why and what to use instead; the loop
             refuses an acquisition that needs one of them when it is built.
-        multi_output: the factory models several outcomes (``train_Y`` of shape ``(n, m)``);
-            False: it takes one column, and :func:`build_surrogate` fits one model per column.
+        multi_output: the factory models several outcomes (``train_Y`` of shape ``(n, m)``)
+            itself; False (the default): it takes one column, and :func:`build_surrogate` fits
+            one model per column.
 
     Raises:
         ConfigurationError: the name is taken, or a feature name is unknown.

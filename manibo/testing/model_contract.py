@@ -81,6 +81,7 @@ class SurrogateCase:
         tolerances: looser values for keys of :data:`TOLERANCES` (say why where you set them).
         num_train: training points.
         seed: seed of the data.
+        device: where the data, and hence the models, live (``"cpu"``, ``"cuda"``).
     """
 
     name: str
@@ -89,6 +90,7 @@ class SurrogateCase:
     tolerances: Mapping[str, float] = field(default_factory=dict)
     num_train: int = 10
     seed: int = 0
+    device: str | torch.device = "cpu"
     _models: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -107,7 +109,7 @@ class SurrogateCase:
         that float32 points are the same points rounded)."""
         generator = torch.Generator().manual_seed(self.seed * 1000 + seed)
         x = self.space.random(math.prod(shape), generator=generator, dtype=torch.float64)
-        return x.reshape(*shape, math.prod(self.space.point_shape)).to(dtype)
+        return x.reshape(*shape, math.prod(self.space.point_shape)).to(self.device, dtype)
 
     def objective(self, X: Tensor, num_outputs: int = 1) -> Tensor:
         """A smooth test function of geodesic distances to fixed anchors, shape ``(n, m)``."""
@@ -187,7 +189,7 @@ def _tangent(space: Space, x: Tensor, seed: int) -> Tensor:
     """Unit tangent vectors at the flattened points ``x``, same shape."""
     generator = torch.Generator().manual_seed(seed)
     shaped = x.reshape(*x.shape[:-1], *space.point_shape)
-    v = torch.randn(shaped.shape, generator=generator, dtype=x.dtype)
+    v = torch.randn(shaped.shape, generator=generator, dtype=x.dtype).to(x.device)
     v = space.to_tangent(shaped, v).reshape(x.shape)
     return v / v.norm(dim=-1, keepdim=True).clamp_min(1e-12)
 
@@ -267,7 +269,7 @@ def check_observation_noise(case: SurrogateCase) -> None:
     allowed = 2 * case.tolerance("moments") * float(noisy.max()) + 1e-9 * float(added.mean())
     assert spread <= allowed, f"noise not homoscedastic: spread {spread:.3g}"
     scale2 = float(case.data()[1].std()) ** 2
-    noise = 0.2 + 0.1 * torch.arange(6, dtype=X.dtype).reshape(2, 3, 1)
+    noise = 0.2 + 0.1 * torch.arange(6, dtype=X.dtype, device=X.device).reshape(2, 3, 1)
     _, given = _moments(model, X, observation_noise=noise)
     rtol = max(case.tolerance("moments"), 1e-9)
     _close(given - latent, noise * scale2, 0.0, "variance added by a noise tensor", rtol=rtol)
@@ -279,7 +281,7 @@ def check_posterior_transform(case: SurrogateCase) -> None:
     X = case.points(2, 3)
     for m, weights in ((1, [2.0]), (2, [0.7, -1.3])):
         model = case.model(m)
-        w = torch.tensor(weights, dtype=X.dtype)
+        w = torch.tensor(weights, dtype=X.dtype, device=X.device)
         transform = ScalarizedPosteriorTransform(weights=w, offset=1.5)
         posterior, scalar = model.posterior(X), model.posterior(X, posterior_transform=transform)
         _close(scalar.mean, posterior.mean @ w.unsqueeze(-1) + 1.5, 1e-9, "transformed mean")
@@ -360,7 +362,7 @@ def check_fantasize(case: SurrogateCase) -> None:
     batched = model.fantasize(case.points(2, 2, seed=9), sampler)
     assert batched.batch_shape == torch.Size([3, 2]), f"b x n: batch {batched.batch_shape}"
     assert batched.posterior(X_test).mean.shape == (3, 2, 4, 1), "b x n: posterior shape"
-    noise = torch.full((2, 1), 1e12, dtype=X.dtype)
+    noise = torch.full((2, 1), 1e12, dtype=X.dtype, device=X.device)
     vague = model.fantasize(X, sampler, observation_noise=noise)
     v_mean, v_var = _moments(vague, X_test)
     _close(v_mean, mean.expand(3, 4, 1), 1e-5 * _scale(case), "enormous noise: fantasy mean")
@@ -599,7 +601,7 @@ ACQUISITIONS: dict[str, AcquisitionSpec] = {
         lambda c, m, X, Y: qLogNParEGO(
             m,
             X,
-            scalarization_weights=torch.tensor([0.6, 0.4], dtype=X.dtype),
+            scalarization_weights=torch.tensor([0.6, 0.4], dtype=X.dtype, device=X.device),
             sampler=_sampler(),
             prune_baseline=False,
             cache_root=False,

@@ -38,7 +38,7 @@ def _plain_single_task_gp(space, train_X, train_Y, **options):
 
 
 def test_conditioning_without_gradients_fails_the_suite(isolated_surrogates):
-    register_surrogate("test-detached-vish", multi_output=False)(_detached_vish)
+    register_surrogate("test-detached-vish")(_detached_vish)
     case = SurrogateCase("test-detached-vish", Sphere(2), options=VISH)
     with pytest.raises(AssertionError, match="gradient of the conditioned variance"):
         run_model_check(case, "condition_on_observations")
@@ -52,7 +52,7 @@ def test_conditioning_without_gradients_fails_the_suite(isolated_surrogates):
 def test_fantasies_that_ignore_their_noise_fail_the_suite(isolated_surrogates):
     """BoTorch's SingleTaskGP with a fitted noise conditions fantasies with that noise, whatever
     noise they are given; manibo's exact GP honours it (the 'matern' case passes)."""
-    register_surrogate("test-plain-gp", multi_output=False)(_plain_single_task_gp)
+    register_surrogate("test-plain-gp")(_plain_single_task_gp)
     with pytest.raises(AssertionError, match="enormous noise"):
         run_model_check(SurrogateCase("test-plain-gp", Sphere(2)), "fantasize")
     run_model_check(SurrogateCase("matern", Sphere(2)), "fantasize")

@@ -32,7 +32,7 @@ def _indices_not_coordinates(space) -> str | None:
     )
 
 
-@register_surrogate("adgp", unsupported=_indices_not_coordinates)
+@register_surrogate("adgp", unsupported=_indices_not_coordinates, multi_output=True)
 def activated_dgp_surrogate(
     space, train_X, train_Y, previous_model=None, warm_start=False, **options
 ) -> ActivatedDGPModel:

@@ -117,7 +117,7 @@ def _measurement_noise(prior: Kernel, space: Space) -> Tensor:
     return noise if noise.numel() in (1, math.prod(space.point_shape)) else noise[:1]
 
 
-@register_surrogate("gpnet", multi_output=False)
+@register_surrogate("gpnet")
 def gpnet_surrogate(
     space: Space,
     train_X: Tensor,

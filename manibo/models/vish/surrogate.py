@@ -29,7 +29,7 @@ def _not_a_sphere(space) -> str | None:
     )
 
 
-@register_surrogate("vish", unsupported=_not_a_sphere, multi_output=False)
+@register_surrogate("vish", unsupported=_not_a_sphere)
 def vish_surrogate(
     space,
     train_X: Tensor,
