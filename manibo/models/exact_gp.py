@@ -97,7 +97,8 @@ class ExactGPModel(SingleTaskGP):
         model carries the fitted noise for the training points and ``noise`` for the new ones.
         Conditioning on no points (BoTorch's ``fantasize`` of an empty ``X``) is treated as a
         fantasy, as BoTorch treats every other fantasy, instead of warning that ``X`` and ``Y``
-        differ in rank.
+        differ in rank, and a model that has not predicted yet computes its prediction caches
+        first instead of refusing.
 
         Args:
             X: inputs, shape ``(*batch, n, d)``.
@@ -114,12 +115,13 @@ class ExactGPModel(SingleTaskGP):
             model.likelihood = FixedNoiseGaussianLikelihood(
                 noise=fitted.expand(*fitted.shape[:-1], size).clone()
             )
+            model.prediction_strategy = None  # its caches hold the other likelihood
+        if noise is not None:
+            kwargs["noise"] = noise
+        if model.prediction_strategy is None:  # the caches that conditioning updates
             model.eval()
-            with debug(False):  # the caches that conditioning updates, for the new likelihood
+            with debug(False):
                 model(*(x[..., :1, :] for x in model.train_inputs))
-            kwargs["noise"] = noise
-        elif noise is not None:
-            kwargs["noise"] = noise
         condition = super(ExactGPModel, model).condition_on_observations
         if X.shape[-2] == 0:
             with fantasize_flag():
