@@ -312,9 +312,9 @@ def run_sphere(args) -> dict:
         BayesianLinearNetwork,
         HarmonicFeatures,
         MeasurementDistribution,
+        default_kernel,
     )
     from manibo.models.gpnet.measurement import lengthscale_noise
-    from manibo.models.gpnet.model import default_kernel
 
     load = load_average()
     n, features = (200, 49) if args.smoke else (2000, 225)

@@ -216,7 +216,7 @@ def run_vish(dataset, num_features, Xtr, ytr, Xte, yte, smoke) -> dict:
         hyper = {
             "levels": list(prior.levels),
             "num_features": prior.features.num_features,
-            "noise_variance": float(model.noise * model.outcome_std**2),
+            "noise_variance": float(model.noise * model.outcome_transform.stdvs**2),
             "outputscale": float(prior.outputscale),
             "residual_variance": float(prior.residual_variance()),
         }

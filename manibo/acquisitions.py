@@ -36,6 +36,7 @@ __all__ = [
     "build_acquisition",
     "check_acquisition",
     "register_acquisition",
+    "required_features",
 ]
 
 MC_SAMPLES = 128
@@ -76,9 +77,11 @@ AcquisitionBuilder = Callable[[Model, AcquisitionData], AcquisitionFunction]
 
 @dataclass(frozen=True)
 class AcquisitionEntry(Entry):
-    """An acquisition builder and whether it is analytic (q = 1, no pending points)."""
+    """An acquisition builder, whether it is analytic (q = 1, no pending points), and the model
+    features (keys of :data:`manibo.models.FEATURES`) it needs of its surrogate."""
 
     analytic: bool = False
+    required_features: tuple[str, ...] = ()
 
 
 ACQUISITIONS: Registry[AcquisitionEntry] = Registry(
@@ -88,7 +91,7 @@ ACQUISITIONS: Registry[AcquisitionEntry] = Registry(
 
 
 def register_acquisition(
-    name: str, analytic: bool = False
+    name: str, analytic: bool = False, required_features: tuple[str, ...] = ()
 ) -> Callable[[AcquisitionBuilder], AcquisitionBuilder]:
     """Decorator registering ``builder(model, data) -> AcquisitionFunction`` under ``name``.
 
@@ -99,13 +102,17 @@ def register_acquisition(
         analytic: the acquisition scores one point at a time and cannot account for pending
             points (BoTorch's analytic acquisitions); the loop then refuses ``q > 1`` and never
             passes pending points.
+        required_features: the model features (keys of :data:`manibo.models.FEATURES`) the
+            acquisition needs, e.g. ``("fantasize",)`` for the knowledge gradient; the loop refuses
+            a surrogate that declares one of them out of its reach before any evaluation.
 
     Raises:
         ConfigurationError: ``name`` is taken by another builder.
     """
 
     def decorate(builder: AcquisitionBuilder) -> AcquisitionBuilder:
-        ACQUISITIONS.register(name, AcquisitionEntry(builder, bool(analytic)))
+        entry = AcquisitionEntry(builder, bool(analytic), tuple(required_features))
+        ACQUISITIONS.register(name, entry)
         return builder
 
     return decorate
@@ -114,6 +121,15 @@ def register_acquisition(
 def available_acquisitions() -> list[str]:
     """Names accepted by :func:`build_acquisition` (plug-ins included), sorted."""
     return ACQUISITIONS.names()
+
+
+def required_features(name: str) -> tuple[str, ...]:
+    """The model features the acquisition ``name`` needs of its surrogate.
+
+    Raises:
+        ConfigurationError: ``name`` is unknown.
+    """
+    return ACQUISITIONS.get(name).required_features
 
 
 def check_acquisition(name: str, q: int) -> None:
@@ -186,7 +202,7 @@ def _q_simple_regret(model: Model, data: AcquisitionData) -> AcquisitionFunction
     return qSimpleRegret(model, X_pending=data.X_pending, sampler=data.sampler())
 
 
-@register_acquisition("qkg")
+@register_acquisition("qkg", required_features=("fantasize",))
 def _q_knowledge_gradient(model: Model, data: AcquisitionData) -> AcquisitionFunction:
     return qKnowledgeGradient(model, num_fantasies=16, X_pending=data.X_pending)
 

@@ -16,7 +16,7 @@ import torch
 from torch import Tensor
 
 from manibo._validation import as_tensor_arg, check_trailing_shape, checked_device
-from manibo.acquisitions import build_acquisition, check_acquisition
+from manibo.acquisitions import build_acquisition, check_acquisition, required_features
 from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
 from manibo.journal import Evaluation, Journal
 from manibo.models import build_surrogate, check_surrogate_supports
@@ -73,6 +73,7 @@ class BayesianOptimizer:
     ) -> None:
         check_surrogate_supports(surrogate, space)
         check_acquisition(acquisition, q)
+        check_surrogate_supports(surrogate, space, required_features(acquisition))
         if optimizer not in ("riemannian", "projection"):
             raise ConfigurationError(
                 f"`optimizer` must be 'riemannian' or 'projection', got {optimizer!r}."

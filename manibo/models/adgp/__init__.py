@@ -9,9 +9,10 @@ Cambridge); section, equation and figure numbers in this package are that report
 from manibo.models.adgp.activations import Activation, ReLU, Softplus
 from manibo.models.adgp.initialization import initialize_from_network
 from manibo.models.adgp.layer import ActivatedGPLayer, LayerState
-from manibo.models.adgp.model import ActivatedDGPModel, activated_dgp_surrogate
+from manibo.models.adgp.model import ActivatedDGPModel
 from manibo.models.adgp.network import ActivatedDeepGP
 from manibo.models.adgp.posterior import ActivatedDGPPosterior, get_activated_dgp_sampler
+from manibo.models.adgp.surrogate import activated_dgp_surrogate
 from manibo.models.adgp.training import ElboTrace, NetworkTrace, fit_elbo, fit_network
 
 __all__ = [
