@@ -5,10 +5,11 @@ They check flags, points, and parameters on the inputs' dtype/device.
 
 from __future__ import annotations
 
+import torch
 from torch import Tensor, nn
 
 from manibo._validation import check_same_dtype_device
-from manibo.exceptions import InputDataError
+from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.spaces.base import Space
 
 
@@ -37,4 +38,16 @@ def check_parameters_match(kernel: nn.Module, x: Tensor) -> None:
             f"the kernel's parameters are {parameter.dtype} on {parameter.device} "
             f"but the inputs are {x.dtype} on {x.device}; "
             "move the kernel with `kernel.to(x)` (BoTorch models do this for you)."
+        )
+
+
+def check_lengthscale(kernel: nn.Module, lengthscale: Tensor) -> None:
+    """Every lengthscale is positive and finite (a zero one would make the Gram matrix NaN)."""
+    if not bool(torch.isfinite(lengthscale).all() and (lengthscale > 0).all()):
+        bad = lengthscale.detach().reshape(-1)
+        bad = bad[~(torch.isfinite(bad) & (bad > 0))]
+        raise ConfigurationError(
+            f"{type(kernel).__name__}: lengthscales must be positive and finite, got "
+            f"{bad.tolist()[:5]}. Set a positive value (e.g. `kernel.lengthscale = 0.5`), or keep "
+            "the default positive constraint and a lengthscale prior when fitting."
         )
