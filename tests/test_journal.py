@@ -228,7 +228,7 @@ import manibo.journal
 from manibo.journal import Evaluation, JournalWriter
 
 def write_in_pieces(fd, data, write=os.write):  # a slow file system: 4 KiB per call
-    time.sleep(0.0002)
+    time.sleep(0.002)
     return write(fd, data[:4096])
 
 manibo.journal.os.write = write_in_pieces
@@ -242,13 +242,14 @@ for i in range(count):
 
 @pytest.mark.slow
 def test_a_reader_beside_a_writer_of_20000_float_lines_sees_only_whole_records(tmp_path):
-    """Lines of 400 kB written 4 kB at a time: the reader sees them half-written, skips the
-    unfinished tail, and never truncates or moves anything."""
-    path, count, width = tmp_path / "j.jsonl", 30, 20_000
+    """Lines of 400 kB written 4 kB at a time, 2 ms apart: the reader sees them half-written,
+    skips the unfinished tail, and never truncates or moves anything."""
+    path, count, width = tmp_path / "j.jsonl", 20, 20_000
     reads, sizes, unfinished = [], [], 0
     with ForkServer(tmp_path / "children") as server:
         writer = server.start(WRITER, str(path), count, width)
         while not reads or len(reads[-1]) < count:
+            time.sleep(0.01)  # several reads per line written (0.2 s a line)
             if not path.exists():
                 continue
             sizes.append(path.stat().st_size)
@@ -264,6 +265,6 @@ def test_a_reader_beside_a_writer_of_20000_float_lines_sees_only_whole_records(t
             reads.append(evaluations)
         assert server.wait(writer) == 0, server.stderr()
     assert sizes == sorted(sizes)  # the file only ever grew: the reader never truncated it
-    assert unfinished > 10 and len({len(r) for r in reads}) > 10  # it read during the writing
+    assert unfinished >= 3 and len({len(r) for r in reads}) >= 3  # it read during the writing
     assert sorted(p.name for p in tmp_path.iterdir()) == ["children", "j.jsonl", "j.jsonl.lock"]
     assert len(Journal(path).read()[1]) == count
