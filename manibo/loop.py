@@ -36,6 +36,7 @@ from manibo._loop_settings import (
     SETTINGS,
     check_buildable,
     json_values,
+    number_of_points,
     settings_differences,
     validated_settings,
 )
@@ -534,6 +535,7 @@ class BayesianOptimizer:
             )
         declared = _declared_failures(on_error)
         parallel = self._checked_parallelism(objective, executor, max_parallel)
+        self._check_budget_fits(budget)
         self.flush()  # what a failed write left in memory goes first
         self._in_run = True
         try:
@@ -541,13 +543,32 @@ class BayesianOptimizer:
                 self._run_serial(objective, budget, declared, progress)
             else:
                 self._run_parallel(objective, budget, executor, parallel, declared, progress)
-        finally:
-            self._in_run = False
-            if progress:
-                sys.stderr.write("\n")
-                sys.stderr.flush()
-            self._warnings.report(stacklevel=2)
+        except BaseException:
+            self._end_run(progress, failing=True)
+            raise
+        self._end_run(progress, failing=False)
         return self.best
+
+    def _end_run(self, progress: bool, failing: bool) -> None:
+        """End the progress line, then issue the run's warnings (after it, not inside the bar)."""
+        self._in_run = False
+        if progress:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+        try:
+            self._warnings.report(stacklevel=3)
+        except Exception:  # a warning turned into an error must not hide the run's own error
+            if not failing:
+                raise
+
+    def _check_budget_fits(self, budget: int) -> None:
+        count = number_of_points(self.space)
+        if count is not None and self.config["exclude_evaluated"] and budget > count:
+            raise ConfigurationError(
+                f"`budget` ({budget}) exceeds the {count} points of {self.space!r}, and evaluated "
+                "points are never proposed again; lower the budget, or pass "
+                "exclude_evaluated=False."
+            )
 
     def _checked_parallelism(self, objective, executor, max_parallel) -> int:
         if executor is None:

@@ -266,6 +266,14 @@ def test_minimize_and_maximize_refuse_the_other_direction_and_unknown_options():
 
 
 # ---------------------------------------------------------------- design and pending points
+def test_a_budget_beyond_the_points_of_a_finite_space_is_refused_before_any_evaluation():
+    calls = []
+    opt = BayesianOptimizer(_complete_graph(6), initial_design=3, seed=0, **FAST)
+    with pytest.raises(ConfigurationError, match=r"`budget` \(7\) exceeds the 6 points"):
+        opt.run(lambda x: calls.append(x) or 1.0, budget=7, progress=False)
+    assert calls == []
+
+
 def test_the_design_on_a_finite_space_has_no_repeated_point():
     for space, n in [(_complete_graph(6), 6), (Mesh.icosphere(0), 12)]:
         opt = BayesianOptimizer(space, initial_design=n, seed=0, **FAST)
@@ -351,6 +359,16 @@ def test_warnings_of_the_proposals_come_once_at_the_end_as_one_summary(capsys):
     BayesianOptimizer(Sphere(2), num_restarts=4, raw_samples=64)
     err = capsys.readouterr().err
     assert "5/5" in err and "jitter" not in err  # nothing printed into the progress bar
+
+    def buggy(x):
+        if len(opt.history) == 6:
+            raise NameError("bug after a proposal")
+        return _objective(x)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the summary becomes an error: it must not hide the bug
+        with pytest.raises(NameError, match="bug after a proposal"):
+            opt.run(buggy, budget=8, progress=False)
 
 
 def test_the_truncation_warning_names_options_that_the_surrogate_takes():
