@@ -335,7 +335,7 @@ class JournalWriter:
             )
 
     def _write_line(self, record: dict[str, Any]) -> None:
-        data = (json.dumps(record, allow_nan=False) + "\n").encode()
+        data = (json.dumps(record) + "\n").encode()  # Infinity: nu = inf in a header
         start = os.fstat(self._fd).st_size
         try:
             written = 0

@@ -166,7 +166,7 @@ class BayesianOptimizer:
             else None
         )
         # drawn on the CPU so that a seed gives the same design on every device
-        design = distinct_random_points(
+        design = _distinct_random_points(
             space, settings["initial_design"], torch.Generator().manual_seed(settings["seed"])
         )
         check_buildable(space, settings, design, self.device)
@@ -386,6 +386,9 @@ class BayesianOptimizer:
             Y: values ``(n,)``, ``(n, 1)`` or a scalar, all finite (use :meth:`tell_failure` for
                 failed evaluations).
             seconds: wall time of the evaluation, recorded in the journal.
+
+        Each told point clears the pending point nearest to it within :data:`PENDING_TOL` on the
+        space (a point your code rounded still clears its entry).
 
         Raises:
             InputDataError: ``X`` or ``Y`` is malformed (nothing is recorded).
@@ -642,7 +645,12 @@ class BayesianOptimizer:
             while len(self._history) < budget:
                 while len(running) < max_parallel and len(self._history) + len(running) < budget:
                     x = self.ask(1)[0]
-                    running[executor.submit(objective, x)] = (x, time.perf_counter())
+                    try:
+                        future = executor.submit(objective, x)
+                    except BaseException:  # a shut-down executor, say: x was never evaluated
+                        self._clear_pending(x.detach().to("cpu", torch.float64))
+                        raise
+                    running[future] = (x, time.perf_counter())
                 done, _ = wait(list(running), return_when=FIRST_COMPLETED)
                 for future in done:
                     x, start = running.pop(future)
@@ -700,7 +708,7 @@ class BayesianOptimizer:
         self._progress_width = len(line)
 
 
-def distinct_random_points(space: Space, n: int, generator: torch.Generator) -> Tensor:
+def _distinct_random_points(space: Space, n: int, generator: torch.Generator) -> Tensor:
     """``n`` points drawn by ``space.random``; on a finite space, ``n`` distinct points.
 
     On a finite space repeated draws are skipped, which samples without replacement with the
