@@ -383,7 +383,12 @@ def set_aside(path: str | Path) -> Path:
                 os.link(path, target)  # fails instead of overwriting an earlier one
             except FileExistsError:
                 continue
-            os.unlink(path)
+            except OSError:  # a file system without hard links: rename to a name seen free
+                if target.exists():
+                    continue
+                os.rename(path, target)
+            else:
+                os.unlink(path)
             _fsync_folder(path.parent)
             return target
         raise JournalError(f"could not find a free name to move {path} aside.")

@@ -190,6 +190,10 @@ def test_a_failed_write_leaves_the_file_as_it_was(tmp_path, monkeypatch):
     assert [e.index for e in Journal(path).read()[1]] == [0, 1, 2]
 
 
+def _no_hard_links(source, target):
+    raise OSError(errno.EPERM, "Operation not permitted")
+
+
 def _fail_fsync(fd):
     raise OSError(errno.EIO, "I/O error")
 
@@ -207,15 +211,19 @@ def test_a_journal_deleted_or_replaced_during_the_run_is_not_recreated(tmp_path)
     assert path.read_text() == "someone else's file\n"
 
 
-def test_set_aside_renames_and_never_overwrites(tmp_path):
+def test_set_aside_renames_and_never_overwrites(tmp_path, monkeypatch):
     path = tmp_path / "j.jsonl"
     names = set()
-    for _ in range(2):
-        _journal(path).close()
+    for attempt in range(3):
+        if attempt == 2:  # a file system without hard links: renamed instead
+            monkeypatch.setattr(manibo.journal.os, "link", _no_hard_links)
+        _journal(path, n=attempt).close()
         moved = set_aside(path)
-        assert not path.exists() and moved.exists() and moved.name.startswith("j.jsonl.")
+        assert not path.exists() and moved.name.startswith("j.jsonl.")
+        assert len(Journal(moved).read()[1]) == attempt
         names.add(moved)
-    assert len(names) == 2  # the second move did not overwrite the first
+    monkeypatch.undo()
+    assert len(names) == 3  # no move overwrote an earlier one
     writer = _journal(path)
     with pytest.raises(JournalLockedError):
         set_aside(path)  # not while a writer holds it
