@@ -6,7 +6,7 @@ import pytest
 import torch
 from registry import KERNEL_CASES, KERNELS, SPACES, SURROGATES, make_kernel
 
-from manibo.exceptions import TruncationWarning
+from manibo.exceptions import ConfigurationError, TruncationWarning
 from manibo.testing import (
     SurrogateCase,
     check_kernel_contract,
@@ -80,6 +80,23 @@ def test_loop_on_cuda_matches_its_cpu_design_and_stays_on_the_space(tmp_path):
         assert opt.best[0].device.type == device
     assert torch.allclose(runs["cpu"][:3], runs["cuda"][:3], atol=1e-12)  # same seeded design
     Sphere(2).check(runs["cuda"])
+
+
+def test_a_journal_written_on_cuda_resumes_on_the_cpu_with_huge_outcomes(tmp_path, device="cuda"):
+    from manibo.kernels import GeometricMaternKernel
+    from manibo.loop import BayesianOptimizer
+    from manibo.spaces import Sphere
+
+    fast = {"num_restarts": 2, "raw_samples": 32, "optimizer_options": {"maxiter": 10}}
+    path = tmp_path / "j.jsonl"
+    with BayesianOptimizer(Sphere(2), initial_design=3, journal=path, device=device, **fast) as opt:
+        opt.run(lambda x: 1e300 * float(x[2]), budget=5, progress=False)
+    with BayesianOptimizer.resume(path, device="cpu") as resumed:
+        assert len(resumed.history) == 5 and resumed.ask().device.type == "cpu"
+    kernel = GeometricMaternKernel(Sphere(2)).to(device=device, dtype=torch.float64)
+    kernel.lengthscale = 0.0
+    with pytest.raises(ConfigurationError, match="lengthscales must be positive"):
+        kernel(Sphere(2).random(3, device=device)).to_dense()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 from torch import Tensor, nn
 
 from manibo._validation import check_same_dtype_device
-from manibo.exceptions import InputDataError
+from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.spaces.base import Space
 
 
@@ -37,4 +37,19 @@ def check_parameters_match(kernel: nn.Module, x: Tensor) -> None:
             f"the kernel's parameters are {parameter.dtype} on {parameter.device} "
             f"but the inputs are {x.dtype} on {x.device}; "
             "move the kernel with `kernel.to(x)` (BoTorch models do this for you)."
+        )
+
+
+def check_lengthscale(kernel: nn.Module, lengthscale: Tensor) -> None:
+    """No lengthscale is zero or negative (that would make the Gram matrix NaN).
+
+    NaN passes: optimisers that try a NaN step handle the NaN loss themselves.
+    """
+    if bool((lengthscale <= 0).any()):
+        bad = lengthscale.detach().reshape(-1)
+        bad = bad[bad <= 0].tolist()[:5]
+        raise ConfigurationError(
+            f"{type(kernel).__name__}: lengthscales must be positive, got {bad}. Set a positive "
+            "value (e.g. `kernel.lengthscale = 0.5`), or keep the default positive constraint and "
+            "a lengthscale prior when fitting."
         )

@@ -20,8 +20,10 @@ import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
+from manibo._validation import check_int
 from manibo.exceptions import ConfigurationError, TruncationWarning
 from manibo.kernels._inputs import (
+    check_lengthscale,
     check_parameters_match,
     check_point_pair,
     reject_last_dim_is_batch,
@@ -99,6 +101,8 @@ class GeometricMaternKernel(Kernel):
             )
         if not 0 < truncation_tol < 1:
             raise ConfigurationError(f"`truncation_tol` must lie in (0, 1), got {truncation_tol}.")
+        if max_levels is not None:
+            check_int("max_levels", max_levels, minimum=1)
         super().__init__(**kwargs)
         self.space = space
         self.nu = nu
@@ -136,8 +140,9 @@ class GeometricMaternKernel(Kernel):
                     f"{self.truncation_tol:g} of the spectral mass at lengthscale "
                     f"{float(lengthscale.detach().min()):.3g}, "
                     f"but `max_levels` = {self.max_levels}; the neglected mass is "
-                    f"{float(tail[..., self.max_levels].max()):.2e}. Raise "
-                    "`max_levels`, or use a smoother kernel (larger nu) or a longer lengthscale.",
+                    f"{float(tail[..., self.max_levels].max()):.2e}. Raise `max_levels` (an "
+                    "argument of this kernel and an option of the 'matern' and 'heat' "
+                    "surrogates), or use a smoother kernel (larger `nu`) or a longer lengthscale.",
                     TruncationWarning,
                     stacklevel=3,
                 )
@@ -157,6 +162,7 @@ class GeometricMaternKernel(Kernel):
     def level_weights(self, lengthscale: Tensor | None = None) -> Tensor:
         r"""Normalised per-level weights :math:`w_l`, shape ``(*batch_shape, L)``."""
         lengthscale = self.lengthscale if lengthscale is None else lengthscale
+        check_lengthscale(self, lengthscale)
         num = self.levels_for(lengthscale)
         eigenvalues = self._eigenvalues[:num].to(lengthscale)
         log_mult = self._log_multiplicities[:num].to(lengthscale)

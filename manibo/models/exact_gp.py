@@ -237,11 +237,17 @@ def geometric_matern_gp(
     train_Y,
     nu: float = 2.5,
     truncation_tol: float = SURROGATE_TRUNCATION_TOL,
+    max_levels: int | None = None,
     **options,
 ) -> SingleTaskGP:
-    """Exact GP with the geometric Matérn kernel of ``space`` (default ν = 5/2)."""
+    """Exact GP with the geometric Matérn kernel of ``space`` (default ν = 5/2); ``max_levels``
+    caps the levels of the kernel's series (default: the space's ``default_max_levels``)."""
     kernel = GeometricMaternKernel(
-        space, nu=nu, truncation_tol=truncation_tol, lengthscale_prior=lengthscale_prior()
+        space,
+        nu=nu,
+        truncation_tol=truncation_tol,
+        max_levels=max_levels,
+        lengthscale_prior=lengthscale_prior(),
     )
     return exact_gp(space, train_X, train_Y, kernel, **options)
 

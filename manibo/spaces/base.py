@@ -12,9 +12,11 @@ level's reproducing kernel for eigenfunctions orthonormal under the *normalised*
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -120,6 +122,23 @@ class Space(ABC):
             f"{type(self).__name__} is not a finite space; it cannot be enumerated."
         )
 
+    def fingerprint(self) -> str:
+        """A hash of what defines the space, for recognising it when a run is resumed.
+
+        Two spaces with the same fingerprint have the same points, geometry and spectrum. The
+        default hashes the class and ``repr``, which is enough for spaces fixed by a few numbers
+        (``Sphere(2)``, ``Torus(3)``, a ``Box``); spaces defined by data (graphs, meshes) and
+        spaces made of other spaces override it. A space without its own ``repr`` is identified
+        by its class, ``dim`` and ``point_shape`` only.
+
+        Returns:
+            64 hexadecimal digits.
+        """
+        cls = type(self)
+        if cls.__repr__ is object.__repr__:
+            return content_digest(cls.__module__, cls.__qualname__, self.dim, self.point_shape)
+        return content_digest(cls.__module__, cls.__qualname__, repr(self))
+
     def _membership_error(self, name: str, what: str, advice: str) -> InputDataError:
         return InputDataError(f"`{name}` holds points off {self!r}: {what}. {advice}")
 
@@ -173,6 +192,25 @@ class CompactSpace(Space):
             Shape ``(*batch, n, M)`` with ``M = sum(multiplicities)``.
         """
         raise UnsupportedError(f"{type(self).__name__} has no explicit eigenfunctions.")
+
+
+def content_digest(*parts: object) -> str:
+    """SHA-256 of ``parts`` (strings, numbers, tuples, NumPy arrays, tensors), as hexadecimal.
+
+    Arrays and tensors contribute their dtype, shape and bytes, so equal data on any device gives
+    the same digest.
+    """
+    digest = hashlib.sha256()
+    for part in parts:
+        if isinstance(part, Tensor):
+            part = part.detach().cpu().numpy()
+        if isinstance(part, np.ndarray):
+            part = np.ascontiguousarray(part)
+            digest.update(f"array {part.dtype.str} {part.shape}:".encode())
+            digest.update(part.tobytes())
+        else:
+            digest.update(f"{type(part).__name__} {part!r}:".encode())
+    return digest.hexdigest()
 
 
 def pairwise_in_chunks(

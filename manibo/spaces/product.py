@@ -12,7 +12,7 @@ from torch import Tensor
 from manibo.exceptions import ConfigurationError
 from manibo.spaces._product_levels import FactorSpectrum, level_tuples, lowest_sums, sums_up_to
 from manibo.spaces._product_series import product_series
-from manibo.spaces.base import CompactSpace, pairwise_in_chunks
+from manibo.spaces.base import CompactSpace, content_digest, pairwise_in_chunks
 from manibo.spaces.circle import Circle
 
 MAX_DEFAULT_TUPLES = 2048
@@ -82,6 +82,11 @@ class ProductSpace(CompactSpace):
 
     def __repr__(self) -> str:
         return f"ProductSpace({', '.join(map(repr, self.factors))})"
+
+    def fingerprint(self) -> str:
+        """Hash of the class and the factors' fingerprints, in order."""
+        cls = type(self)
+        return content_digest(cls.__qualname__, *(f.fingerprint() for f in self.factors))
 
     def _split(self, x: Tensor) -> list[Tensor]:
         return [x[..., s] for s in self.slices]

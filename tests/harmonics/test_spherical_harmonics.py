@@ -219,3 +219,21 @@ def test_zonal_features_in_place_and_autograd_paths_agree():
         zonal_features(x, (2, 1))
     with pytest.raises(ConfigurationError, match="strictly increasing"):
         zonal_features(x, ())
+
+
+def test_a_degenerate_cached_system_is_recomputed_not_reused(tmp_path):
+    """A cache file of unit vectors that is not a fundamental system (here the north pole
+    repeated) passes the file checks; the basis finds it singular and rebuilds the file."""
+    import importlib
+
+    module = importlib.import_module("manibo.harmonics.spherical_harmonics")
+    points = fundamental_system(4, 3)
+    path = next((tmp_path / "fundamental_systems").glob("*d4_n3.npz"))
+    np.savez(path, points=np.tile(points[:1], (len(points), 1)))
+    module._level_basis.cache_clear()
+    module._stacked_basis.cache_clear()
+    x = _random_unit(6, 4, 11)
+    y = spherical_harmonics(x, 4)
+    assert torch.isfinite(y).all()
+    with np.load(path) as archive:
+        assert np.array_equal(archive["points"], points)  # rewritten with the real system

@@ -147,3 +147,14 @@ def test_bad_input():
         kernel(x, x.float()).to_dense()
     with pytest.raises(InputDataError, match=r"kernel.to\(x\)"):
         GeometricMaternKernel(space).float()(x).to_dense()
+
+
+@pytest.mark.parametrize("nu", [2.5, math.inf])
+def test_a_zero_lengthscale_is_refused_rather_than_giving_a_nan_gram_matrix(nu):
+    space = Sphere(2)
+    kernel = GeometricMaternKernel(space, nu=nu).double()
+    kernel.lengthscale = 0.0
+    with pytest.raises(ConfigurationError, match=r"lengthscales must be positive, got \[0\.0\]"):
+        kernel(space.random(3)).to_dense()
+    with pytest.raises(ConfigurationError, match="max_levels"):
+        GeometricMaternKernel(space, max_levels=0)
