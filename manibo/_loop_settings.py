@@ -76,6 +76,7 @@ def validated_settings(space: Space, **settings: Any) -> dict[str, Any]:
         ConfigurationError: naming the setting, what it must be and what arrived.
     """
     s = dict(settings)
+    check_surrogate_supports(s["surrogate"], space)
     s["q"] = check_int("q", s["q"], minimum=1)
     check_acquisition(s["acquisition"], s["q"])
     check_surrogate_supports(s["surrogate"], space, required_features(s["acquisition"]))
