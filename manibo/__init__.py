@@ -9,13 +9,14 @@ Subpackages, from the ground up (each imports only from those listed before it):
 * ``manibo.models`` — surrogates as BoTorch models, built by name; ``manibo.optim`` — acquisition
   optimisation on a space; ``manibo.problems`` — benchmark functions with known optima.
 * ``manibo.loop`` — ``BayesianOptimizer`` (ask / tell / run, journal, resume), ``minimize``,
-  ``maximize``.
+  ``maximize``; ``manibo.result`` — ``OptimizationResult``, what they return.
 * ``manibo.testing`` — contract checks for new spaces and kernels; ``manibo.demos`` —
   ``manibo demo``.
 """
 
 from manibo.exceptions import ConfigurationError, EvaluationFailed, InputDataError, ManiboError
 from manibo.loop import BayesianOptimizer, maximize, minimize
+from manibo.result import OptimizationResult
 
 __version__ = "0.1.0"
 
@@ -25,6 +26,7 @@ __all__ = [
     "EvaluationFailed",
     "InputDataError",
     "ManiboError",
+    "OptimizationResult",
     "__version__",
     "maximize",
     "minimize",

@@ -9,13 +9,13 @@ initial design; :func:`settings_differences` lists what differs between a journa
 
 from __future__ import annotations
 
-import json
 import warnings
 from typing import Any
 
 import torch
 from torch import Tensor
 
+from manibo import _json
 from manibo._validation import check_bool, check_int
 from manibo.acquisitions import build_acquisition, check_acquisition, required_features
 from manibo.exceptions import ConfigurationError, InputDataError, ManiboError
@@ -52,7 +52,7 @@ def json_values(name: str, value: dict | None) -> dict[str, Any]:
             f"`{name}` must be a dict with string keys, got {type(value).__name__} {value!r}."
         )
     try:
-        return json.loads(json.dumps(value))
+        return _json.loads(_json.dumps(value))
     except (TypeError, ValueError) as err:
         raise ConfigurationError(
             f"`{name}` must hold JSON values (numbers, strings, booleans, lists, dicts) so that "

@@ -68,8 +68,14 @@ class ProposalWarnings:
             self._kinds.setdefault(key, [0, text.splitlines()[0][:300] if text else ""])
             self._kinds[key][0] += 1
 
-    def report(self, stacklevel: int) -> None:
-        """Issue manibo's own warnings and one summary of the others, then start afresh."""
+    def report(self, stacklevel: int, activity: str | None = None) -> None:
+        """Issue manibo's own warnings and one summary of the others, then start afresh.
+
+        Args:
+            stacklevel: as for ``warnings.warn``, counted from the caller.
+            activity: what the warnings were issued during, for the summary (default:
+                ``"proposing N point(s)"``).
+        """
         for w in self._own.values():
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         if self._kinds:
@@ -79,10 +85,8 @@ class ProposalWarnings:
                 f"{count} × {_label(category, example)}"
                 for (category, _), (count, example) in kinds
             )
-            lines = [
-                f"while proposing {self.proposals} point(s), BoTorch and GPyTorch warned {total} "
-                f"time(s): {heading}."
-            ]
+            activity = activity or f"proposing {self.proposals} point(s)"
+            lines = [f"while {activity}, BoTorch and GPyTorch warned {total} time(s): {heading}."]
             for (category, _), (count, example) in kinds:
                 advice = _advice(category, example)
                 lines.append(f"  {count} × {category.__name__}: {example}")

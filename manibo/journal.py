@@ -15,6 +15,17 @@ evaluation. The rules that make it safe:
   is created). A failed write is cut back off the file, so a retry cannot duplicate a record.
 * **A journal deleted or replaced during the run** is detected before every append and never
   recreated without its header.
+
+Format versions (the header's ``version``). A version changes whenever a reader of the previous
+one would misread or refuse what is written; a reader refuses versions it does not know, and a
+writer appends to a journal in that journal's own version, so a file never mixes two.
+
+* **3** (written by this version): standard JSON, non-finite floats written as
+  ``{"$float": "inf"}`` (``"-inf"``, ``"nan"``); evaluation records may carry
+  ``proposal_seconds`` and ``elapsed``; ``stop`` records say why a run ended.
+* **2**: non-finite floats as Python's non-standard ``Infinity``/``NaN`` tokens, no timing fields,
+  no stop records. Read by this version; resumed, it is appended to in format 2.
+* **1** (no content fingerprint of the space): refused; start a new run.
 """
 
 from __future__ import annotations
@@ -29,12 +40,21 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from manibo import _json
 from manibo.exceptions import ManiboError, ManiboWarning
 
-JOURNAL_VERSION = 2
-"""Format of the journals this version writes and reads (format 1 had no space fingerprint)."""
+JOURNAL_VERSION = 3
+"""Format of the journals this version creates (see the module's list of format versions)."""
 
-_EVALUATION_FIELDS = {"type", "x", "y", "status", "error", "index", "seconds", "extra"}
+READABLE_VERSIONS = (2, 3)
+"""Formats this version reads and appends to (each in its own format)."""
+
+_EVALUATION_FIELDS = {
+    2: {"type", "x", "y", "status", "error", "index", "seconds", "extra"},
+    3: {"type", "x", "y", "status", "error", "index", "seconds", "extra"}
+    | {"proposal_seconds", "elapsed"},
+}
+_STOP_FIELDS = {"type", "reason", "evaluations", "elapsed", "time"}
 
 
 class JournalError(ManiboError):
@@ -73,6 +93,11 @@ class Evaluation:
         index: position in the run (0-based).
         seconds: wall time of the evaluation when known.
         extra: JSON values the caller attaches to the record.
+        proposal_seconds: wall time of the ``ask`` that proposed the point, shared equally among
+            the points it proposed (near 0 for the random initial design); None when the point
+            was not asked (told directly) or the journal predates format 3.
+        elapsed: seconds from the start of the run to the moment the evaluation was told, not
+            counting time between a stop and a resume; None for journals of format 2.
     """
 
     x: list
@@ -82,6 +107,44 @@ class Evaluation:
     index: int = 0
     seconds: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    proposal_seconds: float | None = None
+    elapsed: float | None = None
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why a run ended (a ``stop`` record, written after the evaluations of the run).
+
+    Attributes:
+        reason: ``"budget"`` (the number of evaluations asked for was reached),
+            ``"max_seconds"`` (the wall-time budget was crossed) or ``"callback"`` (the
+            callback asked to stop).
+        evaluations: the number of evaluations in the journal when the run ended.
+        elapsed: the run's clock at that moment (as :attr:`Evaluation.elapsed`).
+        time: when, as ``YYYY-MM-DD HH:MM:SS UTC``.
+    """
+
+    reason: str
+    evaluations: int
+    elapsed: float | None = None
+    time: str = ""
+
+
+@dataclass(frozen=True)
+class JournalContents:
+    """Everything a journal holds.
+
+    Attributes:
+        version: the header's format version.
+        config: the header's configuration.
+        evaluations: the evaluations, in order.
+        stops: the stop records, in order.
+    """
+
+    version: int
+    config: dict[str, Any]
+    evaluations: list[Evaluation]
+    stops: list[Stop]
 
 
 class Journal:
@@ -103,6 +166,15 @@ class Journal:
             JournalError: the file is missing, has no header yet, has another format version, or
                 a complete line is malformed (the message names the line and what is wrong).
         """
+        contents = self.read_all()
+        return contents.config, contents.evaluations
+
+    def read_all(self) -> JournalContents:
+        """The format version, the configuration, the evaluations and the stop records.
+
+        Raises:
+            JournalError: as :meth:`read`.
+        """
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:
@@ -110,17 +182,17 @@ class Journal:
         except OSError as err:
             raise JournalError(f"cannot read journal {self.path}: {err}.") from err
         complete = raw[: raw.rfind(b"\n") + 1]
-        config, evaluations = parse_records(complete, self.path)
-        if config is None:
+        contents = parse_records(complete, self.path)
+        if contents is None:
             raise JournalError(
                 f"journal {self.path} has no header line yet: the run that creates it has not "
                 "written it (or was stopped before it did)."
             )
-        return config, evaluations
+        return contents
 
 
-def parse_records(complete: bytes, path: Path) -> tuple[dict[str, Any] | None, list[Evaluation]]:
-    """Parse and check complete journal lines; ``(None, [])`` when there are none.
+def parse_records(complete: bytes, path: Path) -> JournalContents | None:
+    """Parse and check complete journal lines; None when there are none.
 
     Args:
         complete: the file's bytes up to and including its last newline.
@@ -128,22 +200,25 @@ def parse_records(complete: bytes, path: Path) -> tuple[dict[str, Any] | None, l
     """
     lines = complete.split(b"\n")[:-1]
     if not lines:
-        return None, []
+        return None
     records = [_decode(line, number, path) for number, line in enumerate(lines, start=1)]
-    config = _check_header(records[0], path)
-    evaluations = []
+    version, config = _check_header(records[0], path)
+    evaluations, stops = [], []
     for number, record in enumerate(records[1:], start=2):
-        evaluation = _check_evaluation(record, number, path)
+        if version >= 3 and record.get("type") == "stop":
+            stops.append(_check_stop(record, number, path))
+            continue
+        evaluation = _check_evaluation(record, version, number, path)
         if evaluation.index != len(evaluations):
             raise _index_error(evaluation.index, len(evaluations), number, path)
         evaluations.append(evaluation)
-    return config, evaluations
+    return JournalContents(version, config, evaluations, stops)
 
 
 def _decode(line: bytes, number: int, path: Path) -> dict[str, Any]:
     try:
-        record = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        record = _json.loads(line)
+    except (ValueError, UnicodeDecodeError) as err:
         raise _malformed(path, number, f"it is not valid JSON ({err})") from err
     if not isinstance(record, dict):
         raise _malformed(path, number, f"it holds a {type(record).__name__}, not a record")
@@ -157,14 +232,14 @@ def _malformed(path: Path, number: int, what: str) -> JournalError:
     )
 
 
-def _check_header(record: dict[str, Any], path: Path) -> dict[str, Any]:
+def _check_header(record: dict[str, Any], path: Path) -> tuple[int, dict[str, Any]]:
     if record.get("type") != "header":
         raise JournalError(
             f"journal {path} line 1 is not a header (type {record.get('type')!r}); the file was "
             "not written by manibo."
         )
     version = record.get("version")
-    if version != JOURNAL_VERSION:
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:
         if isinstance(version, int) and not isinstance(version, bool) and version < 2:
             advice = (
                 "it was written by an older manibo; start a new run (`manibo run --fresh` moves "
@@ -173,18 +248,32 @@ def _check_header(record: dict[str, Any], path: Path) -> dict[str, Any]:
         else:
             advice = "it was written by another version of manibo; read it with that version"
         raise JournalError(
-            f"journal {path} has format version {version!r}, but this manibo reads version "
-            f"{JOURNAL_VERSION}: {advice}."
+            f"journal {path} has format version {version!r}, but this manibo reads versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))}: {advice}."
         )
     if not isinstance(record.get("config"), dict):
         raise _malformed(path, 1, "the header has no `config` record")
-    return record["config"]
+    return version, record["config"]
 
 
-def _check_evaluation(record: dict[str, Any], number: int, path: Path) -> Evaluation:
+def _check_stop(record: dict[str, Any], number: int, path: Path) -> Stop:
+    problems = [f"unknown field {k!r}" for k in sorted(set(record) - _STOP_FIELDS)]
+    if not isinstance(record.get("reason"), str):
+        problems.append(f"`reason` must be a string, got {record.get('reason')!r}")
+    count = record.get("evaluations")
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        problems.append(f"`evaluations` must be a non-negative integer, got {count!r}")
+    if record.get("elapsed") is not None and not _is_real(record["elapsed"]):
+        problems.append(f"`elapsed` must be a number or null, got {record['elapsed']!r}")
+    if problems:
+        raise _malformed(path, number, "; ".join(problems))
+    return Stop(record["reason"], count, record.get("elapsed"), str(record.get("time", "")))
+
+
+def _check_evaluation(record: dict[str, Any], version: int, number: int, path: Path) -> Evaluation:
     if record.get("type") != "evaluation":
         raise _malformed(path, number, f"record type {record.get('type')!r} is not 'evaluation'")
-    unknown = sorted(set(record) - _EVALUATION_FIELDS)
+    unknown = sorted(set(record) - _EVALUATION_FIELDS[version])
     missing = sorted({"x", "y", "status", "index"} - set(record))
     if unknown or missing:
         what = ", ".join(
@@ -207,9 +296,10 @@ def _check_evaluation(record: dict[str, Any], number: int, path: Path) -> Evalua
         problems.append(f"`status` must be 'ok' or 'failed', got {status!r}")
     if record.get("error") is not None and not isinstance(record["error"], str):
         problems.append(f"`error` must be a string or null, got {record['error']!r}")
-    seconds = record.get("seconds")
-    if seconds is not None and not _is_real(seconds):
-        problems.append(f"`seconds` must be a number or null, got {seconds!r}")
+    for name in ("seconds", "proposal_seconds", "elapsed"):
+        value = record.get(name)
+        if value is not None and not _is_real(value):
+            problems.append(f"`{name}` must be a number or null, got {value!r}")
     if not isinstance(record.get("extra", {}), dict):
         problems.append("`extra` must be a record")
     if problems:
@@ -255,10 +345,16 @@ class JournalWriter:
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self._fd: int | None = None
         self._identity: tuple[int, int] | None = None
+        self.version = JOURNAL_VERSION
+        """The format this writer appends in: the loaded journal's, or the current one."""
+        self.stops: list[Stop] = []
+        """The stop records of the loaded journal."""
         self._lock_fd = _acquire_lock(self.lock_path, self.path)
 
     def load(self) -> tuple[dict[str, Any] | None, list[Evaluation]]:
         """Read the journal under the lock, moving a cut-off last line aside first.
+
+        Sets :attr:`version` and :attr:`stops` from what it reads.
 
         Returns:
             ``(config, evaluations)``; ``(None, [])`` when the file is absent or holds no
@@ -273,7 +369,11 @@ class JournalWriter:
         keep = raw.rfind(b"\n") + 1
         if keep < len(raw):
             self._quarantine(raw[keep:], keep)
-        return parse_records(raw[:keep], self.path)
+        contents = parse_records(raw[:keep], self.path)
+        if contents is None:
+            return None, []
+        self.version, self.stops = contents.version, contents.stops
+        return contents.config, contents.evaluations
 
     def create(self, config: dict[str, Any]) -> None:
         """Write the header of a new journal (the file must be absent or empty)."""
@@ -282,6 +382,7 @@ class JournalWriter:
         self._open()
         if os.fstat(self._fd).st_size:
             raise JournalError(f"journal {self.path} is not empty; it cannot get a new header.")
+        self.version, self.stops = JOURNAL_VERSION, []
         header = {
             "type": "header",
             "version": JOURNAL_VERSION,
@@ -299,10 +400,26 @@ class JournalWriter:
             JournalError: the journal was deleted or replaced since this writer opened it.
             OSError: the write or the ``fsync`` failed (the file is left as it was before).
         """
+        record = {"type": "evaluation", **asdict(evaluation)}
+        self._append({k: v for k, v in record.items() if k in _EVALUATION_FIELDS[self.version]})
+
+    def append_stop(self, stop: Stop) -> bool:
+        """Append a stop record (not in a format-2 journal, which has none); True if written.
+
+        Raises:
+            JournalError, OSError: as :meth:`append`.
+        """
+        if self.version < 3:
+            return False
+        self._append({"type": "stop", **asdict(stop)})
+        self.stops.append(stop)
+        return True
+
+    def _append(self, record: dict[str, Any]) -> None:
         if self._fd is None:
             self._open()
         self._check_still_ours()
-        self._write_line({"type": "evaluation", **asdict(evaluation)})
+        self._write_line(record)
 
     def close(self) -> None:
         """Close the journal and release the lock (idempotent)."""
@@ -335,7 +452,7 @@ class JournalWriter:
             )
 
     def _write_line(self, record: dict[str, Any]) -> None:
-        data = (json.dumps(record) + "\n").encode()  # Infinity: nu = inf in a header
+        data = (_json.dumps(record) + "\n").encode()
         start = os.fstat(self._fd).st_size
         try:
             written = 0

@@ -11,11 +11,14 @@ What a run guarantees:
   or a type passed as ``on_error``) stops the run at once with its own traceback; with an
   executor the evaluations in flight are finished and told first;
 * a resumed run continues with the same settings (a resume with others is refused, with the list
-  of differences) and proposes the same points as the run it continues.
+  of differences) and proposes the same points as the run it continues;
+* ``run`` returns an :class:`~manibo.result.OptimizationResult`, and the journal records why the
+  run ended (the budget, the wall-time budget ``max_seconds``, or the callback).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import numbers
@@ -56,13 +59,23 @@ from manibo.exceptions import (
     InputDataError,
     ObjectiveError,
 )
-from manibo.journal import Evaluation, Journal, JournalError, JournalWriteError, JournalWriter
+from manibo.journal import (
+    Evaluation,
+    Journal,
+    JournalError,
+    JournalWarning,
+    JournalWriteError,
+    JournalWriter,
+    Stop,
+)
 from manibo.models import build_surrogate
 from manibo.optim import LBFGSOptions, optimize_acqf_on_space
 from manibo.optim.projection import optimize_acqf_by_projection
+from manibo.result import OptimizationResult, fit_surrogate_seeded, result_from_history
 from manibo.spaces.base import Space
 
 Objective = Callable[[Tensor], float]
+Callback = Callable[["BayesianOptimizer", Evaluation], "bool | None"]
 
 PENDING_TOL = 1e-4
 """A told point clears the pending (asked, not yet told) point nearest to it within this distance
@@ -174,6 +187,10 @@ class BayesianOptimizer:
         self._previous_model = None  # offered to surrogates that warm-start (not journaled)
         self._history: list[Evaluation] = []
         self._pending: list[Tensor] = []
+        self._pending_seconds: list[float] = []  # proposal time of each pending point
+        self._clock_start: float | None = None  # the run's clock: started by the first ask/tell
+        self._elapsed_offset = 0.0  # the clock of the journal's last record, when resumed
+        self._stop_reason: str | None = None
         self._warnings = ProposalWarnings()
         self._in_run = False
         self._last_error: str | None = None
@@ -206,6 +223,7 @@ class BayesianOptimizer:
                     )
                 self._history = evaluations
                 self._written = len(evaluations)
+                self._continue_clock(writer.stops)
         except OSError as err:
             writer.close()
             raise JournalError(
@@ -257,6 +275,21 @@ class BayesianOptimizer:
         wanted.update(settings)
         return cls(space, device=device, journal=journal, resume=True, **wanted)
 
+    def _continue_clock(self, stops: list[Stop]) -> None:
+        """Continue the run's clock from the journal's last record; take its last stop reason
+        when no evaluation followed it."""
+        times = [r.elapsed for r in (*self._history, *stops) if r.elapsed is not None]
+        self._elapsed_offset = max(times, default=0.0)
+        if stops and stops[-1].evaluations == len(self._history):
+            self._stop_reason = stops[-1].reason
+
+    def _elapsed(self) -> float:
+        """Seconds on the run's clock (started now if it was not running)."""
+        now = time.perf_counter()
+        if self._clock_start is None:
+            self._clock_start = now
+        return self._elapsed_offset + now - self._clock_start
+
     def close(self) -> None:
         """Release the journal (and its lock); telling afterwards keeps evaluations in memory."""
         writer, self._writer = self._writer, None
@@ -297,12 +330,45 @@ class BayesianOptimizer:
         e = pick(ok, key=lambda r: r.y)
         return torch.tensor(e.x, dtype=torch.float64, device=self.device), float(e.y)
 
-    def _training_data(self) -> tuple[Tensor, Tensor]:
+    def _training_data(self) -> tuple[Tensor, Tensor, float]:
+        """The successful evaluations as the surrogate sees them: ``X`` ``(n, D)``, ``Y``
+        ``(n, 1)`` oriented for maximisation and rescaled, and the factor from ``Y`` back to the
+        objective's values."""
         ok = [e for e in self._history if e.status == "ok"]
         X = torch.tensor([e.x for e in ok], dtype=torch.float64, device=self.device)
         Y = torch.tensor([e.y for e in ok], dtype=torch.float64, device=self.device)
-        X, Y = X.reshape(len(ok), -1), Y.reshape(-1, 1)
-        return X, _scaled_outcomes(-Y if self.config["minimize"] else Y)
+        X, Y = X.reshape(len(ok), math.prod(self.space.point_shape)), Y.reshape(-1, 1)
+        sign = -1.0 if self.config["minimize"] else 1.0
+        Y, scale = _scaled_outcomes(sign * Y)
+        return X, Y, sign / scale
+
+    def result(self) -> OptimizationResult:
+        """The run so far: best point, recommended point, history, timings, stop reason.
+
+        The surrogate fitted on every successful evaluation, and the recommended point with it,
+        are built when first asked for (seeded: the same data give the same model).
+        """
+        X, Y, to_objective = self._training_data()
+        fit = functools.partial(
+            fit_surrogate_seeded,
+            self.space,
+            self.config["surrogate"],
+            self.config["surrogate_options"],
+            X,
+            Y,
+            self.config["seed"] * 1_000_003 + len(self._history),
+            self._previous_model,
+        )
+        return result_from_history(
+            self._history,
+            self.space,
+            self.config,
+            self.device,
+            self.journal,
+            self._stop_reason,
+            fit,
+            to_objective,
+        )
 
     # ------------------------------------------------------------------ ask / tell
     def ask(self, n: int | None = None) -> Tensor:
@@ -314,11 +380,14 @@ class BayesianOptimizer:
         n = self.config["q"] if n is None else check_int("n", n, minimum=1)
         started = len(self._history) + len(self._pending)
         num_ok = sum(e.status == "ok" for e in self._history)
+        self._elapsed()  # the run's clock starts with its first ask
+        begin = time.perf_counter()
         if started + n <= self.config["initial_design"] or num_ok < 2:
             points = self._random_points(started, n)
         else:
             points = self._propose(n, seed=self.config["seed"] * 1_000_003 + started)
         self._pending.extend(points)
+        self._pending_seconds.extend([(time.perf_counter() - begin) / n] * n)
         return points
 
     def _random_points(self, start: int, n: int) -> Tensor:
@@ -343,7 +412,7 @@ class BayesianOptimizer:
         return points
 
     def _propose_seeded(self, n: int, seed: int) -> Tensor:
-        X, Y = self._training_data()
+        X, Y, _ = self._training_data()
         model = build_surrogate(
             self.config["surrogate"],
             self.space,
@@ -414,8 +483,15 @@ class BayesianOptimizer:
             ]
         )
 
-    def tell_failure(self, X: Tensor, error: str | BaseException) -> None:
+    def tell_failure(
+        self, X: Tensor, error: str | BaseException, seconds: float | None = None
+    ) -> None:
         """Record failed evaluations (kept in the history and journal, left out of the model).
+
+        Args:
+            X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device.
+            error: what went wrong: a message, or the exception.
+            seconds: wall time of the evaluation, recorded in the journal.
 
         Raises:
             JournalWriteError: as for :meth:`tell`.
@@ -431,6 +507,7 @@ class BayesianOptimizer:
                     status="failed",
                     error=message,
                     index=len(self._history) + i,
+                    seconds=seconds,
                 )
                 for i, x in enumerate(X)
             ]
@@ -450,21 +527,32 @@ class BayesianOptimizer:
 
     def _record(self, evaluations: list[Evaluation]) -> None:
         for evaluation in evaluations:
+            evaluation.elapsed = self._elapsed()
             self._history.append(evaluation)  # in memory first: a failed write loses nothing
-            self._clear_pending(torch.tensor(evaluation.x, dtype=torch.float64))
+            x = torch.tensor(evaluation.x, dtype=torch.float64)
+            evaluation.proposal_seconds = self._clear_pending(x)
+        self._stop_reason = None
         self.flush()
 
-    def _clear_pending(self, x: Tensor) -> None:
-        """Forget the pending point nearest to ``x`` (``point_shape``) within ``PENDING_TOL``."""
+    def _clear_pending(self, x: Tensor) -> float | None:
+        """Forget the pending point nearest to ``x`` (``point_shape``) within ``PENDING_TOL``;
+        returns its proposal time (None when no pending point was that near)."""
         if not self._pending:
-            return
+            return None
         shape = self.space.point_shape
         pending = torch.stack(self._pending).to("cpu", torch.float64).reshape(-1, *shape)
         distance = self.space.distance(pending, x.reshape(shape).expand_as(pending))
         distance = torch.nan_to_num(distance, nan=math.inf)
         nearest = int(torch.argmin(distance))
-        if distance[nearest] <= PENDING_TOL:
-            del self._pending[nearest]
+        if distance[nearest] > PENDING_TOL:
+            return None
+        del self._pending[nearest]
+        return self._pending_seconds.pop(nearest)
+
+    def _forget(self, points: Tensor) -> None:
+        """Forget asked-but-not-told ``points`` ``(k, D)``, so that a later run asks them again."""
+        for point in points:
+            self._clear_pending(point.detach().to("cpu", torch.float64))
 
     def flush(self) -> None:
         """Write the evaluations that a failed journal write left in memory only.
@@ -497,8 +585,11 @@ class BayesianOptimizer:
         max_parallel: int | None = None,
         progress: bool = True,
         on_error: type[BaseException] | tuple[type[BaseException], ...] = (),
-    ) -> tuple[Tensor, float]:
-        """Evaluate ``objective`` until ``budget`` evaluations are told (resumed ones included).
+        callback: Callback | None = None,
+        max_seconds: float | None = None,
+    ) -> OptimizationResult:
+        """Evaluate ``objective`` until ``budget`` evaluations are told (resumed ones included),
+        the wall-time budget is crossed, or the callback asks to stop.
 
         Failures: an objective that raises :class:`~manibo.EvaluationFailed`, or an exception of a
         type in ``on_error``, or returns NaN or ±inf, has a *failed evaluation*: it is recorded
@@ -506,7 +597,16 @@ class BayesianOptimizer:
         Anything else the objective raises (a ``NameError``, a ``TypeError`` ...), or a return
         value that is not one real number (a tuple, None), is a programming error: the run stops
         at once and raises it with its traceback, without recording the point. With an executor,
-        the evaluations still in flight are finished and told before it is raised.
+        the evaluations still in flight are finished and told before it is raised. An exception
+        raised by ``callback`` stops the run in the same way (its evaluation is recorded).
+
+        Stopping early: ``callback(optimizer, evaluation)`` is called after every told
+        evaluation (``evaluation`` is its :class:`~manibo.journal.Evaluation` record, failed ones
+        included); returning True stops the run, None or False lets it go on. With
+        ``max_seconds``, the run stops after the first evaluation told once that many seconds have
+        passed since this call began. Either way, with an executor no new evaluation starts and
+        those in flight are finished and told (the callback is still called for them). The
+        journal records why the run ended (:attr:`OptimizationResult.stop_reason`).
 
         Args:
             objective: maps one point ``(D,)`` (on ``device``) to a float.
@@ -517,9 +617,13 @@ class BayesianOptimizer:
                 point is pending for the surrogate, so new proposals avoid it.
             progress: print a one-line progress bar on stderr (with the last failure).
             on_error: exception types (a type or a tuple) recorded as failed evaluations.
+            callback: ``callback(optimizer, evaluation) -> bool | None``, called after each told
+                evaluation; True stops the run.
+            max_seconds: wall-time budget of this call in seconds (positive); None: no limit.
 
         Returns:
-            ``best``: the best point and its value.
+            The :class:`~manibo.result.OptimizationResult` of the run (resumed evaluations
+            included); unpacking it gives the best point and value, ``x, y = opt.run(...)``.
 
         Raises:
             ConfigurationError: a setting of this call is invalid (before any evaluation).
@@ -539,18 +643,39 @@ class BayesianOptimizer:
         declared = _declared_failures(on_error)
         parallel = self._checked_parallelism(objective, executor, max_parallel)
         self._check_budget_fits(budget)
+        should_stop = _stop_rule(self, callback, max_seconds)
         self.flush()  # what a failed write left in memory goes first
         self._in_run = True
         try:
             if executor is None:
-                self._run_serial(objective, budget, declared, progress)
+                reason = self._run_serial(objective, budget, declared, progress, should_stop)
             else:
-                self._run_parallel(objective, budget, executor, parallel, declared, progress)
+                reason = self._run_parallel(
+                    objective, budget, executor, parallel, declared, progress, should_stop
+                )
         except BaseException:
             self._end_run(progress, failing=True)
             raise
+        self._record_stop(reason)
         self._end_run(progress, failing=False)
-        return self.best
+        return self.result()
+
+    def _record_stop(self, reason: str) -> None:
+        """Remember why the run ended and write it to the journal (a failed write warns: no
+        evaluation depends on it)."""
+        self._stop_reason = reason
+        if self._writer is None:
+            return
+        stop = Stop(reason, len(self._history), self._elapsed())
+        try:
+            self._writer.append_stop(stop)
+        except (OSError, JournalError) as err:
+            warnings.warn(
+                f"could not record in journal {self.journal} why the run stopped ({reason}): "
+                f"{err}. Every evaluation is in it.",
+                JournalWarning,
+                stacklevel=3,
+            )
 
     def _end_run(self, progress: bool, failing: bool) -> None:
         """End the progress line, then issue the run's warnings (after it, not inside the bar)."""
@@ -604,7 +729,7 @@ class BayesianOptimizer:
                 ) from err
         return parallel
 
-    def _run_serial(self, objective, budget, declared, progress) -> None:
+    def _run_serial(self, objective, budget, declared, progress, should_stop) -> str:
         while len(self._history) < budget:
             batch = self.ask(min(self.config["q"], budget - len(self._history)))
             for i, x in enumerate(batch):
@@ -613,44 +738,61 @@ class BayesianOptimizer:
                     try:
                         value = objective(x)
                     except declared as err:
-                        self.tell_failure(x, err)
+                        self.tell_failure(x, err, seconds=time.perf_counter() - start)
                     else:
                         self._tell_value(x, value, time.perf_counter() - start)
                 except BaseException as err:
                     _note_programming_error(err, x)
-                    for untold in batch[i + (1 if isinstance(err, JournalWriteError) else 0) :]:
-                        # asked and not told: forget it, so that a new run asks it again
-                        self._clear_pending(untold.detach().to("cpu", torch.float64))
+                    # asked and not told: forget them, so that a new run asks them again
+                    self._forget(batch[i + (1 if isinstance(err, JournalWriteError) else 0) :])
                     raise
                 self._progress(budget, progress)
+                try:
+                    reason = should_stop(self._history[-1])
+                except BaseException:
+                    self._forget(batch[i + 1 :])
+                    raise
+                if reason is not None:
+                    self._forget(batch[i + 1 :])
+                    return reason
+        return "budget"
 
     def _tell_value(self, x: Tensor, value: object, seconds: float | None) -> None:
         value = _as_objective_value(value, x)
         if math.isfinite(value):
             self.tell(x, value, seconds=seconds)
         else:
-            self.tell_failure(x, f"objective returned {value}")
+            self.tell_failure(x, f"objective returned {value}", seconds=seconds)
 
     def _tell_future(self, future: Future, x: Tensor, start: float, declared) -> None:
         try:
             value = future.result()
         except declared as err:
-            self.tell_failure(x, err)
+            self.tell_failure(x, err, seconds=time.perf_counter() - start)
         else:
             self._tell_value(x, value, time.perf_counter() - start)
 
-    def _run_parallel(self, objective, budget, executor, max_parallel, declared, progress) -> None:
+    def _run_parallel(
+        self, objective, budget, executor, max_parallel, declared, progress, should_stop
+    ) -> str:
         running: dict[Future, tuple[Tensor, float]] = {}
+        reason = None
         try:
-            while len(self._history) < budget:
-                while len(running) < max_parallel and len(self._history) + len(running) < budget:
+            while True:
+                while (
+                    reason is None
+                    and len(running) < max_parallel
+                    and len(self._history) + len(running) < budget
+                ):
                     x = self.ask(1)[0]
                     try:
                         future = executor.submit(objective, x)
                     except BaseException:  # a shut-down executor, say: x was never evaluated
-                        self._clear_pending(x.detach().to("cpu", torch.float64))
+                        self._forget(x[None])
                         raise
                     running[future] = (x, time.perf_counter())
+                if not running:
+                    return reason or "budget"
                 done, _ = wait(list(running), return_when=FIRST_COMPLETED)
                 for future in done:
                     x, start = running.pop(future)
@@ -659,9 +801,10 @@ class BayesianOptimizer:
                     except BaseException as err:
                         _note_programming_error(err, x)
                         if not isinstance(err, JournalWriteError):
-                            self._clear_pending(x.detach().to("cpu", torch.float64))
+                            self._forget(x[None])
                         raise
                     self._progress(budget, progress)
+                    reason = should_stop(self._history[-1]) or reason
         except BaseException as err:
             self._drain(running, declared, finish=isinstance(err, Exception), error=err)
             raise
@@ -683,7 +826,7 @@ class BayesianOptimizer:
                     continue  # recorded in history; the first error is raised anyway
                 except BaseException:
                     lost += 1
-            self._clear_pending(x.detach().to("cpu", torch.float64))
+            self._forget(x[None])
         if lost:
             error.add_note(
                 f"manibo: {lost} other evaluation(s) in flight also raised; they were not recorded."
@@ -734,15 +877,16 @@ def _distinct_random_points(space: Space, n: int, generator: torch.Generator) ->
     return torch.stack(list(chosen.values()))
 
 
-def _scaled_outcomes(Y: Tensor) -> Tensor:
-    """``Y`` times a power of two (exact) that brings its largest magnitude near 1 when it lies
-    outside ``[2**-100, 2**100]``; unchanged otherwise. Surrogates standardise their outcomes,
-    so the model is the same, but the squares of ``1e300`` no longer overflow."""
+def _scaled_outcomes(Y: Tensor) -> tuple[Tensor, float]:
+    """``(Y * scale, scale)`` with ``scale`` the power of two (exact) that brings the largest
+    magnitude of ``Y`` near 1 when it lies outside ``[2**-100, 2**100]``, else 1. Surrogates
+    standardise their outcomes, so the model is the same, but the squares of ``1e300`` no longer
+    overflow."""
     largest = float(Y.abs().max()) if Y.numel() else 0.0
     if largest == 0.0 or 1 / _OUTCOME_SCALE_LIMIT <= largest <= _OUTCOME_SCALE_LIMIT:
-        return Y
+        return Y, 1.0
     _, exponent = math.frexp(largest)
-    return torch.ldexp(Y, torch.tensor(-exponent, device=Y.device))
+    return torch.ldexp(Y, torch.tensor(-exponent, device=Y.device)), math.ldexp(1.0, -exponent)
 
 
 def _declared_failures(on_error) -> tuple[type[BaseException], ...]:
@@ -754,6 +898,53 @@ def _declared_failures(on_error) -> tuple[type[BaseException], ...]:
                 f"on_error=(TimeoutError, RuntimeError)), got {on_error!r}."
             )
     return (EvaluationFailed, *types)
+
+
+def _stop_rule(
+    opt: BayesianOptimizer, callback: Callback | None, max_seconds: float | None
+) -> Callable[[Evaluation], str | None]:
+    """``should_stop(evaluation)``: why the run must stop after ``evaluation`` (``"callback"``,
+    ``"max_seconds"``), or None. The wall-time budget counts on the run's clock from this call
+    to the moment ``evaluation`` was told (its ``elapsed``)."""
+    if callback is not None and not callable(callback):
+        raise ConfigurationError(
+            f"`callback` must be callable as callback(optimizer, evaluation), got "
+            f"{type(callback).__name__}."
+        )
+    if max_seconds is not None and not (
+        isinstance(max_seconds, numbers.Real)
+        and not isinstance(max_seconds, bool)
+        and max_seconds > 0
+    ):
+        raise ConfigurationError(
+            f"`max_seconds` must be a positive number of seconds (or None for no limit), got "
+            f"{max_seconds!r}."
+        )
+    started = opt._elapsed()  # the run's clock starts (or goes on) now
+
+    def should_stop(evaluation: Evaluation) -> str | None:
+        if callback is not None:
+            try:
+                answer = callback(opt, evaluation)
+            except Exception as err:
+                err.add_note(
+                    f"manibo: the callback raised this after evaluation {evaluation.index}, "
+                    "which is recorded; the run stopped."
+                )
+                raise
+            if answer is not None and not isinstance(answer, bool):
+                raise ConfigurationError(
+                    f"the callback returned {type(answer).__name__} {_shorten(repr(answer), 40)} "
+                    f"after evaluation {evaluation.index}; it must return True to stop the run, "
+                    "or None or False to go on."
+                )
+            if answer:
+                return "callback"
+        if max_seconds is not None and evaluation.elapsed - started >= max_seconds:
+            return "max_seconds"
+        return None
+
+    return should_stop
 
 
 def _as_objective_value(value: object, x: Tensor) -> float:
@@ -823,12 +1014,12 @@ def _space_from_repr(text: str) -> Space:
     )
 
 
-_RUN_OPTIONS = ("progress", "executor", "max_parallel", "on_error")
+_RUN_OPTIONS = ("progress", "executor", "max_parallel", "on_error", "callback", "max_seconds")
 
 
 def _optimize(
     objective: Objective, space: Space, budget: int, minimizing: bool, name: str, /, **options
-) -> tuple[Tensor, float]:
+) -> OptimizationResult:
     if "minimize" in options:
         other = "maximize" if name == "minimize" else "minimize"
         raise ConfigurationError(
@@ -848,19 +1039,33 @@ def _optimize(
         return opt.run(objective, budget, **run_options)
 
 
-def minimize(objective: Objective, space: Space, budget: int, **options) -> tuple[Tensor, float]:
-    """Minimise ``objective`` on ``space`` in ``budget`` evaluations; returns ``(x_best, y_best)``.
+def minimize(objective: Objective, space: Space, budget: int, **options) -> OptimizationResult:
+    """Minimise ``objective`` on ``space`` in at most ``budget`` evaluations.
 
-    ``options`` go to :class:`BayesianOptimizer`; ``progress``, ``executor``, ``max_parallel`` and
-    ``on_error`` go to its ``run``. To maximise, call :func:`maximize`.
+    Args:
+        objective: maps one point ``(*point_shape,)`` to a float.
+        space: the search space.
+        budget: the number of evaluations.
+        **options: the settings of :class:`BayesianOptimizer` (``surrogate``, ``seed``,
+            ``journal``, ...) and of its ``run``: ``progress``, ``executor``, ``max_parallel``,
+            ``on_error``, ``callback`` (``callback(optimizer, evaluation)`` returning True stops
+            the run) and ``max_seconds`` (a wall-time budget).
+
+    Returns:
+        An :class:`~manibo.result.OptimizationResult`: ``result.best_x``, ``result.best_y``,
+        ``result.recommended_x`` (the evaluated point with the best posterior mean, what a noisy
+        objective needs), the history as tensors, timings, the fitted model, ``result.plot(path)``.
+        ``x, y = minimize(...)`` unpacks the best point and value. To maximise, call
+        :func:`maximize`.
     """
     return _optimize(objective, space, budget, True, "minimize", **options)
 
 
-def maximize(objective: Objective, space: Space, budget: int, **options) -> tuple[Tensor, float]:
-    """Maximise ``objective`` on ``space`` in ``budget`` evaluations; returns ``(x_best, y_best)``.
+def maximize(objective: Objective, space: Space, budget: int, **options) -> OptimizationResult:
+    """Maximise ``objective`` on ``space`` in at most ``budget`` evaluations.
 
-    ``options`` go to :class:`BayesianOptimizer`; ``progress``, ``executor``, ``max_parallel`` and
-    ``on_error`` go to its ``run``. To minimise, call :func:`minimize`.
+    Takes the arguments of :func:`minimize` and returns the same
+    :class:`~manibo.result.OptimizationResult`; ``x, y = maximize(...)`` unpacks the best point
+    and value. To minimise, call :func:`minimize`.
     """
     return _optimize(objective, space, budget, False, "maximize", **options)

@@ -16,6 +16,7 @@ for the list of its names.
 from __future__ import annotations
 
 import importlib.metadata
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -164,3 +165,83 @@ class Registry(Generic[T]):
 
     def __len__(self) -> int:
         return len(self.names())
+
+
+# ------------------------------------------------------------------ families: a name and an integer
+@dataclass(frozen=True)
+class FamilyEntry(Entry):
+    """An entry that is either single (``orientation-so3``, ``circle``) or a family with an integer
+    parameter appended to its name (``ackley-sphere`` + 5, ``sphere`` + 2).
+
+    Attributes:
+        parameter: None for a single entry; for a family, the parameter's name in listings
+            (``"d"`` lists as ``sphere<d>``).
+        minimum: the smallest value of the parameter.
+    """
+
+    parameter: str | None = None
+    minimum: int = 1
+
+
+_FAMILY_MEMBER = re.compile(r"(?P<family>.*\D)(?P<value>\d+)")
+
+
+def check_family_name(kind: str, name: str, parameter: str | None) -> None:
+    """Refuse a family ``name`` that ends with a digit (its members' names could not be split).
+
+    Raises:
+        ConfigurationError: naming the fix.
+    """
+    if parameter is not None and isinstance(name, str) and name[-1:].isdigit():
+        raise ConfigurationError(
+            f"a {kind} family's name must not end with a digit, got {name!r}: its members are "
+            f"named by appending the {parameter!r} value. Add a separator, e.g. {name + '-'!r}."
+        )
+
+
+def listed(name: str, entry: FamilyEntry) -> str:
+    """``name``, or ``name<parameter>`` for a family."""
+    return name if entry.parameter is None else f"{name}<{entry.parameter}>"
+
+
+def family_listing(registry: Registry[FamilyEntry]) -> list[str]:
+    """The registry's names for listings, families with their parameter, sorted."""
+    return sorted(listed(name, registry.get(name)) for name in registry.names())
+
+
+def resolve_member(registry: Registry[FamilyEntry], name: str) -> tuple[str, int | None]:
+    """Split ``name`` into a registered name and a family parameter (None for a single entry).
+
+    A single entry's name is matched first, so it may end with digits (``orientation-so3``).
+
+    Raises:
+        ConfigurationError: the name is unknown (the message lists the known ones, the
+            registry's advice after them), names a family without its parameter, or a parameter
+            below the family's minimum.
+    """
+    if isinstance(name, str) and name in registry:
+        entry = registry.get(name)
+        if entry.parameter is None:
+            return name, None
+        raise ConfigurationError(
+            f"the {registry.kind} family {name!r} needs its {entry.parameter}: name a member "
+            f"such as '{name}{max(entry.minimum, 2)}'."
+        )
+    member = _FAMILY_MEMBER.fullmatch(name) if isinstance(name, str) else None
+    family = member["family"] if member and member["family"] in registry else None
+    entry = None if family is None else registry.get(family)
+    if entry is None or entry.parameter is None:
+        listing = family_listing(registry)
+        example = next((n.split("<")[0] + "2" for n in listing if "<" in n), None)
+        hint = "" if example is None else f" (<...> stands for an integer, e.g. {example})"
+        advice = f"; {registry.advice}" if registry.advice else ""
+        raise ConfigurationError(
+            f"unknown {registry.kind} {name!r}; known: {', '.join(listing)}{hint}{advice}."
+        )
+    value = int(member["value"])
+    if value < entry.minimum:
+        raise ConfigurationError(
+            f"{registry.kind} {name!r}: {entry.parameter} must be at least {entry.minimum}, got "
+            f"{value}; use e.g. '{family}{entry.minimum}'."
+        )
+    return family, value

@@ -2,6 +2,7 @@
 
 import errno
 import json
+import math
 import os
 import time
 
@@ -17,6 +18,7 @@ from manibo.journal import (
     JournalLockedError,
     JournalWarning,
     JournalWriter,
+    Stop,
     set_aside,
 )
 
@@ -276,3 +278,68 @@ def test_a_reader_beside_a_writer_of_20000_float_lines_sees_only_whole_records(t
     assert unfinished >= 3 and len({len(r) for r in reads}) >= 3  # it read during the writing
     assert sorted(p.name for p in tmp_path.iterdir()) == ["children", "j.jsonl", "j.jsonl.lock"]
     assert len(Journal(path).read()[1]) == count
+
+
+def _refuse(token):
+    raise ValueError(f"non-standard JSON token {token}")
+
+
+def test_non_finite_numbers_are_written_as_standard_json_and_read_back(tmp_path):
+    path = tmp_path / "j.jsonl"
+    config = {"surrogate_options": {"nu": math.inf}, "bounds": [-math.inf, 1.5], "gap": math.nan}
+    writer = JournalWriter(path)
+    writer.create(config)
+    writer.append(Evaluation(x=[1.0, 0.0], y=2.0, index=0, extra={"spread": math.inf}))
+    writer.close()
+    for line in _lines(path):  # every line is standard JSON: no Infinity or NaN token
+        json.loads(line, parse_constant=_refuse)
+    assert json.loads(_lines(path)[0])["config"]["surrogate_options"] == {"nu": {"$float": "inf"}}
+    read, evaluations = Journal(path).read()
+    assert read["surrogate_options"]["nu"] == math.inf and read["bounds"] == [-math.inf, 1.5]
+    assert math.isnan(read["gap"]) and evaluations[0].extra == {"spread": math.inf}
+    with pytest.raises(ValueError, match=r"key '\$float' is reserved"):
+        JournalWriter(tmp_path / "k.jsonl").create({"odd": {"$float": "inf"}})
+
+
+def test_stop_records_are_read_back_and_checked(tmp_path):
+    path = tmp_path / "j.jsonl"
+    writer = _journal(path, n=2)
+    assert writer.append_stop(Stop("callback", 2, 1.5))
+    writer.append(Evaluation(x=[2.0, 1.0], y=1.0, index=2))  # a resumed run goes on
+    writer.close()
+    contents = Journal(path).read_all()
+    assert contents.version == JOURNAL_VERSION == 3
+    assert [(s.reason, s.evaluations, s.elapsed) for s in contents.stops] == [("callback", 2, 1.5)]
+    assert [e.index for e in contents.evaluations] == [0, 1, 2]
+    with open(path, "a") as f:
+        f.write(json.dumps({"type": "stop", "reason": 3, "evaluations": -1, "colour": 1}) + "\n")
+    with pytest.raises(JournalError, match=r"line 6 is malformed: unknown field 'colour'; "):
+        Journal(path).read()
+
+
+FORMAT_2 = [
+    {"type": "header", "version": 2, "config": {"nu": "INF"}},
+    {"type": "evaluation", "x": [0.5], "y": 1.0, "status": "ok", "index": 0, "seconds": 0.1},
+]
+
+
+def test_format_2_journals_are_read_and_appended_to_in_format_2(tmp_path):
+    path = tmp_path / "j.jsonl"
+    text = "\n".join(json.dumps(r) for r in FORMAT_2) + "\n"
+    path.write_text(text.replace('"INF"', "Infinity"))  # format 2 wrote Python's token
+    config, evaluations = Journal(path).read()
+    assert config == {"nu": math.inf} and evaluations[0].elapsed is None
+    writer = JournalWriter(path)
+    writer.load()
+    assert writer.version == 2
+    writer.append(Evaluation(x=[0.7], y=2.0, index=1, proposal_seconds=0.3, elapsed=4.0))
+    assert not writer.append_stop(Stop("budget", 2, 4.0))  # format 2 has no stop records
+    writer.close()
+    assert set(json.loads(_lines(path)[-1])) == {
+        "type", "x", "y", "status", "error", "index", "seconds", "extra"
+    }  # fmt: skip
+    assert len(Journal(path).read()[1]) == 2
+    with open(path, "a") as f:
+        f.write(_evaluation(2, x=[0.1], elapsed=1.0) + "\n")
+    with pytest.raises(JournalError, match="line 4.*unknown field 'elapsed'"):
+        Journal(path).read()

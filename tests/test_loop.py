@@ -2,6 +2,7 @@
 
 import errno
 import json
+import math
 import multiprocessing
 import random
 import re
@@ -90,7 +91,7 @@ def test_declared_failures_are_recorded_and_the_run_goes_on():
         "objective returned nan",
         "SimulatorDiverged: residual blew up",
     ]
-    X, _ = opt._training_data()
+    X, _, _ = opt._training_data()
     assert X.shape[0] == 5
 
 
@@ -693,3 +694,147 @@ def test_sigkill_at_random_moments_loses_nothing_and_resume_proposes_what_was_co
         assert torch.allclose(final, reference, atol=1e-9, rtol=0)
     finally:
         torch.set_num_threads(threads)
+
+
+# ---------------------------------------------------------------- stopping early, timings
+def _sleepy(seconds):
+    def objective(x):
+        time.sleep(seconds)
+        return _objective(x)
+
+    return objective
+
+
+def test_a_callback_that_returns_true_stops_the_run_and_the_journal_says_why(tmp_path):
+    path = tmp_path / "run.jsonl"
+    seen = []
+
+    def stop_at_four(optimizer, evaluation):
+        seen.append((optimizer, evaluation.index, len(optimizer.history)))
+        return evaluation.index == 3 or None
+
+    opt = BayesianOptimizer(Sphere(2), q=3, initial_design=3, seed=0, journal=path, **FAST)
+    result = opt.run(_objective, budget=9, callback=stop_at_four, progress=False)
+    # called once per told evaluation, after it is in the history, with the optimiser itself
+    assert [(o is opt, i, n) for o, i, n in seen] == [(True, i, i + 1) for i in range(4)]
+    assert len(opt.history) == 4 and result.stop_reason == "callback"
+    assert opt.pending is None  # the two untold points of the second batch are forgotten
+    contents = Journal(path).read_all()
+    assert [(s.reason, s.evaluations) for s in contents.stops] == [("callback", 4)]
+    opt.close()
+    resumed = BayesianOptimizer.resume(path)
+    assert resumed.result().stop_reason == "callback"  # read back from the journal
+    resumed.run(_objective, budget=5, progress=False)
+    assert resumed.result().stop_reason == "budget"
+    resumed.tell(resumed.ask(1), [1.0])
+    assert resumed.result().stop_reason is None  # evaluations after the last run's end
+    resumed.close()
+    stops = Journal(path).read_all().stops
+    assert [(s.reason, s.evaluations) for s in stops] == [("callback", 4), ("budget", 5)]
+
+
+def test_a_callback_that_raises_or_returns_something_else_stops_the_run_with_the_error():
+    def buggy(optimizer, evaluation):
+        return undefined_name  # noqa: F821
+
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST)
+    with pytest.raises(NameError) as info:
+        opt.run(_objective, budget=4, callback=buggy, progress=False)
+    assert "callback raised this after evaluation 0" in "".join(info.value.__notes__)
+    assert len(opt.history) == 1 and opt.pending is None  # its evaluation is recorded
+    with pytest.raises(ConfigurationError, match=r"callback returned str 'stop'.*True to stop"):
+        opt.run(_objective, budget=4, callback=lambda o, e: "stop", progress=False)
+    with pytest.raises(ConfigurationError, match="`callback` must be callable"):
+        opt.run(_objective, budget=4, callback="stop", progress=False)
+    assert len(opt.history) == 2
+
+
+@pytest.mark.parametrize("max_seconds", [0, -1.0, math.nan, "10", True])
+def test_a_bad_wall_time_budget_is_refused_before_any_evaluation(max_seconds):
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST)
+    with pytest.raises(ConfigurationError, match="`max_seconds` must be a positive number"):
+        opt.run(_objective, budget=4, max_seconds=max_seconds, progress=False)
+    assert opt.history == []
+
+
+def test_the_wall_time_budget_stops_after_the_evaluation_that_crosses_it(tmp_path):
+    # the initial design covers the budget: no model is fitted, each evaluation takes 50 ms
+    path = tmp_path / "run.jsonl"
+    opt = BayesianOptimizer(Sphere(2), initial_design=20, seed=0, journal=path, **FAST)
+    result = opt.run(_sleepy(0.05), budget=20, max_seconds=0.12, progress=False)
+    assert result.stop_reason == "max_seconds" and 2 <= result.num_evaluations < 20
+    # the run's clock starts with the call: the last evaluation was told after 0.12 s, the one
+    # before it was not
+    assert result.elapsed[-1] >= 0.12 > result.elapsed[-2]
+    assert Journal(path).read_all().stops[-1].reason == "max_seconds"
+
+
+def test_with_an_executor_a_stop_lets_the_evaluations_in_flight_finish_and_be_told():
+    opt = BayesianOptimizer(Sphere(2), initial_design=20, seed=0, **FAST)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        result = opt.run(
+            _sleepy(0.05),
+            budget=20,
+            executor=pool,
+            max_parallel=3,
+            callback=lambda o, e: e.index == 0,
+            progress=False,
+        )
+    # the first one told stops new submissions; the two others in flight are told
+    assert result.stop_reason == "callback" and result.num_evaluations == 3
+    assert opt.pending is None and not result.failed.any()
+
+
+def test_timings_of_evaluations_and_proposals_are_recorded_and_continue_after_a_resume(tmp_path):
+    path = tmp_path / "run.jsonl"
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, journal=path, **FAST)
+    result = opt.run(_sleepy(0.02), budget=5, progress=False)
+    assert (result.evaluation_seconds >= 0.02).all()
+    # the random design costs next to nothing; a proposal fits a GP and optimises
+    assert (result.proposal_seconds[:3] < 0.01).all() and (result.proposal_seconds[3:] > 0).all()
+    assert (result.elapsed.diff() > 0).all()
+    told = result.elapsed.tolist()
+    opt.close()
+    time.sleep(0.3)  # a gap between the stop and the resume does not count
+    resumed = BayesianOptimizer.resume(path)
+    begin = time.perf_counter()
+    again = resumed.run(_sleepy(0.02), budget=6, progress=False)
+    assert again.elapsed[:5].tolist() == told  # read back from the journal
+    assert 0.02 < again.elapsed[5] - told[-1] <= time.perf_counter() - begin
+    resumed.close()
+    x = torch.tensor([[0.0, 0.0, 1.0]], dtype=torch.float64)
+    plain = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST)
+    plain.tell(x, [1.0])  # told without ask: no proposal time
+    assert math.isnan(plain.result().proposal_seconds[0])
+
+
+def test_a_failed_evaluation_keeps_its_time():
+    def fails(x):
+        time.sleep(0.02)
+        raise manibo.EvaluationFailed("no")
+
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST)
+    result = opt.run(fails, budget=3, progress=False)
+    assert result.failed.all() and (result.evaluation_seconds >= 0.02).all()
+    assert result.best_x is None and result.model is None and result.recommended_x is None
+    with pytest.raises(ConfigurationError, match="no successful evaluation among the 3"):
+        x, y = result
+
+
+def test_infinite_settings_round_trip_through_the_journal(tmp_path):
+    path = tmp_path / "run.jsonl"
+    options = {"nu": math.inf}
+    opt = BayesianOptimizer(
+        Sphere(2), initial_design=3, seed=0, journal=path, surrogate_options=options, **FAST
+    )
+    opt.run(_objective, budget=3, progress=False)
+    opt.close()
+    header = path.read_text().splitlines()[0]
+    json.loads(header, parse_constant=_refuse)  # standard JSON: no Infinity token
+    resumed = BayesianOptimizer.resume(path, surrogate_options=options)  # equal settings
+    assert resumed.config["surrogate_options"] == options
+    resumed.close()
+
+
+def _refuse(token):
+    raise ValueError(f"non-standard JSON token {token}")

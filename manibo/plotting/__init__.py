@@ -1,5 +1,7 @@
-"""Figures: globe maps in azimuthal projections (matplotlib only) and curves over repeated runs."""
+"""Figures: globe maps in azimuthal projections (matplotlib only), curves over repeated runs, and
+the convergence figure of one run."""
 
+from manibo.plotting.convergence import best_so_far, plot_convergence
 from manibo.plotting.curves import plot_censored_distributions, plot_mean_curves
 from manibo.plotting.globe import (
     AzimuthalView,
@@ -13,6 +15,7 @@ from manibo.plotting.globe import (
 
 __all__ = [
     "AzimuthalView",
+    "best_so_far",
     "density_colormap",
     "draw_density",
     "draw_graticule",
@@ -20,5 +23,6 @@ __all__ = [
     "draw_path",
     "draw_points",
     "plot_censored_distributions",
+    "plot_convergence",
     "plot_mean_curves",
 ]

@@ -3,19 +3,23 @@ parameter (``ackley-sphere`` + a dimension: ``ackley-sphere5``), in one registry
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from manibo.exceptions import ConfigurationError
 from manibo.problems.base import SpaceProblem
-from manibo.registry import Entry, Registry
+from manibo.registry import (
+    FamilyEntry,
+    Registry,
+    check_family_name,
+    family_listing,
+    resolve_member,
+)
 
 ProblemBuilder = Callable[..., SpaceProblem]
 
 
 @dataclass(frozen=True)
-class ProblemEntry(Entry):
+class ProblemEntry(FamilyEntry):
     """A problem class or builder; a family names its integer parameter and the parameter's minimum.
 
     Attributes:
@@ -25,12 +29,10 @@ class ProblemEntry(Entry):
         minimum: the smallest value of the parameter.
     """
 
-    parameter: str | None = None
-    minimum: int = 1
 
-
-PROBLEMS: Registry[ProblemEntry] = Registry("problem")
-_FAMILY_MEMBER = re.compile(r"(?P<family>.*\D)(?P<value>\d+)")
+PROBLEMS: Registry[ProblemEntry] = Registry(
+    "problem", advice="register your own with @manibo.problems.register_problem('name')"
+)
 
 
 def register_problem(
@@ -50,11 +52,7 @@ def register_problem(
         ConfigurationError: ``name`` is taken, or a family's ``name`` ends with a digit (its
             members' names could not be split into family and parameter).
     """
-    if parameter is not None and name[-1:].isdigit():
-        raise ConfigurationError(
-            f"a problem family's name must not end with a digit, got {name!r}: its members are "
-            f"named by appending the {parameter!r} value. Add a separator, e.g. {name + '-'!r}."
-        )
+    check_family_name("problem", name, parameter)
 
     def decorate(build: ProblemBuilder) -> ProblemBuilder:
         PROBLEMS.register(name, ProblemEntry(build, parameter, int(minimum)))
@@ -65,11 +63,7 @@ def register_problem(
 
 def available_problems() -> list[str]:
     """Problem names for listings, families with their parameter (``ackley-sphere<d>``), sorted."""
-    return sorted(_listed(name, PROBLEMS.get(name)) for name in PROBLEMS.names())
-
-
-def _listed(name: str, entry: ProblemEntry) -> str:
-    return name if entry.parameter is None else f"{name}<{entry.parameter}>"
+    return family_listing(PROBLEMS)
 
 
 def make_problem(name: str, noise_std: float = 0.0) -> SpaceProblem:
@@ -85,26 +79,6 @@ def make_problem(name: str, noise_std: float = 0.0) -> SpaceProblem:
         ConfigurationError: the name is unknown (the message lists the known ones), or names a
             family without its parameter or with a parameter below the family's minimum.
     """
-    if name in PROBLEMS:  # first: a single problem's name may end with digits ("orientation-so3")
-        entry = PROBLEMS.get(name)
-        if entry.parameter is None:
-            return entry.build(noise_std=noise_std)
-        raise ConfigurationError(
-            f"the problem family {name!r} needs its {entry.parameter}: name a member such as "
-            f"'{name}{max(entry.minimum, 2)}'."
-        )
-    member = _FAMILY_MEMBER.fullmatch(name) if isinstance(name, str) else None
-    family = PROBLEMS.get(member["family"]) if member and member["family"] in PROBLEMS else None
-    if family is None or family.parameter is None:
-        raise ConfigurationError(
-            f"unknown problem {name!r}; known: {', '.join(available_problems())} (<...> stands "
-            "for an integer, e.g. ackley-sphere5); register your own with "
-            "@manibo.problems.register_problem('name')."
-        )
-    value = int(member["value"])
-    if value < family.minimum:
-        raise ConfigurationError(
-            f"problem {name!r}: {family.parameter} must be at least {family.minimum}, got {value}; "
-            f"use e.g. '{member['family']}{family.minimum}'."
-        )
-    return family.build(value, noise_std=noise_std)
+    registered, value = resolve_member(PROBLEMS, name)
+    build = PROBLEMS.get(registered).build
+    return build(noise_std=noise_std) if value is None else build(value, noise_std=noise_std)

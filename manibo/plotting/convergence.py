@@ -1,0 +1,83 @@
+"""The convergence figure of one run: the best value so far against evaluations and wall time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+
+def best_so_far(values: np.ndarray, minimize: bool) -> np.ndarray:
+    """The best value among the first ``i + 1`` entries, for each ``i``; NaN entries (failed
+    evaluations) are skipped, and the curve is NaN until the first finite value.
+
+    Args:
+        values: observed values ``(n,)``, NaN where the evaluation failed.
+        minimize: best means lowest.
+
+    Returns:
+        Array ``(n,)``.
+    """
+    values = np.asarray(values, dtype=float)
+    worst = np.inf if minimize else -np.inf
+    filled = np.where(np.isnan(values), worst, values)
+    running = np.minimum.accumulate(filled) if minimize else np.maximum.accumulate(filled)
+    return np.where(running == worst, np.nan, running)
+
+
+def plot_convergence(result, path: str | Path | None = None) -> Figure:
+    """Two panels: the best observed value so far against the number of evaluations (with every
+    observation as a dot and failed evaluations as crosses), and against the run's wall time.
+
+    Args:
+        result: an :class:`~manibo.result.OptimizationResult` (it reads ``Y`` ``(n,)``,
+            ``failed`` ``(n,)``, ``elapsed`` ``(n,)`` and ``minimize``).
+        path: where to save the figure (PNG, or any format matplotlib writes); None: not saved.
+
+    Returns:
+        The ``matplotlib.figure.Figure`` (made without pyplot, so nothing stays open).
+    """
+    values = result.Y.detach().cpu().numpy()
+    failed = result.failed.detach().cpu().numpy()
+    elapsed = result.elapsed.detach().cpu().numpy()
+    best = best_so_far(values, result.minimize)
+    label = "lowest" if result.minimize else "highest"
+    figure = Figure(figsize=(10, 4), layout="constrained")
+    by_count, by_time = figure.subplots(1, 2)
+    count = np.arange(1, values.size + 1)
+    by_count.scatter(count, values, s=12, color="0.55", label="observed", zorder=2)
+    by_count.step(count, best, where="post", color="C0", linewidth=2, label=f"{label} so far")
+    _mark_failures(by_count, count[failed], values)
+    by_count.set_xlabel("evaluations")
+    by_count.set_ylabel("objective")
+    by_count.legend(loc="best", fontsize=8)
+    known = ~np.isnan(elapsed)
+    if known.any():
+        by_time.step(elapsed[known], best[known], where="post", color="C0", linewidth=2)
+        by_time.scatter(elapsed[known], values[known], s=12, color="0.55", zorder=2)
+    else:
+        by_time.text(0.5, 0.5, "no timings recorded", ha="center", transform=by_time.transAxes)
+    by_time.set_xlabel("wall time (s)")
+    by_time.set_ylabel("objective")
+    for ax in (by_count, by_time):
+        ax.grid(alpha=0.3)
+    failures = f", {int(failed.sum())} failed" if failed.any() else ""
+    figure.suptitle(
+        f"{'minimising' if result.minimize else 'maximising'} on {result.space!r}: "
+        f"{values.size} evaluations{failures}",
+        fontsize=10,
+    )
+    if path is not None:
+        figure.savefig(path, dpi=110)
+    return figure
+
+
+def _mark_failures(ax: Axes, at: np.ndarray, values: np.ndarray) -> None:
+    """Crosses for failed evaluations, at the bottom of the observed range."""
+    if not at.size:
+        return
+    finite = values[~np.isnan(values)]
+    level = finite.min() if finite.size else 0.0
+    ax.scatter(at, np.full(at.size, level), marker="x", color="C3", s=24, label="failed")
