@@ -8,13 +8,21 @@ starts over). Mistakes in the arguments end with one ``manibo: error: ...`` line
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import math
 import os
 import platform
+import re
+import sys
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from manibo import _json
 from manibo.exceptions import ConfigurationError, ManiboError
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -86,84 +94,201 @@ def _output_folder(out: str) -> Path:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import json
-
     from manibo.journal import set_aside
     from manibo.loop import BayesianOptimizer
-    from manibo.problems import make_problem
 
     noise = _finite("--noise", args.noise, minimum=0.0)
+    max_seconds = (
+        None if args.max_seconds is None else _finite("--max-seconds", args.max_seconds, 0)
+    )
     if args.budget < args.initial_design:
         raise ConfigurationError(
             f"--budget ({args.budget}) must be at least --initial-design ({args.initial_design})."
         )
-    problem = make_problem(args.problem, noise_std=noise)
+    task = _task(args, noise)
     out = _output_folder(args.out)
-    stem = f"{problem.name}_{args.surrogate}_{args.acquisition}_seed{args.seed}"
+    stem = f"{task.name}_{args.surrogate}_{args.acquisition}_seed{args.seed}"
     journal = out / f"{stem}.journal.jsonl"
     if args.fresh and journal.exists():
         print(f"moved the previous journal to {set_aside(journal)}")
     opt = BayesianOptimizer(
-        problem.space,
+        task.space,
         surrogate=args.surrogate,
         acquisition=args.acquisition,
         q=args.q,
+        minimize=not args.maximize,
         initial_design=args.initial_design,
         seed=args.seed,
         journal=journal,
         optimizer=args.optimizer,
         surrogate_options=_parse_options(args.surrogate_option),
         device=args.device,
-        # the noise of evaluation i is drawn from a generator seeded by (seed, i): a resumed
-        # noisy run observes exactly what the uninterrupted one would have
-        metadata={
-            "problem": problem.name,
-            "noise_std": noise,
-            "noise_generator": "torch.Generator().manual_seed(seed * 2**32 + index)",
-        },
+        metadata=task.metadata,
         resume=True,
     )
     if opt.history:
         print(f"resuming {journal} with {len(opt.history)} evaluations")
-
-    def objective(x: torch.Tensor) -> float:
-        generator = torch.Generator().manual_seed(args.seed * 2**32 + len(opt.history))
-        return float(problem(x, generator=generator))
-
     with opt:
-        opt.run(objective, budget=args.budget, progress=not args.quiet)
-    values = [e.y if e.status == "ok" else None for e in opt.history]
-    best_x, best_y = opt.best
-    true_values = [
-        float(problem.evaluate_true(torch.tensor(e.x, dtype=torch.float64))) for e in opt.history
-    ]
-    regret, best = [], float("inf")
-    for v in true_values:
-        best = min(best, v)
-        regret.append(best - problem.optimal_value)
-    summary = {
-        "problem": problem.name,
-        "config": opt.config,
-        "optimal_value": problem.optimal_value,
-        "observed": values,
-        "true_values": true_values,
-        "simple_regret": regret,
-        "best_x": best_x.tolist(),
-        "best_y": best_y,
-        "journal": str(journal),
-    }
-    (out / f"{stem}.json").write_text(json.dumps(summary, indent=2))
-    print(
-        f"{problem.name}: best observed {best_y:.6g}, simple regret {regret[-1]:.3e} "
-        f"after {len(opt.history)} evaluations; wrote {out / (stem + '.json')}"
-    )
+        result = opt.run(
+            task.objective(opt),
+            budget=args.budget,
+            progress=not args.quiet,
+            max_seconds=max_seconds,
+        )
+    summary = {"name": task.name, "config": opt.config, **result.as_dict()}
+    summary.update(task.extra(result))
+    paths = {kind: out / f"{stem}.{kind}" for kind in ("json", "png", "txt")}
+    paths["json"].write_text(_json.dumps(summary, indent=2))
+    result.plot(paths["png"])
+    text = result.summary() + "".join(f"\n{line}" for line in task.lines(summary))
+    paths["txt"].write_text(text + "\n")
+    print(text)
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
+
+
+@dataclass
+class _Task:
+    """What ``manibo run`` optimises: a benchmark problem, or the user's objective on a space."""
+
+    name: str
+    space: object
+    metadata: dict
+    objective: Callable  # objective(optimizer) -> the function of one point
+    extra: Callable = lambda result: {}  # more JSON values from the result
+    lines: Callable = lambda summary: []  # more summary lines from the JSON values
+
+
+def _task(args: argparse.Namespace, noise: float) -> _Task:
+    if (args.problem is None) == (args.objective is None):
+        raise ConfigurationError(
+            "give either --problem NAME (a benchmark problem) or --objective MODULE:FUNCTION with "
+            "--space SPEC (your own function); see `manibo run --help` for the names."
+        )
+    if args.objective is not None:
+        return _objective_task(args, noise)
+    for option, given in (("--space", args.space is not None), ("--maximize", args.maximize)):
+        if given:
+            raise ConfigurationError(
+                f"{option} goes with --objective; a benchmark problem (--problem) brings its own "
+                "space and is minimised."
+            )
+    return _problem_task(args, noise)
+
+
+def _objective_task(args: argparse.Namespace, noise: float) -> _Task:
+    from manibo.spaces import make_space
+
+    if args.space is None:
+        raise ConfigurationError(
+            "--objective needs --space SPEC, the space its points lie on (e.g. sphere2, so3, "
+            "torus3, sphere2*circle); see `manibo run --help` for the specs."
+        )
+    if noise:
+        raise ConfigurationError(
+            "--noise adds noise to benchmark problems (--problem); your objective's own noise is "
+            "what it returns."
+        )
+    function = load_objective(args.objective)
+    space = make_space(args.space)
+    name = f"{args.objective.rpartition(':')[2]}_{_file_safe(args.space)}"
+    metadata = {"objective": args.objective, "space": args.space}
+    return _Task(name, space, metadata, lambda opt: function)
+
+
+def _problem_task(args: argparse.Namespace, noise: float) -> _Task:
+    from manibo.problems import make_problem
+
+    problem = make_problem(args.problem, noise_std=noise)
+    # the noise of evaluation i is drawn from a generator seeded by (seed, i): a resumed noisy
+    # run observes exactly what the uninterrupted one would have
+    metadata = {
+        "problem": problem.name,
+        "noise_std": noise,
+        "noise_generator": "torch.Generator().manual_seed(seed * 2**32 + index)",
+    }
+
+    def objective(opt):
+        def evaluate(x: torch.Tensor) -> float:
+            generator = torch.Generator().manual_seed(args.seed * 2**32 + len(opt.history))
+            return float(problem(x, generator=generator))
+
+        return evaluate
+
+    def extra(result) -> dict:
+        true_values = [float(problem.evaluate_true(x)) for x in result.X.cpu()]
+        regret, best = [], math.inf
+        for value in true_values:
+            best = min(best, value)
+            regret.append(best - problem.optimal_value)
+        return {
+            "problem": problem.name,
+            "optimal_value": problem.optimal_value,
+            "true_values": true_values,
+            "simple_regret": regret,
+        }
+
+    def lines(summary: dict) -> list[str]:
+        return [f"simple regret (noise-free): {summary['simple_regret'][-1]:.3e}"]
+
+    return _Task(problem.name, problem.space, metadata, objective, extra, lines)
+
+
+def load_objective(reference: str) -> Callable:
+    """The function ``reference`` names: ``package.module:function`` (imported; the current folder
+    is searched first) or ``path/to/file.py:function``.
+
+    Raises:
+        ConfigurationError: the reference is malformed, the module cannot be imported (its own
+            error is chained), or it has no such callable.
+    """
+    module_name, sep, attribute = reference.rpartition(":")
+    if not sep or not module_name or not attribute.isidentifier():
+        raise ConfigurationError(
+            f"--objective must look like MODULE:FUNCTION (mypkg.costs:f) or FILE.py:FUNCTION, got "
+            f"{reference!r}."
+        )
+    try:
+        module = _import(module_name)
+    except ImportError as err:
+        raise ConfigurationError(
+            f"--objective {reference}: cannot import {module_name!r} ({err}); run from the folder "
+            "that holds it, install its package, or give the file's path (FILE.py:FUNCTION)."
+        ) from err
+    function = getattr(module, attribute, None)
+    if not callable(function):
+        raise ConfigurationError(
+            f"--objective {reference}: {module_name!r} has no function {attribute!r}"
+            + ("" if function is None else f" (it is a {type(function).__name__})")
+            + "."
+        )
+    return function
+
+
+def _import(module_name: str):
+    if module_name.endswith(".py"):
+        path = Path(module_name).expanduser().resolve()
+        if not path.is_file():
+            raise ImportError(f"no such file {str(path)!r}")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        spec.loader.exec_module(module)
+        return module
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    return importlib.import_module(module_name)
+
+
+def _file_safe(text: str) -> str:
+    """``text`` with every character other than letters, digits, ``.``, ``-`` and ``_`` replaced
+    by ``-`` (for file names)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
 
 
 def _bench(args: argparse.Namespace) -> int:
     """Run ``benchmarks/run_all.py`` of the source checkout with the remaining arguments."""
     import subprocess
-    import sys
 
     script = BENCHMARKS / "run_all.py"
     if not script.exists():
@@ -190,6 +315,54 @@ def _parse_options(pairs: list[str]) -> dict:
         except json.JSONDecodeError:
             options[key] = text  # a bare word such as a kernel name
     return options
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults after each option's help (where there is one); the listings as written."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default is None or action.default is False or action.default == []:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _listings() -> str:
+    """The names ``manibo run`` accepts, plug-ins included, for its ``--help``."""
+    from manibo.acquisitions import available_acquisitions
+    from manibo.models import available_surrogates
+    from manibo.problems import available_problems
+    from manibo.spaces.registry import describe_spaces
+
+    try:
+        spaces = describe_spaces()
+        width = max(len(spec) for spec, _ in spaces)
+        listed = [
+            "spaces (--space; join specs with * for a product, e.g. sphere2*circle):",
+            *(
+                line
+                for spec, text in spaces
+                for line in _wrap(f"{spec:<{width}}  {text}", width + 4)
+            ),
+        ]
+        for title, names in (
+            ("surrogates (--surrogate)", available_surrogates()),
+            ("acquisitions (--acquisition)", available_acquisitions()),
+            ("problems (--problem; <...> stands for an integer)", available_problems()),
+        ):
+            listed += [f"{title}:", *_wrap(", ".join(names), 2)]
+    except ManiboError as error:  # a broken plug-in: say so, and let the other commands work
+        return f"(the names cannot be listed: {error})"
+    listed.append(
+        "Packages that declare an entry point in the group 'manibo.plugins' add their own names."
+    )
+    return "\n".join(listed)
+
+
+def _wrap(text: str, indent: int) -> list[str]:
+    """``text`` in lines of at most 96 characters, indented by 2, continued at ``indent``."""
+    return textwrap.wrap(
+        text, 96, initial_indent="  ", subsequent_indent=" " * indent, break_on_hyphens=False
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -221,22 +394,47 @@ def main(argv: list[str] | None = None) -> int:
         "--num-train", type=int, default=150, help="sphere-regression: number of noisy observations"
     )
     demo.set_defaults(func=_demo)
-    run = sub.add_parser("run", help="run Bayesian optimisation on a benchmark problem")
-    run.add_argument(
-        "--problem", required=True, help="e.g. ackley-sphere5, arm-torus3, orientation-so3"
+    run = sub.add_parser(
+        "run",
+        help="run Bayesian optimisation of your own function (--objective) or a benchmark problem",
+        description="Minimise (or with --maximize, maximise) your function on a space, or a "
+        "benchmark\nproblem. Writes a journal (running the same command again resumes it), the "
+        "results\nas JSON, a convergence figure (PNG) and a text summary to --out.",
+        epilog=_listings(),
+        formatter_class=_HelpFormatter,
     )
-    run.add_argument(
-        "--surrogate", default="matern", help="matern, heat, euclidean, chart, adgp, ..."
+    what = run.add_argument_group("what to optimise (one of)")
+    what.add_argument(
+        "--objective",
+        metavar="MODULE:FUNCTION",
+        help="your function of one point (a torch tensor) returning a float: mypkg.costs:f, "
+        "imported from the current folder or an installed package, or path/to/file.py:f",
     )
-    run.add_argument("--acquisition", default="qlognei")
-    run.add_argument("--optimizer", default="riemannian", choices=["riemannian", "projection"])
-    run.add_argument("--budget", type=int, default=100)
-    run.add_argument("--initial-design", type=int, default=5)
-    run.add_argument("--q", type=int, default=1)
+    what.add_argument("--space", metavar="SPEC", help="the space of --objective's points, e.g. so3")
+    what.add_argument(
+        "--maximize", action="store_true", help="maximise --objective (default: minimise)"
+    )
+    what.add_argument(
+        "--problem", help="a benchmark problem, e.g. ackley-sphere5, arm-torus3, orientation-so3"
+    )
+    run.add_argument("--surrogate", default="matern", help="the surrogate model")
+    run.add_argument("--acquisition", default="qlognei", help="the acquisition function")
+    run.add_argument(
+        "--optimizer",
+        default="riemannian",
+        choices=["riemannian", "projection"],
+        help="how the acquisition is optimised",
+    )
+    run.add_argument("--budget", type=int, default=100, help="number of evaluations")
+    run.add_argument("--max-seconds", type=float, default=None, help="wall-time budget in seconds")
+    run.add_argument(
+        "--initial-design", type=int, default=5, help="random points before the first model"
+    )
+    run.add_argument("--q", type=int, default=1, help="points proposed together")
     run.add_argument(
         "--noise", type=float, default=0.0, help="observation noise standard deviation"
     )
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--seed", type=int, default=0, help="seed of the design and the proposals")
     run.add_argument(
         "--surrogate-option",
         action="append",
@@ -245,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
         help="option of the surrogate factory, repeatable (values are read as JSON), e.g. nu=1.5",
     )
     run.add_argument("--device", default="cpu", help="cpu or cuda: where the surrogate runs")
-    run.add_argument("--out", default="results")
+    run.add_argument("--out", default="results", help="folder for the journal and the results")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument(
         "--fresh",

@@ -1,0 +1,234 @@
+"""Spaces by short spec, for the command line: ``sphere2``, ``so3``, ``torus3``, ``sphere2*circle``.
+
+A spec is a registered name (``circle``, ``so3``), a family name with its integer parameter
+(``sphere`` + 2, ``box`` + 4), a name with a file argument (``graph:roads.txt``,
+``mesh:part.obj``), or several of those joined by ``*`` (their product). ``register_space`` adds a
+space or a family of spaces (plug-ins included); ``available_spaces()`` lists the specs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.registry import FamilyEntry, Registry, check_family_name, listed, resolve_member
+from manibo.spaces.base import Space
+from manibo.spaces.box import Box
+from manibo.spaces.circle import Circle
+from manibo.spaces.graph import Graph
+from manibo.spaces.mesh import Mesh
+from manibo.spaces.product import ProductSpace, Torus
+from manibo.spaces.special_orthogonal import SpecialOrthogonal
+from manibo.spaces.sphere import Sphere
+
+PRODUCT = "*"
+"""Joins the specs of the factors of a product space (``sphere2*circle``)."""
+
+
+@dataclass(frozen=True)
+class SpaceEntry(FamilyEntry):
+    """A space builder: no argument, a family's integer parameter, or a text argument.
+
+    Attributes:
+        build: makes the space; called with no argument, with the family's integer, or with the
+            text after ``:``.
+        parameter, minimum: as for :class:`~manibo.registry.FamilyEntry`.
+        argument: for a space that takes a text argument (``graph:FILE``), what it is, for
+            listings (``"FILE"``); None otherwise.
+        description: one line for listings.
+    """
+
+    argument: str | None = None
+    description: str = ""
+
+
+SPACES: Registry[SpaceEntry] = Registry(
+    "space", advice="register your own with @manibo.spaces.register_space('name')"
+)
+
+
+def register_space(
+    name: str,
+    parameter: str | None = None,
+    minimum: int = 1,
+    argument: str | None = None,
+    description: str = "",
+) -> Callable[[Callable[..., Space]], Callable[..., Space]]:
+    """Decorator: register a space builder under ``name``.
+
+    Args:
+        name: the spec (or, for a family, the spec without its integer).
+        parameter: for a family, the name of its integer parameter (the spec is ``name<value>``).
+        minimum: the smallest value of the parameter.
+        argument: for a space that takes a text argument (``name:TEXT``), what the text is.
+        description: one line for ``manibo run --help``.
+
+    Raises:
+        ConfigurationError: ``name`` is taken or holds ``:`` or ``*``; a family's ``name`` ends
+            with a digit; both ``parameter`` and ``argument`` are given.
+    """
+    check_family_name("space", name, parameter)
+    if isinstance(name, str) and (":" in name or PRODUCT in name):
+        raise ConfigurationError(
+            f"a space name must not hold ':' or '{PRODUCT}' (they separate arguments and "
+            f"factors in a spec), got {name!r}."
+        )
+    if parameter is not None and argument is not None:
+        raise ConfigurationError(
+            f"space {name!r}: give `parameter` (an integer appended to the name) or `argument` "
+            "(a text after ':'), not both."
+        )
+
+    def decorate(build: Callable[..., Space]) -> Callable[..., Space]:
+        SPACES.register(name, SpaceEntry(build, parameter, int(minimum), argument, description))
+        return build
+
+    return decorate
+
+
+def available_spaces() -> list[str]:
+    """Space specs for listings (``sphere<d>``, ``graph:FILE``, ...), plug-ins included, sorted."""
+    return sorted(_listed(name) for name in SPACES.names())
+
+
+def describe_spaces() -> list[tuple[str, str]]:
+    """``(spec, description)`` of every registered space, sorted by spec."""
+    return sorted((_listed(name), SPACES.get(name).description) for name in SPACES.names())
+
+
+def _listed(name: str) -> str:
+    entry = SPACES.get(name)
+    return f"{name}:{entry.argument}" if entry.argument else listed(name, entry)
+
+
+def make_space(spec: str) -> Space:
+    """The space a spec names.
+
+    Args:
+        spec: e.g. ``"sphere2"``, ``"so3"``, ``"torus3"``, ``"box4"``, ``"graph:roads.txt"``,
+            ``"sphere2*circle"`` (a product of compact spaces with 1-D points).
+
+    Raises:
+        ConfigurationError: the spec is unknown (the message lists the known ones), lacks or
+            has a needless argument, or a product factor cannot be a factor.
+        InputDataError: a file named by the spec cannot be read as what it should hold.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigurationError(
+            f"a space spec must be a non-empty string such as 'sphere2', got {spec!r}; known: "
+            f"{', '.join(available_spaces())}."
+        )
+    factors = spec.split(PRODUCT)
+    if len(factors) == 1:
+        return _make_one(spec.strip())
+    spaces = [_make_one(factor.strip()) for factor in factors]
+    try:
+        return ProductSpace(*spaces)
+    except ConfigurationError as err:
+        raise ConfigurationError(f"space {spec!r}: {err}") from err
+
+
+def _make_one(spec: str) -> Space:
+    name, sep, text = spec.partition(":")
+    if sep:
+        entry = SPACES.get(name)
+        if entry.argument is None:
+            raise ConfigurationError(
+                f"space {name!r} takes no ':' argument, got {spec!r}; write {_listed(name)!r}."
+            )
+        if not text:
+            raise ConfigurationError(f"space {spec!r} needs its {entry.argument} after ':'.")
+        return entry.build(text)
+    registered, value = resolve_member(SPACES, name)
+    entry = SPACES.get(registered)
+    if entry.argument is not None:
+        raise ConfigurationError(
+            f"space {name!r} needs its {entry.argument}: write '{name}:{entry.argument}'."
+        )
+    return entry.build() if value is None else entry.build(value)
+
+
+# ---------------------------------------------------------------------------- built-in spaces
+register_space("sphere", parameter="d", description="the unit sphere S^d in R^(d+1)")(Sphere)
+register_space("circle", description="the circle, angles in [0, 2 pi)")(Circle)
+register_space("torus", parameter="n", description="the flat torus, n angles")(Torus)
+register_space("so3", description="rotations SO(3), 3x3 matrices flattened to 9 numbers")(
+    SpecialOrthogonal
+)
+
+
+@register_space("box", parameter="d", description="the unit cube [0, 1]^d")
+def _unit_box(d: int) -> Box:
+    return Box(torch.zeros(d, dtype=torch.float64), torch.ones(d, dtype=torch.float64))
+
+
+@register_space(
+    "icosphere",
+    parameter="k",
+    minimum=0,
+    description="a mesh of the sphere, the icosahedron subdivided k times (k <= 7)",
+)
+def _icosphere(k: int) -> Mesh:
+    return Mesh.icosphere(k)
+
+
+@register_space(
+    "graph",
+    argument="FILE",
+    description="the nodes of a graph: an edge list 'i j [weight]' per line, or an adjacency "
+    "matrix in a .npy file",
+)
+def _graph_from_file(path: str) -> Graph:
+    file = _existing(path, "graph")
+    if file.suffix == ".npy":
+        return Graph(np.load(file))
+    try:
+        table = np.loadtxt(file, ndmin=2)
+    except ValueError as err:
+        raise InputDataError(
+            f"space 'graph:{path}': cannot read the edge list ({err}); write one edge per line "
+            "as 'i j' or 'i j weight' (node indices from 0)."
+        ) from err
+    if table.shape[1] not in (2, 3) or table.shape[0] == 0:
+        raise InputDataError(
+            f"space 'graph:{path}': an edge list needs 2 or 3 columns ('i j [weight]') and at "
+            f"least one line, got a table of shape {table.shape}."
+        )
+    weights = table[:, 2] if table.shape[1] == 3 else None
+    return Graph.from_edges(table[:, :2], int(table[:, :2].max()) + 1, weights=weights)
+
+
+@register_space(
+    "mesh", argument="FILE", description="the vertices of a triangle mesh in a Wavefront .obj file"
+)
+def _mesh_from_obj(path: str) -> Mesh:
+    file = _existing(path, "mesh")
+    vertices, faces = [], []
+    for number, line in enumerate(file.read_text().splitlines(), start=1):
+        words = line.split()
+        try:
+            if words[:1] == ["v"]:
+                vertices.append([float(w) for w in words[1:4]])
+            elif words[:1] == ["f"]:  # "f 1 2 3" or "f 1/1/1 2/2/2 3/3/3", indices from 1
+                corners = [int(w.split("/")[0]) - 1 for w in words[1:]]
+                faces.extend(
+                    [corners[0], a, b] for a, b in zip(corners[1:-1], corners[2:], strict=True)
+                )
+        except ValueError as err:
+            raise InputDataError(
+                f"space 'mesh:{path}': line {number} ({line.strip()!r}) is not a vertex or face "
+                f"({err})."
+            ) from err
+    return Mesh(np.array(vertices), np.array(faces))
+
+
+def _existing(path: str, name: str) -> Path:
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise InputDataError(f"space '{name}:{path}': no such file {str(file)!r}.")
+    return file
