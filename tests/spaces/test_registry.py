@@ -1,0 +1,138 @@
+"""Space specs: every listed spec builds its space; products, files, plug-ins and mistakes."""
+
+import numpy as np
+import pytest
+import torch
+
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.spaces import (
+    Box,
+    Circle,
+    Graph,
+    Mesh,
+    ProductSpace,
+    SpecialOrthogonal,
+    Sphere,
+    Torus,
+    available_spaces,
+    make_space,
+    register_space,
+)
+from manibo.spaces.registry import SPACES
+
+
+@pytest.mark.parametrize(
+    ("spec", "kind", "point_shape"),
+    [
+        ("sphere1", Sphere, (2,)),
+        ("sphere5", Sphere, (6,)),
+        ("circle", Circle, (1,)),
+        ("torus3", Torus, (3,)),
+        ("so3", SpecialOrthogonal, (9,)),
+        ("box4", Box, (4,)),
+        ("icosphere1", Mesh, (1,)),
+        ("sphere2*circle", ProductSpace, (4,)),
+        (" so3 * torus2 ", ProductSpace, (11,)),
+    ],
+)
+def test_specs_build_their_spaces(spec, kind, point_shape):
+    space = make_space(spec)
+    assert type(space) is kind and space.point_shape == point_shape
+    x = space.random(5, generator=torch.Generator().manual_seed(0))
+    space.check(x)
+
+
+def test_the_builtin_specs_are_listed_and_each_family_member_builds():
+    assert available_spaces() == [
+        "box<d>", "circle", "graph:FILE", "icosphere<k>", "mesh:FILE", "so3", "sphere<d>",
+        "torus<n>",
+    ]  # fmt: skip
+    box = make_space("box2")
+    assert box.lower.tolist() == [0.0, 0.0] and box.upper.tolist() == [1.0, 1.0]
+    assert make_space("sphere3").dim == 3 and make_space("icosphere0").num_points == 12
+    factors = make_space("sphere2*circle*so3").factors
+    assert [type(f) for f in factors] == [Sphere, Circle, SpecialOrthogonal]
+
+
+def test_graphs_from_edge_lists_and_adjacency_files(tmp_path):
+    edges = tmp_path / "roads.txt"
+    edges.write_text("# a path 0-1-2 and a heavy edge 2-3\n0 1\n1 2\n2 3\n")
+    graph = make_space(f"graph:{edges}")
+    assert isinstance(graph, Graph) and graph.num_points == 4 and graph.num_edges == 3
+    weighted = tmp_path / "weighted.txt"
+    weighted.write_text("0 1 1.0\n1 2 1.0\n2 3 5.0\n")
+    adjacency = np.zeros((4, 4))
+    for i, j, w in [(0, 1, 1.0), (1, 2, 1.0), (2, 3, 5.0)]:
+        adjacency[i, j] = adjacency[j, i] = w
+    np.save(tmp_path / "adjacency.npy", adjacency)
+    from_npy = make_space(f"graph:{tmp_path / 'adjacency.npy'}")
+    assert from_npy.fingerprint() == Graph(adjacency).fingerprint()
+    assert make_space(f"graph:{weighted}").fingerprint() == from_npy.fingerprint()
+    (tmp_path / "bad.txt").write_text("0 1 2 3\n")
+    with pytest.raises(InputDataError, match=r"2 or 3 columns.*shape \(1, 4\)"):
+        make_space(f"graph:{tmp_path / 'bad.txt'}")
+    with pytest.raises(InputDataError, match="no such file"):
+        make_space(f"graph:{tmp_path / 'missing.txt'}")
+
+
+def test_meshes_from_obj_files(tmp_path):
+    reference = Mesh.icosphere(1)
+    lines = [f"v {x} {y} {z}" for x, y, z in reference.vertices.tolist()]
+    # faces with texture and normal indices, counted from 1, as .obj writers put them
+    lines += ["f " + " ".join(f"{i + 1}/1/1" for i in face) for face in reference.faces.tolist()]
+    path = tmp_path / "ball.obj"
+    path.write_text("# an icosphere\no ball\n" + "\n".join(lines) + "\n")
+    mesh = make_space(f"mesh:{path}")
+    assert mesh.fingerprint() == reference.fingerprint()
+    # a quad is split into two triangles
+    quad = tmp_path / "quad.obj"
+    quad.write_text("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0.5 0.5 1\nf 1 2 3 4\n")
+    quad.write_text(quad.read_text() + "f 1 2 5\nf 2 3 5\nf 3 4 5\nf 4 1 5\n")
+    assert make_space(f"mesh:{quad}").faces.tolist()[:2] == [[0, 1, 2], [0, 2, 3]]
+    broken = tmp_path / "broken.obj"
+    broken.write_text("v 0 0 zero\n")
+    with pytest.raises(InputDataError, match=r"line 1 \('v 0 0 zero'\)"):
+        make_space(f"mesh:{broken}")
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("sphere", "the space family 'sphere' needs its d: name a member such as 'sphere2'"),
+        ("sphere0", "d must be at least 1, got 0; use e.g. 'sphere1'"),
+        ("hyperbolic2", "unknown space 'hyperbolic2'; known: box<d>, circle"),
+        ("circle:2", "space 'circle' takes no ':' argument"),
+        ("graph", "space 'graph' needs its FILE: write 'graph:FILE'"),
+        ("graph:", "space 'graph:' needs its FILE after ':'"),
+        ("sphere2*box2", "space 'sphere2*box2': factor 1 must be a compact space"),
+        ("", "a space spec must be a non-empty string such as 'sphere2'"),
+        (3, "a space spec must be a non-empty string"),
+    ],
+)
+def test_mistakes_get_clear_errors(spec, message):
+    with pytest.raises(ConfigurationError) as info:
+        make_space(spec)
+    assert message in str(info.value)
+
+
+@pytest.fixture
+def isolated_spaces(monkeypatch):
+    monkeypatch.setattr(SPACES, "_objects", dict(SPACES._objects))
+
+
+def test_registering_spaces_and_families(isolated_spaces):
+    @register_space("ring", parameter="n", minimum=3, description="a cycle graph")
+    def ring(n):
+        return Graph.from_edges([[i, (i + 1) % n] for i in range(n)], n)
+
+    assert "ring<n>" in available_spaces() and make_space("ring5").num_points == 5
+    with pytest.raises(ConfigurationError, match="n must be at least 3, got 2"):
+        make_space("ring2")
+    with pytest.raises(ConfigurationError, match="'ring' is already registered"):
+        register_space("ring")(Circle)
+    with pytest.raises(ConfigurationError, match="must not end with a digit"):
+        register_space("ring2", parameter="n")
+    with pytest.raises(ConfigurationError, match=r"must not hold ':' or '\*'"):
+        register_space("a*b")
+    with pytest.raises(ConfigurationError, match="not both"):
+        register_space("twice", parameter="n", argument="FILE")
