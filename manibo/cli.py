@@ -98,9 +98,11 @@ def _run(args: argparse.Namespace) -> int:
     from manibo.loop import BayesianOptimizer
 
     noise = _finite("--noise", args.noise, minimum=0.0)
-    max_seconds = (
-        None if args.max_seconds is None else _finite("--max-seconds", args.max_seconds, 0)
-    )
+    max_seconds = args.max_seconds
+    if max_seconds is not None and not (math.isfinite(max_seconds) and max_seconds > 0):
+        raise ConfigurationError(
+            f"--max-seconds must be a positive number of seconds, got {max_seconds!r}."
+        )
     if args.budget < args.initial_design:
         raise ConfigurationError(
             f"--budget ({args.budget}) must be at least --initial-design ({args.initial_design})."

@@ -7,11 +7,11 @@ evaluation. The rules that make it safe:
   by a crash) and is ignored by :meth:`Journal.read`.
 * **One writer at a time.** :class:`JournalWriter` holds an operating-system lock on
   ``<journal>.lock`` (released when it closes or its process dies, even by ``SIGKILL``); a second
-  writer gets :class:`JournalLockedError` naming the holder. The lock file stays after the run, holding the last
-  holder's process and host: it is the lock's anchor, not a sign of a running writer. Deleting it
-  on close would let a writer that opened it just before lock a file no longer on disk while a
-  third writer creates and locks a new one: two writers at once. It may be deleted safely while
-  no run uses the journal. Only the lock holder repairs a cut-off
+  writer gets :class:`JournalLockedError` naming the holder. The lock file stays after the run,
+  holding the last holder's process and host: it is the lock's anchor, not a sign of a running
+  writer. Deleting it on close would let a writer that opened it just before lock a file no longer
+  on disk while a third writer creates and locks a new one: two writers at once. It may be
+  deleted safely while no run uses the journal. Only the lock holder repairs a cut-off
   last line, by moving it to a new ``<journal>.corrupt[.N]`` file (an earlier one is never
   overwritten).
 * **Appends are atomic and durable.** Each record is written by one ``os.write`` of the whole line

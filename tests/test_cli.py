@@ -273,3 +273,104 @@ def test_a_noisy_run_killed_and_resumed_observes_what_the_uninterrupted_run_obse
     assert [e.x for e in _evaluations(journal)] == [
         e.x for e in _evaluations(tmp_path / "reference" / f"{STEM}.journal.jsonl")
     ]
+
+
+# ---------------------------------------------------------------- your own objective
+USER_MODULE = '''\
+import torch
+
+TARGET = torch.tensor([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]], dtype=torch.float64)
+
+
+def f(x):
+    """Squared Frobenius distance of a rotation (9 numbers) to TARGET."""
+    return float(((x.reshape(3, 3) - TARGET.to(x)) ** 2).sum())
+'''
+
+
+@pytest.mark.slow
+def test_run_optimises_a_function_of_a_package_outside_the_repository(tmp_path):
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    (tmp_path / "mypkg" / "mod.py").write_text(USER_MODULE)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "manibo", "run", "--objective", "mypkg.mod:f"]
+    command += ["--space", "so3", "--budget", "10", "--out", "out", "--quiet"]
+    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    stem = tmp_path / "out" / "f_so3_matern_qlognei_seed0"
+    written = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert written == [
+        f"{stem.name}.{kind}"
+        for kind in ("journal.jsonl", "journal.jsonl.lock", "json", "png", "txt")
+    ]
+    result = json.loads(stem.with_suffix(".json").read_text(), parse_constant=_refuse)
+    assert result["config"]["metadata"] == {"objective": "mypkg.mod:f", "space": "so3"}
+    assert len(result["observed"]) == 10 and result["best_y"] == min(result["observed"])
+    # the values are the function's at the points, computed here independently
+    target = torch.tensor([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]], dtype=torch.float64)
+    told = Journal(stem.with_suffix(".journal.jsonl")).read()[1]
+    points = torch.tensor([e.x for e in told], dtype=torch.float64)
+    distances = ((points.reshape(-1, 3, 3) - target) ** 2).sum((1, 2))
+    assert distances.tolist() == pytest.approx(result["observed"], rel=1e-12)
+    summary = stem.with_suffix(".txt").read_text()
+    assert summary.startswith("minimised on SpecialOrthogonal(3) with surrogate 'matern'")
+    assert f"best observed value: {result['best_y']!r}" in summary and summary in run.stdout + "\n"
+    assert stem.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _refuse(token):
+    raise ValueError(f"non-standard JSON token {token}")
+
+
+def test_run_maximises_a_function_in_a_file_and_writes_its_outputs(tmp_path, capsys):
+    script = tmp_path / "costs.py"
+    script.write_text("import math\n\ndef score(x):\n    return math.cos(float(x[0] - 1.0))\n")
+    out = tmp_path / "out"
+    arguments = ["run", "--objective", f"{script}:score", "--space", "torus2", "--maximize"]
+    arguments += ["--budget", "4", "--initial-design", "4", "--out", str(out), "--quiet"]
+    assert main(arguments) == 0
+    stem = out / "score_torus2_matern_qlognei_seed0"
+    result = json.loads(stem.with_suffix(".json").read_text(), parse_constant=_refuse)
+    assert not result["minimize"] and result["best_y"] == max(result["observed"])
+    printed = capsys.readouterr().out
+    assert printed.startswith("maximised on Torus(2)") and "wrote " in printed
+    assert stem.with_suffix(".png").exists() and stem.with_suffix(".txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ([], "give either --problem NAME"),
+        (["--problem", "ackley-sphere2", "--objective", "m:f"], "give either --problem NAME"),
+        (["--objective", "m:f"], "--objective needs --space SPEC"),
+        (["--problem", "ackley-sphere2", "--space", "so3"], "--space goes with --objective"),
+        (["--problem", "ackley-sphere2", "--maximize"], "--maximize goes with --objective"),
+        (["--objective", "nocolon", "--space", "so3"], "must look like MODULE:FUNCTION"),
+        (["--objective", "m:f", "--space", "so3", "--noise", "0.1"], "--noise adds noise"),
+        (["--objective", "no_such_module_x:f", "--space", "so3"], "cannot import"),
+        (["--objective", "json:no_function", "--space", "so3"], "has no function 'no_function'"),
+        (["--objective", "math:pi", "--space", "so3"], "has no function 'pi' (it is a float)"),
+        (["--objective", "math:cos", "--space", "hyperbolic2"], "unknown space 'hyperbolic2'"),
+        (
+            ["--problem", "ackley-sphere2", "--max-seconds", "0"],
+            "--max-seconds must be a positive number of seconds, got 0.0",
+        ),
+    ],
+)
+def test_run_objective_mistakes_end_with_one_error_line(tmp_path, capsys, arguments, message):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", *arguments, "--budget", "4", "--initial-design", "3", "--out", str(tmp_path)])
+    assert message in _error_line(capsys, exit_info)
+    assert not any(tmp_path.iterdir())
+
+
+def test_run_help_lists_spaces_surrogates_acquisitions_problems_and_defaults(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    for name in ("sphere<d>", "so3", "graph:FILE", "matern", "vish", "qlognei", "qkg"):
+        assert name in text
+    for name in ("ackley-sphere<d>", "orientation-so3", "(default: matern)", "(default: 100)"):
+        assert name in text

@@ -117,3 +117,9 @@ def test_the_check_flags_planning_material(text):
 )
 def test_the_check_leaves_ordinary_words_alone(text):
     assert not planning_references(text)
+
+
+def test_the_readme_leads_with_minimize_in_ten_lines():
+    first = re.search(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)[1]
+    code = [line for line in first.splitlines() if line.strip()]
+    assert code[0].startswith("import") and "manibo.minimize(" in first and len(code) <= 10

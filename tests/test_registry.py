@@ -164,6 +164,7 @@ from botorch.acquisition import qUpperConfidenceBound
 
 from manibo.acquisitions import register_acquisition
 from manibo.models import build_surrogate, register_surrogate
+from manibo.spaces import Circle, register_space
 
 
 def _log(kind):
@@ -181,6 +182,11 @@ def counted_matern(space, train_X, train_Y, **options):
 def counted_ucb(model, data):
     _log("acquisition")
     return qUpperConfidenceBound(model, beta=1.0, X_pending=data.X_pending, sampler=data.sampler())
+
+
+@register_space("plugged-circle", description="a circle from a plug-in")
+def plugged_circle():
+    return Circle()
 '''
 
 
@@ -224,8 +230,16 @@ def test_an_installed_plugin_reaches_manibo_run_by_name(tmp_path):
     result = json.loads((out / "ackley-sphere2_counted-matern_counted-ucb_seed0.json").read_text())
     assert result["config"]["surrogate"] == "counted-matern" and len(result["observed"]) == 5
     # the constructor's trial build (options checked before the journal), then two proposals
-    # after the three initial points: the plug-in's code built both of each
-    assert log.read_text().split() == ["surrogate", "acquisition"] * 3
+    # after the three initial points: the plug-in's code built both of each; then the model of
+    # the result, on all five evaluations, for the recommended point
+    assert log.read_text().split() == ["surrogate", "acquisition"] * 3 + ["surrogate"]
+    # --help lists the plug-in's names beside the built-in ones
+    listing = subprocess.run(
+        [str(python), "-m", "manibo", "run", "--help"], env=env, capture_output=True, text=True
+    )
+    assert listing.returncode == 0, listing.stderr[-3000:]
+    for name in ("counted-matern", "counted-ucb", "plugged-circle  a circle from a plug-in"):
+        assert name in listing.stdout
 
     # without the plug-in installed, the same command does not know the names
     env["PYTHONPATH"] = str(ROOT)
