@@ -380,3 +380,22 @@ def test_surrogate_contract_cuda(name, device="cuda"):
     run_acquisition_check(case, "qKnowledgeGradient", 1)
     run_acquisition_check(case, "qLogNEI", 3)
     assert case.model().posterior(case.points(2)).mean.device.type == torch.device(device).type
+
+
+def test_the_result_of_a_run_on_cuda_lies_on_cuda_and_plots(tmp_path, device="cuda"):
+    import manibo
+    from manibo.spaces import Sphere
+
+    fast = {"num_restarts": 2, "raw_samples": 32, "optimizer_options": {"maxiter": 10}}
+    sun = torch.tensor([0.0, 0.6, 0.8], dtype=torch.float64)
+    result = manibo.minimize(
+        lambda x: float(1 - x.cpu() @ sun), Sphere(2), budget=8, initial_design=6, seed=0,
+        device=device, progress=False, **fast,
+    )  # fmt: skip
+    for tensor in (result.X, result.Y, result.elapsed, result.best_x, result.recommended_x):
+        assert tensor.device.type == device
+    assert result.recommended_value == pytest.approx(
+        float(1 - result.recommended_x.cpu() @ sun), abs=0.05
+    )
+    result.plot(tmp_path / "convergence.png")
+    assert (tmp_path / "convergence.png").stat().st_size > 0
