@@ -19,9 +19,12 @@ def objective(x: torch.Tensor) -> float:
     return float(problem.evaluate_true(x))
 
 
-x_best, y_best = manibo.minimize(
+result = manibo.minimize(
     objective, Sphere(2), budget=8 if SMOKE_TEST else 40, seed=0, progress=False
 )
-print(f"best point {x_best.tolist()} with value {y_best:.4f} (optimum {problem.optimal_value})")
-assert abs(float(x_best.norm()) - 1) < 1e-10  # every candidate lies on the sphere
-assert y_best < (4.0 if SMOKE_TEST else 1.0)
+print(result.summary())  # best and recommended point, evaluations, time, why it stopped
+result.plot("bo_quickstart_convergence.png")  # best value against evaluations and wall time
+print(f"optimum {problem.optimal_value}; the figure is in bo_quickstart_convergence.png")
+assert abs(float(result.best_x.norm()) - 1) < 1e-10  # every candidate lies on the sphere
+assert result.best_y < (4.0 if SMOKE_TEST else 1.0)
+assert result.best_y == min(result.Y.tolist()) and result.num_evaluations == result.X.shape[0]
