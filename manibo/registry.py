@@ -182,6 +182,11 @@ class FamilyEntry(Entry):
     parameter: str | None = None
     minimum: int = 1
 
+    def label(self, name: str) -> str:
+        """How listings show the entry registered as ``name``: ``name``, or ``name<parameter>``
+        for a family."""
+        return name if self.parameter is None else f"{name}<{self.parameter}>"
+
 
 _FAMILY_MEMBER = re.compile(r"(?P<family>.*\D)(?P<value>\d+)")
 
@@ -199,14 +204,9 @@ def check_family_name(kind: str, name: str, parameter: str | None) -> None:
         )
 
 
-def listed(name: str, entry: FamilyEntry) -> str:
-    """``name``, or ``name<parameter>`` for a family."""
-    return name if entry.parameter is None else f"{name}<{entry.parameter}>"
-
-
 def family_listing(registry: Registry[FamilyEntry]) -> list[str]:
-    """The registry's names for listings, families with their parameter, sorted."""
-    return sorted(listed(name, registry.get(name)) for name in registry.names())
+    """The registry's names for listings (each entry's :meth:`FamilyEntry.label`), sorted."""
+    return sorted(registry.get(name).label(name) for name in registry.names())
 
 
 def resolve_member(registry: Registry[FamilyEntry], name: str) -> tuple[str, int | None]:

@@ -16,7 +16,13 @@ import numpy as np
 import torch
 
 from manibo.exceptions import ConfigurationError, InputDataError
-from manibo.registry import FamilyEntry, Registry, check_family_name, listed, resolve_member
+from manibo.registry import (
+    FamilyEntry,
+    Registry,
+    check_family_name,
+    family_listing,
+    resolve_member,
+)
 from manibo.spaces.base import Space
 from manibo.spaces.box import Box
 from manibo.spaces.circle import Circle
@@ -45,6 +51,10 @@ class SpaceEntry(FamilyEntry):
 
     argument: str | None = None
     description: str = ""
+
+    def label(self, name: str) -> str:
+        """``name:ARGUMENT`` for a space that takes a text argument, else as for a family."""
+        return f"{name}:{self.argument}" if self.argument else super().label(name)
 
 
 SPACES: Registry[SpaceEntry] = Registry(
@@ -93,17 +103,13 @@ def register_space(
 
 def available_spaces() -> list[str]:
     """Space specs for listings (``sphere<d>``, ``graph:FILE``, ...), plug-ins included, sorted."""
-    return sorted(_listed(name) for name in SPACES.names())
+    return family_listing(SPACES)
 
 
 def describe_spaces() -> list[tuple[str, str]]:
     """``(spec, description)`` of every registered space, sorted by spec."""
-    return sorted((_listed(name), SPACES.get(name).description) for name in SPACES.names())
-
-
-def _listed(name: str) -> str:
-    entry = SPACES.get(name)
-    return f"{name}:{entry.argument}" if entry.argument else listed(name, entry)
+    entries = [(name, SPACES.get(name)) for name in SPACES.names()]
+    return sorted((entry.label(name), entry.description) for name, entry in entries)
 
 
 def make_space(spec: str) -> Space:
@@ -139,7 +145,7 @@ def _make_one(spec: str) -> Space:
         entry = SPACES.get(name)
         if entry.argument is None:
             raise ConfigurationError(
-                f"space {name!r} takes no ':' argument, got {spec!r}; write {_listed(name)!r}."
+                f"space {name!r} takes no ':' argument, got {spec!r}; write {entry.label(name)!r}."
             )
         if not text:
             raise ConfigurationError(f"space {spec!r} needs its {entry.argument} after ':'.")
