@@ -351,7 +351,7 @@ def test_run_maximises_a_function_in_a_file_and_writes_its_outputs(tmp_path, cap
         (["--objective", "no_such_module_x:f", "--space", "so3"], "cannot import"),
         (["--objective", "json:no_function", "--space", "so3"], "has no function 'no_function'"),
         (["--objective", "math:pi", "--space", "so3"], "has no function 'pi' (it is a float)"),
-        (["--objective", "math:cos", "--space", "hyperbolic2"], "unknown space 'hyperbolic2'"),
+        (["--objective", "math:cos", "--space", "klein-bottle"], "unknown space 'klein-bottle'"),
         (
             ["--problem", "ackley-sphere2", "--max-seconds", "0"],
             "--max-seconds must be a positive number of seconds, got 0.0",

@@ -101,8 +101,8 @@ def test_meshes_from_obj_files(tmp_path):
         ("sphere", "the space family 'sphere' needs its d: name a member such as 'sphere2'"),
         ("sphere0", "d must be at least 1, got 0; use e.g. 'sphere1'"),
         (
-            "hyperbolic2",
-            "unknown space 'hyperbolic2'; known: box<d>, circle, graph:FILE, icosphere<k>",
+            "klein-bottle",
+            "unknown space 'klein-bottle'; known: box<d>, circle, graph:FILE, icosphere<k>",
         ),
         ("circle:2", "space 'circle' takes no ':' argument"),
         ("graph", "space 'graph' needs its FILE: write 'graph:FILE'"),
