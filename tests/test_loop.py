@@ -464,6 +464,26 @@ def test_q_batches_and_minimize_maximize_helpers():
     assert low < high
 
 
+def test_minimize_passes_executor_callback_and_wall_time_budget_to_the_run():
+    told = []
+
+    def count(optimizer, evaluation):
+        told.append(evaluation.index)
+        return len(told) == 4
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        result = minimize(
+            _sleepy(0.01), Sphere(2), budget=12, initial_design=12, executor=pool,
+            max_parallel=2, callback=count, max_seconds=600, progress=False,
+        )  # fmt: skip
+    # the fourth told evaluation stops new submissions; the one still in flight is told
+    assert result.stop_reason == "callback" and result.num_evaluations == len(told) in (4, 5)
+    result = maximize(
+        _sleepy(0.05), Sphere(2), budget=12, initial_design=12, max_seconds=0.12, progress=False
+    )
+    assert result.stop_reason == "max_seconds" and result.num_evaluations < 12
+
+
 # ---------------------------------------------------------------- the journal under faults
 def _fail_fsync(fd):
     raise OSError(errno.ENOSPC, "No space left on device")
