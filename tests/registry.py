@@ -29,6 +29,10 @@ SPACES = {
     "product_sphere_circle": lambda: spaces.ProductSpace(spaces.Sphere(2), spaces.Circle()),
     "graph": _small_graph,
     "mesh": lambda: spaces.Mesh.icosphere(1),
+    "hyperbolic2": lambda: spaces.Hyperbolic(2),
+    "hyperbolic3": lambda: spaces.Hyperbolic(3),
+    "spd2": lambda: spaces.SymmetricPositiveDefinite(2),
+    "spd3": lambda: spaces.SymmetricPositiveDefinite(3, eigenvalue_bounds=(0.1, 10.0)),
 }
 
 # a (nu, num_levels) per kernel flavour; None levels = automatic truncation
@@ -41,8 +45,19 @@ KERNELS = {
 
 def make_kernel(space, flavour: str):
     nu, levels = KERNELS[flavour]
-    if levels is not None and space.num_levels_available:
+    if isinstance(space, spaces.NoncompactSpace):  # a continuous spectrum: no levels
+        levels = None
+    elif levels is not None and space.num_levels_available:
         levels = min(levels, space.num_levels_available)
     kernel = GeometricMaternKernel(space, nu=nu, num_levels=levels)
     kernel.lengthscale = 0.7
     return kernel
+
+
+def surrogate_kernel(space):
+    """Matérn-5/2 for BoTorch tests: at most 20 levels on compact spaces, defaults otherwise."""
+    if isinstance(space, spaces.NoncompactSpace):
+        return GeometricMaternKernel(space, nu=2.5)
+    return GeometricMaternKernel(
+        space, nu=2.5, num_levels=min(20, space.num_levels_available or 20)
+    )

@@ -319,17 +319,19 @@ def hyperbolic_heat(d: int) -> HyperbolicHeat:
     return HyperbolicHeat(d)
 
 
-def interpolate(values: Tensor, slopes: Tensor, r: Tensor) -> Tensor:
+def interpolate(values: Tensor, slopes: Tensor, r: Tensor, point_dims: int = 0) -> Tensor:
     r"""Cubic Hermite interpolation of a tabulated radial profile at distances ``r``.
 
     Args:
         values: the profile on the grid, ``(*W, R)``.
         slopes: its :math:`r`-derivative on the grid, ``(*W, R)``.
-        r: distances ``>= 0``, ``(*B)``; ``W`` must broadcast against the leading dims of ``B``.
+        r: distances ``>= 0``, ``(*B, *P)`` with ``point_dims = len(P)`` trailing dimensions that
+            are not batch dimensions.
+        point_dims: ``len(P)``; ``W`` broadcasts against ``B``.
 
     Returns:
-        Shape ``broadcast(W, B)``; differentiable in ``values``, ``slopes`` and ``r``. Distances
-        beyond the grid are evaluated at its end.
+        Shape ``(*broadcast(W, B), *P)``; differentiable in ``values``, ``slopes`` and ``r``.
+        Distances beyond the grid are evaluated at its end.
     """
     count = values.shape[-1]
     r = r.clamp(0.0, GRID_SCALE * math.sinh((count - 1) * GRID_STEP))
@@ -343,13 +345,13 @@ def interpolate(values: Tensor, slopes: Tensor, r: Tensor) -> Tensor:
     if values.dim() == 1:
         v0, v1, d0, d1 = values[index], values[index + 1], slopes[index], slopes[index + 1]
     else:
-        batch = torch.broadcast_shapes(values.shape[:-1], r.shape[: values.dim() - 1])
-        extra = r.dim() - (values.dim() - 1)
-        flat_index = index.expand(*batch, *r.shape[len(batch) :]).reshape(*batch, -1)
+        points = r.shape[r.dim() - point_dims :]
+        batch = torch.broadcast_shapes(values.shape[:-1], r.shape[: r.dim() - point_dims])
+        flat = index.expand(*batch, *points).reshape(*batch, -1)
         vals, slps = values.expand(*batch, count), slopes.expand(*batch, count)
 
         def pick(table: Tensor, offset: int) -> Tensor:
-            return table.gather(-1, flat_index + offset).reshape(*batch, *r.shape[-extra:])
+            return table.gather(-1, flat + offset).reshape(*batch, *points)
 
         v0, v1, d0, d1 = pick(vals, 0), pick(vals, 1), pick(slps, 0), pick(slps, 1)
     return (

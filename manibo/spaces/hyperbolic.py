@@ -142,6 +142,7 @@ class Hyperbolic(NoncompactSpace):
         return x.to(dtype)
 
     def _check_membership(self, x: Tensor, name: str) -> None:
+        x = x.detach()
         tol = default_tolerance(x.dtype)
         off = (lorentz(x, x) + 1).abs() / (1 + x[..., 0].square())
         if (off > tol).any() or (x[..., 0] <= 0).any():
@@ -198,7 +199,13 @@ class Hyperbolic(NoncompactSpace):
         return (y + lorentz(x, y).unsqueeze(-1) * x) / sinhc(d)
 
     def retract(self, x: Tensor, v: Tensor) -> Tensor:
-        """The exponential map, then :meth:`project` (back onto the hyperboloid and the ball)."""
+        r"""The exponential map, then :meth:`project` (back onto the hyperboloid and the ball).
+
+        Steps longer than 40 are shortened to 40 first (they leave the ball anyway), so that
+        :math:`\cosh` stays finite in float32.
+        """
+        length = _safe_sqrt(lorentz(v, v)).unsqueeze(-1)
+        v = v * torch.where(length > 40.0, 40.0 / length.clamp_min(1e-300), 1.0)
         return self.project(self.exp(x, v))
 
     def distance(self, x: Tensor, y: Tensor) -> Tensor:
@@ -333,7 +340,9 @@ class Hyperbolic(NoncompactSpace):
             values, slopes = values.to(x1.dtype), slopes.to(x1.dtype)
 
             def block(a: Tensor, b: Tensor) -> Tensor:
-                return interpolate(values, slopes, self.pairwise_distance(a, b, diag))
+                return interpolate(
+                    values, slopes, self.pairwise_distance(a, b, diag), 1 if diag else 2
+                )
 
         return block(x1, x2) if diag else pairwise_in_chunks(block, x1, x2, point_ndim=1)
 
@@ -352,7 +361,7 @@ class Hyperbolic(NoncompactSpace):
         values, slopes = superpose(log_weights, table_values, table_slopes)
 
         def block(a: Tensor, b: Tensor) -> Tensor:
-            return interpolate(values, slopes, self.pairwise_distance(a, b, diag))
+            return interpolate(values, slopes, self.pairwise_distance(a, b, diag), 1 if diag else 2)
 
         return block(x1, x2) if diag else pairwise_in_chunks(block, x1, x2, point_ndim=1)
 

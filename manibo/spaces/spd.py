@@ -154,6 +154,7 @@ class SymmetricPositiveDefinite(NoncompactSpace):
         return q * torch.sign(torch.diagonal(r, dim1=-2, dim2=-1)).unsqueeze(-2)
 
     def _check_membership(self, x: Tensor, name: str) -> None:
+        x = x.detach()
         m = _matrices(x, self.n)
         tol = default_tolerance(x.dtype)
         scale = m.abs().amax((-1, -2)).clamp_min(1e-300)
@@ -320,10 +321,15 @@ class SymmetricPositiveDefinite(NoncompactSpace):
         if self.n == 1:
             return torch.log(m[..., 0]).unsqueeze(-2).expand(*m.shape[:-2], k.shape[0], 1)
         if self.n == 2:
-            first = k[:, :, 0]  # (L, 2)
-            q = ((first @ m) * first).sum(-1)  # (*batch, p, L)
-            logdet = torch.logdet(m).unsqueeze(-1)
-            return torch.stack([torch.log(q), logdet - torch.log(q)], -1)
+            a, b = k[:, 0, 0], k[:, 1, 0]  # first columns, (L,)
+            q = (
+                m[..., 0, 0, None] * (a * a)
+                + m[..., 0, 1, None] * (2 * a * b)
+                + m[..., 1, 1, None] * (b * b)
+            )  # (*batch, p, L)
+            det = m[..., 0, 0] * m[..., 1, 1] - m[..., 0, 1].square()
+            log_q = torch.log(q)
+            return torch.stack([log_q, torch.log(det).unsqueeze(-1) - log_q], -1)
         y = k.transpose(-1, -2) @ m.unsqueeze(-3) @ k  # (*batch, p, L, n, n)
         chol = torch.linalg.cholesky(_sym(y))
         return 2 * torch.log(torch.diagonal(chol, dim1=-2, dim2=-1))
