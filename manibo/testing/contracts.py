@@ -11,9 +11,10 @@ import math
 
 import torch
 from gpytorch.kernels import Kernel
+from torch.quasirandom import SobolEngine
 
 from manibo.exceptions import InputDataError
-from manibo.spaces.base import CompactSpace, Space
+from manibo.spaces.base import CompactSpace, NoncompactSpace, Space
 
 
 def _tol(dtype: torch.dtype) -> float:
@@ -73,6 +74,25 @@ def check_space_contract(space: Space, dtype: torch.dtype, device: torch.device 
         )
         assert (eigenvalues[1:] > eigenvalues[:-1]).all(), "levels not strictly increasing"
         assert (eigenvalues >= 0).all() and (multiplicities >= 1).all(), "bad levels"
+    if isinstance(space, NoncompactSpace):
+        _check_plane_waves(space, x[:4].double())
+
+
+def _check_plane_waves(space: NoncompactSpace, x) -> None:
+    r"""The plane waves average to the spherical function :math:`\varphi_{-i\rho} = 1`."""
+    count = 4096
+    uniforms = SobolEngine(space.uniform_dims[1], scramble=True, seed=0).draw(
+        count, dtype=torch.float64
+    )
+    boundary = space.boundary_points(uniforms)
+    h = space.horocyclic(x.cpu(), boundary)
+    assert h.shape == (x.shape[0], count, space.rank), f"horocyclic returned {tuple(h.shape)}"
+    waves = torch.exp(2 * h @ space.rho)  # (n, L)
+    mean, spread = waves.mean(-1), waves.std(-1) / math.sqrt(count)
+    assert ((mean - 1).abs() <= 5 * spread + 1e-3).all(), (
+        f"plane waves e^(2 rho . H) average to {mean.tolist()}, not 1: the horocyclic projection "
+        "or rho is wrong"
+    )
 
 
 def check_kernel_contract(
