@@ -230,14 +230,19 @@ class HyperbolicHeat:
         self.radii = GRID_SCALE * torch.sinh(eta)
         values, slopes = _odd_family(self.m)
         if self.d % 2:
-            self._f = torch.stack([_eval_function(f, self.radii) for f in values], -1)
-            self._g = torch.stack([_eval_function(f, self.radii) for f in slopes], -1)
-            self._s = self.radii
+            data = {
+                "f": torch.stack([_eval_function(f, self.radii) for f in values], -1),
+                "g": torch.stack([_eval_function(f, self.radii) for f in slopes], -1),
+            }
         else:
-            self._setup_descent(values, slopes)
-        self._f0 = torch.tensor([f[1][0] if f else 0.0 for f in values], dtype=torch.float64)
+            data = self._descent_nodes(values, slopes)
+        data["radii"] = self.radii
+        data["f0"] = torch.tensor([f[1][0] if f else 0.0 for f in values], dtype=torch.float64)
+        self._data = {torch.device("cpu"): data}
 
-    def _setup_descent(self, values, slopes) -> None:
+    def _descent_nodes(self, values, slopes) -> dict[str, Tensor]:
+        r"""Nodes :math:`s = r + w^2` of the descent integral with the odd family's values there,
+        times the Jacobian and the trapezoidal weights in :math:`\zeta = \log w`."""
         start, step = _DESCENT_LOG_NODES
         top = 0.5 * math.log(80.0 / (2 * self.m - 1))
         zeta = torch.arange(start, top + step, step, dtype=torch.float64)
@@ -246,12 +251,18 @@ class HyperbolicHeat:
         r = self.radii.unsqueeze(-1)
         s = r + w.square()  # (R, M)
         half = 0.5 * w.square()
-        sinhc = torch.where(half > 0, torch.sinh(half) / half, torch.ones_like(half))
-        jacobian = torch.sinh(s) / torch.sqrt(torch.sinh(r + half) * sinhc) * weights
-        self._s = s
-        self._w = w
-        self._f = torch.stack([_eval_function(f, s) for f in values], -1) * jacobian.unsqueeze(-1)
-        self._g = torch.stack([_eval_function(f, s) for f in slopes], -1) * jacobian.unsqueeze(-1)
+        sinhc_half = torch.where(half > 0, torch.sinh(half) / half, torch.ones_like(half))
+        jacobian = torch.sinh(s) / torch.sqrt(torch.sinh(r + half) * sinhc_half) * weights
+        f = torch.stack([_eval_function(f, s) for f in values], -1) * jacobian.unsqueeze(-1)
+        g = torch.stack([_eval_function(f, s) for f in slopes], -1) * jacobian.unsqueeze(-1)
+        return {"s": s, "w": w, "f": f, "g": g}
+
+    def _on(self, device: torch.device) -> dict[str, Tensor]:
+        if device not in self._data:
+            self._data[device] = {
+                k: v.to(device) for k, v in self._data[torch.device("cpu")].items()
+            }
+        return self._data[device]
 
     def _powers(self, t: Tensor) -> tuple[Tensor, Tensor]:
         r""":math:`\beta^j / \max(1, \beta)^m`, ``(*T, m+2)``, and :math:`m\log\max(1,\beta)`."""
@@ -265,50 +276,53 @@ class HyperbolicHeat:
         r""":math:`\pi_t(r_i)` and :math:`\partial_r \pi_t(r_i)` on the grid.
 
         Args:
-            t: times, float64 of any shape ``(*T)`` (may require grad).
+            t: times, float64 of any shape ``(*T)``, on any device (may require grad).
 
         Returns:
             ``(values, slopes)``, each ``(*T, R)``.
         """
+        data = self._on(t.device)
+        radii = data["radii"]
         powers, _ = self._powers(t)
         p_val, p_der = powers[..., : self.m + 1], powers[..., : self.m + 2]
         if self.d % 2:
-            gauss = torch.exp(-self.radii.square() / (4 * t.unsqueeze(-1)))  # (*T, R)
-            value = gauss * (p_val.unsqueeze(-2) * self._f).sum(-1)
-            slope = -torch.sinh(self.radii) * gauss * (p_der.unsqueeze(-2) * self._g).sum(-1)
-            origin = (p_val * self._f0).sum(-1, keepdim=True)
+            gauss = torch.exp(-radii.square() / (4 * t.unsqueeze(-1)))  # (*T, R)
+            value = gauss * (p_val.unsqueeze(-2) * data["f"]).sum(-1)
+            slope = -torch.sinh(radii) * gauss * (p_der.unsqueeze(-2) * data["g"]).sum(-1)
+            origin = (p_val * data["f0"]).sum(-1, keepdim=True)
             return value / origin, slope / origin
         flat_t = t.reshape(-1)
         p_val, p_der = p_val.reshape(-1, self.m + 1), p_der.reshape(-1, self.m + 2)
         values, slopes = [], []
         for i in range(flat_t.shape[0]):
-            value, slope = self._descent(flat_t[i], p_val[i], p_der[i])
+            value, slope = self._descent(data, flat_t[i], p_val[i], p_der[i])
             values.append(value)
             slopes.append(slope)
         value = torch.stack(values).reshape(*t.shape, -1)
-        slope = -torch.sinh(self.radii) * torch.stack(slopes).reshape(*t.shape, -1)
+        slope = -torch.sinh(radii) * torch.stack(slopes).reshape(*t.shape, -1)
         return value / value[..., :1], slope / value[..., :1]
 
-    def _descent(self, t: Tensor, p_val: Tensor, p_der: Tensor) -> tuple[Tensor, Tensor]:
+    def _descent(self, data, t: Tensor, p_val: Tensor, p_der: Tensor) -> tuple[Tensor, Tensor]:
         """Unnormalised descent integrals at one time, skipping nodes where the Gaussian is 0."""
         reach = math.sqrt(4 * float(t.detach()) * _UNDERFLOW)
-        rows = int(torch.searchsorted(self.radii, reach)) + 1
-        cols = int(torch.searchsorted(self._w, math.sqrt(reach))) + 1
-        gauss = torch.exp(-self._s[:rows, :cols].square() / (4 * t))
-        value = (gauss * (self._f[:rows, :cols] @ p_val)).sum(-1)
-        slope = (gauss * (self._g[:rows, :cols] @ p_der)).sum(-1)
-        pad = (0, self.radii.shape[0] - value.shape[0])
+        rows = int((data["radii"] <= reach).sum()) + 1
+        cols = int((data["w"] <= math.sqrt(reach)).sum()) + 1
+        gauss = torch.exp(-data["s"][:rows, :cols].square() / (4 * t))
+        value = (gauss * (data["f"][:rows, :cols] @ p_val)).sum(-1)
+        slope = (gauss * (data["g"][:rows, :cols] @ p_der)).sum(-1)
+        pad = (0, data["radii"].shape[0] - value.shape[0])
         return torch.nn.functional.pad(value, pad), torch.nn.functional.pad(slope, pad)
 
     def log_at_origin(self, t: Tensor) -> Tensor:
         r""":math:`\log \tilde p_t(0)`, same shape as ``t``."""
+        data = self._on(t.device)
         powers, log_scale = self._powers(t)
         constant = math.log(_double_factorial(2 * self.m - 1) * 0.5 * math.sqrt(math.pi))
         base = constant - 0.5 * torch.log(t) + log_scale
         if self.d % 2:
-            return base + torch.log((powers[..., : self.m + 1] * self._f0).sum(-1))
-        gauss = torch.exp(-self._s[0].square() / (4 * t.unsqueeze(-1)))  # (*T, M)
-        integral = gauss * (self._f[0] @ powers[..., : self.m + 1].unsqueeze(-1)).squeeze(-1)
+            return base + torch.log((powers[..., : self.m + 1] * data["f0"]).sum(-1))
+        gauss = torch.exp(-data["s"][0].square() / (4 * t.unsqueeze(-1)))  # (*T, M)
+        integral = gauss * (data["f"][0] @ powers[..., : self.m + 1].unsqueeze(-1)).squeeze(-1)
         a = 2 * math.sqrt(2) / math.pi * math.prod(k / (k + 1) for k in range(2, self.d, 2))
         return base + math.log(a) + torch.log(integral.sum(-1))
 
