@@ -261,6 +261,7 @@ class Hyperbolic(NoncompactSpace):
     # spectrum -------------------------------------------------------------------------------
     @property
     def rho(self) -> Tensor:
+        r""":math:`\rho = ((d - 1)/2,)`; the spectrum of :math:`-\Delta` starts at \rho^2."""
         return torch.tensor([(self.dim - 1) / 2], dtype=torch.float64)
 
     def log_plancherel(self, lam: Tensor) -> Tensor:

@@ -254,6 +254,8 @@ class SymmetricPositiveDefinite(NoncompactSpace):
     # spectrum -------------------------------------------------------------------------------
     @property
     def rho(self) -> Tensor:
+        r""":math:`\rho_i = (2i - n - 1)/4`, ``(n,)``; the spectrum starts at
+        :math:`|\rho|^2 = n(n^2 - 1)/48`."""
         i = torch.arange(1, self.n + 1, dtype=torch.float64)
         return (2 * i - self.n - 1) / 4
 
