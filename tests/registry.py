@@ -32,7 +32,6 @@ SPACES = {
     "hyperbolic2": lambda: spaces.Hyperbolic(2),
     "hyperbolic3": lambda: spaces.Hyperbolic(3),
     "spd2": lambda: spaces.SymmetricPositiveDefinite(2),
-    "spd3": lambda: spaces.SymmetricPositiveDefinite(3, eigenvalue_bounds=(0.1, 10.0)),
 }
 
 # a (nu, num_levels) per kernel flavour; None levels = automatic truncation

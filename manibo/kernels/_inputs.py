@@ -38,3 +38,10 @@ def check_parameters_match(kernel: nn.Module, x: Tensor) -> None:
             f"but the inputs are {x.dtype} on {x.device}; "
             "move the kernel with `kernel.to(x)` (BoTorch models do this for you)."
         )
+
+
+def check_forward(kernel: nn.Module, x1: Tensor, x2: Tensor, last_dim_is_batch: bool) -> None:
+    """Every check of a space kernel's ``forward``: the flag, the points, the parameters."""
+    reject_last_dim_is_batch(last_dim_is_batch)
+    check_point_pair(kernel.space, x1, x2)
+    check_parameters_match(kernel, x1)

@@ -39,11 +39,7 @@ from torch.quasirandom import SobolEngine
 
 from manibo.exceptions import ConfigurationError, TruncationWarning
 from manibo.harmonics.hyperbolic import r_over_sinh
-from manibo.kernels._inputs import (
-    check_parameters_match,
-    check_point_pair,
-    reject_last_dim_is_batch,
-)
+from manibo.kernels._inputs import check_forward, check_parameters_match, check_point_pair
 from manibo.spaces.base import NoncompactSpace, pairwise_in_chunks
 from manibo.spaces.hyperbolic import Hyperbolic
 
@@ -264,9 +260,7 @@ class NoncompactMaternKernel(Kernel):
     def forward(
         self, x1: Tensor, x2: Tensor, diag: bool = False, last_dim_is_batch: bool = False, **params
     ) -> Tensor:
-        reject_last_dim_is_batch(last_dim_is_batch)
-        check_point_pair(self.space, x1, x2)
-        check_parameters_match(self, x1)
+        check_forward(self, x1, x2, last_dim_is_batch)
         if self.method == "features":
             phi1 = self._features(x1)
             phi2 = phi1 if x2 is x1 else self._features(x2)

@@ -10,8 +10,10 @@ import torch
 from scipy import integrate, linalg, special, stats
 
 from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.kernels import GeometricMaternKernel
 from manibo.spaces import SymmetricPositiveDefinite
 from manibo.spaces._geomstats import geomstats_module
+from manibo.testing import check_kernel_contract, check_space_contract
 
 
 def _gen(seed=0):
@@ -195,3 +197,14 @@ def test_bad_points_and_configurations_are_refused():
     ):
         with pytest.raises(ConfigurationError):
             SymmetricPositiveDefinite(**bad)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_larger_matrices_pass_the_contracts(dtype):
+    # SPD(2) is in the registry of every contract test; SPD(3) and SPD(4) take the Cholesky path
+    for n in (3, 4):
+        space = SymmetricPositiveDefinite(n, eigenvalue_bounds=(0.1, 10.0))
+        check_space_contract(space, dtype, "cpu")
+        kernel = GeometricMaternKernel(space, nu=1.5, num_phases=256)
+        kernel.lengthscale = 0.7
+        check_kernel_contract(kernel, space, dtype, "cpu")
