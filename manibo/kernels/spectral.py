@@ -95,8 +95,8 @@ class GeometricMaternKernel(Kernel):
     ) -> None:
         if not isinstance(space, CompactSpace):
             raise ConfigurationError(
-                f"`space` must be a space with a Laplacian (Sphere, Circle, Torus, "
-                f"SpecialOrthogonal, Mesh, Graph, ProductSpace, Hyperbolic, "
+                f"`space` must be a compact space with a spectrum (Sphere, Circle, Torus, "
+                f"SpecialOrthogonal, Mesh, Graph, ProductSpace) or a non-compact one (Hyperbolic, "
                 f"SymmetricPositiveDefinite), got {type(space).__name__}."
             )
         nu = float(nu)

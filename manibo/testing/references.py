@@ -16,8 +16,9 @@ Everything here is plain NumPy/SciPy and shares no code with :mod:`manibo.harmon
   is :math:`\int\int S(\omega^2 + \mu^2/2)\cos(\omega u)\varphi^{H^2}_\mu(r)\,\mu\tanh(\pi\mu)
   \,d\mu\,d\omega` (the :math:`\omega`-integral in closed form with Bessel functions).
 
-Accurate to about :math:`10^{-8}` for :math:`\nu \ge 3/2` or the heat kernel and distances up to
-about 5 (slow spectral tails limit smaller :math:`\nu`).
+Accurate to about :math:`10^{-8}` on :math:`H^d` and :math:`10^{-6}` on :math:`\mathrm{SPD}(2)` for
+:math:`\nu \ge 3/2` or the heat kernel and distances up to about 5 (slow spectral tails limit
+smaller :math:`\nu`).
 """
 
 from __future__ import annotations
@@ -101,9 +102,11 @@ def spd2_kernel(nu: float, ell: float, x: np.ndarray, y: np.ndarray) -> float:
     """
     u, r = spd2_coordinates(x, y)
     u = abs(u)
-    mu, weights = _frequency_nodes(max(1 / ell, 1.0) / 4)
+    scale = 1 / ell if math.isinf(nu) else math.sqrt(2 * nu) / ell
+    mu, weights = _frequency_nodes(max(scale, 1.0) / 16)  # up to 64 times the spectral scale
     density = mu * np.tanh(np.pi * mu) * weights
-    phi = hyperbolic_spherical_function(mu, r, 2)
+    nodes = int(min(2000, 60 + 1.5 * mu.max() * r))  # resolves cos(mu s) for s <= r
+    phi = hyperbolic_spherical_function(mu, r, 2, nodes)
     if math.isinf(nu):
         w = np.exp(-(ell**2) / 4 * mu**2) * density
         return math.exp(-(u**2) / (2 * ell**2)) * float(w @ phi / w.sum())
