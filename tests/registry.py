@@ -31,7 +31,7 @@ SPACES = {
     "mesh": lambda: spaces.Mesh.icosphere(1),
     "hyperbolic2": lambda: spaces.Hyperbolic(2),
     "hyperbolic3": lambda: spaces.Hyperbolic(3),
-    "spd2": lambda: spaces.SymmetricPositiveDefinite(2),
+    "spd2": lambda: spaces.SymmetricPositiveDefinite(2, eigenvalue_bounds=(0.1, 10.0)),
 }
 
 # a (nu, num_levels) per kernel flavour; None levels = automatic truncation

@@ -213,7 +213,7 @@ class NoncompactMaternKernel(Kernel):
         n = x.shape[-1 - len(self.space.point_shape)]
         rows = max(1, _FEATURE_ROWS // (self.num_phases * self.space.rank))
         blocks = []
-        for start in range(0, n, rows):
+        for start in range(0, max(n, 1), rows):  # one (empty) block when there are no points
             part = x.narrow(x.dim() - 1 - len(self.space.point_shape), start, min(rows, n - start))
             h = self.space.horocyclic(part, self.boundary)  # (*batch, p, L, rank)
             log_amplitude, phase = half_weight.unsqueeze(-2), 0.0

@@ -155,6 +155,8 @@ class SymmetricPositiveDefinite(NoncompactSpace):
 
     def _check_membership(self, x: Tensor, name: str) -> None:
         x = x.detach()
+        if x.numel() == 0:
+            return
         m = _matrices(x, self.n)
         tol = default_tolerance(x.dtype)
         scale = m.abs().amax((-1, -2)).clamp_min(1e-300)

@@ -291,3 +291,17 @@ def test_lengthscales_outside_the_time_grid_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _dense(_kernel(space, 2.5, 0.5), x)
+
+
+@pytest.mark.parametrize(
+    ("space", "method"),
+    [(Hyperbolic(2), "exact"), (Hyperbolic(3), "features"), (SymmetricPositiveDefinite(2), "auto")],
+)
+def test_inputs_without_points_give_empty_matrices(space, method):
+    kernel = _kernel(space, 1.5, 0.7, method=method, num_phases=64)
+    x = space.random(3, generator=_gen())
+    for a, b, shape in ((x[:0], x, (0, 3)), (x, x[:0], (3, 0)), (x[:0], x[:0], (0, 0))):
+        assert _dense(kernel, a, b).shape == shape
+    with torch.no_grad():
+        assert kernel(x[:0], diag=True).shape == (0,)
+        assert kernel.feature_map(x[:0]).shape == (0, 128)
