@@ -36,6 +36,9 @@ SPACES = {
     "product_sphere_circle": lambda: spaces.ProductSpace(spaces.Sphere(2), spaces.Circle()),
     "graph": _small_graph,
     "mesh": lambda: spaces.Mesh.icosphere(1),
+    "hyperbolic2": lambda: spaces.Hyperbolic(2),
+    "hyperbolic3": lambda: spaces.Hyperbolic(3),
+    "spd2": lambda: spaces.SymmetricPositiveDefinite(2, eigenvalue_bounds=(0.1, 10.0)),
 }
 
 # spaces without a spectrum: the geometry contract only
@@ -53,11 +56,22 @@ KERNELS = {
 
 def make_kernel(space, flavour: str):
     nu, levels = KERNELS[flavour]
-    if levels is not None and space.num_levels_available:
+    if isinstance(space, spaces.NoncompactSpace):  # a continuous spectrum: no levels
+        levels = None
+    elif levels is not None and space.num_levels_available:
         levels = min(levels, space.num_levels_available)
     kernel = GeometricMaternKernel(space, nu=nu, num_levels=levels)
     kernel.lengthscale = 0.7
     return kernel
+
+
+def surrogate_kernel(space):
+    """Matérn-5/2 for BoTorch tests: at most 20 levels on compact spaces, defaults otherwise."""
+    if isinstance(space, spaces.NoncompactSpace):
+        return GeometricMaternKernel(space, nu=2.5)
+    return GeometricMaternKernel(
+        space, nu=2.5, num_levels=min(20, space.num_levels_available or 20)
+    )
 
 
 # every kernel class exported by manibo.kernels, on a space it serves: (space, kernel) makers
@@ -79,6 +93,14 @@ KERNEL_CASES = {
     "HomogeneousLiftKernel": lambda: (
         spaces.Box([-1.0, -1.0, 0.0], [1.0, 2.0, 1.0]),
         kernels.HomogeneousLiftKernel(kernels.ArcCosineKernel(spaces.Sphere(3), order=1), 3),
+    ),
+    "NoncompactMaternKernel": lambda: (
+        s := spaces.Hyperbolic(3),
+        kernels.NoncompactMaternKernel(s, nu=1.5),
+    ),
+    "NoncompactHeatKernel": lambda: (
+        s := spaces.SymmetricPositiveDefinite(2, eigenvalue_bounds=(0.1, 10.0)),
+        kernels.NoncompactHeatKernel(s),
     ),
     "FactorProductKernel": lambda: (
         s := spaces.ProductSpace(spaces.Sphere(2), spaces.Circle()),

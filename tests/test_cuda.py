@@ -34,7 +34,7 @@ def test_kernel_contract_cuda(name, flavour):
         check_kernel_contract(make_kernel(space, flavour), space, torch.float64, "cuda")
 
 
-@pytest.mark.parametrize("name", ["sphere2", "so3", "torus2", "graph"])
+@pytest.mark.parametrize("name", ["sphere2", "so3", "torus2", "graph", "hyperbolic3", "spd2"])
 def test_model_and_optimiser_on_cuda(name):
     from botorch.acquisition import LogExpectedImprovement
 
@@ -52,6 +52,40 @@ def test_model_and_optimiser_on_cuda(name):
     )
     assert candidate.device.type == "cuda" and torch.isfinite(value)
     space.check(candidate)
+
+
+def noncompact_kernels_match_the_cpu(device):
+    """Non-compact kernels (exact tables, closed forms, random phases) and their feature maps on
+    ``device`` against the CPU, in float64 and float32."""
+    import math
+
+    from manibo.kernels import GeometricMaternKernel, feature_map
+    from manibo.spaces import Hyperbolic, SymmetricPositiveDefinite
+
+    cases = [
+        (Hyperbolic(2), 1.5, "exact"),
+        (Hyperbolic(4), math.inf, "exact"),
+        (Hyperbolic(3), 2.5, "exact"),
+        (Hyperbolic(3), 2.5, "features"),
+        (SymmetricPositiveDefinite(3, (0.1, 10.0)), 0.5, "features"),
+    ]
+    for space, nu, method in cases:
+        x = space.random(300, generator=torch.Generator().manual_seed(0))
+        kernel = GeometricMaternKernel(space, nu=nu, method=method, num_phases=512).double()
+        kernel.lengthscale = 0.8
+        with torch.no_grad():
+            cpu = kernel(x).to_dense()
+            on_device = kernel.to(device)(x.to(device)).to_dense()
+            single = kernel.float()(x.to(device).float()).to_dense()
+            phi = feature_map(kernel.double())(x[:50].to(device))
+        assert on_device.device.type == torch.device(device).type
+        assert torch.allclose(on_device.cpu(), cpu, atol=1e-10), (space, nu, method)
+        assert float((single.double().cpu() - cpu).abs().max()) < 5e-4, (space, nu, method)
+        assert phi.device.type == torch.device(device).type and torch.isfinite(phi).all()
+
+
+def test_noncompact_kernels_on_cuda_match_the_cpu():
+    noncompact_kernels_match_the_cpu("cuda")
 
 
 def test_sphere_kernel_large_matrix_cuda():

@@ -9,6 +9,9 @@ For eigenvalues :math:`\lambda_l` of :math:`-\Delta` with multiplicities :math:`
 
 so the average prior variance over the space is 1 (GeometricKernels' convention, matched exactly for
 the same ``L``). The kernel only turns a spectrum into weights; the space evaluates the sum.
+On a non-compact space (:class:`~manibo.spaces.Hyperbolic`,
+:class:`~manibo.spaces.SymmetricPositiveDefinite`) the same constructors return the kernels of
+:mod:`manibo.kernels.noncompact`.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from manibo.kernels._inputs import (
     check_point_pair,
     reject_last_dim_is_batch,
 )
-from manibo.spaces.base import CompactSpace
+from manibo.kernels.noncompact import NoncompactHeatKernel, NoncompactMaternKernel
+from manibo.spaces.base import CompactSpace, NoncompactSpace
 
 DEFAULT_TRUNCATION_TOL = 1e-6
 
@@ -53,7 +57,10 @@ def log_spectrum(eigenvalues: Tensor, lengthscale: Tensor, nu: float, spectral_d
 class GeometricMaternKernel(Kernel):
     r"""Matérn kernel on a compact space.
 
-    Any :math:`\nu > 0` is allowed; :math:`\nu = \infty` is the heat kernel.
+    Any :math:`\nu > 0` is allowed; :math:`\nu = \infty` is the heat kernel. On a non-compact
+    space the constructor returns a :class:`~manibo.kernels.noncompact.NoncompactMaternKernel`
+    (with that class's options: ``method``, ``num_phases``, ``seed``, ``shifted_laplacian``), so
+    ``GeometricMaternKernel(space, nu)`` works on every space with a Laplacian.
 
     Args:
         space: a :class:`~manibo.spaces.base.CompactSpace`.
@@ -72,6 +79,12 @@ class GeometricMaternKernel(Kernel):
     """
 
     has_lengthscale = True
+    _noncompact_class: type[Kernel] = NoncompactMaternKernel
+
+    def __new__(cls, space=None, *args, **kwargs):
+        if isinstance(space, NoncompactSpace):
+            return cls._noncompact_class(space, *args, **kwargs)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -85,7 +98,8 @@ class GeometricMaternKernel(Kernel):
         if not isinstance(space, CompactSpace):
             raise ConfigurationError(
                 f"`space` must be a compact space with a spectrum (Sphere, Circle, Torus, "
-                f"SpecialOrthogonal, Mesh, Graph, ProductSpace), got {type(space).__name__}."
+                f"SpecialOrthogonal, Mesh, Graph, ProductSpace) or a non-compact one (Hyperbolic, "
+                f"SymmetricPositiveDefinite), got {type(space).__name__}."
             )
         nu = float(nu)
         if not nu > 0 or math.isnan(nu):
@@ -203,8 +217,11 @@ class GeometricMaternKernel(Kernel):
 class GeometricHeatKernel(GeometricMaternKernel):
     r"""The heat (diffusion, squared-exponential) kernel.
 
-    The kernel is :math:`\sum_l e^{-\ell^2\lambda_l/2} G_l / C`.
+    The kernel is :math:`\sum_l e^{-\ell^2\lambda_l/2} G_l / C`; on a non-compact space the
+    constructor returns a :class:`~manibo.kernels.noncompact.NoncompactHeatKernel`.
     """
+
+    _noncompact_class = NoncompactHeatKernel
 
     def __init__(self, space: CompactSpace, **kwargs) -> None:
         super().__init__(space, nu=math.inf, **kwargs)

@@ -213,6 +213,105 @@ def content_digest(*parts: object) -> str:
     return digest.hexdigest()
 
 
+class NoncompactSpace(Space):
+    r"""A Riemannian symmetric space :math:`G/K` of non-compact type (hyperbolic spaces, SPD).
+
+    Its Laplace–Beltrami spectrum is continuous. The spherical functions :math:`\varphi_\lambda`,
+    :math:`\lambda \in \mathbb R^{\mathrm{rank}}`, are eigenfunctions of :math:`-\Delta` with
+    eigenvalue :math:`|\lambda|^2 + |\rho|^2`, and the Plancherel measure is
+    :math:`|c(\lambda)|^{-2} d\lambda` (Harish-Chandra's :math:`c`-function). A stationary kernel
+    is :math:`k(x, y) = \int S(\lambda)\, \varphi_\lambda(x, y)\, |c(\lambda)|^{-2} d\lambda`
+    (Azangulov, Smolensky, Terenin and Borovitskiy 2024). Helgason's formula
+    :math:`\varphi_\lambda(x, y) = \int_K e^{(i\lambda + \rho)\cdot H(k x)}
+    \overline{e^{(i\lambda + \rho)\cdot H(k y)}}\,dk`, with :math:`H` the horocyclic projection
+    (the :math:`A`-part of the Iwasawa decomposition), turns it into an expectation over
+    :math:`\lambda \sim S |c|^{-2}` and Haar-random :math:`k`: random-phase features.
+
+    A space supplies the Plancherel density, a reparametrised sampler of the spectral measure (so
+    that features are smooth in the lengthscale for fixed randomness), boundary points and the
+    horocyclic projection. Rank-one spaces also evaluate heat kernels exactly
+    (:meth:`heat_kernel`, :meth:`heat_mixture`).
+
+    Attributes:
+        rank: dimension of the frequencies :math:`\lambda`.
+        spectral_dim: the ``d`` of the Matérn spectrum
+            :math:`(2\nu/\ell^2 + |\lambda|^2)^{-\nu - d/2}` (the manifold dimension).
+        uniform_dims: ``(s, b)``, the uniform coordinates per feature that
+            :meth:`spectral_base` and :meth:`boundary_points` consume.
+    """
+
+    rank: int
+    spectral_dim: int
+    uniform_dims: tuple[int, int]
+
+    @property
+    @abstractmethod
+    def rho(self) -> Tensor:
+        r"""Half the sum of the positive roots, float64 ``(rank,)``; the bottom of the spectrum is
+        :math:`|\rho|^2`."""
+
+    @abstractmethod
+    def log_plancherel(self, lam: Tensor) -> Tensor:
+        r""":math:`\log |c(\lambda)|^{-2}` up to a constant; ``(..., rank)`` → ``(...)``."""
+
+    @abstractmethod
+    def spectral_base(self, uniforms: Tensor, nu: float) -> Tensor:
+        """Fixed randomness of the spectral sampler from uniforms ``(L, s)``; float64 ``(L, k)``."""
+
+    @abstractmethod
+    def spectral_sample(
+        self, base: Tensor, nu: float, lengthscale: Tensor, shifted: bool = True
+    ) -> tuple[Tensor, Tensor]:
+        r"""Frequencies from the Matérn (or heat, ``nu = inf``) spectral measure.
+
+        Args:
+            base: from :meth:`spectral_base`, ``(L, k)``.
+            nu: smoothness.
+            lengthscale: ``(*W, 1)``; the samples are differentiable in it.
+            shifted: spectrum of :math:`-\Delta - |\rho|^2` (True) or of :math:`-\Delta`.
+
+        Returns:
+            ``(lam, log_weight)``: frequencies ``(*W, L, rank)`` and log importance weights
+            ``(*W, L)`` (not normalised; all equal for an exact sampler).
+        """
+
+    @abstractmethod
+    def boundary_points(self, uniforms: Tensor) -> Tensor:
+        """Haar-random elements of :math:`K` from uniforms ``(L, b)``; ``(L, *boundary_shape)``."""
+
+    @abstractmethod
+    def horocyclic(self, x: Tensor, boundary: Tensor) -> Tensor:
+        """:math:`H(k x)` for points ``(*batch, n, *point_shape)`` and boundary points
+        ``(L, *boundary_shape)``; returns ``(*batch, n, L, rank)``."""
+
+    def heat_kernel(self, time: Tensor, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
+        """The normalised heat kernel of the shifted Laplacian at ``time`` ``(*W, 1)``.
+
+        Returns ``(*batch, n, m)`` (``(*batch, n)`` when ``diag``).
+        """
+        raise UnsupportedError(f"{type(self).__name__} has no exact heat kernel; use features.")
+
+    def heat_mixture(
+        self,
+        log_weights: Tensor,
+        log_time_start: float,
+        x1: Tensor,
+        x2: Tensor,
+        diag: bool = False,
+    ) -> Tensor:
+        """The normalised superposition of heat kernels at the times of :meth:`heat_times`.
+
+        ``log_weights`` ``(*W, T)`` over ``heat_times(log_time_start)``; returns ``(*batch, n, m)``
+        (``(*batch, n)`` when ``diag``).
+        """
+        raise UnsupportedError(f"{type(self).__name__} has no exact heat kernels; use features.")
+
+    def heat_times(self, log_time_start: float) -> tuple[Tensor, Tensor]:
+        """Log-times ``(T,)`` from ``log_time_start`` and the log heat kernels at the origin
+        ``(T,)``, float64, for :meth:`heat_mixture`."""
+        raise UnsupportedError(f"{type(self).__name__} has no exact heat kernels; use features.")
+
+
 def pairwise_in_chunks(
     pair_fn: Callable[[Tensor, Tensor], Tensor],
     x1: Tensor,
