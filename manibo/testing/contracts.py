@@ -96,7 +96,7 @@ def _check_plane_waves(space: NoncompactSpace, x) -> None:
 
 
 def _check_input_gradient(kernel, space, x, z, gen) -> None:
-    """d/dt sum K(retract(x, t v), z) at t = 0 by autograd equals its extrapolated central difference."""
+    """d/dt sum K(retract(x, t v), z) at t = 0 by autograd equals central differences."""
     v = space.to_tangent(x, torch.randn(x.shape, generator=gen, dtype=x.dtype, device=x.device))
     xg = x.clone().requires_grad_(True)
     (gradient,) = torch.autograd.grad(kernel(xg, z).to_dense().sum(), xg)
