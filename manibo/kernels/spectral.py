@@ -108,6 +108,8 @@ class GeometricMaternKernel(Kernel):
         self.max_levels = min(cap, available) if available else cap
         self._warned_cap = False
         scan = self.max_levels if available else max(self.max_levels * 50, 10_000)
+        if space.max_scan_levels is not None:
+            scan = max(self.max_levels, min(scan, space.max_scan_levels))
         self._scan_levels = min(scan, available) if available else scan
         eigenvalues, multiplicities = space.levels(self._scan_levels)
         self.register_buffer("_eigenvalues", eigenvalues, persistent=False)

@@ -7,6 +7,7 @@ from manibo.spaces.graph import Graph
 from manibo.spaces.mesh import Mesh
 from manibo.spaces.product import ProductSpace, Torus
 from manibo.spaces.special_orthogonal import SpecialOrthogonal
+from manibo.spaces.special_unitary import SpecialUnitary
 from manibo.spaces.sphere import Sphere
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "ProductSpace",
     "Space",
     "SpecialOrthogonal",
+    "SpecialUnitary",
     "Sphere",
     "Torus",
     "UnsupportedError",

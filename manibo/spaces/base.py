@@ -133,11 +133,15 @@ class CompactSpace(Space):
             and 2 for meshes, as in GeometricKernels).
         num_levels_available: number of levels that exist (``None`` when infinite).
         default_max_levels: cap on the levels a kernel uses when it picks the count itself.
+        max_scan_levels: cap on the levels a kernel lists to estimate the spectral mass beyond its
+            own cap (``None``: 50 times that cap, at least 10,000); spaces whose levels are costly
+            to enumerate set it.
     """
 
     spectral_dim: int
     num_levels_available: int | None = None
     default_max_levels: int = 100
+    max_scan_levels: int | None = None
 
     @abstractmethod
     def levels(self, num_levels: int) -> tuple[Tensor, Tensor]:

@@ -199,8 +199,9 @@ def test_levels_and_chart():
 
 
 def test_bad_input_is_refused_with_advice():
-    with pytest.raises(ConfigurationError, match="only SO\\(3\\)"):
-        SpecialOrthogonal(4)
+    for n in (1, 2.5, True):
+        with pytest.raises(ConfigurationError, match="integer >= 2"):
+            SpecialOrthogonal(n)
     x = _rotations(4, 14)
     with pytest.raises(InputDataError, match="project"):
         SO3.check(x * 1.1)
