@@ -58,9 +58,12 @@ class CharacterSum:
     def levels(self, num_levels: int) -> tuple[Tensor, Tensor]:
         """Eigenvalues and multiplicities of the lowest levels, float64 ``(num_levels,)`` each."""
         levels = self.group.levels(num_levels)
-        eigenvalues = torch.tensor([float(level.eigenvalue) for level in levels])
-        multiplicities = torch.tensor([float(level.multiplicity) for level in levels])
-        return eigenvalues.double(), multiplicities.double()
+        eigenvalues = [float(level.eigenvalue) for level in levels]
+        multiplicities = [float(level.multiplicity) for level in levels]
+        return (
+            torch.tensor(eigenvalues, dtype=torch.float64),
+            torch.tensor(multiplicities, dtype=torch.float64),
+        )
 
     def levels_holding(self, max_labels: int) -> int:
         """The most levels whose representations number at most ``max_labels`` (at least 1)."""
