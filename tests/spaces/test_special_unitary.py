@@ -9,7 +9,7 @@ from harmonics.test_class_functions import _weyl_su
 
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.kernels import GeometricMaternKernel
-from manibo.spaces import Sphere, SpecialUnitary
+from manibo.spaces import SpecialUnitary, Sphere
 from manibo.spaces.special_unitary import to_complex, to_real
 
 DTYPES = [torch.float32, torch.float64]
