@@ -6,6 +6,7 @@ from manibo.spaces.circle import Circle
 from manibo.spaces.graph import Graph
 from manibo.spaces.mesh import Mesh
 from manibo.spaces.product import ProductSpace, Torus
+from manibo.spaces.projective import RealProjectiveSpace
 from manibo.spaces.special_orthogonal import SpecialOrthogonal
 from manibo.spaces.special_unitary import SpecialUnitary
 from manibo.spaces.sphere import Sphere
@@ -17,6 +18,7 @@ __all__ = [
     "Graph",
     "Mesh",
     "ProductSpace",
+    "RealProjectiveSpace",
     "Space",
     "SpecialOrthogonal",
     "SpecialUnitary",
