@@ -7,7 +7,7 @@ import math
 import torch
 
 import manibo.spaces as spaces
-from manibo.kernels import GeometricMaternKernel
+from manibo.kernels import GeometricMaternKernel, matern_kernel
 
 
 def _small_graph():
@@ -34,6 +34,9 @@ SPACES = {
     "rp2": lambda: spaces.RealProjectiveSpace(2),
     "rp3": lambda: spaces.RealProjectiveSpace(3),
     "product_sphere_circle": lambda: spaces.ProductSpace(spaces.Sphere(2), spaces.Circle()),
+    "product_sphere_box": lambda: spaces.ProductSpace(spaces.Sphere(2), spaces.Box([0.0], [3.0])),
+    "se3": lambda: spaces.SE3([-1.0, -1.0, 0.0], [1.0, 1.0, 2.0]),
+    "box": lambda: spaces.Box([-1.0, 0.0], [1.0, 5.0]),
     "graph": _small_graph,
     "mesh": lambda: spaces.Mesh.icosphere(1),
 }
@@ -47,7 +50,14 @@ KERNELS = {
 
 
 def make_kernel(space, flavour: str):
+    """The flavour's kernel: geometric Matérn on compact spaces, the default Matérn kernel
+    (``matern_kernel``: Matérn per coordinate on boxes, products of factor kernels) otherwise."""
     nu, levels = KERNELS[flavour]
+    if not isinstance(space, spaces.CompactSpace):
+        kernel = matern_kernel(space, nu=nu)
+        for factor in getattr(kernel, "factor_kernels", [kernel]):
+            factor.lengthscale = 0.7
+        return kernel
     if levels is not None and space.num_levels_available:
         levels = min(levels, space.num_levels_available)
     kernel = GeometricMaternKernel(space, nu=nu, num_levels=levels)

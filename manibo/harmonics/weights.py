@@ -69,6 +69,10 @@ class GroupWeights:
         self._levels: list[Level] = []
         self._bound = 0
 
+    def __deepcopy__(self, memo: dict) -> GroupWeights:
+        # pure maths with a growing cache: copies of models (fantasies) share it
+        return self
+
     def scaled_eigenvalue(self, weight: Weight) -> int:
         """The Casimir eigenvalue of ``weight`` times ``scale``."""
         raise NotImplementedError

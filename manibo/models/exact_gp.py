@@ -23,6 +23,7 @@ from torch import Tensor
 
 from manibo._validation import check_finite, check_same_dtype_device
 from manibo.exceptions import InputDataError, ManiboWarning, TruncationWarning
+from manibo.kernels.defaults import matern_kernel
 from manibo.kernels.spectral import GeometricMaternKernel
 from manibo.models.registry import register_surrogate
 from manibo.spaces.base import Space
@@ -147,10 +148,13 @@ def geometric_matern_gp(
     truncation_tol: float = SURROGATE_TRUNCATION_TOL,
     **options,
 ) -> SingleTaskGP:
-    """Exact GP with the geometric Matérn kernel of ``space`` (default ν = 5/2)."""
-    kernel = GeometricMaternKernel(
-        space, nu=nu, truncation_tol=truncation_tol, lengthscale_prior=lengthscale_prior()
-    )
+    """Exact GP with the Matérn kernel of ``space`` (default ν = 5/2).
+
+    The geometric Matérn kernel on compact spaces (the product manifold's on compact products);
+    on a box, Matérn with one lengthscale per coordinate; on a product with a non-compact factor
+    (a box, ...), the product of the factors' kernels (:func:`manibo.kernels.matern_kernel`).
+    """
+    kernel = matern_kernel(space, nu, truncation_tol, lengthscale_prior())
     return exact_gp(space, train_X, train_Y, kernel, **options)
 
 

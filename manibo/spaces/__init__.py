@@ -5,8 +5,9 @@ from manibo.spaces.box import Box
 from manibo.spaces.circle import Circle
 from manibo.spaces.graph import Graph
 from manibo.spaces.mesh import Mesh
-from manibo.spaces.product import ProductSpace, Torus
+from manibo.spaces.product import CompactProductSpace, ProductSpace, Torus
 from manibo.spaces.projective import RealProjectiveSpace
+from manibo.spaces.se3 import SE3
 from manibo.spaces.special_orthogonal import SpecialOrthogonal
 from manibo.spaces.special_unitary import SpecialUnitary
 from manibo.spaces.sphere import Sphere
@@ -14,11 +15,13 @@ from manibo.spaces.sphere import Sphere
 __all__ = [
     "Box",
     "Circle",
+    "CompactProductSpace",
     "CompactSpace",
     "Graph",
     "Mesh",
     "ProductSpace",
     "RealProjectiveSpace",
+    "SE3",
     "Space",
     "SpecialOrthogonal",
     "SpecialUnitary",

@@ -30,8 +30,12 @@ from manibo.spaces.base import pairwise_in_chunks
 #: numbers held per pair in a block (the block size is chosen to keep about this many in memory)
 _BLOCK_NUMBERS = 1 << 22
 
-MAX_DEFAULT_LABELS = 400
-"""Representations (Jacobi–Trudi determinants per pair) that a group's default level cap allows."""
+#: blocks with more pairs than this are recomputed in the backward pass instead of kept
+_CHECKPOINT_PAIRS = 4096
+
+MAX_DEFAULT_COST = 12_000
+"""Arithmetic per pair of points (:meth:`JacobiTrudiCharacters.cost`) that a group's default level
+cap allows: about 1,300 levels on SO(4) and SO(5), 800 on SU(3), 300 on SO(6) and 200 on SU(4)."""
 
 Relative = Callable[[Tensor, Tensor, bool], Tensor]
 
@@ -55,6 +59,10 @@ class CharacterSum:
         self.relative = relative
         self._tables: dict[int, tuple[JacobiTrudiCharacters, Tensor, Tensor]] = {}
 
+    def __deepcopy__(self, memo: dict) -> CharacterSum:
+        # a cache of pure maths: copies of models (fantasies) share it instead of copying it
+        return self
+
     def levels(self, num_levels: int) -> tuple[Tensor, Tensor]:
         """Eigenvalues and multiplicities of the lowest levels, float64 ``(num_levels,)`` each."""
         levels = self.group.levels(num_levels)
@@ -65,18 +73,27 @@ class CharacterSum:
             torch.tensor(multiplicities, dtype=torch.float64),
         )
 
-    def levels_holding(self, max_labels: int) -> int:
-        """The most levels whose representations number at most ``max_labels`` (at least 1)."""
-        count, total = 0, 0
-        step = 16
+    def levels_within(self, max_cost: int) -> int:
+        """The most levels whose character sum costs at most ``max_cost`` per pair (at least 1)."""
+        count = 1
         while True:
-            levels = self.group.levels(count + step)
-            for level in levels[count:]:
-                total += len(level.weights)
-                if total > max_labels:
-                    return max(1, count)
-                count += 1
-            step *= 2
+            more = 2 * count
+            cost = JacobiTrudiCharacters(
+                [w for level in self.group.levels(more) for w in level.weights],
+                orthogonal=not self.unitary,
+            ).cost()
+            if cost > max_cost:
+                break
+            count = more
+        low, high = count, 2 * count  # cost(low) <= max_cost < cost(high)
+        while high - low > 1:
+            mid = (low + high) // 2
+            labels = [w for level in self.group.levels(mid) for w in level.weights]
+            if JacobiTrudiCharacters(labels, orthogonal=not self.unitary).cost() <= max_cost:
+                low = mid
+            else:
+                high = mid
+        return low
 
     def table(self, num_levels: int) -> tuple[JacobiTrudiCharacters, Tensor, Tensor]:
         """Characters of every label in the first ``num_levels`` levels, with level index and
@@ -159,7 +176,8 @@ class CharacterSum:
         needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in (weights, x1, x2))
 
         def run(a: Tensor, b: Tensor) -> Tensor:
-            if needs_grad:
+            pairs = a.shape[:-1].numel() * (1 if diag else b.shape[-2])
+            if needs_grad and pairs > _CHECKPOINT_PAIRS:
                 return checkpoint(block, a, b, coeffs, use_reentrant=False)
             return block(a, b, coeffs)
 

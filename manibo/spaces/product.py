@@ -1,4 +1,9 @@
-r"""Products of compact spaces and the torus: factorwise geometry, kernels summed level by level."""
+r"""Products of spaces: factorwise geometry; on compact products, kernels summed level by level.
+
+A product with a non-compact factor (a :class:`~manibo.spaces.box.Box`, a hyperbolic space, ...)
+has geometry only: its default kernel is the product of the factors' kernels
+(:func:`manibo.kernels.matern_kernel`).
+"""
 
 from __future__ import annotations
 
@@ -12,19 +17,111 @@ from torch import Tensor
 from manibo.exceptions import ConfigurationError
 from manibo.spaces._product_levels import FactorSpectrum, level_tuples, lowest_sums, sums_up_to
 from manibo.spaces._product_series import product_series
-from manibo.spaces.base import CompactSpace, pairwise_in_chunks
+from manibo.spaces.base import CompactSpace, Space, pairwise_in_chunks
 from manibo.spaces.circle import Circle
 
 MAX_DEFAULT_TUPLES = 2048
 """Tuples of factor levels that the default level cap of a product space allows."""
 
 
-class ProductSpace(CompactSpace):
-    r"""The product :math:`M_1 \times \dots \times M_k` of compact spaces with 1-D point shapes.
+class ProductSpace(Space):
+    r"""The product :math:`M_1 \times \dots \times M_k` of spaces with 1-D point shapes.
 
     A point is the concatenation of its factor points: ``(*batch, sum of factor sizes)``. Geometry
-    is factorwise, with distance :math:`\sqrt{\sum_i d_i^2}`. A product level is the set of tuples
-    of factor levels :math:`(l_1, \dots, l_k)` that share one eigenvalue
+    is factorwise, with distance :math:`\sqrt{\sum_i d_i^2}`; on a :class:`~manibo.spaces.box.Box`
+    factor a step is clamped to the box and the tangent projection drops the components that
+    point out of it at the boundary, so acquisition optimisation respects the bounds.
+
+    When every factor is compact the product is a
+    :class:`~manibo.spaces.base.CompactSpace` (an instance of :class:`CompactProductSpace`) with the
+    spectrum of the product manifold; otherwise it has no spectrum, and its default kernel is the
+    product of the factors' kernels (:func:`manibo.kernels.matern_kernel`).
+
+    Args:
+        *factors: spaces whose ``point_shape`` has one dimension.
+    """
+
+    def __new__(cls, *factors: Space):
+        if cls is ProductSpace and factors and all(isinstance(f, CompactSpace) for f in factors):
+            cls = CompactProductSpace
+        return super().__new__(cls)
+
+    def __init__(self, *factors: Space) -> None:
+        if not factors:
+            raise ConfigurationError("`ProductSpace` needs at least one factor space.")
+        for i, factor in enumerate(factors):
+            if not isinstance(factor, Space) or len(factor.point_shape) != 1:
+                raise ConfigurationError(
+                    f"factor {i} must be a space with 1-D points (Sphere, Circle, Box, "
+                    f"SpecialOrthogonal, Graph, Mesh, ...), got {factor!r}."
+                )
+        self.factors = tuple(factors)
+        sizes = [f.point_shape[0] for f in factors]
+        edges = np.cumsum([0, *sizes])
+        self.slices = tuple(
+            slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)
+        )
+        self.point_shape = (int(edges[-1]),)
+        self.dim = sum(f.dim for f in factors)
+        self.is_discrete = all(f.is_discrete for f in factors)
+
+    def __repr__(self) -> str:
+        return f"ProductSpace({', '.join(map(repr, self.factors))})"
+
+    def split(self, x: Tensor) -> list[Tensor]:
+        """The factor points of ``x``: one ``(*batch, size_i)`` tensor per factor."""
+        return [x[..., s] for s in self.slices]
+
+    # geometry -------------------------------------------------------------------------------
+    def random(self, n, generator=None, dtype=torch.float64, device=None) -> Tensor:
+        parts = [f.random(n, generator=generator, dtype=dtype, device=device) for f in self.factors]
+        return torch.cat(parts, dim=-1)
+
+    def _check_membership(self, x: Tensor, name: str) -> None:
+        for factor, s in zip(self.factors, self.slices, strict=True):
+            factor._check_membership(x[..., s], f"{name}[..., {s.start}:{s.stop}]")
+
+    def project(self, x: Tensor) -> Tensor:
+        return torch.cat(
+            [f.project(p) for f, p in zip(self.factors, self.split(x), strict=True)], dim=-1
+        )
+
+    def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
+        pairs = zip(self.factors, self.split(x), self.split(v), strict=True)
+        return torch.cat([f.to_tangent(p, u) for f, p, u in pairs], dim=-1)
+
+    def retract(self, x: Tensor, v: Tensor) -> Tensor:
+        pairs = zip(self.factors, self.split(x), self.split(v), strict=True)
+        return torch.cat([f.retract(p, u) for f, p, u in pairs], dim=-1)
+
+    def distance(self, x: Tensor, y: Tensor) -> Tensor:
+        r""":math:`\sqrt{\sum_i d_i(x_i, y_i)^2}`, shape ``(*batch)``."""
+        pairs = zip(self.factors, self.split(x), self.split(y), strict=True)
+        return torch.stack([f.distance(p, q) ** 2 for f, p, q in pairs], dim=-1).sum(-1).sqrt()
+
+    def ambient_bounds(self) -> Tensor:
+        """The factors' boxes side by side, shape ``(2, size)`` (each factor must have one)."""
+        return torch.cat([f.ambient_bounds() for f in self.factors], dim=-1)
+
+    def chart(self, x: Tensor) -> Tensor:
+        """Factor charts concatenated, shape ``(*batch, sum of chart sizes)``."""
+        return torch.cat(
+            [f.chart(p) for f, p in zip(self.factors, self.split(x), strict=True)], dim=-1
+        )
+
+    def all_points(self, dtype: torch.dtype = torch.float64, device=None) -> Tensor:
+        """Every point of a product of finite spaces (first factor slowest), ``(count, size)``."""
+        grids = [f.all_points(dtype=dtype, device=device) for f in self.factors]
+        index = torch.cartesian_prod(*[torch.arange(len(g), device=device) for g in grids])
+        index = index.reshape(-1, len(grids))
+        return torch.cat([g[index[:, i]] for i, g in enumerate(grids)], dim=-1)
+
+
+class CompactProductSpace(ProductSpace, CompactSpace):
+    r"""A product of compact spaces, with the spectrum of the product manifold.
+
+    ``ProductSpace(*factors)`` returns one when every factor is compact. A product level is the
+    set of tuples of factor levels :math:`(l_1, \dots, l_k)` that share one eigenvalue
     :math:`\sum_i \lambda^{(i)}_{l_i}`; its multiplicity is
     :math:`\sum_{\text{tuples}} \prod_i m^{(i)}_{l_i}` and its reproducing kernel is
     :math:`\sum_{\text{tuples}} \prod_i G^{(i)}_{l_i}(x_i, x_i')`. So the Matérn kernel of the
@@ -37,28 +134,15 @@ class ProductSpace(CompactSpace):
     """
 
     def __init__(self, *factors: CompactSpace) -> None:
-        if not factors:
-            raise ConfigurationError("`ProductSpace` needs at least one factor space.")
-        for i, factor in enumerate(factors):
-            if not isinstance(factor, CompactSpace) or len(factor.point_shape) != 1:
-                raise ConfigurationError(
-                    f"factor {i} must be a compact space with 1-D points (Sphere, Circle, "
-                    f"SpecialOrthogonal, Graph, Mesh, ...), got {factor!r}."
-                )
-        self.factors = tuple(factors)
-        sizes = [f.point_shape[0] for f in factors]
-        edges = np.cumsum([0, *sizes])
-        self.slices = tuple(
-            slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)
-        )
-        self.point_shape = (int(edges[-1]),)
-        self.dim = sum(f.dim for f in factors)
-        self.spectral_dim = sum(f.spectral_dim for f in factors)
-        self.is_discrete = all(f.is_discrete for f in factors)
-        self._spectra = [FactorSpectrum(f) for f in factors]
+        super().__init__(*factors)
+        for i, factor in enumerate(self.factors):
+            if not isinstance(factor, CompactSpace):
+                raise ConfigurationError(f"factor {i} must be a compact space, got {factor!r}.")
+        self.spectral_dim = sum(f.spectral_dim for f in self.factors)
+        self._spectra = [FactorSpectrum(f) for f in self.factors]
         self._levels_cache: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros((0, 2)))
         self._tables: dict[int, np.ndarray] = {}
-        if all(f.num_levels_available is not None for f in factors):
+        if all(f.num_levels_available is not None for f in self.factors):
             top = sum(s.top for s in self._spectra)
             self.num_levels_available = len(sums_up_to(self._spectra, top)[0])
 
@@ -79,56 +163,6 @@ class ProductSpace(CompactSpace):
             if tuples[-1] > MAX_DEFAULT_TUPLES or count == self.num_levels_available:
                 return max(1, int(np.searchsorted(tuples, MAX_DEFAULT_TUPLES, side="right")))
             count *= 2
-
-    def __repr__(self) -> str:
-        return f"ProductSpace({', '.join(map(repr, self.factors))})"
-
-    def _split(self, x: Tensor) -> list[Tensor]:
-        return [x[..., s] for s in self.slices]
-
-    # geometry -------------------------------------------------------------------------------
-    def random(self, n, generator=None, dtype=torch.float64, device=None) -> Tensor:
-        parts = [f.random(n, generator=generator, dtype=dtype, device=device) for f in self.factors]
-        return torch.cat(parts, dim=-1)
-
-    def _check_membership(self, x: Tensor, name: str) -> None:
-        for factor, s in zip(self.factors, self.slices, strict=True):
-            factor._check_membership(x[..., s], f"{name}[..., {s.start}:{s.stop}]")
-
-    def project(self, x: Tensor) -> Tensor:
-        return torch.cat(
-            [f.project(p) for f, p in zip(self.factors, self._split(x), strict=True)], dim=-1
-        )
-
-    def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
-        pairs = zip(self.factors, self._split(x), self._split(v), strict=True)
-        return torch.cat([f.to_tangent(p, u) for f, p, u in pairs], dim=-1)
-
-    def retract(self, x: Tensor, v: Tensor) -> Tensor:
-        pairs = zip(self.factors, self._split(x), self._split(v), strict=True)
-        return torch.cat([f.retract(p, u) for f, p, u in pairs], dim=-1)
-
-    def distance(self, x: Tensor, y: Tensor) -> Tensor:
-        r""":math:`\sqrt{\sum_i d_i(x_i, y_i)^2}`, shape ``(*batch)``."""
-        pairs = zip(self.factors, self._split(x), self._split(y), strict=True)
-        return torch.stack([f.distance(p, q) ** 2 for f, p, q in pairs], dim=-1).sum(-1).sqrt()
-
-    def ambient_bounds(self) -> Tensor:
-        """The factors' boxes side by side, shape ``(2, size)`` (each factor must have one)."""
-        return torch.cat([f.ambient_bounds() for f in self.factors], dim=-1)
-
-    def chart(self, x: Tensor) -> Tensor:
-        """Factor charts concatenated, shape ``(*batch, sum of chart sizes)``."""
-        return torch.cat(
-            [f.chart(p) for f, p in zip(self.factors, self._split(x), strict=True)], dim=-1
-        )
-
-    def all_points(self, dtype: torch.dtype = torch.float64, device=None) -> Tensor:
-        """Every point of a product of finite spaces (first factor slowest), ``(count, size)``."""
-        grids = [f.all_points(dtype=dtype, device=device) for f in self.factors]
-        index = torch.cartesian_prod(*[torch.arange(len(g), device=device) for g in grids])
-        index = index.reshape(-1, len(grids))
-        return torch.cat([g[index[:, i]] for i, g in enumerate(grids)], dim=-1)
 
     # spectrum -------------------------------------------------------------------------------
     def _level_values(self, num_levels: int) -> tuple[np.ndarray, np.ndarray]:
@@ -195,7 +229,7 @@ class ProductSpace(CompactSpace):
         """
         table = self.level_table(num_levels)
         columns, features = [], []
-        for i, (factor, part) in enumerate(zip(self.factors, self._split(x), strict=True)):
+        for i, (factor, part) in enumerate(zip(self.factors, self.split(x), strict=True)):
             count = int(table[:, i].max()) + 1
             features.append(factor.eigenfunctions(part, count))
             _, mults = factor.levels(count)
@@ -218,7 +252,7 @@ class ProductSpace(CompactSpace):
         return out
 
 
-class Torus(ProductSpace):
+class Torus(CompactProductSpace):
     r"""The flat torus :math:`(S^1)^n`, points as angles ``(*batch, n)`` in :math:`[0, 2\pi)`.
 
     Levels group the integer vectors :math:`j` with equal :math:`\|j\|^2`, so the kernel depends

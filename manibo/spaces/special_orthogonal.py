@@ -13,7 +13,7 @@ from manibo.harmonics.characters import SO3CharacterLevels
 from manibo.harmonics.fourier import circle_harmonics
 from manibo.harmonics.series import GegenbauerLevels, level_series
 from manibo.harmonics.weights import OrthogonalWeights
-from manibo.spaces._lie_group import MAX_DEFAULT_LABELS, CharacterSum, rotation_angles
+from manibo.spaces._lie_group import MAX_DEFAULT_COST, CharacterSum, rotation_angles
 from manibo.spaces.base import (
     CompactSpace,
     UnsupportedError,
@@ -128,7 +128,7 @@ class SpecialOrthogonal(CompactSpace):
             self.default_max_levels = 200
         else:
             self._characters = CharacterSum(self._weights, n, False, _relative_rotations)
-            self.default_max_levels = self._characters.levels_holding(MAX_DEFAULT_LABELS)
+            self.default_max_levels = self._characters.levels_within(MAX_DEFAULT_COST)
             self.max_scan_levels = 8 * self.default_max_levels
 
     def __repr__(self) -> str:

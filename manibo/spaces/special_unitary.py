@@ -11,7 +11,7 @@ from manibo._validation import default_tolerance
 from manibo.exceptions import ConfigurationError
 from manibo.harmonics.series import GegenbauerLevels, level_series
 from manibo.harmonics.weights import UnitaryWeights
-from manibo.spaces._lie_group import MAX_DEFAULT_LABELS, CharacterSum
+from manibo.spaces._lie_group import MAX_DEFAULT_COST, CharacterSum
 from manibo.spaces.base import CompactSpace, pairwise_in_chunks, series_coefficients
 
 
@@ -82,7 +82,7 @@ class SpecialUnitary(CompactSpace):
             self.default_max_levels = 200
         else:
             self._characters = CharacterSum(self._weights, n, True, _relative_unitaries)
-            self.default_max_levels = self._characters.levels_holding(MAX_DEFAULT_LABELS)
+            self.default_max_levels = self._characters.levels_within(MAX_DEFAULT_COST)
             self.max_scan_levels = 8 * self.default_max_levels
 
     def __repr__(self) -> str:

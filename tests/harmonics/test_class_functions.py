@@ -187,3 +187,27 @@ def test_weighted_sum_equals_the_weighted_values_with_batched_coefficients():
     expected = (table.values(complete) * coeffs.transpose(-1, -2)).sum(-2)
     assert summed.shape == (3, 7)
     assert torch.allclose(summed, expected, atol=1e-10)
+
+
+def test_triangular_solve_and_recurrence_give_the_same_polynomials():
+    from manibo.harmonics import class_functions
+
+    gen = torch.Generator().manual_seed(1)
+    phases = torch.rand(1000, 5, generator=gen, dtype=torch.float64) * 6
+    phases[:, -1] = -phases[:, :-1].sum(-1)
+    z = torch.polar(torch.ones_like(phases), phases)
+    power_sums = torch.stack([(z**k).sum(-1) for k in (1, 2)], -1)
+    elementary = elementary_from_power_sums(power_sums, 5, True)
+    assert elementary.shape[0] * 40**2 > class_functions.SOLVE_ELEMENTS  # the recurrence
+    stepped = complete_from_elementary(elementary, 40)
+    solved = torch.cat([complete_from_elementary(part, 40) for part in elementary.split(100)])
+    assert (stepped - solved).abs().max() < 1e-9 * stepped.abs().max()
+    # h_k of eigenvalues z: the coefficients of prod_i 1 / (1 - z_i t)
+    series = torch.zeros(1000, 40, dtype=torch.complex128)
+    series[:, 0] = 1.0
+    for i in range(5):
+        geometric = z[:, i : i + 1] ** torch.arange(40)
+        series = torch.stack(
+            [(series[:, : k + 1] * geometric[:, : k + 1].flip(-1)).sum(-1) for k in range(40)], -1
+        )
+    assert (stepped - series).abs().max() < 1e-9 * series.abs().max()

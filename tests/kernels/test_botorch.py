@@ -13,7 +13,8 @@ from gpytorch.kernels import ScaleKernel
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from registry import SPACES
 
-from manibo.kernels import GeometricMaternKernel
+from manibo.kernels import GeometricMaternKernel, matern_kernel
+from manibo.spaces import CompactSpace
 
 
 @pytest.mark.parametrize("name", sorted(SPACES))
@@ -25,10 +26,12 @@ def test_single_task_gp_and_qlognei(name):
     Y = -space.distance(X, anchor).unsqueeze(-1) + 0.01 * torch.randn(
         15, 1, generator=gen, dtype=X.dtype
     )
-    levels = min(20, space.num_levels_available or 20)
-    model = SingleTaskGP(
-        X, Y, covar_module=ScaleKernel(GeometricMaternKernel(space, nu=2.5, num_levels=levels))
-    )
+    if isinstance(space, CompactSpace):
+        levels = min(20, space.num_levels_available or 20)
+        kernel = GeometricMaternKernel(space, nu=2.5, num_levels=levels)
+    else:  # boxes and products with a box: Matérn per coordinate times the factors' kernels
+        kernel = matern_kernel(space, nu=2.5)
+    model = SingleTaskGP(X, Y, covar_module=ScaleKernel(kernel))
     fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
     acqf = qLogNoisyExpectedImprovement(
         model, X_baseline=X, sampler=SobolQMCNormalSampler(torch.Size([32]), seed=0)

@@ -281,7 +281,7 @@ def test_bad_input_is_refused_with_advice():
         Torus(0)
     with pytest.raises(ConfigurationError, match="at least one factor"):
         ProductSpace()
-    with pytest.raises(ConfigurationError, match="compact space with 1-D points"):
+    with pytest.raises(ConfigurationError, match="space with 1-D points"):
         ProductSpace(Circle(), "circle")
 
 
