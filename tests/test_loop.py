@@ -219,3 +219,25 @@ def test_truncated_last_journal_line_is_reported_and_skipped(tmp_path):
     with pytest.raises(JournalError, match="line 3"):
         BayesianOptimizer.resume(path)
     assert os.path.exists(path)
+
+
+def test_bayesian_optimisation_of_a_direction_and_a_height_with_qlognei():
+    """A solar panel: direction on S² times mounting height in a box; the yield is largest facing
+    the sun at 2.2 m (shading below, wind loads above)."""
+    from manibo.spaces import Box, ProductSpace
+
+    space = ProductSpace(Sphere(2), Box([0.5], [3.0]))
+    sun = torch.tensor([0.3, 0.2, 0.93], dtype=torch.float64)
+    sun = sun / sun.norm()
+
+    def panel_yield(x):
+        return float((x[:3] @ sun).clamp_min(0) * torch.exp(-((x[3] - 2.2) ** 2)))
+
+    opt = BayesianOptimizer(
+        space, acquisition="qlognei", q=2, initial_design=6, seed=0, minimize=False, **FAST
+    )
+    opt.run(panel_yield, budget=20, progress=False)
+    x_best, y_best = opt.best
+    space.check(x_best.unsqueeze(0))
+    assert y_best > 0.9, y_best  # the optimum is 1
+    assert space.distance(x_best, torch.cat([sun, torch.tensor([2.2])])) < 0.5
