@@ -183,7 +183,7 @@ def test_a_box_factor_is_respected_and_its_bound_reached():
         calls = []
         original = acqf.forward
 
-        def watched(X, original=original):
+        def watched(X, original=original, calls=calls):
             space.check(X.detach().reshape(-1, 4), "acquisition input")
             calls.append(1)
             return original(X)
