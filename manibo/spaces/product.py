@@ -8,20 +8,31 @@ has geometry only: its default kernel is the product of the factors' kernels
 from __future__ import annotations
 
 import functools
-import itertools
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
+from manibo.spaces._product_features import (
+    FeaturePlan,
+    factor_features,
+    feature_plan,
+    feature_sum,
+    has_eigenfunctions,
+    product_features,
+)
 from manibo.spaces._product_levels import FactorSpectrum, level_tuples, lowest_sums, sums_up_to
 from manibo.spaces._product_series import product_series
-from manibo.spaces.base import CompactSpace, Space, pairwise_in_chunks
+from manibo.spaces.base import CompactSpace, Space, UnsupportedError, pairwise_in_chunks
 from manibo.spaces.circle import Circle
 
 MAX_DEFAULT_TUPLES = 2048
 """Tuples of factor levels that the default level cap of a product space allows."""
+
+FEATURES_PER_TUPLE = 16
+"""Product eigenfunctions per tuple of factor levels up to which kernel sums are matrix products
+of eigenfunctions rather than level series (the torus has at most 2^k per tuple)."""
 
 
 class ProductSpace(Space):
@@ -142,6 +153,7 @@ class CompactProductSpace(ProductSpace, CompactSpace):
         self._spectra = [FactorSpectrum(f) for f in self.factors]
         self._levels_cache: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros((0, 2)))
         self._tables: dict[int, np.ndarray] = {}
+        self._plans: dict[int, FeaturePlan] = {}
         if all(f.num_levels_available is not None for f in self.factors):
             top = sum(s.top for s in self._spectra)
             self.num_levels_available = len(sums_up_to(self._spectra, top)[0])
@@ -198,14 +210,21 @@ class CompactProductSpace(ProductSpace, CompactSpace):
     def spectral_sum(self, weights: Tensor, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
         r""":math:`\sum_l w_l \sum_{(l_1..l_k) \in l} \prod_i G^{(i)}_{l_i}` in bounded memory.
 
-        The factor with the most levels in use is innermost: for each outer level, the inner
-        factor's weights over its own levels form one factor series, multiplied by the outer
-        factor's level kernel; groups of outer levels are batched up to
-        :data:`~manibo.spaces._product_series.BATCH_ELEMENTS` output elements and the backward
-        pass recomputes one group at a time. Memory is O(row block x (factors + group size)),
-        never one tensor per level (see :mod:`manibo.spaces._product_series`).
+        When every factor has explicit eigenfunctions and the product eigenfunctions number at
+        most :data:`FEATURES_PER_TUPLE` per tuple of factor levels (tori, circles, low-dimensional
+        spheres), the sum is :math:`\Phi_1 \mathrm{diag}(w) \Phi_2^\top`, one matrix product
+        (:mod:`manibo.spaces._product_features`). Otherwise the factor with the most levels in use
+        is innermost: for each outer level, the inner factor's weights over its own levels form
+        one factor series, multiplied by the outer factor's level kernel; groups of outer levels
+        are batched up to :data:`~manibo.spaces._product_series.BATCH_ELEMENTS` output elements
+        and the backward pass recomputes one group at a time. Memory is O(row block x (factors +
+        group size)), never one tensor per level (see :mod:`manibo.spaces._product_series`).
         """
-        table = self.level_table(weights.shape[-1])
+        num_levels = weights.shape[-1]
+        if self._use_features(num_levels):
+            plan = self._feature_plan(num_levels)
+            return feature_sum(self.factors, self.slices, plan, weights, x1, x2, diag)
+        table = self.level_table(num_levels)
         order = sorted(range(len(self.factors)), key=lambda i: int(table[:, i].max()))
         table = table[:, [*order, -1]]
         table = table[np.lexsort(table[:, :-1].T[::-1])]
@@ -218,6 +237,28 @@ class CompactProductSpace(ProductSpace, CompactSpace):
             return block(x1, x2)
         return pairwise_in_chunks(block, x1, x2, point_ndim=1)
 
+    @functools.cached_property
+    def _explicit(self) -> bool:
+        return all(has_eigenfunctions(f) for f in self.factors)
+
+    def _use_features(self, num_levels: int) -> bool:
+        """Whether kernel sums over the first levels are matrix products of eigenfunctions."""
+        if not self._explicit:
+            return False
+        _, multiplicities = self.levels(num_levels)
+        return float(multiplicities.sum()) <= FEATURES_PER_TUPLE * len(self.level_table(num_levels))
+
+    def _feature_plan(self, num_levels: int) -> FeaturePlan:
+        """The product eigenfunctions of the first ``num_levels`` levels (cached)."""
+        if not self._explicit:
+            raise UnsupportedError(f"{self!r} has a factor without explicit eigenfunctions.")
+        if num_levels not in self._plans:
+            if len(self._plans) >= 8:
+                self._plans.clear()
+            table = self.level_table(num_levels)
+            self._plans[num_levels] = feature_plan(list(self.factors), table)
+        return self._plans[num_levels]
+
     def eigenfunctions(self, x: Tensor, num_levels: int) -> Tensor:
         """Products of factor eigenfunctions by level (tuples ascending, first factor slowest).
 
@@ -227,29 +268,8 @@ class CompactProductSpace(ProductSpace, CompactSpace):
         Returns:
             Shape ``(*batch, n, M)``, ``M`` the sum of the first ``num_levels`` multiplicities.
         """
-        table = self.level_table(num_levels)
-        columns, features = [], []
-        for i, (factor, part) in enumerate(zip(self.factors, self.split(x), strict=True)):
-            count = int(table[:, i].max()) + 1
-            features.append(factor.eigenfunctions(part, count))
-            _, mults = factor.levels(count)
-            starts = np.concatenate([[0], np.cumsum(mults.numpy().astype(np.int64))])
-            columns.append([range(starts[l], starts[l + 1]) for l in range(count)])
-        index = np.array(
-            [
-                combo
-                for row in table
-                for combo in itertools.product(
-                    *(cols[l] for cols, l in zip(columns, row[:-1], strict=True))
-                )
-            ],
-            dtype=np.int64,
-        ).reshape(-1, len(self.factors))
-        out = None
-        for i, phi in enumerate(features):
-            picked = phi.index_select(-1, torch.from_numpy(index[:, i]).to(x.device))
-            out = picked if out is None else out * picked
-        return out
+        plan = self._feature_plan(num_levels)
+        return product_features(plan, factor_features(self.factors, self.slices, plan, x))
 
 
 class Torus(CompactProductSpace):

@@ -11,7 +11,7 @@ import torch
 
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.kernels import GeometricHeatKernel, GeometricMaternKernel
-from manibo.spaces import Circle, ProductSpace, Sphere, Torus, _product_series
+from manibo.spaces import Circle, ProductSpace, Sphere, Torus, _product_series, product
 
 DTYPES = [torch.float32, torch.float64]
 
@@ -199,6 +199,7 @@ def test_gradients_match_finite_differences(space):
 
 @pytest.mark.parametrize("space,levels", [(Torus(2), 150), (Torus(3), 40)], ids=["T2", "T3"])
 def test_streaming_path_saves_no_per_level_tensors(space, levels, monkeypatch):
+    monkeypatch.setattr(product, "FEATURES_PER_TUPLE", 0)  # the level series, not the features
     n = 40
     x = _points(space, n, 17)
     weights = torch.rand(levels, generator=torch.Generator().manual_seed(17), dtype=torch.float64)
