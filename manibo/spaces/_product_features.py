@@ -50,6 +50,11 @@ class FeaturePlan:
         """The number ``M`` of product eigenfunctions."""
         return int(self.level.shape[0])
 
+    def prefix(self, num_levels: int) -> FeaturePlan:
+        """The plan of the first ``num_levels`` levels (eigenfunctions are ordered by level)."""
+        size = int(torch.searchsorted(self.level, torch.tensor(num_levels)))
+        return FeaturePlan(self.counts, self.offsets, self.index[:size], self.level[:size])
+
 
 def has_eigenfunctions(space: CompactSpace) -> bool:
     """Whether ``space`` returns explicit eigenfunctions (tried once on one point)."""
@@ -95,19 +100,24 @@ def feature_plan(factors: list[CompactSpace], table: np.ndarray) -> FeaturePlan:
 
 
 def factor_features(factors, slices, plan: FeaturePlan, x: Tensor) -> Tensor:
-    """The factors' eigenfunctions at their parts of ``x``, side by side: ``(*b, n, sum m_i)``."""
+    """The factors' eigenfunctions at their parts of ``x``, stacked: ``(*batch, sum m_i, n)``.
+
+    Eigenfunctions run along the second-to-last dimension, so that gathering them copies
+    contiguous rows.
+    """
     parts = [
-        f.eigenfunctions(x[..., s], c) for f, s, c in zip(factors, slices, plan.counts, strict=True)
+        f.eigenfunctions(x[..., s], c).transpose(-1, -2)
+        for f, s, c in zip(factors, slices, plan.counts, strict=True)
     ]
-    return torch.cat(parts, dim=-1)
+    return torch.cat(parts, dim=-2)
 
 
 def product_features(plan: FeaturePlan, features: Tensor, columns: slice = slice(None)) -> Tensor:
-    """Product eigenfunctions ``columns`` from concatenated factor features: ``(*batch, n, c)``."""
+    """Product eigenfunctions ``columns`` from stacked factor features: ``(*batch, c, n)``."""
     index = plan.index[columns].to(features.device)
     out = None
     for i in range(index.shape[1]):
-        picked = features.index_select(-1, index[:, i])
+        picked = features.index_select(-2, index[:, i])
         out = picked if out is None else out * picked
     return out
 
@@ -134,12 +144,12 @@ def feature_sum(
     blocks = [slice(s, s + width) for s in range(0, plan.size, width)]
 
     def run(columns: slice, w: Tensor, fa: Tensor, fb: Tensor) -> Tensor:
-        scale = w.index_select(-1, plan.level[columns].to(w.device)).unsqueeze(-2)
-        left = product_features(plan, fa, columns)
+        scale = w.index_select(-1, plan.level[columns].to(w.device)).unsqueeze(-1)
+        left = product_features(plan, fa, columns)  # (*b1, c, n)
         right = left if fb is fa else product_features(plan, fb, columns)
         if diag:
-            return (left * scale * right).sum(-1)
-        return (left * scale) @ right.transpose(-1, -2)
+            return (left * scale * right).sum(-2)
+        return (left * scale).transpose(-1, -2) @ right
 
     if len(blocks) == 1:
         return run(blocks[0], weights, a, b)

@@ -153,7 +153,8 @@ class CompactProductSpace(ProductSpace, CompactSpace):
         self._spectra = [FactorSpectrum(f) for f in self.factors]
         self._levels_cache: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros((0, 2)))
         self._tables: dict[int, np.ndarray] = {}
-        self._plans: dict[int, FeaturePlan] = {}
+        self._plan: FeaturePlan | None = None
+        self._plan_levels = 0
         if all(f.num_levels_available is not None for f in self.factors):
             top = sum(s.top for s in self._spectra)
             self.num_levels_available = len(sums_up_to(self._spectra, top)[0])
@@ -249,15 +250,20 @@ class CompactProductSpace(ProductSpace, CompactSpace):
         return float(multiplicities.sum()) <= FEATURES_PER_TUPLE * len(self.level_table(num_levels))
 
     def _feature_plan(self, num_levels: int) -> FeaturePlan:
-        """The product eigenfunctions of the first ``num_levels`` levels (cached)."""
+        """The product eigenfunctions of the first ``num_levels`` levels.
+
+        One plan is kept, for the most levels asked so far (grown by doubling), and cut to size:
+        eigenfunctions are ordered by level.
+        """
         if not self._explicit:
             raise UnsupportedError(f"{self!r} has a factor without explicit eigenfunctions.")
-        if num_levels not in self._plans:
-            if len(self._plans) >= 8:
-                self._plans.clear()
-            table = self.level_table(num_levels)
-            self._plans[num_levels] = feature_plan(list(self.factors), table)
-        return self._plans[num_levels]
+        if self._plan is None or self._plan_levels < num_levels:
+            levels = max(num_levels, 2 * self._plan_levels)
+            if self.num_levels_available is not None:
+                levels = max(num_levels, min(levels, self.num_levels_available))
+            self._plan = feature_plan(list(self.factors), self.level_table(levels))
+            self._plan_levels = levels
+        return self._plan.prefix(num_levels) if num_levels < self._plan_levels else self._plan
 
     def eigenfunctions(self, x: Tensor, num_levels: int) -> Tensor:
         """Products of factor eigenfunctions by level (tuples ascending, first factor slowest).
@@ -269,7 +275,8 @@ class CompactProductSpace(ProductSpace, CompactSpace):
             Shape ``(*batch, n, M)``, ``M`` the sum of the first ``num_levels`` multiplicities.
         """
         plan = self._feature_plan(num_levels)
-        return product_features(plan, factor_features(self.factors, self.slices, plan, x))
+        features = factor_features(self.factors, self.slices, plan, x)
+        return product_features(plan, features).transpose(-1, -2)
 
 
 class Torus(CompactProductSpace):

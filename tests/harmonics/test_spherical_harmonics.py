@@ -219,3 +219,12 @@ def test_zonal_features_in_place_and_autograd_paths_agree():
         zonal_features(x, (2, 1))
     with pytest.raises(ConfigurationError, match="strictly increasing"):
         zonal_features(x, ())
+
+
+def test_angle_harmonics_equal_the_recurrence():
+    from manibo.harmonics.fourier import angle_harmonics
+
+    theta = torch.rand(4, 7, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 7
+    expected = circle_harmonics(torch.cos(theta), torch.sin(theta), 30)
+    assert torch.allclose(angle_harmonics(theta, 30), expected, atol=1e-12)
+    assert angle_harmonics(theta, 1).shape == (4, 7, 1)
