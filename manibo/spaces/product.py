@@ -30,6 +30,9 @@ from manibo.spaces.circle import Circle
 MAX_DEFAULT_TUPLES = 2048
 """Tuples of factor levels that the default level cap of a product space allows."""
 
+MAX_DEFAULT_FEATURES = 4096
+"""Product eigenfunctions that the default level cap allows when the factors have them."""
+
 FEATURES_PER_TUPLE = 16
 """Product eigenfunctions per tuple of factor levels up to which kernel sums are matrix products
 of eigenfunctions rather than level series (the torus has at most 2^k per tuple)."""
@@ -161,10 +164,12 @@ class CompactProductSpace(ProductSpace, CompactSpace):
 
     @functools.cached_property
     def default_max_levels(self) -> int:
-        r"""The most levels holding at most :data:`MAX_DEFAULT_TUPLES` tuples in all.
+        r"""The most levels holding at most :data:`MAX_DEFAULT_TUPLES` tuples in all (and at most
+        :data:`MAX_DEFAULT_FEATURES` eigenfunctions when the factors have eigenfunctions).
 
-        A product sum costs about one factor-series step per tuple, and tuples grow like
-        :math:`\lambda^{d/2}`, so the cap is set by tuples (773 levels on the 2-torus, 32 on the
+        A product sum costs about one factor-series step per tuple, or one multiply-add per
+        eigenfunction on the matrix-product path, and both grow like :math:`\lambda^{d/2}`, so the
+        cap is set by them (773 levels on the 2-torus by tuples, 86 on the 3-torus and 32 on the
         5-torus) rather than by levels.
         """
         count = 64
@@ -173,8 +178,15 @@ class CompactProductSpace(ProductSpace, CompactSpace):
                 count = min(count, self.num_levels_available)
             _, counts = self._level_values(count)
             tuples = np.cumsum(counts[:, 1])
-            if tuples[-1] > MAX_DEFAULT_TUPLES or count == self.num_levels_available:
-                return max(1, int(np.searchsorted(tuples, MAX_DEFAULT_TUPLES, side="right")))
+            features = np.cumsum(counts[:, 0]) if self._explicit else np.zeros_like(tuples)
+            if (
+                tuples[-1] > MAX_DEFAULT_TUPLES
+                or features[-1] > MAX_DEFAULT_FEATURES
+                or count == self.num_levels_available
+            ):
+                by_tuples = np.searchsorted(tuples, MAX_DEFAULT_TUPLES, side="right")
+                by_features = np.searchsorted(features, MAX_DEFAULT_FEATURES, side="right")
+                return max(1, int(min(by_tuples, by_features)))
             count *= 2
 
     # spectrum -------------------------------------------------------------------------------
