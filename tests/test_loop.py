@@ -244,16 +244,16 @@ def test_bayesian_optimisation_of_a_direction_and_a_height_with_qlognei():
 
 
 @pytest.mark.parametrize(
-    "name", ["SpecialOrthogonal(4)", "SpecialUnitary(3)", "RealProjectiveSpace(2)"]
+    "kind, size", [("SpecialOrthogonal", 4), ("SpecialUnitary", 3), ("RealProjectiveSpace", 2)]
 )
-def test_journals_of_the_group_and_projective_spaces_resume_without_the_space(tmp_path, name):
+def test_journals_of_the_group_and_projective_spaces_resume_without_the_space(tmp_path, kind, size):
     from manibo import spaces
 
-    space = eval(name, vars(spaces))  # noqa: S307 (the names above)
+    space = getattr(spaces, kind)(size)
     journal = tmp_path / "run.jsonl"
     opt = BayesianOptimizer(space, initial_design=2, seed=0, journal=journal, **FAST)
     for _ in range(2):
         x = opt.ask()
         opt.tell(x, [float(x[0, 0])])
     resumed = BayesianOptimizer.resume(journal)
-    assert repr(resumed.space) == name and len(resumed.history) == 2
+    assert repr(resumed.space) == f"{kind}({size})" and len(resumed.history) == 2
