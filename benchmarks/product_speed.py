@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
             "n_points": args.n,
             "n_observations": args.observations,
             "rounds": args.rounds,
-            "acquisitions": list(ACQUISITIONS),
+            "acquisitions": ["logei"] if args.smoke else list(ACQUISITIONS),
             "kernel": "Matérn ν=3/2, lengthscale 1, float64 (kernel_speed.py's cases)",
             "surrogate": "matern (geometric Matérn-5/2 GP, hyperparameters fitted)",
             "optimizer": "the loop's defaults (8 restarts from 256 raw samples)",
@@ -221,8 +221,12 @@ def main(argv: list[str] | None = None) -> int:
         block["n_points"] = args.series_n
         data["kernel_series"] = block
         print(f"  series/features at N={args.series_n}: {block['ratio']['median_ratio_wall']:.1f}")
-    options = {"num_restarts": 2, "raw_samples": 16} if args.smoke else {}
-    for acquisition in ACQUISITIONS:
+    options = (
+        {"num_restarts": 2, "raw_samples": 16, "optimizer_options": {"maxiter": 5}}
+        if args.smoke
+        else {}
+    )
+    for acquisition in data["config"]["acquisitions"]:
         works = {
             problem: iteration_work(problem, args.observations, acquisition, args.seed, options)
             for problem in PROBLEMS
@@ -235,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{block['ratio']['median_ratio_wall']:.2f}",
             flush=True,
         )
-    data["load_average_end"] = common.load_average()
+    data["load_average_start_end"] = [env["load_average_1_5_15_min"], common.load_average()]
     common.write_json(args.out / "product_speed.json", data)
     plot(data, args.out / "product_speed.png")
     return 0

@@ -16,7 +16,8 @@ _SPHERE_PROBLEMS = {
 
 PROBLEM_NAMES = [f"{k}-sphere<d>" for k in _SPHERE_PROBLEMS] + [
     "arm-torus<n>",
-    "orientation-so3",
+    "orientation-so<n>",
+    "pose-se3",
     "bumps-mesh",
     "bumps-graph",
 ]
@@ -26,8 +27,8 @@ def make_problem(name: str, noise_std: float = 0.0) -> SpaceProblem:
     """Build a problem by name.
 
     Valid names include ``ackley-sphere5``, ``rosenbrock-sphere3``, ``styblinski-tang-sphere2``,
-    ``product-of-sines-sphere3``, ``arm-torus3``, ``orientation-so3``, ``bumps-mesh`` and
-    ``bumps-graph``.
+    ``product-of-sines-sphere3``, ``arm-torus3``, ``orientation-so3``, ``orientation-so4`` (any
+    ``n >= 3``), ``pose-se3``, ``bumps-mesh`` and ``bumps-graph``.
     """
     match = re.fullmatch(r"([a-z-]+)-sphere(\d+)", name)
     if match and match.group(1) in _SPHERE_PROBLEMS:
@@ -45,6 +46,15 @@ def make_problem(name: str, noise_std: float = 0.0) -> SpaceProblem:
         from manibo.problems.rotation import OrientationAckley
 
         return OrientationAckley(noise_std=noise_std)
+    match = re.fullmatch(r"orientation-so(\d+)", name)
+    if match and int(match.group(1)) >= 4:
+        from manibo.problems.rotation import OrientationAckleySO
+
+        return OrientationAckleySO(int(match.group(1)), noise_std=noise_std)
+    if name == "pose-se3":
+        from manibo.problems.pose import PoseAckleySE3
+
+        return PoseAckleySE3(noise_std=noise_std)
     if name in ("bumps-mesh", "bumps-graph"):
         from manibo.problems.discrete import BumpsOnGraph, BumpsOnMesh
 
