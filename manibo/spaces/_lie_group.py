@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 from torch.utils.checkpoint import checkpoint
 
+from manibo.exceptions import ConfigurationError
 from manibo.harmonics.class_functions import (
     JacobiTrudiCharacters,
     complete_from_elementary,
@@ -38,6 +39,23 @@ MAX_DEFAULT_COST = 12_000
 cap allows: about 1,300 levels on SO(4) and SO(5), 800 on SU(3), 300 on SO(6) and 200 on SU(4)."""
 
 Relative = Callable[[Tensor, Tensor, bool], Tensor]
+
+
+def matrix_size(n: object, group: str) -> int:
+    """``n`` as an int, or a ``ConfigurationError`` unless it is an integer ``>= 2``."""
+    if isinstance(n, bool) or not isinstance(n, (int, float)) or int(n) != n or n < 2:
+        raise ConfigurationError(f"`n` must be an integer >= 2, got {group}({n!r}).")
+    return int(n)
+
+
+def attach_characters(
+    space, weights: GroupWeights, unitary: bool, relative: Relative
+) -> CharacterSum:
+    """The character sums of ``space`` (an SO(n) or SU(n)), and its level caps set from them."""
+    characters = CharacterSum(weights, space.n, unitary, relative)
+    space.default_max_levels = characters.levels_within(MAX_DEFAULT_COST)
+    space.max_scan_levels = 8 * space.default_max_levels
+    return characters
 
 
 class CharacterSum:

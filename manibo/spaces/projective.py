@@ -7,8 +7,11 @@ from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
 from manibo.harmonics.gegenbauer import harmonic_dimension
-from manibo.harmonics.series import EvenLevels, GegenbauerLevels, level_series
-from manibo.spaces.base import CompactSpace, pairwise_in_chunks, series_coefficients
+from manibo.harmonics.series import EvenLevels, GegenbauerLevels
+from manibo.spaces.base import (
+    CompactSpace,
+    inner_product_series,
+)
 from manibo.spaces.sphere import Sphere
 
 
@@ -87,16 +90,7 @@ class RealProjectiveSpace(CompactSpace):
         return degree * (degree + self.dim - 1), torch.tensor(multiplicities, dtype=torch.float64)
 
     def spectral_sum(self, weights: Tensor, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
-        scales = self._levels.scales(weights.shape[-1])
-        if diag:
-            coeffs = series_coefficients(weights, scales, extra_dims=1)
-            return level_series((x1 * x2).sum(-1), coeffs, self._levels)
-        coeffs = series_coefficients(weights, scales, extra_dims=2)
-
-        def block(a: Tensor, b: Tensor) -> Tensor:
-            return level_series(a @ b.transpose(-1, -2), coeffs, self._levels)
-
-        return pairwise_in_chunks(block, x1, x2, point_ndim=1)
+        return inner_product_series(self._levels, weights, x1, x2, diag)
 
     def eigenfunctions(self, x: Tensor, num_levels: int) -> Tensor:
         """The even-degree spherical harmonics of :math:`S^d`, degrees ``0, 2, .., 2L - 2``.

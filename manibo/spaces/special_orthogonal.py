@@ -8,17 +8,15 @@ import torch
 from torch import Tensor
 
 from manibo._validation import default_tolerance
-from manibo.exceptions import ConfigurationError
 from manibo.harmonics.characters import SO3CharacterLevels
 from manibo.harmonics.fourier import circle_harmonics
-from manibo.harmonics.series import GegenbauerLevels, level_series
+from manibo.harmonics.series import GegenbauerLevels
 from manibo.harmonics.weights import OrthogonalWeights
-from manibo.spaces._lie_group import MAX_DEFAULT_COST, CharacterSum, rotation_angles
+from manibo.spaces._lie_group import attach_characters, matrix_size, rotation_angles
 from manibo.spaces.base import (
     CompactSpace,
     UnsupportedError,
-    pairwise_in_chunks,
-    series_coefficients,
+    inner_product_series,
 )
 from manibo.spaces.sphere import Sphere
 
@@ -113,9 +111,7 @@ class SpecialOrthogonal(CompactSpace):
     """
 
     def __init__(self, n: int = 3) -> None:
-        if isinstance(n, bool) or int(n) != n or n < 2:
-            raise ConfigurationError(f"`n` must be an integer >= 2, got SpecialOrthogonal({n!r}).")
-        self.n = n = int(n)
+        self.n = n = matrix_size(n, "SpecialOrthogonal")
         self.dim = self.spectral_dim = n * (n - 1) // 2
         self.point_shape = (n * n,)
         self._weights = OrthogonalWeights(n)
@@ -127,9 +123,7 @@ class SpecialOrthogonal(CompactSpace):
             self._quaternion_sphere = Sphere(3)
             self.default_max_levels = 200
         else:
-            self._characters = CharacterSum(self._weights, n, False, _relative_rotations)
-            self.default_max_levels = self._characters.levels_within(MAX_DEFAULT_COST)
-            self.max_scan_levels = 8 * self.default_max_levels
+            self._characters = attach_characters(self, self._weights, False, _relative_rotations)
 
     def __repr__(self) -> str:
         return f"SpecialOrthogonal({self.n})"
@@ -247,16 +241,7 @@ class SpecialOrthogonal(CompactSpace):
             return self._characters(weights, x1, x2, diag)
         # SO(2): t = cos θ = tr(MᵀM')/2; SO(3): t = cos θ = (tr(MᵀM') - 1)/2
         shift = 0.0 if self.n == 2 else 1.0
-        scales = self._series.scales(weights.shape[-1])
-        if diag:
-            coeffs = series_coefficients(weights, scales, extra_dims=1)
-            return level_series(0.5 * ((x1 * x2).sum(-1) - shift), coeffs, self._series)
-        coeffs = series_coefficients(weights, scales, extra_dims=2)
-
-        def block(a: Tensor, b: Tensor) -> Tensor:
-            return level_series(0.5 * (a @ b.transpose(-1, -2) - shift), coeffs, self._series)
-
-        return pairwise_in_chunks(block, x1, x2, point_ndim=1)
+        return inner_product_series(self._series, weights, x1, x2, diag, scale=0.5, shift=shift)
 
     def eigenfunctions(self, x: Tensor, num_levels: int) -> Tensor:
         """SO(2): the circle's Fourier basis at the angle; SO(3): even-degree spherical harmonics

@@ -8,11 +8,13 @@ import torch
 from torch import Tensor
 
 from manibo._validation import default_tolerance
-from manibo.exceptions import ConfigurationError
-from manibo.harmonics.series import GegenbauerLevels, level_series
+from manibo.harmonics.series import GegenbauerLevels
 from manibo.harmonics.weights import UnitaryWeights
-from manibo.spaces._lie_group import MAX_DEFAULT_COST, CharacterSum
-from manibo.spaces.base import CompactSpace, pairwise_in_chunks, series_coefficients
+from manibo.spaces._lie_group import attach_characters, matrix_size
+from manibo.spaces.base import (
+    CompactSpace,
+    inner_product_series,
+)
 
 
 def to_complex(x: Tensor) -> Tensor:
@@ -71,9 +73,7 @@ class SpecialUnitary(CompactSpace):
     """
 
     def __init__(self, n: int) -> None:
-        if isinstance(n, bool) or int(n) != n or n < 2:
-            raise ConfigurationError(f"`n` must be an integer >= 2, got SpecialUnitary({n!r}).")
-        self.n = n = int(n)
+        self.n = n = matrix_size(n, "SpecialUnitary")
         self.dim = self.spectral_dim = n * n - 1
         self.point_shape = (2 * n * n,)
         self._weights = UnitaryWeights(n)
@@ -81,9 +81,7 @@ class SpecialUnitary(CompactSpace):
             self._series = GegenbauerLevels(4)
             self.default_max_levels = 200
         else:
-            self._characters = CharacterSum(self._weights, n, True, _relative_unitaries)
-            self.default_max_levels = self._characters.levels_within(MAX_DEFAULT_COST)
-            self.max_scan_levels = 8 * self.default_max_levels
+            self._characters = attach_characters(self, self._weights, True, _relative_unitaries)
 
     def __repr__(self) -> str:
         return f"SpecialUnitary({self.n})"
@@ -179,16 +177,7 @@ class SpecialUnitary(CompactSpace):
         if self.n > 2:
             return self._characters(weights, x1, x2, diag)
         # SU(2) is S^3 of radius √2: t = Re tr(U₁ᴴU₂)/2 is the cosine of the quaternion angle
-        scales = self._series.scales(weights.shape[-1])
-        if diag:
-            coeffs = series_coefficients(weights, scales, extra_dims=1)
-            return level_series(0.5 * (x1 * x2).sum(-1), coeffs, self._series)
-        coeffs = series_coefficients(weights, scales, extra_dims=2)
-
-        def block(a: Tensor, b: Tensor) -> Tensor:
-            return level_series(0.5 * (a @ b.transpose(-1, -2)), coeffs, self._series)
-
-        return pairwise_in_chunks(block, x1, x2, point_ndim=1)
+        return inner_product_series(self._series, weights, x1, x2, diag, scale=0.5)
 
 
 def _relative_unitaries(a: Tensor, b: Tensor, diag: bool) -> Tensor:

@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from spaces.test_product import sum_gradients_and_saved
 
 from manibo.spaces import (
     Circle,
@@ -60,18 +61,9 @@ def test_blocks_of_features_and_their_recomputed_gradients(name, monkeypatch):
     weights = torch.rand(levels, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
     size = space._feature_plan(levels).size
 
-    def run():
-        xr, wr = x.clone().requires_grad_(), weights.clone().requires_grad_()
-        saved = []
-        hooks = (lambda t: saved.append(t.numel()) or t, lambda t: t)
-        with torch.autograd.graph.saved_tensors_hooks(*hooks):
-            out = space.spectral_sum(wr, xr, xr)
-        (out * torch.linspace(0, 1, n * n, dtype=torch.float64).reshape(n, n)).sum().backward()
-        return out.detach(), xr.grad, wr.grad, sum(saved)
-
-    whole = run()
+    whole = sum_gradients_and_saved(space, weights, x)
     monkeypatch.setattr(_product_features, "BLOCK_ELEMENTS", 64 * n)  # blocks of 64 columns
-    blocked = run()
+    blocked = sum_gradients_and_saved(space, weights, x)
     assert size > 4 * 64
     for a, b in zip(whole[:3], blocked[:3], strict=True):
         assert (a - b).abs().max() < 1e-11

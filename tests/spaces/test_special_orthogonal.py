@@ -307,6 +307,19 @@ def test_matern_equals_the_weyl_formula_sum(n):
     assert np.abs(ours - _weyl_kernel(space, x, y, 1.5, 0.6, 25)).max() < 1e-10
 
 
+def check_bi_invariant(kernel, x, moved):
+    """K(x, x) has unit diagonal, is PSD and equals K at the moved copies of x (g x, x g, x⁻¹)."""
+    dtype = x.dtype
+    with torch.no_grad():
+        K = kernel(x).to_dense()
+        others = [kernel(m).to_dense() for m in moved]
+    tol = 1e-9 if dtype == torch.float64 else 1e-4
+    assert torch.allclose(K.diagonal(), torch.ones(len(x), dtype=dtype), atol=tol)
+    assert torch.linalg.eigvalsh(K.double()).min() > -tol
+    for other in (*others, K.T):
+        assert torch.allclose(other, K, atol=tol)
+
+
 @pytest.mark.parametrize("n,num_levels", [(4, 80), (5, 60), (6, 60), (7, 30)])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_kernel_is_normalised_psd_and_a_class_function(n, num_levels, dtype):
@@ -320,16 +333,8 @@ def test_kernel_is_normalised_psd_and_a_class_function(n, num_levels, dtype):
         m = a.reshape(-1, n, n)
         return (left @ m if left is not None else m @ g[1].reshape(n, n)).reshape(-1, n * n)
 
-    with torch.no_grad():
-        K = kernel(x).to_dense()
-        left = kernel(moved(x, g[0].reshape(n, n))).to_dense()
-        right = kernel(moved(x, None)).to_dense()
-        inverse = kernel(x.reshape(-1, n, n).transpose(-1, -2).reshape(-1, n * n)).to_dense()
-    tol = 1e-9 if dtype == torch.float64 else 1e-4
-    assert torch.allclose(K.diagonal(), torch.ones(14, dtype=dtype), atol=tol)
-    assert torch.linalg.eigvalsh(K.double()).min() > -tol
-    for other in (left, right, inverse, K.T):
-        assert torch.allclose(other, K, atol=tol)
+    inverse = x.reshape(-1, n, n).transpose(-1, -2).reshape(-1, n * n)
+    check_bi_invariant(kernel, x, [moved(x, g[0].reshape(n, n)), moved(x, None), inverse])
 
 
 @pytest.mark.parametrize("n", [2, 4, 5])
@@ -377,13 +382,19 @@ def test_random_is_haar(n):
     assert (deviation < 5 * stderr / math.sqrt(len(a)) + 1e-12).all()
 
 
-def test_general_spectral_sum_gradients_match_finite_differences():
-    space = SpecialOrthogonal(4)
+def check_spectral_sum_gradients(space, num_levels):
+    """gradcheck of the level sum in the points and the weights, off and on the diagonal."""
     x, y = _group_points(space, 3, 70), _group_points(space, 2, 71)
-    weights = torch.rand(8, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    weights = torch.rand(
+        num_levels, generator=torch.Generator().manual_seed(0), dtype=torch.float64
+    )
     inputs = (x.requires_grad_(), weights.requires_grad_())
     assert torch.autograd.gradcheck(lambda a, w: space.spectral_sum(w, a, y), inputs)
     assert torch.autograd.gradcheck(lambda a, w: space.spectral_sum(w, a, a, diag=True), inputs)
+
+
+def test_general_spectral_sum_gradients_match_finite_differences():
+    check_spectral_sum_gradients(SpecialOrthogonal(4), 8)
 
 
 def test_so4_has_no_eigenfunctions_or_chart_and_refuses_reflections():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 from harmonics.test_class_functions import _weyl_su
+from spaces.test_special_orthogonal import check_bi_invariant, check_spectral_sum_gradients
 
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.kernels import GeometricMaternKernel
@@ -87,16 +88,7 @@ def test_kernel_is_normalised_psd_and_a_class_function(n, num_levels, dtype):
     kernel = GeometricMaternKernel(space, nu=0.5, num_levels=num_levels).to(dtype)
     kernel.lengthscale = 0.5
     u, h = to_complex(x), to_complex(g)[0]
-    with torch.no_grad():
-        K = kernel(x).to_dense()
-        left = kernel(to_real(h @ u)).to_dense()
-        right = kernel(to_real(u @ h)).to_dense()
-        inverse = kernel(to_real(u.mH)).to_dense()
-    tol = 1e-9 if dtype == torch.float64 else 1e-4
-    assert torch.allclose(K.diagonal(), torch.ones(12, dtype=dtype), atol=tol)
-    assert torch.linalg.eigvalsh(K.double()).min() > -tol
-    for other in (left, right, inverse, K.T):
-        assert torch.allclose(other, K, atol=tol)
+    check_bi_invariant(kernel, x, [to_real(h @ u), to_real(u @ h), to_real(u.mH)])
 
 
 @pytest.mark.parametrize("n", [2, 3])
@@ -162,12 +154,7 @@ def test_distance_takes_the_shortest_trace_free_lift():
 
 
 def test_spectral_sum_gradients_match_finite_differences():
-    space = SpecialUnitary(3)
-    x, y = _points(space, 3, 60), _points(space, 2, 61)
-    weights = torch.rand(6, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-    inputs = (x.requires_grad_(), weights.requires_grad_())
-    assert torch.autograd.gradcheck(lambda a, w: space.spectral_sum(w, a, y), inputs)
-    assert torch.autograd.gradcheck(lambda a, w: space.spectral_sum(w, a, a, diag=True), inputs)
+    check_spectral_sum_gradients(SpecialUnitary(3), 6)
 
 
 def test_bad_input_is_refused_with_advice():
