@@ -36,7 +36,7 @@ _CHECKPOINT_PAIRS = 4096
 
 MAX_DEFAULT_COST = 12_000
 """Arithmetic per pair of points (:meth:`JacobiTrudiCharacters.cost`) that a group's default level
-cap allows: about 1,300 levels on SO(4) and SO(5), 800 on SU(3), 300 on SO(6) and 200 on SU(4)."""
+cap allows: about 1,300 levels on SO(4) and SO(5), 700 on SU(3), 140 on SO(6) and 80 on SU(4)."""
 
 Relative = Callable[[Tensor, Tensor, bool], Tensor]
 
