@@ -450,12 +450,13 @@ def group_case(n: int, unitary: bool) -> KernelCase:
         prepare=_group_prepare(n, unitary),
         manibo_space=_group_space,
         geometric_kernels=_group_gk,
-        gk_max_n=500,
+        gk_max_n=200,
         note=(
             "the whole levels holding at most 20 irreducible representations (GeometricKernels' "
             "default for Lie groups); manibo evaluates characters as Jacobi–Trudi determinants in "
             "the characteristic polynomial of x⁻¹y, GeometricKernels as precomputed polynomials in "
-            "the eigenvalues of x⁻¹y for every pair (so it runs up to N = 500)"
+            "the eigenvalues of x⁻¹y for every pair (minutes per call at N = 200 on the shared "
+            "machine, so it runs at N = 200 only)"
         ),
     )
 
