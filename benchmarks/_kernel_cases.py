@@ -62,6 +62,7 @@ class KernelCase:
         smoke_sizes: numbers of points N of a ``--smoke`` run.
         points: ``points(n, seed, settings) -> array (N, D)``, float64; default: uniform random
             points of ``manibo_space``.
+        no_naive: why there is no naive evaluation (where ``naive`` is None).
     """
 
     name: str
@@ -77,6 +78,7 @@ class KernelCase:
     homogeneous: bool = True
     smoke_sizes: tuple[int, ...] = (30, 60)
     points: Callable[[int, int, dict], np.ndarray] | None = None
+    no_naive: str = "no closed-form level kernel (both libraries use Φ W Φᵀ)"
 
     def sample(self, n: int, seed: int, settings: dict) -> np.ndarray:
         """The ``n`` points of a run, shape ``(N, D)``, float64 (seeded)."""
@@ -451,6 +453,10 @@ def group_case(n: int, unitary: bool) -> KernelCase:
         manibo_space=_group_space,
         geometric_kernels=_group_gk,
         gk_max_n=200,
+        no_naive=(
+            "a level kernel is a sum of characters of several representations, with no "
+            "one-variable closed form"
+        ),
         note=(
             "the whole levels holding at most 20 irreducible representations (GeometricKernels' "
             "default for Lie groups); manibo evaluates characters as Jacobi–Trudi determinants in "
