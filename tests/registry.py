@@ -14,7 +14,7 @@ import torch
 
 import manibo.kernels as kernels
 import manibo.spaces as spaces
-from manibo.kernels import GeometricMaternKernel
+from manibo.kernels import GeometricMaternKernel, matern_kernel
 
 
 def _small_graph():
@@ -32,8 +32,18 @@ SPACES = {
     "sphere5": lambda: spaces.Sphere(5),
     "circle": lambda: spaces.Circle(),
     "torus2": lambda: spaces.Torus(2),
+    "so2": lambda: spaces.SpecialOrthogonal(2),
     "so3": lambda: spaces.SpecialOrthogonal(3),
+    "so4": lambda: spaces.SpecialOrthogonal(4),
+    "so5": lambda: spaces.SpecialOrthogonal(5),
+    "su2": lambda: spaces.SpecialUnitary(2),
+    "su3": lambda: spaces.SpecialUnitary(3),
+    "rp2": lambda: spaces.RealProjectiveSpace(2),
+    "rp3": lambda: spaces.RealProjectiveSpace(3),
     "product_sphere_circle": lambda: spaces.ProductSpace(spaces.Sphere(2), spaces.Circle()),
+    "product_sphere_box": lambda: spaces.ProductSpace(spaces.Sphere(2), spaces.Box([0.0], [3.0])),
+    "se3": lambda: spaces.SE3([-1.0, -1.0, 0.0], [1.0, 1.0, 2.0]),
+    "box": lambda: spaces.Box([-1.0, 0.0], [1.0, 5.0]),
     "graph": _small_graph,
     "mesh": lambda: spaces.Mesh.icosphere(1),
     "hyperbolic2": lambda: spaces.Hyperbolic(2),
@@ -55,10 +65,15 @@ KERNELS = {
 
 
 def make_kernel(space, flavour: str):
+    """The flavour's kernel: geometric Matérn on compact spaces, the default Matérn kernel
+    (``matern_kernel``: Matérn per coordinate on boxes, products of factor kernels) otherwise."""
     nu, levels = KERNELS[flavour]
-    if isinstance(space, spaces.NoncompactSpace):  # a continuous spectrum: no levels
-        levels = None
-    elif levels is not None and space.num_levels_available:
+    if not isinstance(space, spaces.CompactSpace):
+        kernel = matern_kernel(space, nu=nu)
+        for factor in getattr(kernel, "factor_kernels", [kernel]):
+            factor.lengthscale = 0.7
+        return kernel
+    if levels is not None and space.num_levels_available:
         levels = min(levels, space.num_levels_available)
     kernel = GeometricMaternKernel(space, nu=nu, num_levels=levels)
     kernel.lengthscale = 0.7
@@ -66,9 +81,10 @@ def make_kernel(space, flavour: str):
 
 
 def surrogate_kernel(space):
-    """Matérn-5/2 for BoTorch tests: at most 20 levels on compact spaces, defaults otherwise."""
-    if isinstance(space, spaces.NoncompactSpace):
-        return GeometricMaternKernel(space, nu=2.5)
+    """Matérn-5/2 for BoTorch tests: at most 20 levels on compact spaces; elsewhere the default
+    kernel (non-compact spaces, boxes, and products with a box: the factors' kernels)."""
+    if not isinstance(space, spaces.CompactSpace):
+        return matern_kernel(space, nu=2.5)
     return GeometricMaternKernel(
         space, nu=2.5, num_levels=min(20, space.num_levels_available or 20)
     )

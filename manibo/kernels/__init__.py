@@ -1,10 +1,13 @@
 """GPyTorch kernels on spaces.
 
 Spectral Matérn/heat kernels (compact and non-compact spaces), zonal and arc-cosine kernels, the
-homogeneous lift, and feature maps.
+homogeneous lift, Matérn on boxes, products of factor kernels, the default Matérn kernel of every
+space, and feature maps.
 """
 
 from manibo.kernels.arccosine import ArcCosineKernel
+from manibo.kernels.box import BoxMaternKernel
+from manibo.kernels.defaults import matern_kernel
 from manibo.kernels.features import FeatureMap, feature_map
 from manibo.kernels.homogeneous import HomogeneousLiftKernel
 from manibo.kernels.noncompact import NoncompactHeatKernel, NoncompactMaternKernel
@@ -14,6 +17,7 @@ from manibo.kernels.zonal import ChordalMaternKernel, ZonalKernel
 
 __all__ = [
     "ArcCosineKernel",
+    "BoxMaternKernel",
     "ChordalMaternKernel",
     "FactorProductKernel",
     "FeatureMap",
@@ -24,4 +28,5 @@ __all__ = [
     "NoncompactMaternKernel",
     "ZonalKernel",
     "feature_map",
+    "matern_kernel",
 ]

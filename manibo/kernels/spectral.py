@@ -36,6 +36,17 @@ from manibo.spaces.base import CompactSpace, NoncompactSpace
 
 DEFAULT_TRUNCATION_TOL = 1e-6
 
+MIN_EIGENFUNCTIONS = 256
+"""Automatic truncation keeps at least the levels holding this many eigenfunctions: a kernel
+truncated to ``M`` eigenfunctions has kernel matrices of rank at most ``M``, and a GP on more
+points than that collapses onto those functions, an artefact of the truncation that makes
+marginal-likelihood fits and acquisition optimisation wander (long lengthscales on smooth
+objectives need only a handful of levels by spectral mass)."""
+
+PHASE_IN_RATIO = 0.5
+"""With automatic truncation, a level fades in while the mass from it upwards grows from
+``PHASE_IN_RATIO * truncation_tol`` to ``truncation_tol``."""
+
 
 def log_spectrum(eigenvalues: Tensor, lengthscale: Tensor, nu: float, spectral_dim: int) -> Tensor:
     r"""Unnormalised log spectral density :math:`\log S(\lambda)`.
@@ -126,8 +137,12 @@ class GeometricMaternKernel(Kernel):
         self.max_levels = min(cap, available) if available else cap
         self._warned_cap = False
         scan = self.max_levels if available else max(self.max_levels * 50, 10_000)
+        if space.max_scan_levels is not None:
+            scan = max(self.max_levels, min(scan, space.max_scan_levels))
         self._scan_levels = min(scan, available) if available else scan
         eigenvalues, multiplicities = space.levels(self._scan_levels)
+        holding = int(torch.searchsorted(multiplicities.cumsum(0), MIN_EIGENFUNCTIONS)) + 1
+        self._min_levels = min(holding, self.max_levels, len(multiplicities))
         self.register_buffer("_eigenvalues", eigenvalues, persistent=False)
         self.register_buffer("_log_multiplicities", torch.log(multiplicities), persistent=False)
 
@@ -136,17 +151,35 @@ class GeometricMaternKernel(Kernel):
 
     def levels_for(self, lengthscale: Tensor) -> int:
         """Number of levels used at ``lengthscale`` (shape ``(*batch, 1, 1)``)."""
+        return self._truncation(lengthscale)[0]
+
+    def _truncation(self, lengthscale: Tensor) -> tuple[int, Tensor | None]:
+        r"""Levels used, and the factor by which each enters (None: every level fully).
+
+        With automatic truncation, level :math:`l` enters with the factor :math:`3u^2 - 2u^3`,
+        :math:`u = \mathrm{clip}(\log(T_l / (r\,\mathrm{tol})) / \log(1/r), 0, 1)`, where
+        :math:`T_l` is the share of the spectral mass in levels :math:`\ge l` and :math:`r` is
+        :data:`PHASE_IN_RATIO`: levels whose tail share exceeds ``tol`` enter fully (so the
+        neglected mass stays below ``tol``), and the next ones fade in as the lengthscale shrinks;
+        the levels holding the first :data:`MIN_EIGENFUNCTIONS` eigenfunctions always enter
+        fully.
+        The kernel and its derivative are then continuous functions of the lengthscale, instead
+        of jumping each time a level is added, which marginal-likelihood optimisers mistake for a
+        non-smooth objective. Shapes: ``(*batch, L)``.
+        """
         if self.num_levels is not None:
-            return self.num_levels
+            return self.num_levels, None
+        ls = lengthscale.reshape(-1, 1).to(self._eigenvalues.dtype)
+        log_mass = self._log_multiplicities + log_spectrum(
+            self._eigenvalues, ls, self.nu, self.space.spectral_dim
+        )
+        log_tail = torch.logcumsumexp(log_mass.flip(-1), dim=-1).flip(-1)
+        log_tail = log_tail - log_tail[..., :1]  # log share of the mass in levels >= l
+        log_tol = math.log(self.truncation_tol)
+        log_start = log_tol + math.log(PHASE_IN_RATIO)
         with torch.no_grad():
-            ls = lengthscale.detach().reshape(-1, 1).to(self._eigenvalues.dtype)
-            log_mass = self._log_multiplicities + log_spectrum(
-                self._eigenvalues, ls, self.nu, self.space.spectral_dim
-            )
-            mass = torch.softmax(log_mass, dim=-1)
-            tail = mass.flip(-1).cumsum(-1).flip(-1)  # tail[l] = mass of levels >= l
-            needed = int((tail > self.truncation_tol).sum(-1).max())
-        needed = max(needed, 1)
+            needed = max(1, int((log_tail > log_tol).sum(-1).max()))
+            count = max(1, int((log_tail > log_start).sum(-1).max()))
         if needed > self.max_levels:
             if not self._warned_cap:
                 warnings.warn(
@@ -154,15 +187,20 @@ class GeometricMaternKernel(Kernel):
                     f"{self.truncation_tol:g} of the spectral mass at lengthscale "
                     f"{float(lengthscale.detach().min()):.3g}, "
                     f"but `max_levels` = {self.max_levels}; the neglected mass is "
-                    f"{float(tail[..., self.max_levels].max()):.2e}. Raise `max_levels` (an "
-                    "argument of this kernel and an option of the 'matern' and 'heat' "
-                    "surrogates), or use a smoother kernel (larger `nu`) or a longer lengthscale.",
+                    f"{float(log_tail[..., self.max_levels].detach().max().exp()):.2e}. Raise "
+                    "`max_levels` (an argument of this kernel and an option of the 'matern' and "
+                    "'heat' surrogates), or use a smoother kernel (larger `nu`) or a longer "
+                    "lengthscale.",
                     TruncationWarning,
-                    stacklevel=3,
+                    stacklevel=4,
                 )
                 self._warned_cap = True
-            return self.max_levels
-        return needed
+            return self.max_levels, None
+        count = min(max(count, self._min_levels), self.max_levels)
+        u = ((log_tail[..., :count] - log_start) / -math.log(PHASE_IN_RATIO)).clamp(0.0, 1.0)
+        u[..., : self._min_levels] = 1.0
+        phase = u * u * (3 - 2 * u)  # smoothstep: the kernel's derivative is continuous too
+        return count, phase.reshape(*lengthscale.shape[:-2], count)
 
     def report_truncation(self) -> int:
         """Levels used at the current lengthscale, warning (again) if the cap binds there.
@@ -177,11 +215,16 @@ class GeometricMaternKernel(Kernel):
         r"""Normalised per-level weights :math:`w_l`, shape ``(*batch_shape, L)``."""
         lengthscale = self.lengthscale if lengthscale is None else lengthscale
         check_lengthscale(self, lengthscale)
-        num = self.levels_for(lengthscale)
+        num, phase = self._truncation(lengthscale)
         eigenvalues = self._eigenvalues[:num].to(lengthscale)
         log_mult = self._log_multiplicities[:num].to(lengthscale)
         log_s = log_spectrum(eigenvalues, lengthscale[..., 0], self.nu, self.space.spectral_dim)
-        return torch.exp(log_s - torch.logsumexp(log_s + log_mult, dim=-1, keepdim=True))
+        if phase is None:
+            return torch.exp(log_s - torch.logsumexp(log_s + log_mult, dim=-1, keepdim=True))
+        phase = phase.to(lengthscale)
+        log_phase = torch.log(phase.clamp_min(torch.finfo(phase.dtype).tiny))
+        norm = torch.logsumexp(log_s + log_phase + log_mult, dim=-1, keepdim=True)
+        return phase * torch.exp(log_s - norm)
 
     def forward(
         self, x1: Tensor, x2: Tensor, diag: bool = False, last_dim_is_batch: bool = False, **params

@@ -152,11 +152,15 @@ class CompactSpace(Space):
             and 2 for meshes, as in GeometricKernels).
         num_levels_available: number of levels that exist (``None`` when infinite).
         default_max_levels: cap on the levels a kernel uses when it picks the count itself.
+        max_scan_levels: cap on the levels a kernel lists to estimate the spectral mass beyond its
+            own cap (``None``: 50 times that cap, at least 10,000); spaces whose levels are costly
+            to enumerate set it.
     """
 
     spectral_dim: int
     num_levels_available: int | None = None
     default_max_levels: int = 100
+    max_scan_levels: int | None = None
 
     @abstractmethod
     def levels(self, num_levels: int) -> tuple[Tensor, Tensor]:
@@ -348,3 +352,42 @@ def series_coefficients(weights: Tensor, scales: list[float], extra_dims: int) -
     scale = torch.tensor(scales, dtype=weights.dtype, device=weights.device)
     coeffs = weights * scale
     return coeffs.reshape(*coeffs.shape[:-1], *([1] * extra_dims), coeffs.shape[-1])
+
+
+def inner_product_series(
+    levels,
+    weights: Tensor,
+    x1: Tensor,
+    x2: Tensor,
+    diag: bool,
+    scale: float = 1.0,
+    shift: float = 0.0,
+) -> Tensor:
+    r""":math:`\sum_l w_l s_l b_l(t)`, :math:`t = \mathrm{scale}\,(x_1 \cdot x_2 - \mathrm{shift})`.
+
+    The level sum of every space whose level kernels are a recurrence in one affine function of the
+    inner product of ambient coordinates (spheres and RP^d: :math:`t = x \cdot y`; SO(2), SO(3) and
+    SU(2): the cosine of an angle read off the trace), in row blocks.
+
+    Args:
+        levels: a :class:`~manibo.harmonics.series.LevelRecurrence`.
+        weights: per-level weights, shape ``(*wbatch, L)``.
+        x1, x2: points ``(*b1, n, D)`` and ``(*b2, m, D)``.
+        diag: only the diagonal (``n == m``).
+        scale, shift: the affine map from the inner product to the recurrence's argument.
+
+    Returns:
+        ``(*batch, n, m)``, or ``(*batch, n)`` when ``diag``.
+    """
+    from manibo.harmonics.series import level_series
+
+    scales = levels.scales(weights.shape[-1])
+    if diag:
+        coeffs = series_coefficients(weights, scales, extra_dims=1)
+        return level_series(scale * ((x1 * x2).sum(-1) - shift), coeffs, levels)
+    coeffs = series_coefficients(weights, scales, extra_dims=2)
+
+    def block(a: Tensor, b: Tensor) -> Tensor:
+        return level_series(scale * (a @ b.transpose(-1, -2) - shift), coeffs, levels)
+
+    return pairwise_in_chunks(block, x1, x2, point_ndim=1)
