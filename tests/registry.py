@@ -110,6 +110,10 @@ KERNEL_CASES = {
         spaces.Box([-1.0, -1.0, 0.0], [1.0, 2.0, 1.0]),
         kernels.HomogeneousLiftKernel(kernels.ArcCosineKernel(spaces.Sphere(3), order=1), 3),
     ),
+    "BoxMaternKernel": lambda: (
+        s := spaces.Box([-1.0, 0.0], [1.0, 5.0]),
+        kernels.BoxMaternKernel(s, nu=1.5),
+    ),
     "NoncompactMaternKernel": lambda: (
         s := spaces.Hyperbolic(3),
         kernels.NoncompactMaternKernel(s, nu=1.5),

@@ -192,3 +192,33 @@ def test_a_zero_lengthscale_is_refused_rather_than_giving_a_nan_gram_matrix(nu):
         kernel(space.random(3)).to_dense()
     with pytest.raises(ConfigurationError, match="max_levels"):
         GeometricMaternKernel(space, max_levels=0)
+
+
+def test_the_cap_is_reported_only_when_it_neglects_more_than_twice_the_tolerance():
+    """The neglected share at the cap, computed here from the spectrum of an uncapped kernel,
+    decides: between tol and 2 tol no warning, above 2 tol one."""
+    space = Sphere(2)
+    x = space.random(8, generator=torch.Generator().manual_seed(0))
+    tol, cap = 1e-4, 12
+    generous = GeometricMaternKernel(space, nu=1.5, num_levels=2000).double()  # no truncation
+    _, multiplicities = space.levels(2000)
+
+    def neglected(ls):  # share of the normalised spectral mass in levels >= cap
+        lengthscale = torch.tensor([[ls]], dtype=torch.float64)
+        mass = generous.level_weights(lengthscale).reshape(-1) * multiplicities
+        return float(mass[cap:].sum() / mass.sum())
+
+    def lengthscale_neglecting(share):  # bisection: the share falls as the lengthscale grows
+        low, high = 0.01, 5.0
+        for _ in range(60):
+            mid = (low * high) ** 0.5
+            low, high = (mid, high) if neglected(mid) > share else (low, mid)
+        return high
+
+    for share, warns in ((1.5 * tol, False), (3 * tol, True)):
+        kernel = GeometricMaternKernel(space, nu=1.5, truncation_tol=tol, max_levels=cap).double()
+        kernel.lengthscale = lengthscale_neglecting(share)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            kernel(x).to_dense()
+        assert any(issubclass(w.category, TruncationWarning) for w in caught) == warns, share
