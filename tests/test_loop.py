@@ -729,5 +729,6 @@ def test_journals_of_the_group_and_projective_spaces_resume_without_the_space(tm
     for _ in range(2):
         x = opt.ask()
         opt.tell(x, [float(x[0, 0])])
+    opt.close()  # one writer per journal
     resumed = BayesianOptimizer.resume(journal)
     assert repr(resumed.space) == f"{kind}({size})" and len(resumed.history) == 2

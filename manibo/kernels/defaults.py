@@ -50,7 +50,8 @@ def matern_kernel(
         truncation_tol: spectral mass a level sum may neglect (compact spaces).
         lengthscale_prior: prior of the lengthscale(s) (copied for each factor of a product).
         max_levels: cap on the levels of a compact space's series (default: the space's
-            ``default_max_levels``); a non-compact space refuses it.
+            ``default_max_levels``); a non-compact space refuses it. Kernels registered for new
+            kinds of space receive it as a keyword, and only when it is given.
 
     Raises:
         ConfigurationError: no kernel is registered for the type of ``space``.
@@ -101,8 +102,11 @@ def _box(
 def _product(
     space, nu=2.5, truncation_tol=DEFAULT_TRUNCATION_TOL, lengthscale_prior=None, max_levels=None
 ):
+    # max_levels goes only where it was given: kernels registered for other kinds of space may
+    # take just (space, nu, truncation_tol, lengthscale_prior)
+    options = {} if max_levels is None else {"max_levels": max_levels}
     factors = [
-        matern_kernel(factor, nu, truncation_tol, lengthscale_prior, max_levels)
+        matern_kernel(factor, nu, truncation_tol, lengthscale_prior, **options)
         for factor in space.factors
     ]
     return FactorProductKernel(space, factors)

@@ -29,7 +29,6 @@ from torch import Tensor
 from manibo.exceptions import ConfigurationError
 from manibo.kernels.product import FactorProductKernel
 from manibo.kernels.spectral import GeometricMaternKernel
-from manibo.spaces.base import UnsupportedError
 
 
 class FeatureMap(torch.nn.Module):
@@ -137,15 +136,6 @@ class ProductFeatureMap(FeatureMap):
         return out
 
 
-def _has_eigenfunctions(kernel: GeometricMaternKernel) -> bool:
-    probe = kernel.space.random(1, generator=torch.Generator().manual_seed(0))
-    try:
-        kernel.space.eigenfunctions(probe, 1)
-    except UnsupportedError:
-        return False
-    return True
-
-
 def feature_map(
     kernel: Kernel, num_points: int = 1024, seed: int = 0, random: bool | None = None
 ) -> FeatureMap:
@@ -181,7 +171,7 @@ def feature_map(
         return ProductFeatureMap(kernel, factors)
     if isinstance(kernel, GeometricMaternKernel):
         if random is None:
-            random = not _has_eigenfunctions(kernel)
+            random = not kernel.space.has_eigenfunctions
         if random:
             return AdditionTheoremFeatureMap(kernel, num_points, seed)
     if callable(getattr(kernel, "feature_map", None)):

@@ -249,7 +249,8 @@ def geometric_matern_gp(
     ``max_levels`` caps the levels of compact spaces' series (default: each space's
     ``default_max_levels``).
     """
-    kernel = matern_kernel(space, nu, truncation_tol, lengthscale_prior(), max_levels)
+    cap = {} if max_levels is None else {"max_levels": max_levels}
+    kernel = matern_kernel(space, nu, truncation_tol, lengthscale_prior(), **cap)
     return exact_gp(space, train_X, train_Y, kernel, **options)
 
 

@@ -23,7 +23,7 @@ import torch
 from torch import Tensor
 
 from manibo.spaces._product_series import _RecomputedSum, _total
-from manibo.spaces.base import CompactSpace, UnsupportedError
+from manibo.spaces.base import CompactSpace
 
 BLOCK_ELEMENTS = 1 << 22
 """Most feature entries (points x columns) of one block of product eigenfunctions."""
@@ -54,15 +54,6 @@ class FeaturePlan:
         """The plan of the first ``num_levels`` levels (eigenfunctions are ordered by level)."""
         size = int(torch.searchsorted(self.level, torch.tensor(num_levels)))
         return FeaturePlan(self.counts, self.offsets, self.index[:size], self.level[:size])
-
-
-def has_eigenfunctions(space: CompactSpace) -> bool:
-    """Whether ``space`` returns explicit eigenfunctions (tried once on one point)."""
-    try:
-        space.eigenfunctions(space.random(1, generator=torch.Generator().manual_seed(0)), 1)
-    except UnsupportedError:
-        return False
-    return True
 
 
 def feature_plan(factors: list[CompactSpace], table: np.ndarray) -> FeaturePlan:

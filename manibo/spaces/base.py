@@ -12,6 +12,7 @@ level's reproducing kernel for eigenfunctions orthonormal under the *normalised*
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -196,6 +197,16 @@ class CompactSpace(Space):
             Shape ``(*batch, n, M)`` with ``M = sum(multiplicities)``.
         """
         raise UnsupportedError(f"{type(self).__name__} has no explicit eigenfunctions.")
+
+    @functools.cached_property
+    def has_eigenfunctions(self) -> bool:
+        """Whether :meth:`eigenfunctions` returns explicit eigenfunctions (tried once, on one
+        point): not on groups whose kernels are sums of characters (SO(n), n >= 4; SU(n))."""
+        try:
+            self.eigenfunctions(self.random(1, generator=torch.Generator().manual_seed(0)), 1)
+        except UnsupportedError:
+            return False
+        return True
 
 
 def content_digest(*parts: object) -> str:

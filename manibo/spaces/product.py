@@ -19,7 +19,6 @@ from manibo.spaces._product_features import (
     factor_features,
     feature_plan,
     feature_sum,
-    has_eigenfunctions,
     product_features,
 )
 from manibo.spaces._product_levels import FactorSpectrum, level_tuples, lowest_sums, sums_up_to
@@ -263,7 +262,7 @@ class CompactProductSpace(ProductSpace, CompactSpace):
 
     @functools.cached_property
     def _explicit(self) -> bool:
-        return all(has_eigenfunctions(f) for f in self.factors)
+        return all(f.has_eigenfunctions for f in self.factors)
 
     def _use_features(self, num_levels: int) -> bool:
         """Whether kernel sums over the first levels are matrix products of eigenfunctions."""

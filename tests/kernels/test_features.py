@@ -19,6 +19,7 @@ from manibo.kernels import (
     feature_map,
 )
 from manibo.kernels.features import AdditionTheoremFeatureMap, KernelFeatureMap
+from manibo.spaces.base import UnsupportedError
 from manibo.spaces import (
     Circle,
     CompactSpace,
@@ -30,6 +31,8 @@ from manibo.spaces import (
 )
 
 COMPACT = sorted(name for name in SPACES if isinstance(SPACES[name](), CompactSpace))
+EXPLICIT = [name for name in COMPACT if SPACES[name]().has_eigenfunctions]
+CHARACTERS_ONLY = [name for name in COMPACT if name not in EXPLICIT]
 
 
 def _gen(seed=0):
@@ -41,7 +44,20 @@ def _dense(kernel, x, y=None):
         return kernel(x, x if y is None else y).to_dense()
 
 
-@pytest.mark.parametrize("name", COMPACT)
+def test_the_spaces_without_eigenfunctions_are_the_groups_with_characters_only():
+    assert set(CHARACTERS_ONLY) == {"so4", "so5", "su2", "su3"}
+
+
+@pytest.mark.parametrize("name", CHARACTERS_ONLY)
+def test_spaces_without_eigenfunctions_get_random_maps_or_a_clear_error(name):
+    space = SPACES[name]()
+    kernel = GeometricMaternKernel(space, nu=1.5, num_levels=6).double()
+    assert not feature_map(kernel).exact  # the default: random phases (addition theorem)
+    with pytest.raises(UnsupportedError, match="eigenfunctions"):
+        feature_map(kernel, random=False)(space.random(2, generator=_gen()))
+
+
+@pytest.mark.parametrize("name", EXPLICIT)
 def test_eigenfunction_maps_reproduce_the_kernel(name):
     space = SPACES[name]()
     kernel = GeometricMaternKernel(
