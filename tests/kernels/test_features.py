@@ -19,7 +19,6 @@ from manibo.kernels import (
     feature_map,
 )
 from manibo.kernels.features import AdditionTheoremFeatureMap, KernelFeatureMap
-from manibo.spaces.base import UnsupportedError
 from manibo.spaces import (
     Circle,
     CompactSpace,
@@ -29,6 +28,7 @@ from manibo.spaces import (
     Sphere,
     SymmetricPositiveDefinite,
 )
+from manibo.spaces.base import UnsupportedError
 
 COMPACT = sorted(name for name in SPACES if isinstance(SPACES[name](), CompactSpace))
 EXPLICIT = [name for name in COMPACT if SPACES[name]().has_eigenfunctions]
