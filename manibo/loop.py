@@ -997,13 +997,22 @@ def _write_error_message(path: Path, err: BaseException, unwritten: list[Evaluat
 
 
 def _space_from_repr(text: str) -> Space:
-    from manibo.spaces import Circle, SpecialOrthogonal, Sphere, Torus
+    from manibo.spaces import (
+        Circle,
+        RealProjectiveSpace,
+        SpecialOrthogonal,
+        SpecialUnitary,
+        Sphere,
+        Torus,
+    )
 
     patterns = {
         r"Sphere\((\d+)\)": lambda m: Sphere(int(m.group(1))),
         r"Circle\(\)": lambda m: Circle(),
         r"Torus\((\d+)\)": lambda m: Torus(int(m.group(1))),
-        r"SpecialOrthogonal\(3\)": lambda m: SpecialOrthogonal(3),
+        r"SpecialOrthogonal\((\d+)\)": lambda m: SpecialOrthogonal(int(m.group(1))),
+        r"SpecialUnitary\((\d+)\)": lambda m: SpecialUnitary(int(m.group(1))),
+        r"RealProjectiveSpace\((\d+)\)": lambda m: RealProjectiveSpace(int(m.group(1))),
     }
     for pattern, build in patterns.items():
         match = re.fullmatch(pattern, text)

@@ -858,3 +858,42 @@ def test_infinite_settings_round_trip_through_the_journal(tmp_path):
 
 def _refuse(token):
     raise ValueError(f"non-standard JSON token {token}")
+
+
+def test_bayesian_optimisation_of_a_direction_and_a_height_with_qlognei():
+    """A solar panel: direction on S² times mounting height in a box; the yield is largest facing
+    the sun at 2.2 m (shading below, wind loads above)."""
+    from manibo.spaces import Box, ProductSpace
+
+    space = ProductSpace(Sphere(2), Box([0.5], [3.0]))
+    sun = torch.tensor([0.3, 0.2, 0.93], dtype=torch.float64)
+    sun = sun / sun.norm()
+
+    def panel_yield(x):
+        return float((x[:3] @ sun).clamp_min(0) * torch.exp(-((x[3] - 2.2) ** 2)))
+
+    opt = BayesianOptimizer(
+        space, acquisition="qlognei", q=2, initial_design=6, seed=0, minimize=False, **FAST
+    )
+    opt.run(panel_yield, budget=20, progress=False)
+    x_best, y_best = opt.best
+    space.check(x_best.unsqueeze(0))
+    assert y_best > 0.9, y_best  # the optimum is 1
+    assert space.distance(x_best, torch.cat([sun, torch.tensor([2.2])])) < 0.5
+
+
+@pytest.mark.parametrize(
+    "kind, size", [("SpecialOrthogonal", 4), ("SpecialUnitary", 3), ("RealProjectiveSpace", 2)]
+)
+def test_journals_of_the_group_and_projective_spaces_resume_without_the_space(tmp_path, kind, size):
+    from manibo import spaces
+
+    space = getattr(spaces, kind)(size)
+    journal = tmp_path / "run.jsonl"
+    opt = BayesianOptimizer(space, initial_design=2, seed=0, journal=journal, **FAST)
+    for _ in range(2):
+        x = opt.ask()
+        opt.tell(x, [float(x[0, 0])])
+    opt.close()  # one writer per journal
+    resumed = BayesianOptimizer.resume(journal)
+    assert repr(resumed.space) == f"{kind}({size})" and len(resumed.history) == 2

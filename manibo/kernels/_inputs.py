@@ -53,3 +53,12 @@ def check_lengthscale(kernel: nn.Module, lengthscale: Tensor) -> None:
             "value (e.g. `kernel.lengthscale = 0.5`), or keep the default positive constraint and "
             "a lengthscale prior when fitting."
         )
+
+
+def check_forward(kernel: nn.Module, x1: Tensor, x2: Tensor, last_dim_is_batch: bool) -> None:
+    """Every check of a space kernel's ``forward``: the flag, the points, the parameters, a
+    positive lengthscale."""
+    reject_last_dim_is_batch(last_dim_is_batch)
+    check_point_pair(kernel.space, x1, x2)
+    check_parameters_match(kernel, x1)
+    check_lengthscale(kernel, kernel.lengthscale)

@@ -27,9 +27,14 @@ from manibo.spaces.base import Space
 from manibo.spaces.box import Box
 from manibo.spaces.circle import Circle
 from manibo.spaces.graph import Graph
+from manibo.spaces.hyperbolic import Hyperbolic
 from manibo.spaces.mesh import Mesh
 from manibo.spaces.product import ProductSpace, Torus
+from manibo.spaces.projective import RealProjectiveSpace
+from manibo.spaces.se3 import SE3
+from manibo.spaces.spd import SymmetricPositiveDefinite
 from manibo.spaces.special_orthogonal import SpecialOrthogonal
+from manibo.spaces.special_unitary import SpecialUnitary
 from manibo.spaces.sphere import Sphere
 
 PRODUCT = "*"
@@ -117,7 +122,8 @@ def make_space(spec: str) -> Space:
 
     Args:
         spec: e.g. ``"sphere2"``, ``"so3"``, ``"torus3"``, ``"box4"``, ``"graph:roads.txt"``,
-            ``"sphere2*circle"`` (a product of compact spaces with 1-D points).
+            ``"sphere2*circle"``, ``"sphere2*box1"`` (a product: the factors' points one after
+            the other).
 
     Raises:
         ConfigurationError: the spec is unknown (the message lists the known ones), lacks or
@@ -163,9 +169,31 @@ def _make_one(spec: str) -> Space:
 register_space("sphere", parameter="d", description="the unit sphere S^d in R^(d+1)")(Sphere)
 register_space("circle", description="the circle, angles in [0, 2 pi)")(Circle)
 register_space("torus", parameter="n", description="the flat torus, n angles")(Torus)
-register_space("so3", description="rotations SO(3), 3x3 matrices flattened to 9 numbers")(
-    SpecialOrthogonal
+register_space(
+    "so", parameter="n", minimum=2, description="rotations SO(n), n x n matrices flattened"
+)(SpecialOrthogonal)
+register_space(
+    "su",
+    parameter="n",
+    minimum=2,
+    description="SU(n), n x n complex matrices flattened as real and imaginary parts",
+)(SpecialUnitary)
+register_space("rp", parameter="d", description="the real projective space RP^d (lines)")(
+    RealProjectiveSpace
 )
+register_space(
+    "hyperbolic", parameter="d", description="hyperbolic space H^d, a geodesic ball of radius 2"
+)(Hyperbolic)
+register_space(
+    "spd",
+    parameter="n",
+    description="symmetric positive definite n x n matrices (eigenvalues in [1e-3, 5]), flattened",
+)(SymmetricPositiveDefinite)
+
+
+@register_space("se3", description="poses: a position in the unit cube, then a rotation (3 + 9)")
+def _unit_se3() -> SE3:
+    return SE3([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])
 
 
 @register_space("box", parameter="d", description="the unit cube [0, 1]^d")

@@ -237,3 +237,12 @@ def test_a_degenerate_cached_system_is_recomputed_not_reused(tmp_path):
     assert torch.isfinite(y).all()
     with np.load(path) as archive:
         assert np.array_equal(archive["points"], points)  # rewritten with the real system
+
+
+def test_angle_harmonics_equal_the_recurrence():
+    from manibo.harmonics.fourier import angle_harmonics
+
+    theta = torch.rand(4, 7, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 7
+    expected = circle_harmonics(torch.cos(theta), torch.sin(theta), 30)
+    assert torch.allclose(angle_harmonics(theta, 30), expected, atol=1e-12)
+    assert angle_harmonics(theta, 1).shape == (4, 7, 1)

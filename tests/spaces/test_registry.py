@@ -6,13 +6,19 @@ import torch
 
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.spaces import (
+    SE3,
     Box,
     Circle,
+    CompactProductSpace,
     Graph,
+    Hyperbolic,
     Mesh,
     ProductSpace,
+    RealProjectiveSpace,
     SpecialOrthogonal,
+    SpecialUnitary,
     Sphere,
+    SymmetricPositiveDefinite,
     Torus,
     available_spaces,
     make_space,
@@ -29,10 +35,18 @@ from manibo.spaces.registry import SPACES
         ("circle", Circle, (1,)),
         ("torus3", Torus, (3,)),
         ("so3", SpecialOrthogonal, (9,)),
+        ("so4", SpecialOrthogonal, (16,)),
+        ("su2", SpecialUnitary, (8,)),
+        ("rp2", RealProjectiveSpace, (3,)),
+        ("hyperbolic2", Hyperbolic, (3,)),
+        ("spd2", SymmetricPositiveDefinite, (4,)),
+        ("se3", SE3, (12,)),
         ("box4", Box, (4,)),
         ("icosphere1", Mesh, (1,)),
-        ("sphere2*circle", ProductSpace, (4,)),
-        (" so3 * torus2 ", ProductSpace, (11,)),
+        ("sphere2*circle", CompactProductSpace, (4,)),
+        (" so3 * torus2 ", CompactProductSpace, (11,)),
+        ("sphere2*box1", ProductSpace, (4,)),
+        ("hyperbolic2*circle", ProductSpace, (4,)),
     ],
 )
 def test_specs_build_their_spaces(spec, kind, point_shape):
@@ -44,8 +58,8 @@ def test_specs_build_their_spaces(spec, kind, point_shape):
 
 def test_the_builtin_specs_are_listed_and_each_family_member_builds():
     assert available_spaces() == [
-        "box<d>", "circle", "graph:FILE", "icosphere<k>", "mesh:FILE", "so3", "sphere<d>",
-        "torus<n>",
+        "box<d>", "circle", "graph:FILE", "hyperbolic<d>", "icosphere<k>", "mesh:FILE", "rp<d>",
+        "se3", "so<n>", "spd<n>", "sphere<d>", "su<n>", "torus<n>",
     ]  # fmt: skip
     box = make_space("box2")
     assert box.lower.tolist() == [0.0, 0.0] and box.upper.tolist() == [1.0, 1.0]
@@ -102,12 +116,13 @@ def test_meshes_from_obj_files(tmp_path):
         ("sphere0", "d must be at least 1, got 0; use e.g. 'sphere1'"),
         (
             "klein-bottle",
-            "unknown space 'klein-bottle'; known: box<d>, circle, graph:FILE, icosphere<k>",
+            "unknown space 'klein-bottle'; known: box<d>, circle, graph:FILE, hyperbolic<d>",
         ),
         ("circle:2", "space 'circle' takes no ':' argument"),
         ("graph", "space 'graph' needs its FILE: write 'graph:FILE'"),
         ("graph:", "space 'graph:' needs its FILE after ':'"),
-        ("sphere2*box2", "space 'sphere2*box2': factor 1 must be a compact space"),
+        ("sphere2*", "unknown space ''; known: box<d>"),
+        ("so1", "n must be at least 2, got 1; use e.g. 'so2'"),
         ("", "a space spec must be a non-empty string such as 'sphere2'"),
         (3, "a space spec must be a non-empty string"),
     ],
