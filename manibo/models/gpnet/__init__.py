@@ -16,7 +16,7 @@ from manibo.models.gpnet.measurement import MeasurementDistribution
 from manibo.models.gpnet.mirror_descent import beta_schedule, conjugate_target, tempered_prior
 from manibo.models.gpnet.model import GPNetModel, build_network, default_kernel, gpnet_surrogate
 from manibo.models.gpnet.networks import BayesianLinearNetwork
-from manibo.models.gpnet.pretrain import pretrain_hyperparameters
+from manibo.models.gpnet.pretrain import PretrainedPrior, pretrain_hyperparameters
 from manibo.models.gpnet.trainer import GPNet, StepResult
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "HarmonicFeatures",
     "MLPFeatures",
     "MeasurementDistribution",
+    "PretrainedPrior",
     "RandomFourierFeatures",
     "RandomPhaseFeatures",
     "StepResult",

@@ -223,15 +223,18 @@ def gpnet_surrogate(
     max_features: int = 128,
     num_phases: int = 32,
     pretrain_points: int = 1000,
+    start_at_posterior: bool = True,
     seed: int = 0,
 ) -> GPNetModel:
     """GPNet surrogate: hyperparameters by exact marginal likelihood, then GPNet iterations.
 
     Outcomes are standardised. The prior (:func:`default_kernel`, truncated to ``max_features``
-    eigenfunctions on compact spaces when the network is harmonic) and the noise are fitted by exact
-    marginal likelihood on at most ``pretrain_points`` points and then fixed (the official
-    pretrained setting). The network (:func:`build_network`) is trained by ``num_iterations`` GPNet
-    iterations on minibatches of ``batch_size`` with ``num_measurement`` measurement points from
+    eigenfunctions on compact spaces when the network is harmonic), its constant mean and the noise
+    are fitted by exact marginal likelihood on at most ``pretrain_points`` points and then fixed
+    (the official pretrained setting; the mean is subtracted from the targets and added back to the
+    predictions). The network (:func:`build_network`) starts at the exact posterior of its prior
+    on those points (``start_at_posterior``; at the prior otherwise) and is trained by
+    ``num_iterations`` GPNet iterations on minibatches of ``batch_size`` with ``num_measurement`` measurement points from
     ``c(x)`` (``uniform_fraction`` uniform on the space, the rest training inputs with tangent noise
     of standard deviation lengthscale/sqrt(2)).
 
@@ -258,6 +261,9 @@ def gpnet_surrogate(
         max_features: feature budget (harmonic, rff).
         num_phases: phases per level (random-phase).
         pretrain_points: subset size for the hyperparameters.
+        start_at_posterior: start the network at the exact posterior of its prior on the
+            pretraining subset (:meth:`~manibo.models.gpnet.GPNet.start_at_posterior`) instead of
+            at the prior.
         seed: seed of everything random.
     """
     validate_training_data(space, train_X, train_Y)
@@ -267,11 +273,17 @@ def gpnet_surrogate(
     standardize.eval()
     harmonic = network == "harmonic" or (network == "auto" and isinstance(space, CompactSpace))
     kernel = default_kernel(space, nu, max_features if harmonic else None).to(train_X)
-    prior, likelihood = pretrain_hyperparameters(space, kernel, train_X, Y, pretrain_points, seed)
+    prior, likelihood, mean, rows = pretrain_hyperparameters(
+        space, kernel, train_X, Y, pretrain_points, seed
+    )
+    Y = Y - mean  # GPNet's prior has mean zero: the fitted constant goes into the transform
+    standardize.means = standardize.means + standardize.stdvs * mean
     net = build_network(network, space, prior, max_features, num_phases, seed=seed)
     if xi is None:
         xi = 0.0 if train_X.shape[0] <= batch_size else 0.1
-    gpnet = GPNet(space, net, prior, likelihood, beta0=beta0, xi=xi, lr=lr)
+    gpnet = GPNet(space, net, prior, likelihood, beta0=beta0, xi=xi, lr=lr).to(train_X)
+    if start_at_posterior:
+        gpnet.start_at_posterior(train_X[rows], Y[rows])
     measurement = MeasurementDistribution(
         space, train_X, uniform_fraction, _measurement_noise(prior, space)
     )
