@@ -10,9 +10,9 @@ surrogate and its acquisition, or has made ``--max-evaluations`` evaluations. Ea
    marginal likelihood: ``O(n^3)`` per step), or ``vish``, variational inducing spherical harmonics
    (one pass over the data, then ``O(M^3)`` steps whatever ``n``);
 2. the batch is chosen by Thompson sampling (BoTorch's ``MaxPosteriorSampling``, without
-   replacement): ``q`` joint posterior samples on ``--candidates`` candidate points, half uniform on
-   the sphere, half the best observed points moved by tangent Gaussian noise; each sample's maximiser
-   joins the batch (minimisation: the samples of ``-f``).
+   replacement): ``q`` joint posterior samples on ``--candidates`` candidate points, half uniform
+   on the sphere, half the best observed points moved by tangent Gaussian noise; each sample's
+   maximiser joins the batch (minimisation: the samples of ``-f``).
 
 The clock counts the surrogate and the acquisition only (the objective costs microseconds). Simple
 regret is that of the evaluated points (the true, noise-free value of the best of them, minus the

@@ -234,9 +234,9 @@ def gpnet_surrogate(
     (the official pretrained setting; the mean is subtracted from the targets and added back to the
     predictions). The network (:func:`build_network`) starts at the exact posterior of its prior
     on those points (``start_at_posterior``; at the prior otherwise) and is trained by
-    ``num_iterations`` GPNet iterations on minibatches of ``batch_size`` with ``num_measurement`` measurement points from
-    ``c(x)`` (``uniform_fraction`` uniform on the space, the rest training inputs with tangent noise
-    of standard deviation lengthscale/sqrt(2)).
+    ``num_iterations`` GPNet iterations on minibatches of ``batch_size`` with ``num_measurement``
+    measurement points from ``c(x)`` (``uniform_fraction`` uniform on the space, the rest training
+    inputs with tangent noise of standard deviation lengthscale/sqrt(2)).
 
     Cost: per iteration a forward and backward pass of the network at ``n + M`` points
     (``O((n + M) F^2)``) and Cholesky factors of ``(n + M)``-square matrices; nothing grows with
