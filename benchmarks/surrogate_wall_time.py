@@ -115,9 +115,7 @@ def run_one(problem_name: str, method: str, seed: int, args_dict: dict) -> dict:
         model = build_surrogate(method, space, X, (-y).unsqueeze(-1))
         fitted = time.perf_counter()
         lengthscale = _lengthscale(model)
-        candidates = candidate_points(
-            space, X, y, args.candidates, 0.5 * lengthscale, generator
-        )
+        candidates = candidate_points(space, X, y, args.candidates, 0.5 * lengthscale, generator)
         batch = thompson_batch(model, candidates, q, seed * 1_000_003 + len(y))
         done = time.perf_counter()
         clock += done - tic
