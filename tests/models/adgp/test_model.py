@@ -130,7 +130,7 @@ def test_warm_start_copies_the_previous_network():
         assert torch.equal(warm.network.network(X2), previous.network.network(X2))
     cold = ActivatedDGPModel(X2, Y2, num_units=5, seed=3, previous_model=previous, fit=False)
     assert not cold.warm_started
-    options = {"num_units": 4, "network_epochs": 5, "elbo_epochs": 2}
+    options = {"num_layers": 3, "num_units": 4, "network_epochs": 5, "elbo_epochs": 2}
     assert not build_surrogate(
         "adgp", space, X2, Y2, previous_model=previous, **options
     ).warm_started
