@@ -170,7 +170,7 @@ def summarise(records: list[dict]) -> dict:
     table = {}
     for name in sorted({r["dataset"] for r in records}):
         table[name] = {}
-        keys = {f"{r['method']}_M{r['M']}": r for r in records if r["dataset"] == name}
+        keys = {f"{r['method']}_M{r['M']}" for r in records if r["dataset"] == name}
         for key in sorted(keys):
             mine = [
                 r for r in records if r["dataset"] == name and f"{r['method']}_M{r['M']}" == key
