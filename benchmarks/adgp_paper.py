@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 import _common as common
+from adgp_regression import SETTINGS as REGRESSION_SETTINGS
 from adgp_regression import (
     _adgp_metrics,
     _gaussian_nlpd,
@@ -174,36 +175,20 @@ def run_split(name: str, split: int, args) -> dict:
         "adgp": adgp_record,
         "load_average": [load_start, common.load_average()],
     }
-    common.write_json(path, record)
-    print(
+    return common.store_record(
+        path,
+        record,
         f"{name} split {split}: "
         + "  ".join(
             f"{m} RMSE {record[m]['rmse']:.4g} NLPD {record[m]['nlpd']:.4g}"
             for m in ("network", "dropout", "adgp")
         ),
-        flush=True,
     )
-    return record
 
 
-SETTINGS = (
-    "units",
-    "network_epochs",
-    "network_lrs",
-    "network_weight_decays",
-    "network_batch_sizes",
-    "network_patience",
-    "elbo_epochs",
-    "elbo_lr",
-    "mean_lr",
-    "elbo_samples",
-    "hidden_scales",
-    "check_every",
-    "patience",
-    "validation_samples",
-    "predict_samples",
-    "rate",
-)
+#: What a stored split depends on: the activated deep GP's settings of ``adgp_regression.py``
+#: and the dropout rate.
+SETTINGS = (*REGRESSION_SETTINGS["adgp"], "rate")
 
 
 def with_dgp(records: list[dict], path: Path) -> list[dict]:
@@ -264,24 +249,22 @@ def main(argv: list[str] | None = None) -> int:
                 records.append(run_split(name, split, args))
     records = with_dgp(records, DGP_RECORDS)
     table = summarise(records)
-    env = common.environment("cpu")
+    methods = [m for m in METHODS if all(r.get(m) for r in records)]
     summary = {
-        "environment": env,
-        "load_average_start": load_start,
-        "load_average_end": common.load_average(),
         "smoke": args.smoke,
         "dgp_from": str(DGP_RECORDS.relative_to(HERE.parent)),
         "table": table,
         "runs": records,
     }
-    common.write_json(args.out / "adgp_paper.json", summary)
-    methods = [m for m in METHODS if all(r.get(m) for r in records)]
-    plot_splits(
-        records,
-        args.out / "adgp_paper.png",
-        methods,
-        ("rmse", "nlpd"),
-        "seed 001's recipe: stage 2 on every parameter (ELBO); markers: splits, bars: medians",
+    caption = "seed 001's recipe: stage 2 on every parameter (ELBO); markers: splits, bars: medians"
+    common.write_results(
+        args.out,
+        "adgp_paper",
+        summary,
+        caption,
+        lambda path, title: plot_splits(records, path, methods, ("rmse", "nlpd"), title),
+        args.smoke,
+        load_start,
     )
     for name, row in table.items():
         cells = "  ".join(

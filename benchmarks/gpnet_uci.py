@@ -37,6 +37,7 @@ import statistics
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import _common as common
@@ -156,13 +157,12 @@ def run_one(name: str, k: int, method: str, M: int, options: dict) -> dict:
         "load_average_start": load_start,
         "load_average_end": common.load_average(),
     }
-    common.write_json(path, record)
-    print(
+    return common.store_record(
+        path,
+        record,
         f"{name} split {k} {method} M={M}: RMSE {record['rmse']:.3f} "
         f"test LL {record['test_loglik']:.3f} ({record['seconds']:.0f} s)",
-        flush=True,
     )
-    return record
 
 
 def summarise(records: list[dict]) -> dict:
@@ -266,25 +266,20 @@ def main(argv: list[str] | None = None) -> int:
             records = list(pool.map(run_one, *zip(*jobs, strict=True), [options] * len(jobs)))
     else:
         records = [run_one(*job, options) for job in jobs]
-    env = common.environment("cpu")
-    load_end = common.load_average()
     table = summarise(records)
+    caption = (
+        f"{args.splits} random 90/10 splits, {args.iterations} iterations, "
+        f"{2 * args.frequencies} random features; mean ± standard error"
+    )
     summary = {
-        "environment": env,
         "config": {**{k: v for k, v in options.items() if k != "out"}, "splits": args.splits},
-        "load_average_start": load_start,
-        "load_average_end": load_end,
         "published": PUBLISHED,
         "table": table,
         "runs": records,
     }
-    common.write_json(args.out / "gpnet_uci.json", summary)
-    title = (
-        f"{args.splits} random 90/10 splits, {args.iterations} iterations, "
-        f"{2 * args.frequencies} random features; mean ± standard error\n"
-        + common.run_title(env, ["cpu"], (load_start, load_end), args.smoke)
+    common.write_results(
+        args.out, "gpnet_uci", summary, caption, partial(plot, table), args.smoke, load_start
     )
-    plot(table, args.out / "gpnet_uci.png", title)
     for name, rows in table.items():
         for key, row in rows.items():
             pub = row.get("published")

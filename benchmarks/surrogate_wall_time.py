@@ -36,6 +36,7 @@ import json
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import _common as common
@@ -298,28 +299,24 @@ def main(argv: list[str] | None = None) -> int:
             records = list(pool.map(run_one, *zip(*jobs, strict=True), [options] * len(jobs)))
     else:
         records = [run_one(p, m, s, options) for p, m, s in jobs]
-    env = common.environment("cpu")
-    load_end = common.load_average()
     loads = [
         r[key][0] for r in records for key in ("load_average_start", "load_average_end") if r[key]
     ]
     summary = {
-        "environment": env,
         "config": {**{k: v for k, v in options.items() if k != "out"}, "problems": problems},
         "checkpoints_seconds": checkpoints,
-        "load_average_start": load_start,
-        "load_average_end": load_end,
         "load_average_runs_1_min": [min(loads), max(loads)] if loads else None,
         "table": summarise(records, checkpoints),
         "runs": records,
     }
-    common.write_json(args.out / "surrogate_wall_time.json", summary)
-    title = (
+    caption = (
         f"q = {args.q} per batch after {args.initial} uniform points, noise sd {args.noise}, "
-        f"Thompson sampling on {args.candidates} candidates\n"
-        + common.run_title(env, ["cpu"], (load_start, load_end), args.smoke)
+        f"Thompson sampling on {args.candidates} candidates"
     )
-    plot(records, args.out / "surrogate_wall_time.png", title)
+    common.write_results(
+        args.out, "surrogate_wall_time", summary, caption, partial(plot, records), args.smoke,
+        load_start,
+    )  # fmt: skip
     for problem, rows in summary["table"].items():
         for method, row in rows.items():
             cells = "  ".join(

@@ -29,6 +29,7 @@ import json
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import _common as common
@@ -106,13 +107,12 @@ def run_one(out: Path, full_size: int, n: int, num_features: int, k: int, smoke:
         "cpu_seconds": time.process_time() - cpu,
         "load_average_before_after": [load, common.load_average()],
     }
-    common.write_json(path, record)
-    print(
+    return common.store_record(
+        path,
+        record,
         f"N={n} vish{num_features} split {k}: MSE {record['mse']:.4f} NLPD {record['nlpd']:.4f} "
         f"{record['seconds']:.1f} s",
-        flush=True,
     )
-    return record
 
 
 def summarise(records: list[dict]) -> dict:
@@ -197,15 +197,10 @@ def main(argv: list[str] | None = None) -> int:
                         records.append(json.loads(path.read_text()))
                 else:
                     records.append(run_one(args.out, full_size, n, m, k, args.smoke))
-    env = common.environment("cpu")
-    load_end = common.load_average()
     table = summarise(records)
     summary = {
-        "environment": env,
         "config": {"sizes": sizes, "features": features, "splits": args.splits},
         "data": "synthetic airline-shaped records (manibo.problems.datasets.airline_like)",
-        "load_average_start": load_start,
-        "load_average_end": load_end,
         "published": {m: {str(n): v for n, v in rows.items()} for m, rows in PUBLISHED.items()},
         "published_seconds": {
             m: {str(n): v for n, v in rows.items()} for m, rows in PUBLISHED_SECONDS.items()
@@ -213,12 +208,11 @@ def main(argv: list[str] | None = None) -> int:
         "table": table,
         "runs": records,
     }
-    common.write_json(args.out / "vish_airline_splits.json", summary)
-    title = (
-        f"mean ± sd over {args.splits} random splits (2/3 train) of random subsets of size N\n"
-        + common.run_title(env, ["cpu"], (load_start, load_end), args.smoke)
-    )
-    plot(table, args.out / "vish_airline_splits.png", title)
+    caption = f"mean ± sd over {args.splits} random splits (2/3 train) of random subsets of size N"
+    common.write_results(
+        args.out, "vish_airline_splits", summary, caption, partial(plot, table), args.smoke,
+        load_start,
+    )  # fmt: skip
     for method, rows in table.items():
         for n, row in rows.items():
             print(
