@@ -307,6 +307,25 @@ def write_json(path: Path, data: dict) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
+def gather(
+    jobs: Sequence[tuple],
+    path_of: Callable[..., Path],
+    run: Callable[..., dict],
+    report_only: bool = False,
+    workers: int = 1,
+) -> list[dict]:
+    """The records of ``jobs``: ``run(*job)`` for each (in ``workers`` processes), or with
+    ``report_only`` the stored records at ``path_of(*job)`` that exist (nothing runs)."""
+    if report_only:
+        return [json.loads(path.read_text()) for job in jobs if (path := path_of(*job)).exists()]
+    if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers) as pool:
+            return list(pool.map(run, *zip(*jobs, strict=True)))
+    return [run(*job) for job in jobs]
+
+
 def store_record(path: Path, record: dict, message: str) -> dict:
     """Write one run's ``record`` to ``path`` (JSON), print ``message`` and return the record."""
     write_json(path, record)

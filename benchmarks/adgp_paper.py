@@ -101,13 +101,18 @@ def train_dropout(make_model, x, y, validation, lr, weight_decay, args, seed: in
     return model, best[1]
 
 
+def run_path(name: str, split: int, args) -> Path:
+    """Where the record of one data set and split is stored."""
+    return args.out / "runs" / f"{name}_split{split}.json"
+
+
 def run_split(name: str, split: int, args) -> dict:
     """The three trained methods on one data set and split (cached under ``<out>/runs``)."""
     import torch
 
     from manibo.models.adgp import ActivatedDeepGP, fit_elbo, initialize_from_network
 
-    path = args.out / "runs" / f"{name}_split{split}.json"
+    path = run_path(name, split, args)
     settings = {k: getattr(args, k) for k in SETTINGS}
     if path.exists():
         stored = json.loads(path.read_text())
@@ -238,15 +243,8 @@ def main(argv: list[str] | None = None) -> int:
         args.predict_samples, args.validation_samples = 4, 4
     args.out.mkdir(parents=True, exist_ok=True)
     load_start = common.load_average()
-    records = []
-    for name in names:
-        for split in range(args.splits):
-            path = args.out / "runs" / f"{name}_split{split}.json"
-            if args.report_only:
-                if path.exists():
-                    records.append(json.loads(path.read_text()))
-            else:
-                records.append(run_split(name, split, args))
+    jobs = [(name, split, args) for name in names for split in range(args.splits)]
+    records = common.gather(jobs, run_path, run_split, args.report_only)
     records = with_dgp(records, DGP_RECORDS)
     table = summarise(records)
     methods = [m for m in METHODS if all(r.get(m) for r in records)]

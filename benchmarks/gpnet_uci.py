@@ -36,7 +36,6 @@ import math
 import statistics
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from pathlib import Path
 
@@ -93,6 +92,11 @@ def split(X, y, k: int):
     return Xs[train], y[train], Xs[test], y[test]
 
 
+def run_path(name: str, k: int, method: str, M: int, options: dict) -> Path:
+    """Where the record of one data set, split, method and M is stored."""
+    return Path(options["out"]) / "runs" / f"{name}_split{k}_{method}_M{M}.json"
+
+
 def run_one(name: str, k: int, method: str, M: int, options: dict) -> dict:
     """One data set, split, method and M; cached under ``<out>/runs``."""
     import torch
@@ -106,8 +110,7 @@ def run_one(name: str, k: int, method: str, M: int, options: dict) -> dict:
     from manibo.models.gpnet.measurement import lengthscale_noise
     from manibo.spaces import Box
 
-    out = Path(options["out"])
-    path = out / "runs" / f"{name}_split{k}_{method}_M{M}.json"
+    path = run_path(name, k, method, M, options)
     settings = {key: options[key] for key in SETTINGS}
     if path.exists():
         stored = json.loads(path.read_text())
@@ -248,24 +251,14 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     options = {key: getattr(args, key) for key in SETTINGS} | {"out": str(args.out)}
     jobs = [
-        (name, k, method, M)
+        (name, k, method, M, options)
         for k in range(args.splits)
         for name in names
         for M in sizes
         for method in args.methods.split(",")
     ]
     load_start = common.load_average()
-    if args.report_only:
-        records = []
-        for name, k, method, M in jobs:
-            path = args.out / "runs" / f"{name}_split{k}_{method}_M{M}.json"
-            if path.exists():
-                records.append(json.loads(path.read_text()))
-    elif args.workers > 1:
-        with ProcessPoolExecutor(args.workers) as pool:
-            records = list(pool.map(run_one, *zip(*jobs, strict=True), [options] * len(jobs)))
-    else:
-        records = [run_one(*job, options) for job in jobs]
+    records = common.gather(jobs, run_path, run_one, args.report_only, args.workers)
     table = summarise(records)
     caption = (
         f"{args.splits} random 90/10 splits, {args.iterations} iterations, "

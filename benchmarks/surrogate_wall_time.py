@@ -35,7 +35,6 @@ import argparse
 import json
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from pathlib import Path
 
@@ -87,6 +86,11 @@ def thompson_batch(model, candidates, q: int, seed: int):
         return MaxPosteriorSampling(model, replacement=False)(candidates, num_samples=q)
 
 
+def run_path(problem_name: str, method: str, seed: int, args_dict: dict) -> Path:
+    """Where the record of one run is stored."""
+    return Path(args_dict["out"]) / "runs" / f"{problem_name}_{method}_seed{seed}.json"
+
+
 def run_one(problem_name: str, method: str, seed: int, args_dict: dict) -> dict:
     """One seeded run (a record: per-iteration sizes, times and regret); cached on disk."""
     import torch
@@ -95,7 +99,7 @@ def run_one(problem_name: str, method: str, seed: int, args_dict: dict) -> dict:
     from manibo.problems import make_problem
 
     args = argparse.Namespace(**args_dict)
-    path = Path(args.out) / "runs" / f"{problem_name}_{method}_seed{seed}.json"
+    path = run_path(problem_name, method, seed, args_dict)
     settings = {k: args_dict[k] for k in SETTINGS if k != "problem"} | {"problem": problem_name}
     if path.exists():
         stored = json.loads(path.read_text())
@@ -286,19 +290,9 @@ def main(argv: list[str] | None = None) -> int:
         "out": str(args.out),
         "threads": args.threads,
     }
-    jobs = [(p, m, s) for s in range(args.seeds) for p in problems for m in methods]
+    jobs = [(p, m, s, options) for s in range(args.seeds) for p in problems for m in methods]
     load_start = common.load_average()
-    if args.report_only:
-        records = []
-        for p, m, s in jobs:
-            path = args.out / "runs" / f"{p}_{m}_seed{s}.json"
-            if path.exists():
-                records.append(json.loads(path.read_text()))
-    elif args.workers > 1:
-        with ProcessPoolExecutor(args.workers) as pool:
-            records = list(pool.map(run_one, *zip(*jobs, strict=True), [options] * len(jobs)))
-    else:
-        records = [run_one(p, m, s, options) for p, m, s in jobs]
+    records = common.gather(jobs, run_path, run_one, args.report_only, args.workers)
     loads = [
         r[key][0] for r in records for key in ("load_average_start", "load_average_end") if r[key]
     ]

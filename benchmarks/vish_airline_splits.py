@@ -85,11 +85,16 @@ def split(data, n: int, k: int):
     return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
 
 
+def run_path(out: Path, full_size: int, n: int, num_features: int, k: int, smoke: bool) -> Path:
+    """Where the record of one size, M and split is stored."""
+    return out / "runs" / f"n{n}_vish{num_features}_split{k}.json"
+
+
 def run_one(out: Path, full_size: int, n: int, num_features: int, k: int, smoke: bool) -> dict:
     """One size, M and split (cached under ``out/runs``)."""
     import torch
 
-    path = out / "runs" / f"n{n}_vish{num_features}_split{k}.json"
+    path = run_path(out, full_size, n, num_features, k, smoke)
     if path.exists():
         return json.loads(path.read_text())
     torch.set_num_threads(1)
@@ -187,16 +192,13 @@ def main(argv: list[str] | None = None) -> int:
         sizes, features, args.splits, full_size = [1200], [210], 2, 3000
     args.out.mkdir(parents=True, exist_ok=True)
     load_start = common.load_average()
-    records = []
-    for n in sizes:
-        for m in features:
-            for k in range(args.splits):
-                path = args.out / "runs" / f"n{n}_vish{m}_split{k}.json"
-                if args.report_only:
-                    if path.exists():
-                        records.append(json.loads(path.read_text()))
-                else:
-                    records.append(run_one(args.out, full_size, n, m, k, args.smoke))
+    jobs = [
+        (args.out, full_size, n, m, k, args.smoke)
+        for n in sizes
+        for m in features
+        for k in range(args.splits)
+    ]
+    records = common.gather(jobs, run_path, run_one, args.report_only)
     table = summarise(records)
     summary = {
         "config": {"sizes": sizes, "features": features, "splits": args.splits},
