@@ -95,13 +95,14 @@ def run_case(
     test_points: int,
     design: str,
     out: Path | None = None,
+    stored_only: bool = False,
 ) -> list[dict]:
     """Every method on one problem and seed; one record per method.
 
     With ``out``, each method's record is stored under ``out/runs`` (and the design's training
     points beside them) and reused by a later call with the same problem, seed, design, ``n`` and
     test points, so an interrupted run resumes and a method can be added without rerunning the
-    design's Bayesian optimisation.
+    design's Bayesian optimisation. ``stored_only``: return the stored records, run nothing.
     """
     import torch
 
@@ -119,8 +120,8 @@ def run_case(
             path = runs / f"{tag}_{method}.json"
             if path.exists():
                 stored[method] = json.loads(path.read_text())
-    if len(stored) == len(methods):
-        return [stored[m] for m in methods]
+    if stored_only or len(stored) == len(methods):
+        return [stored[m] for m in methods if m in stored]
     design_path = None if runs is None else runs / f"{tag}_design.json"
     if design_path is not None and design_path.exists():
         X = torch.tensor(json.loads(design_path.read_text())["X"], dtype=torch.float64)
@@ -219,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--smoke", action="store_true", help="tiny sizes for the test suite")
+    parser.add_argument(
+        "--report-only", action="store_true", help="summarise the stored records, running nothing"
+    )
     args = parser.parse_args(argv)
     problems = tuple(args.problem or PROBLEMS)
     methods = tuple(args.methods.split(","))
@@ -235,7 +239,14 @@ def main(argv: list[str] | None = None) -> int:
         for seed in range(args.seeds)  # seed-major: a partial run covers every problem
         for problem in problems
         for record in run_case(
-            problem, seed, methods, args.n, args.test_points, args.design, args.out
+            problem,
+            seed,
+            methods,
+            args.n,
+            args.test_points,
+            args.design,
+            args.out,
+            args.report_only,
         )
     ]
     table = summarise(records, problems, methods)
