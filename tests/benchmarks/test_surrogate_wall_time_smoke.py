@@ -11,14 +11,16 @@ sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
 import surrogate_wall_time  # noqa: E402
 
 
-def test_regret_at_a_wall_time_is_the_last_iteration_finished_by_then():
+def test_regret_at_a_time_is_the_last_iteration_finished_by_then():
     record = {
         "initial_regret": 5.0,
         "iterations": [
-            {"wall_seconds": 10.0, "regret": 3.0},
-            {"wall_seconds": 25.0, "regret": 1.0},
+            {"wall_seconds": 10.0, "cpu_seconds": 2.0, "regret": 3.0},
+            {"wall_seconds": 25.0, "cpu_seconds": 4.0, "regret": 1.0},
         ],
     }
+    assert surrogate_wall_time.regret_at(record, 3.0, "cpu") == 3.0
+    assert surrogate_wall_time.regret_at(record, 4.5, "cpu") is None
     assert surrogate_wall_time.regret_at(record, 5.0) == 5.0  # the initial design only
     assert surrogate_wall_time.regret_at(record, 10.0) == 3.0
     assert surrogate_wall_time.regret_at(record, 24.9) == 3.0
