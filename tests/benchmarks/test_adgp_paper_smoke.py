@@ -5,7 +5,6 @@ import sys
 from pathlib import Path
 
 import torch
-
 from benchmark_runs import run_smoke
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
