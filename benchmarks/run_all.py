@@ -276,6 +276,21 @@ STEPS: list[Step] = [
         ),
         False,
     ),
+    # regret against time with thousands of evaluations in batches of 100: exact GP against VISH
+    Step(
+        "surrogate_wall_time",
+        (
+            "surrogate_wall_time.py",
+            "--seeds",
+            "1",
+            "--wall-budget",
+            "150",
+            "--checkpoints",
+            "10,20,40,80,150",
+        ),
+        ("surrogate_wall_time.json", "surrogate_wall_time.png"),
+        False,
+    ),
     Step(
         "gpnet",
         ("gpnet.py",),
