@@ -276,6 +276,15 @@ STEPS: list[Step] = [
         ),
         False,
     ),
+    Step(
+        "surrogate_calibration_bo_gpnet",
+        ("surrogate_calibration.py", "--design", "bo:gpnet"),
+        (
+            ("surrogate_calibration.json", "surrogate_calibration_bo_gpnet.json"),
+            ("surrogate_calibration.png", "surrogate_calibration_bo_gpnet.png"),
+        ),
+        False,
+    ),
     # regret against time with thousands of evaluations in batches of 100: exact GP against VISH
     Step(
         "surrogate_wall_time",
