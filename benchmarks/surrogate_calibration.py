@@ -251,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     table = summarise(records, problems, methods)
     load_end = common.load_average()
+    seeds = sorted({r["seed"] for r in records})
+    loads = [r["load_average_end"][0] for r in records if r.get("load_average_end")]
     summary = {
         "environment": env,
         "config": {
@@ -264,13 +266,19 @@ def main(argv: list[str] | None = None) -> int:
         },
         "load_average_start": load_start,
         "load_average_end": load_end,
+        "load_average_records_1_min": [min(loads), max(loads)] if loads else None,
+        "seeds_measured": seeds,
         "table": table,
         "records": records,
     }
     common.write_json(args.out / "surrogate_calibration.json", summary)
+    measured = f"{len(seeds)} seeds" + (
+        f" (seeds {', '.join(map(str, seeds))} of {args.seeds})" if len(seeds) < args.seeds else ""
+    )
+    load = f"cases ended at load average {min(loads):g}-{max(loads):g}; " if loads else ""
     title = (
-        f"{args.n} training points ({args.design}), median over {args.seeds} seeds, "
-        f"{args.test_points} test points\n"
+        f"{args.n} training points ({args.design}), median over {measured}, "
+        f"{args.test_points} test points\n{load}"
         + common.run_title(env, ["cpu"], (load_start, load_end), args.smoke)
     )
     plot(table, title, args.out / "surrogate_calibration.png")
