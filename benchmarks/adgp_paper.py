@@ -1,6 +1,6 @@
-"""The activated deep GP with the recipe of seed 001 §4.4.1, beside its network baselines.
+"""The activated deep GP with the recipe of Dutordoir (2021), §4.4.1, beside network baselines.
 
-Dutordoir et al.'s UCI experiment (seed 001, Fig. 4.7): three layers of 128 softplus units with
+The report's UCI experiment (Dutordoir 2021, Fig. 4.7): three layers of 128 softplus units with
 hidden heads equal to the input dimension, 5 random 90/10 splits; the activated deep GP (ADGP)
 trained in two stages, "first the mean w.r.t. the MSE, then all parameters w.r.t. the ELBO", against
 
@@ -18,7 +18,7 @@ the vanilla's chosen learning rate and weight decay, early-stopped on the same v
 the ADGP starts from the vanilla network at the closed-form stage-2 start (hidden scale chosen on
 validation) and then trains **every layer's** covariances, variances, weights, read-outs and biases
 and the noise on the ELBO (full-batch Adam, stopped on the validation NLPD). The figure has no
-numbers in the text of seed 001, so the comparison is with its stated findings: the ADGP is more
+numbers in the text of the report, so the comparison is with its stated findings: the ADGP is more
 accurate than its network (RMSE) and improves its NLPD on 5 of 7 data sets, and consistently
 outperforms DGPs.
 
@@ -254,7 +254,10 @@ def main(argv: list[str] | None = None) -> int:
         "table": table,
         "runs": records,
     }
-    caption = "seed 001's recipe: stage 2 on every parameter (ELBO); markers: splits, bars: medians"
+    caption = (
+        "Dutordoir (2021)'s recipe: stage 2 on every parameter (ELBO); "
+        "markers: splits, bars: medians"
+    )
     common.write_results(
         args.out,
         "adgp_paper",

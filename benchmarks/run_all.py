@@ -329,6 +329,8 @@ STEPS: list[Step] = [
         ),
         False,
     ),
+    # every script of examples/ at full size, timed (docs/examples.md)
+    Step("examples", ("examples_time.py",), ("examples.json",), False),
     # the demo itself (`make demo`): its figures and summary are the ones docs/search.md shows
     Step(
         "search_demo",

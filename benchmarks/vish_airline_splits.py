@@ -1,11 +1,11 @@
 """VISH on the airline-shaped data with Table 3.1's protocol: 10 random splits, mean ± sd.
 
-Seed 001's Table 3.1 (Dutordoir, Durrande & Hensman 2020) evaluates VISH with M = 210 and 660
-harmonics on subsets of N = 10,000, 100,000, 1,000,000 and 5,929,413 records of the 2008 US
-flight-delay data: in each of 10 random splits, a random subset of size N (the whole set at the
-largest size), two thirds of it for training and one third for testing, inputs scaled to [-1, 1]
-and outputs to zero mean and unit variance by the training part; the mean and one standard
-deviation of the MSE, the NLPD and the time over the splits.
+Table 3.1 of Dutordoir (2021), after Dutordoir, Durrande & Hensman (2020), evaluates VISH with
+M = 210 and 660 harmonics on subsets of N = 10,000, 100,000, 1,000,000 and 5,929,413 records of
+the 2008 US flight-delay data: in each of 10 random splits, a random subset of size N (the whole
+set at the largest size), two thirds of it for training and one third for testing, inputs scaled
+to [-1, 1] and outputs to zero mean and unit variance by the training part; the mean and one
+standard deviation of the MSE, the NLPD and the time over the splits.
 
 The real data cannot be downloaded here: the records are the synthetic airline-shaped data of
 :func:`manibo.problems.datasets.airline_like` (the same eight covariates, a signal that explains
@@ -40,7 +40,7 @@ DEFAULT_OUT = HERE / "results" / "vish_airline_splits"
 SIZES = (10_000, 100_000, 1_000_000, TARGET_N)
 FEATURES = (210, 660)
 
-#: Seed 001, Table 3.1 (real airline data, 10 splits): (MSE, sd), (NLPD, sd) per M and N.
+#: Dutordoir (2021), Table 3.1 (real airline data, 10 splits): (MSE, sd), (NLPD, sd) per M and N.
 PUBLISHED = {
     "vish210": {
         10_000: ((0.91, 0.16), (1.328, 0.09)),

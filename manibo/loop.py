@@ -16,7 +16,7 @@ import torch
 from torch import Tensor
 
 from manibo._validation import as_tensor_arg, check_trailing_shape, checked_device
-from manibo.acquisitions import ANALYTIC, available_acquisitions, build_acquisition
+from manibo.acquisitions import build_acquisition, check_acquisition, required_features
 from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
 from manibo.journal import Evaluation, Journal
 from manibo.models import build_surrogate, check_surrogate_supports
@@ -34,8 +34,8 @@ class BayesianOptimizer:
         space: the search space.
         surrogate: a registered surrogate name (``"matern"``, ``"heat"``, ``"euclidean"``,
             ``"chart"``, ...; see ``manibo.models.available_surrogates()``).
-        acquisition: an acquisition name (``"qlognei"`` by default; see
-            ``available_acquisitions()``).
+        acquisition: a registered acquisition name (``"qlognei"`` by default; see
+            ``manibo.acquisitions.available_acquisitions()``).
         q: points proposed per ``ask``.
         minimize: minimise (default) or maximise the objective.
         initial_design: number of uniform random points before the surrogate takes over.
@@ -72,15 +72,8 @@ class BayesianOptimizer:
         device: str | torch.device | None = None,
     ) -> None:
         check_surrogate_supports(surrogate, space)
-        if acquisition not in available_acquisitions():
-            raise ConfigurationError(
-                f"unknown acquisition {acquisition!r}; choose one of "
-                f"{', '.join(available_acquisitions())}."
-            )
-        if acquisition in ANALYTIC and q != 1:
-            raise ConfigurationError(
-                f"the analytic acquisition {acquisition!r} needs q = 1, got q = {q}."
-            )
+        check_acquisition(acquisition, q)
+        check_surrogate_supports(surrogate, space, required_features(acquisition))
         if optimizer not in ("riemannian", "projection"):
             raise ConfigurationError(
                 f"`optimizer` must be 'riemannian' or 'projection', got {optimizer!r}."

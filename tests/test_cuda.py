@@ -4,10 +4,17 @@ import warnings
 
 import pytest
 import torch
-from registry import KERNELS, SPACES, make_kernel
+from registry import KERNEL_CASES, KERNELS, SPACES, SURROGATES, make_kernel
 
 from manibo.exceptions import TruncationWarning
-from manibo.testing import check_kernel_contract, check_space_contract
+from manibo.testing import (
+    SurrogateCase,
+    check_kernel_contract,
+    check_space_contract,
+    run_acquisition_check,
+    run_model_check,
+)
+from manibo.testing.model_contract import MODEL_CHECKS
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 
@@ -319,3 +326,40 @@ def test_gpnet_training_on_cuda():
 def test_gpnet_botorch_posterior_cuda(dtype):
     tests = _gpnet_tests("test_model")
     tests.test_posterior_is_the_networks_joint_gaussian_in_original_units(dtype, "cuda")
+
+
+def test_every_builtin_acquisition_by_name_on_cuda(device="cuda"):
+    from manibo.acquisitions import available_acquisitions, build_acquisition
+    from manibo.models import build_surrogate
+    from manibo.spaces import Sphere
+
+    space = Sphere(2)
+    X = space.random(10, generator=torch.Generator().manual_seed(0)).to(device)
+    Y = X[:, :1] ** 2
+    model = build_surrogate("matern", space, X, Y)
+    for name in available_acquisitions():
+        acqf = build_acquisition(name, model, X, Y, None, seed=0)
+        q = acqf.get_augmented_q_batch_size(1) if hasattr(acqf, "num_fantasies") else 1
+        batch = space.random(3 * q, generator=torch.Generator().manual_seed(1)).to(device)
+        with torch.no_grad():
+            values = acqf(batch.reshape(3, q, 3))
+        assert values.device.type == device and torch.isfinite(values).all(), name
+
+
+@pytest.mark.parametrize("name", sorted(KERNEL_CASES))
+def test_every_kernel_class_cuda(name):
+    space, kernel = KERNEL_CASES[name]()
+    check_kernel_contract(kernel, space, torch.float64, "cuda")
+
+
+@pytest.mark.parametrize("name", sorted(SURROGATES))
+def test_surrogate_contract_cuda(name, device="cuda"):
+    """The model contract and two acquisitions with the data, and hence the models, on CUDA."""
+    from manibo.spaces import Sphere
+
+    case = SurrogateCase(name, Sphere(2), device=device, **SURROGATES[name])
+    for check in MODEL_CHECKS:
+        run_model_check(case, check)
+    run_acquisition_check(case, "qKnowledgeGradient", 1)
+    run_acquisition_check(case, "qLogNEI", 3)
+    assert case.model().posterior(case.points(2)).mean.device.type == torch.device(device).type

@@ -58,22 +58,18 @@ def test_failed_evaluations_are_recorded_and_kept_out_of_the_model():
     assert X.shape[0] == 5
 
 
-_OFFERED, _BUILT = [], []
-
-
-@register_surrogate("test-loop-previous")
-def _recording_surrogate(space, train_X, train_Y, previous_model=None, **options):
-    """A surrogate factory that takes ``previous_model``: records what the loop offered."""
-    _OFFERED.append(previous_model)
-    _BUILT.append(build_surrogate("matern", space, train_X, train_Y, **options))
-    return _BUILT[-1]
-
-
-def test_the_previous_surrogate_is_offered_to_factories_that_take_it():
+def test_the_previous_surrogate_is_offered_to_factories_that_take_it(isolated_surrogates):
     """Each proposal's factory gets the surrogate built for the proposal before (None first);
     the built-in factories, which do not take the argument, run as before (the other tests)."""
-    _OFFERED.clear()
-    _BUILT.clear()
+    _OFFERED, _BUILT = [], []
+
+    @register_surrogate("test-loop-previous")
+    def _recording_surrogate(space, train_X, train_Y, previous_model=None, **options):
+        """A surrogate factory that takes ``previous_model``: records what the loop offered."""
+        _OFFERED.append(previous_model)
+        _BUILT.append(build_surrogate("matern", space, train_X, train_Y, **options))
+        return _BUILT[-1]
+
     opt = BayesianOptimizer(
         Sphere(2), surrogate="test-loop-previous", initial_design=3, seed=0, **FAST
     )

@@ -198,8 +198,8 @@ def fundamental_system(d: int, n: int) -> np.ndarray:
         except OSError as err:
             warnings.warn(
                 f"could not store the fundamental system for d={d}, n={n} in {path.parent} "
-                f"({err}); it will be recomputed next session. Set MANIBO_CACHE_DIR to a writable "
-                "folder.",
+                f"({err}); another process will compute it again. Set MANIBO_CACHE_DIR to a "
+                "writable folder.",
                 ManiboWarning,
                 stacklevel=2,
             )

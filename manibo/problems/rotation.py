@@ -12,6 +12,7 @@ from botorch.test_functions.synthetic import Ackley
 from torch import Tensor
 
 from manibo.problems.base import SpaceProblem
+from manibo.problems.registry import register_problem
 from manibo.spaces.special_orthogonal import SpecialOrthogonal
 
 
@@ -36,6 +37,7 @@ def rotation_vector(r: Tensor) -> Tensor:
     return vec
 
 
+@register_problem("orientation-so3")
 class OrientationAckley(SpaceProblem):
     """Ackley of the rotation vector of ``R_targetᵀ R``; minimum 0 at ``R_target``."""
 

@@ -12,7 +12,7 @@ r"""Mission metrics: time to detection, cumulative POS against effort and time, 
   lies. For a plan that does not depend on the outcomes, it is the expectation of the realised
   indicator "found by :math:`t`".
 * **Travel share**: transit hours over all mission hours spent.
-* **Travel-cost-adjusted regret** (Seed 001 §5.4.3: moving costs must enter the regret):
+* **Travel-cost-adjusted regret** (Dutordoir 2021, §5.4.3: moving costs must enter the regret):
   :math:`R = \sum_k (g^*_k - g_k) + \lambda \sum_k T_k`, where :math:`g_k` is the POS of search
   :math:`k` under the exact posterior, :math:`g^*_k` the best POS available at that decision,
   :math:`T_k` the transit hours and :math:`\lambda` the best POS per hour at the start of the

@@ -75,12 +75,31 @@ def check_space_contract(space: Space, dtype: torch.dtype, device: torch.device 
         assert (eigenvalues >= 0).all() and (multiplicities >= 1).all(), "bad levels"
 
 
+def _check_input_gradient(kernel, space, x, z, gen) -> None:
+    """d/dt sum K(retract(x, t v), z) at t = 0 by autograd equals its central difference."""
+    v = space.to_tangent(x, torch.randn(x.shape, generator=gen, dtype=x.dtype, device=x.device))
+    xg = x.clone().requires_grad_(True)
+    (gradient,) = torch.autograd.grad(kernel(xg, z).to_dense().sum(), xg)
+    step = 1e-5
+    with torch.no_grad():
+        plus = kernel(space.retract(x, step * v), z).to_dense().sum()
+        minus = kernel(space.retract(x, -step * v), z).to_dense().sum()
+    numeric, analytic = float((plus - minus) / (2 * step)), float((gradient * v).sum())
+    with torch.no_grad():
+        scale = max(abs(numeric), float(kernel(x, z).to_dense().abs().max()))
+    assert abs(analytic - numeric) <= 1e-5 * scale, (
+        f"gradient in the inputs {analytic:.8g} != central difference along geodesics {numeric:.8g}"
+    )
+
+
 def check_kernel_contract(
     kernel: Kernel, space: Space, dtype: torch.dtype, device: torch.device | str
 ) -> None:
     """Check a kernel on ``space``.
 
-    The checks cover symmetry, PSD, ``diag``, batch shapes, gradients and dtype/device.
+    The checks cover symmetry, PSD, ``diag``, batch shapes, inputs with no points, gradients
+    (hyperparameters: finite; inputs, in float64 on continuous spaces: equal to finite differences
+    along geodesics) and dtype/device.
     """
     kernel = kernel.to(device=device, dtype=dtype)
     gen = torch.Generator(device=device).manual_seed(1)
@@ -113,12 +132,21 @@ def check_kernel_contract(
             _assert_close(
                 batched[i], kernel(xb[i], x).to_dense(), tol, "batched K differs from a loop"
             )
+    # no points: empty matrices of the right shapes
+    with torch.no_grad():
+        for a, b, shape in ((x[:0], z, (0, 5)), (x, z[:0], (12, 0)), (x[:0], x[:0], (0, 0))):
+            empty = kernel(a, b).to_dense()
+            assert empty.shape == shape, f"K with no points has shape {tuple(empty.shape)}"
+        assert kernel(x[:0], diag=True).shape == (0,), "diag=True with no points"
     # gradients with respect to hyperparameters are finite
-    kernel.zero_grad()
-    kernel(x).to_dense().sum().backward()
-    for name, p in kernel.named_parameters():
-        if p.grad is not None:
-            assert torch.isfinite(p.grad).all(), f"non-finite gradient for {name}"
+    if any(p.requires_grad for p in kernel.parameters()):
+        kernel.zero_grad()
+        kernel(x).to_dense().sum().backward()
+        for name, p in kernel.named_parameters():
+            if p.grad is not None:
+                assert torch.isfinite(p.grad).all(), f"non-finite gradient for {name}"
+    if not space.is_discrete and dtype == torch.float64:
+        _check_input_gradient(kernel, space, x[:4], z, gen)
     # mixed dtypes are refused
     other = torch.float32 if dtype == torch.float64 else torch.float64
     _assert_raises_input_error(lambda: kernel(x, z.to(other)).to_dense(), "mixed dtypes")
