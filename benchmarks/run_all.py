@@ -278,7 +278,10 @@ STEPS: list[Step] = [
     ),
     Step(
         "surrogate_calibration_bo_gpnet",
-        ("surrogate_calibration.py", "--design", "bo:gpnet"),
+        (
+            "surrogate_calibration.py",
+            *("--design", "bo:gpnet", "--seeds", "5", "--methods", "matern,gpnet"),
+        ),
         (
             ("surrogate_calibration.json", "surrogate_calibration_bo_gpnet.json"),
             ("surrogate_calibration.png", "surrogate_calibration_bo_gpnet.png"),
