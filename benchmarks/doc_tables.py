@@ -637,6 +637,7 @@ RUN_FILES = (
     "regret_ackley.json",
     "regret_ackley-sphere3_qlognei.json",
     "regret_campaign.json",
+    "regret_campaign_surrogates.json",
     "regret_mesh.json",
     "regret_graph.json",
 )
@@ -666,6 +667,13 @@ TABLES: dict[str, Table] = {
     **{
         f"regret_campaign_{problem}": Table(
             ("regret_campaign.json",),
+            partial(regret_table, problem=problem, checkpoints=(25, 50, 100)),
+        )
+        for problem in CAMPAIGN
+    },
+    **{
+        f"regret_campaign_surrogates_{problem}": Table(
+            ("regret_campaign_surrogates.json",),
             partial(regret_table, problem=problem, checkpoints=(25, 50, 100)),
         )
         for problem in CAMPAIGN

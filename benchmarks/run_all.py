@@ -197,6 +197,18 @@ STEPS: list[Step] = [
         _renamed_regret(CAMPAIGN, "campaign"),
         False,
     ),
+    # the research surrogates with their current defaults on the campaign's first seeds
+    Step(
+        "regret_campaign_surrogates",
+        _regret(
+            CAMPAIGN,
+            *("--methods", "matern,adgp,gpnet,random", "--checkpoints", "25,50,100"),
+            seeds=5,
+            budget=100,
+        ),
+        _renamed_regret(CAMPAIGN, "campaign_surrogates", "surrogates"),
+        False,
+    ),
     # the finite spaces: 50 evaluations of 642 mesh vertices and of 225 graph nodes
     Step(
         "regret_mesh",
