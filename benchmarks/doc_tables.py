@@ -240,6 +240,47 @@ def bo_table(data: dict) -> str:
     return table(header, rows)
 
 
+def product_speed_table(data: dict) -> str:
+    """Products against the sphere: median times (wall, CPU) and paired ratios per measurement."""
+    config = data["config"]
+    blocks = [("kernel", f"K(X, X), N = {config['n_points']}", "T³ (10 levels)", "S² (25 levels)")]
+    blocks += [
+        (
+            f"iteration_{a}",
+            f"BO iteration, {ACQUISITION_LABELS.get(a, a)}, n = {config['n_observations']}",
+            "arm-torus3",
+            "ackley-sphere2",
+        )
+        for a in config["acquisitions"]
+    ]
+    if "kernel_series" in data:
+        n = data["kernel_series"]["n_points"]
+        blocks.append(
+            (
+                "kernel_series",
+                f"T³ at N = {n}: level series / eigenfunctions",
+                "T³ series",
+                "T³ features",
+            )
+        )
+    header = ["measurement", "numerator", "denominator", "ratio (wall)", "ratio (CPU)"]
+    rows = []
+    for key, label, top, bottom in blocks:
+        block = data[key]
+        cells = []
+        for name in (top, bottom):
+            times = block["times"][name]
+            cells.append(
+                f"{name}: {seconds(times['median_wall_s'])} "
+                f"(CPU {significant(times['median_cpu_s'])})"
+            )
+        ratio = block["ratio"]
+        rows.append(
+            [label, *cells, factor(ratio["median_ratio_wall"]), factor(ratio["median_ratio_cpu"])]
+        )
+    return table(header, rows)
+
+
 def _time_cell(record: dict | None) -> str:
     if record is None:
         return "not measured"
@@ -634,6 +675,7 @@ KERNEL_FILES = tuple(f"kernel_speed_{name}.json" for name in CASES)
 RUN_FILES = (
     *KERNEL_FILES,
     "bo_time.json",
+    "product_speed.json",
     "regret_ackley.json",
     "regret_ackley-sphere3_qlognei.json",
     "regret_campaign.json",
@@ -656,6 +698,7 @@ TABLES: dict[str, Table] = {
     },
     "kernel_overview": Table(KERNEL_FILES, kernel_overview),
     "bo_time": Table(("bo_time.json",), lambda d: bo_table(d[0])),
+    "product_speed": Table(("product_speed.json",), lambda d: product_speed_table(d[0])),
     "regret_ackley-sphere5": Table(
         ("regret_ackley.json",),
         partial(regret_table, problem="ackley-sphere5", checkpoints=(25, 50, 100)),

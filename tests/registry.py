@@ -14,7 +14,7 @@ import torch
 
 import manibo.kernels as kernels
 import manibo.spaces as spaces
-from manibo.kernels import GeometricMaternKernel
+from manibo.kernels import GeometricMaternKernel, matern_kernel
 
 
 def _small_graph():
@@ -32,10 +32,23 @@ SPACES = {
     "sphere5": lambda: spaces.Sphere(5),
     "circle": lambda: spaces.Circle(),
     "torus2": lambda: spaces.Torus(2),
+    "so2": lambda: spaces.SpecialOrthogonal(2),
     "so3": lambda: spaces.SpecialOrthogonal(3),
+    "so4": lambda: spaces.SpecialOrthogonal(4),
+    "so5": lambda: spaces.SpecialOrthogonal(5),
+    "su2": lambda: spaces.SpecialUnitary(2),
+    "su3": lambda: spaces.SpecialUnitary(3),
+    "rp2": lambda: spaces.RealProjectiveSpace(2),
+    "rp3": lambda: spaces.RealProjectiveSpace(3),
     "product_sphere_circle": lambda: spaces.ProductSpace(spaces.Sphere(2), spaces.Circle()),
+    "product_sphere_box": lambda: spaces.ProductSpace(spaces.Sphere(2), spaces.Box([0.0], [3.0])),
+    "se3": lambda: spaces.SE3([-1.0, -1.0, 0.0], [1.0, 1.0, 2.0]),
+    "box": lambda: spaces.Box([-1.0, 0.0], [1.0, 5.0]),
     "graph": _small_graph,
     "mesh": lambda: spaces.Mesh.icosphere(1),
+    "hyperbolic2": lambda: spaces.Hyperbolic(2),
+    "hyperbolic3": lambda: spaces.Hyperbolic(3),
+    "spd2": lambda: spaces.SymmetricPositiveDefinite(2, eigenvalue_bounds=(0.1, 10.0)),
 }
 
 # spaces without a spectrum: the geometry contract only
@@ -52,12 +65,29 @@ KERNELS = {
 
 
 def make_kernel(space, flavour: str):
+    """The flavour's kernel: geometric Matérn on compact spaces, the default Matérn kernel
+    (``matern_kernel``: Matérn per coordinate on boxes, products of factor kernels) otherwise."""
     nu, levels = KERNELS[flavour]
+    if not isinstance(space, spaces.CompactSpace):
+        kernel = matern_kernel(space, nu=nu)
+        for factor in getattr(kernel, "factor_kernels", [kernel]):
+            factor.lengthscale = 0.7
+        return kernel
     if levels is not None and space.num_levels_available:
         levels = min(levels, space.num_levels_available)
     kernel = GeometricMaternKernel(space, nu=nu, num_levels=levels)
     kernel.lengthscale = 0.7
     return kernel
+
+
+def surrogate_kernel(space):
+    """Matérn-5/2 for BoTorch tests: at most 20 levels on compact spaces; elsewhere the default
+    kernel (non-compact spaces, boxes, and products with a box: the factors' kernels)."""
+    if not isinstance(space, spaces.CompactSpace):
+        return matern_kernel(space, nu=2.5)
+    return GeometricMaternKernel(
+        space, nu=2.5, num_levels=min(20, space.num_levels_available or 20)
+    )
 
 
 # every kernel class exported by manibo.kernels, on a space it serves: (space, kernel) makers
@@ -79,6 +109,18 @@ KERNEL_CASES = {
     "HomogeneousLiftKernel": lambda: (
         spaces.Box([-1.0, -1.0, 0.0], [1.0, 2.0, 1.0]),
         kernels.HomogeneousLiftKernel(kernels.ArcCosineKernel(spaces.Sphere(3), order=1), 3),
+    ),
+    "BoxMaternKernel": lambda: (
+        s := spaces.Box([-1.0, 0.0], [1.0, 5.0]),
+        kernels.BoxMaternKernel(s, nu=1.5),
+    ),
+    "NoncompactMaternKernel": lambda: (
+        s := spaces.Hyperbolic(3),
+        kernels.NoncompactMaternKernel(s, nu=1.5),
+    ),
+    "NoncompactHeatKernel": lambda: (
+        s := spaces.SymmetricPositiveDefinite(2, eigenvalue_bounds=(0.1, 10.0)),
+        kernels.NoncompactHeatKernel(s),
     ),
     "FactorProductKernel": lambda: (
         s := spaces.ProductSpace(spaces.Sphere(2), spaces.Circle()),

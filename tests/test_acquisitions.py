@@ -110,8 +110,9 @@ def test_a_registered_builder_gets_the_loop_data_and_drives_the_loop():
         num_restarts=2,
         raw_samples=32,
     )
+    assert len(calls) == 1  # the constructor's trial build validates the builder
     opt.run(lambda x: float(x[0]), budget=5, progress=False)
-    assert len(calls) == 2  # one build per proposal after the initial design
+    assert len(calls) == 3  # then one build per proposal after the initial design
     data = calls[-1]
     assert isinstance(data, AcquisitionData)
     assert data.train_X.shape == (4, 3) and data.train_Y.shape == (4, 1)

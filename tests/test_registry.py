@@ -223,8 +223,9 @@ def test_an_installed_plugin_reaches_manibo_run_by_name(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads((out / "ackley-sphere2_counted-matern_counted-ucb_seed0.json").read_text())
     assert result["config"]["surrogate"] == "counted-matern" and len(result["observed"]) == 5
-    # two proposals after the three initial points: the plug-in's code built both of each
-    assert log.read_text().split() == ["surrogate", "acquisition"] * 2
+    # the constructor's trial build (options checked before the journal), then two proposals
+    # after the three initial points: the plug-in's code built both of each
+    assert log.read_text().split() == ["surrogate", "acquisition"] * 3
 
     # without the plug-in installed, the same command does not know the names
     env["PYTHONPATH"] = str(ROOT)

@@ -25,6 +25,7 @@ from torch import Tensor
 
 from manibo._validation import check_finite, check_same_dtype_device
 from manibo.exceptions import InputDataError, ManiboWarning, TruncationWarning
+from manibo.kernels.defaults import matern_kernel
 from manibo.kernels.spectral import GeometricMaternKernel
 from manibo.models.outputs import check_output_indices
 from manibo.models.priors import gaussian_likelihood, lengthscale_prior, scaled_kernel
@@ -237,12 +238,19 @@ def geometric_matern_gp(
     train_Y,
     nu: float = 2.5,
     truncation_tol: float = SURROGATE_TRUNCATION_TOL,
+    max_levels: int | None = None,
     **options,
 ) -> SingleTaskGP:
-    """Exact GP with the geometric Matérn kernel of ``space`` (default ν = 5/2)."""
-    kernel = GeometricMaternKernel(
-        space, nu=nu, truncation_tol=truncation_tol, lengthscale_prior=lengthscale_prior()
-    )
+    """Exact GP with the Matérn kernel of ``space`` (default ν = 5/2).
+
+    The geometric Matérn kernel on compact spaces (the product manifold's on compact products);
+    on a box, Matérn with one lengthscale per coordinate; on a product with a non-compact factor
+    (a box, ...), the product of the factors' kernels (:func:`manibo.kernels.matern_kernel`).
+    ``max_levels`` caps the levels of compact spaces' series (default: each space's
+    ``default_max_levels``).
+    """
+    cap = {} if max_levels is None else {"max_levels": max_levels}
+    kernel = matern_kernel(space, nu, truncation_tol, lengthscale_prior(), **cap)
     return exact_gp(space, train_X, train_Y, kernel, **options)
 
 

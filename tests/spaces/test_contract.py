@@ -34,3 +34,11 @@ def exported_space_classes() -> list[str]:
 def test_every_exported_space_class_is_covered():
     registered = {type(make()).__name__ for make in ALL_SPACES.values()}
     covered(exported_space_classes(), registered, "space classes exported by manibo.spaces")
+
+
+def test_fingerprints_identify_spaces_by_content():
+    """Rebuilding a space gives its fingerprint again; different spaces have different ones."""
+    prints = {name: make().fingerprint() for name, make in ALL_SPACES.items()}
+    assert all(make().fingerprint() == prints[name] for name, make in ALL_SPACES.items())
+    assert all(len(p) == 64 and int(p, 16) >= 0 for p in prints.values())
+    assert len(set(prints.values())) == len(prints)
