@@ -103,6 +103,10 @@ def run_one(
             device=device,
             **options,
         )
+        if method == "cholesky":  # the SPD methods' initial design, in Cholesky coordinates
+            generator = torch.Generator().manual_seed(seed)
+            design = problem.coordinates(problem.problem.space.random(initial, generator=generator))
+            opt.tell(design, problem.evaluate_true(design))
         iteration_seconds = []
         while len(opt.history) < budget:
             t0 = time.perf_counter()

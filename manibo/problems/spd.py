@@ -104,11 +104,19 @@ class CholeskyPullback(SpaceProblem):
         product = factor @ factor.transpose(-1, -2)
         return self.problem.space.project(product.reshape(*coordinates.shape[:-1], n * n))
 
+    def coordinates(self, matrices: Tensor) -> Tensor:
+        """Cholesky coordinates of SPD points: ``(*batch, n * n)`` → ``(*batch, n(n+1)/2)``.
+
+        Points of the SPD domain land in the box (see :func:`cholesky_box`).
+        """
+        n = self.problem.space.n
+        factor = torch.linalg.cholesky(matrices.reshape(*matrices.shape[:-1], n, n))
+        rows, cols = torch.tril_indices(n, n, device=matrices.device)
+        return factor[..., rows, cols]
+
     def evaluate_true(self, x: Tensor) -> Tensor:
         return self.problem.evaluate_true(self.matrices(x))
 
     @property
     def optimizers(self) -> Tensor:
-        base = self.problem.base.reshape(self.problem.space.n, -1)
-        rows, cols = torch.tril_indices(*base.shape)
-        return torch.linalg.cholesky(base)[rows, cols].unsqueeze(0)
+        return self.coordinates(self.problem.optimizers)

@@ -71,6 +71,9 @@ def test_cholesky_baseline_and_seed_ranges(tmp_path):
     # the Cholesky runs are scored on the SPD problem: regret from the same optimum 0 at 2I
     assert firsts["cholesky"]["optimal_value"] == 0.0
     assert min(firsts["cholesky"]["values"]) >= 0.0
+    # the same initial design as the methods on the SPD space (up to the rounding of L Lᵀ)
+    first, other = firsts["cholesky"]["values"][:3], firsts["random"]["values"][:3]
+    assert first == pytest.approx(other, rel=1e-9, abs=1e-12)
     assert len(firsts["cholesky"]["simple_regret"]) == 8
 
 

@@ -65,6 +65,8 @@ def test_cholesky_pullback_evaluates_the_spd_problem():
     coords = pulled.space.random(300, generator=torch.Generator().manual_seed(3))
     matrices = pulled.matrices(coords)
     problem.space.check(matrices)  # a real SPD matrix of the domain
+    inside = problem.space.random(50, generator=torch.Generator().manual_seed(4))
+    assert torch.allclose(pulled.matrices(pulled.coordinates(inside)), inside, atol=1e-12)
     assert torch.equal(pulled.evaluate_true(coords), problem.evaluate_true(matrices))
     # inside the domain the matrix is L L^T itself, unclamped
     inner = torch.tensor([[1.2, 0.3, 1.1]], dtype=torch.float64)
