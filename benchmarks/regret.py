@@ -51,8 +51,12 @@ def run_one(
     out_dir: str,
     fast: bool,
     device: str = "cpu",
-) -> dict:
+    deadline: float | None = None,
+) -> dict | None:
     """One seeded run; writes and returns its record (values, regret, time per iteration).
+
+    A run still going at ``deadline`` (``time.time()`` seconds) stops between two iterations and
+    returns None, writing nothing.
 
     A record already on disk for the same problem, method, seed, budget, initial design and
     acquisition is returned as it is, so an interrupted or extended benchmark only runs what is
@@ -109,6 +113,8 @@ def run_one(
             opt.tell(design, problem.evaluate_true(design))
         iteration_seconds = []
         while len(opt.history) < budget:
+            if deadline is not None and time.time() > deadline:
+                return None
             t0 = time.perf_counter()
             x = opt.ask()
             if len(opt.history) >= initial:
@@ -185,8 +191,8 @@ def _utc(seconds: float) -> str:
 
 def _stored_record(job: tuple) -> dict | None:
     """The stored record of a job ``(problem, method, seed, budget, initial, acquisition, out,
-    smoke, device)``, or None when it has not been run."""
-    problem, method, seed, budget, initial, acquisition, out_dir, fast, _ = job
+    smoke, device, deadline)``, or None when it has not been run."""
+    problem, method, seed, budget, initial, acquisition, out_dir, fast = job[:8]
     return _cached_record(
         _record_path(out_dir, problem, method, seed), budget, initial, acquisition, fast
     )
@@ -335,6 +341,11 @@ def main(argv: list[str] | None = None) -> int:
         "--seeds", type=seed_list, default="10", help="a count N (seeds 0..N-1) or a range a-b"
     )
     parser.add_argument("--device", default="cpu", help="where the surrogates are fitted")
+    parser.add_argument(
+        "--stop-after",
+        type=float,
+        help="seconds: runs unfinished by then stop and are left out; the summary is written",
+    )
     parser.add_argument("--budget", type=int, default=100)
     parser.add_argument("--initial", type=int, default=5)
     parser.add_argument("--acquisition", default="logei")
@@ -366,19 +377,24 @@ def main(argv: list[str] | None = None) -> int:
     else:
         checkpoints = [int(c) for c in args.checkpoints.split(",")]
     pairs = _applicable(problems, methods)
+    deadline = None if args.stop_after is None else time.time() + args.stop_after
     jobs = [  # seed-major, so that an interrupted campaign leaves every method with equal seeds
         (p, m, s, args.budget, args.initial, args.acquisition, str(args.out), args.smoke)
-        + (args.device,)
+        + (args.device, deadline)
         for s in args.seeds
         for p, m in pairs
     ]
     if args.report_only:
-        records = [r for r in map(_stored_record, jobs) if r is not None]
+        records = list(map(_stored_record, jobs))
     elif args.workers > 1:
         with ProcessPoolExecutor(args.workers) as pool:
             records = list(pool.map(run_one, *zip(*jobs, strict=True)))
     else:
         records = [run_one(*job) for job in jobs]
+    missing = sum(r is None for r in records)
+    records = [r for r in records if r is not None]
+    if missing:
+        print(f"{missing} of {len(jobs)} runs are missing (not run, or stopped by --stop-after)")
     summary = {
         "environment": environment("cpu"),
         "load_average_start": load_at_start,
@@ -389,6 +405,8 @@ def main(argv: list[str] | None = None) -> int:
         summary.update(_runs_provenance(records))
     for p in problems:
         mine = [r for r in records if r["problem"] == p]
+        if not mine:
+            continue
         summary["problems"][p] = {"table": summarise(mine, checkpoints), "runs": mine}
         plot(
             mine,

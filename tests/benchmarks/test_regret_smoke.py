@@ -85,3 +85,17 @@ def test_seed_list():
     assert seed_list("0-19") == list(range(20))
     with pytest.raises(argparse.ArgumentTypeError, match="a count N or a range"):
         seed_list("5-2")
+
+
+def test_stop_after_leaves_unfinished_runs_out(tmp_path):
+    command = [sys.executable, str(SCRIPT), "--smoke", "--problem", "ackley-sphere2"]
+    command += ["--methods", "matern,random", "--stop-after", "0", "--out", str(tmp_path)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "2 of 4 runs are missing" in result.stdout  # the GP runs; random search has no loop
+    runs = json.loads((tmp_path / "regret_summary.json").read_text())["problems"]
+    assert {r["method"] for r in runs["ackley-sphere2"]["runs"]} == {"random"}
+    assert sorted(p.name for p in (tmp_path / "runs").glob("*.json")) == [
+        "ackley-sphere2_random_seed0.json",
+        "ackley-sphere2_random_seed1.json",
+    ]
