@@ -147,9 +147,8 @@ def _agreement_notes(agreement: dict | None) -> str:
         "max error, mean of the seeds",
         "entries within 3 s.e.",
     ]
-    return (
-        f"\n\nAgainst the kernel they estimate ({agreement['reference']}):\n\n"
-        + table(header, rows)
+    return f"\n\nAgainst the kernel they estimate ({agreement['reference']}):\n\n" + table(
+        header, rows
     )
 
 
