@@ -13,8 +13,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from manibo.problems.registry import register_problem
-from manibo.problems.tangent import TANGENT_FUNCTIONS, NormalCoordinateProblem
+from manibo.problems.tangent import NormalCoordinateProblem, register_families
 from manibo.spaces.hyperbolic import Hyperbolic
 
 DOMAIN_RADIUS = 3.0
@@ -49,12 +48,4 @@ class HyperbolicProblem(NormalCoordinateProblem):
         return spatial * ratio
 
 
-def _register(kind: str) -> None:
-    def build(dim: int, noise_std: float = 0.0) -> HyperbolicProblem:
-        return HyperbolicProblem(kind, dim, noise_std)
-
-    register_problem(f"{kind}-hyperbolic", parameter="d", minimum=2)(build)
-
-
-for _kind in TANGENT_FUNCTIONS:
-    _register(_kind)
+register_families("hyperbolic", "d", HyperbolicProblem)

@@ -19,8 +19,7 @@ import torch
 from torch import Tensor
 
 from manibo.problems.base import SpaceProblem
-from manibo.problems.registry import register_problem
-from manibo.problems.tangent import TANGENT_FUNCTIONS, NormalCoordinateProblem
+from manibo.problems.tangent import NormalCoordinateProblem, register_families
 from manibo.spaces.box import Box
 from manibo.spaces.spd import SymmetricPositiveDefinite
 
@@ -50,15 +49,7 @@ class SPDProblem(NormalCoordinateProblem):
         return self.space.chart(x / 2)
 
 
-def _register(kind: str) -> None:
-    def build(n: int, noise_std: float = 0.0) -> SPDProblem:
-        return SPDProblem(kind, n, noise_std)
-
-    register_problem(f"{kind}-spd", parameter="n", minimum=2)(build)
-
-
-for _kind in TANGENT_FUNCTIONS:
-    _register(_kind)
+register_families("spd", "n", SPDProblem)
 
 
 def cholesky_box(space: SymmetricPositiveDefinite) -> Box:

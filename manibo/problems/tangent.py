@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable
+from functools import partial
 
 import torch
 from botorch.test_functions.synthetic import Ackley, Rosenbrock, StyblinskiTang
@@ -18,6 +19,7 @@ from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
 from manibo.problems.base import SpaceProblem
+from manibo.problems.registry import register_problem
 
 STYBLINSKI_TANG_MINIMISER = -2.903534
 TANGENT_FUNCTIONS = ("ackley", "rosenbrock", "styblinski-tang")
@@ -88,3 +90,17 @@ class NormalCoordinateProblem(SpaceProblem):
 
     def evaluate_true(self, x: Tensor) -> Tensor:
         return self._f(self.normal_coordinates(x))
+
+
+def register_families(space_name: str, parameter: str, problem_class: type) -> None:
+    """Register ``<kind>-<space_name><parameter>`` for every kind of :data:`TANGENT_FUNCTIONS`.
+
+    Args:
+        space_name: e.g. ``"spd"`` for ``ackley-spd2``.
+        parameter: the family parameter's name in listings (smallest value 2).
+        problem_class: built as ``problem_class(kind, value, noise_std=...)``.
+    """
+    for kind in TANGENT_FUNCTIONS:
+        register_problem(f"{kind}-{space_name}", parameter=parameter, minimum=2)(
+            partial(problem_class, kind)
+        )
