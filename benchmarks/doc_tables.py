@@ -711,6 +711,7 @@ RUN_FILES = (
     "regret_ackley.json",
     "regret_ackley-sphere3_qlognei.json",
     "regret_campaign.json",
+    "regret_geometry.json",
     "regret_mesh.json",
     "regret_graph.json",
 )
@@ -721,6 +722,8 @@ CAMPAIGN = (
     "arm-torus3",
     "orientation-so3",
 )
+#: the problems of the geometry campaign with committed runs (5 + 25 evaluations, 20 seeds)
+GEOMETRY = ("ackley-hyperbolic3",)
 
 TABLES: dict[str, Table] = {
     **{
@@ -744,6 +747,13 @@ TABLES: dict[str, Table] = {
             partial(regret_table, problem=problem, checkpoints=(25, 50, 100)),
         )
         for problem in CAMPAIGN
+    },
+    **{
+        f"regret_geometry_{problem}": Table(
+            ("regret_geometry.json",),
+            partial(regret_table, problem=problem, checkpoints=(10, 20, 30)),
+        )
+        for problem in GEOMETRY
     },
     **{
         f"regret_{name}": Table(
