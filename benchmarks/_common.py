@@ -307,6 +307,58 @@ def write_json(path: Path, data: dict) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
+def gather(
+    jobs: Sequence[tuple],
+    path_of: Callable[..., Path],
+    run: Callable[..., dict],
+    report_only: bool = False,
+    workers: int = 1,
+) -> list[dict]:
+    """The records of ``jobs``: ``run(*job)`` for each (in ``workers`` processes), or with
+    ``report_only`` the stored records at ``path_of(*job)`` that exist (nothing runs)."""
+    if report_only:
+        return [json.loads(path.read_text()) for job in jobs if (path := path_of(*job)).exists()]
+    if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers) as pool:
+            return list(pool.map(run, *zip(*jobs, strict=True)))
+    return [run(*job) for job in jobs]
+
+
+def store_record(path: Path, record: dict, message: str) -> dict:
+    """Write one run's ``record`` to ``path`` (JSON), print ``message`` and return the record."""
+    write_json(path, record)
+    print(message, flush=True)
+    return record
+
+
+def write_results(
+    out: Path,
+    stem: str,
+    summary: dict,
+    caption: str,
+    draw: Callable[[Path, str], None],
+    smoke: bool,
+    load_start: Sequence[float] | None,
+) -> dict:
+    """Write a benchmark's ``<stem>.json`` and ``<stem>.png`` in ``out``.
+
+    The JSON is ``summary`` with the environment (versions, hardware) and the load average at the
+    start and now; the figure is drawn by ``draw(path, title)``, its title ``caption`` over the
+    line of :func:`run_title`. Returns the JSON's content.
+    """
+    env = environment("cpu")
+    load_end = load_average()
+    data = {"environment": env, "load_average_start": load_start, "load_average_end": load_end}
+    data.update(summary)
+    write_json(out / f"{stem}.json", data)
+    draw(
+        out / f"{stem}.png", f"{caption}\n{run_title(env, ['cpu'], (load_start, load_end), smoke)}"
+    )
+    return data
+
+
 def run_worker(
     command: Sequence[str], result_path: Path, timeout: float, env: dict | None = None
 ) -> dict:

@@ -145,13 +145,15 @@ def _gk_params(like):
 
 
 def manibo_compute(case: KernelCase, settings: dict, points) -> Callable:
-    """manibo's ``GeometricMaternKernel(space, nu, num_levels).forward(X, X)`` without gradients."""
+    """manibo's ``GeometricMaternKernel(space, nu, num_levels).forward(X, X)`` without gradients
+    (on non-compact spaces, with ``settings["kernel_options"]`` instead of ``num_levels``)."""
     import torch
 
     from manibo.kernels.spectral import GeometricMaternKernel
 
     space = case.manibo_space(settings)
-    kernel = GeometricMaternKernel(space, nu=NU, num_levels=settings["num_levels"])
+    options = settings.get("kernel_options", {"num_levels": settings.get("num_levels")})
+    kernel = GeometricMaternKernel(space, nu=NU, **options)
     kernel.to(device=points.device, dtype=points.dtype)
     kernel.lengthscale = LENGTHSCALE
 
@@ -170,7 +172,11 @@ def gk_compute(settings: dict, points, build: Callable) -> Callable:
     from geometric_kernels.kernels import MaternGeometricKernel
 
     space, num, x = build(settings, points)
-    kernel = MaternGeometricKernel(space, num=num)
+    if "gk_key" in settings:  # random phases: seeded, the same phases at every call
+        key = torch.Generator(device=points.device).manual_seed(settings["gk_key"])
+        kernel = MaternGeometricKernel(space, num=num, key=key)
+    else:
+        kernel = MaternGeometricKernel(space, num=num)
     params = _gk_params(points)
 
     def compute():
@@ -468,6 +474,90 @@ def group_case(n: int, unitary: bool) -> KernelCase:
 
 
 # --------------------------------------------------------------------------------------------
+# non-compact spaces: random phases (GeometricKernels) against manibo's kernels
+# --------------------------------------------------------------------------------------------
+GK_RANDOM_PHASES = 3000  # GeometricKernels' default
+
+
+def _noncompact_space(settings: dict):
+    from manibo.spaces import Hyperbolic, SymmetricPositiveDefinite
+
+    if settings["space"] == "hyperbolic":
+        return Hyperbolic(settings["dim"], radius=settings["radius"])
+    return SymmetricPositiveDefinite(settings["n"], tuple(settings["eigenvalue_bounds"]))
+
+
+def _noncompact_gk(settings: dict, x):
+    from geometric_kernels.spaces import Hyperbolic, SymmetricPositiveDefiniteMatrices
+
+    if settings["space"] == "hyperbolic":
+        return Hyperbolic(settings["dim"]), settings["gk_phases"], x
+    n = settings["n"]
+    return SymmetricPositiveDefiniteMatrices(n), settings["gk_phases"], x.reshape(-1, n, n)
+
+
+def gk_random_phase_matrices(spec_path: str) -> None:
+    """GeometricKernels' K(X, X) for several keys, saved for the agreement check.
+
+    Runs in the GeometricKernels virtualenv. The JSON spec names ``points`` (an ``.npy`` file),
+    ``settings``, ``keys`` and ``out`` (the ``.npy`` file of the ``(keys, N, N)`` stack).
+    """
+    import json
+
+    import torch
+
+    spec = json.loads(Path(spec_path).read_text())
+    points = torch.from_numpy(np.load(spec["points"]))
+    stack = [
+        gk_compute({**spec["settings"], "gk_key": key}, points, _noncompact_gk)().numpy()
+        for key in spec["keys"]
+    ]
+    np.save(spec["out"], np.stack(stack))
+
+
+def noncompact_case(name: str, label: str, settings: dict, note: str) -> KernelCase:
+    """H^d or SPD(n): manibo's kernel (``settings["kernel_options"]``) against GeometricKernels'
+    random phases (3000, its default, seeded by ``gk_key``). manibo's random-phase estimate is
+    unbiased, so its k(x, x) is 1 only on average; the exact kernel's is 1."""
+    settings = {**settings, "gk_phases": GK_RANDOM_PHASES, "gk_key": 0}
+    return KernelCase(
+        name=name,
+        label=label,
+        sizes=(200, 500, 1000, 2000, 5000),
+        prepare=lambda workdir, smoke: dict(settings),
+        manibo_space=_noncompact_space,
+        geometric_kernels=_noncompact_gk,
+        gk_max_n=2000,
+        homogeneous=settings["kernel_options"]["method"] == "exact",
+        no_naive="a continuous spectrum: no level kernels to stack",
+        note=note,
+    )
+
+
+HYPERBOLIC3 = noncompact_case(
+    "hyperbolic3",
+    "H³ (ball of radius 2)",
+    {"space": "hyperbolic", "dim": 3, "radius": 2.0, "kernel_options": {"method": "exact"}},
+    "volume-uniform points of the geodesic ball of radius 2; manibo evaluates the Matérn kernel "
+    "exactly ((r / sinh r) times a Euclidean Matérn profile), GeometricKernels by 3000 random "
+    "phases with each point's features normalised to unit length",
+)
+SPD2 = noncompact_case(
+    "spd2",
+    "SPD(2) (eigenvalues in [0.001, 5])",
+    {
+        "space": "spd",
+        "n": 2,
+        "eigenvalue_bounds": [1e-3, 5.0],
+        "kernel_options": {"method": "features", "seed": 0},
+    },
+    "volume-uniform points of the eigenvalue box [0.001, 5] (the domain of the S²₊₊ benchmarks); "
+    "both libraries use random phases: manibo 4096 (scrambled Sobol, importance weights), "
+    "GeometricKernels 3000 (rejection sampling, features normalised per point)",
+)
+
+
+# --------------------------------------------------------------------------------------------
 # meshes and graphs: eigenpairs of a sparse Laplacian
 # --------------------------------------------------------------------------------------------
 EIGENPAIRS = 500  # the most eigenpairs compared; the cut is moved down to a whole eigenspace
@@ -610,6 +700,8 @@ CASES = {
         group_case(4, False),
         group_case(5, False),
         group_case(3, True),
+        HYPERBOLIC3,
+        SPD2,
         MESH,
         GRAPH,
     )

@@ -656,7 +656,7 @@ def plot_splits(records, path: Path, methods, metrics, title: str, describe=desc
     size = (4 * len(names), 3 * rows)
     fig, axes = plt.subplots(rows, len(names), figsize=size, constrained_layout=True)
     axes = np.array(axes).reshape(rows, len(names))
-    colours = {"network": "tab:grey", "adgp": "tab:blue", "dgp": "tab:orange"}
+    colours = {"network": "grey", "dropout": "tab:green", "adgp": "tab:blue", "dgp": "tab:orange"}
     for j, name in enumerate(names):
         mine = [r for r in records if r["dataset"] == name]
         for i, metric in enumerate(metrics):

@@ -117,7 +117,39 @@ def kernel_table(data: dict) -> str:
             row += [_cell(gpu_runs[device].get(n)), factor(device_ratios.get((device, n)))]
         rows.append(row)
     notes = _skip_notes(data, present)
-    return table(header, rows) + notes
+    return table(header, rows) + notes + _agreement_notes(data.get("agreement"))
+
+
+def _agreement_notes(agreement: dict | None) -> str:
+    """The Monte Carlo comparison of random-phase kernels with the kernel they estimate."""
+    if not agreement:
+        return ""
+    rows = []
+    labels = {"manibo_features": "manibo features", "geometric_kernels": "GeometricKernels"}
+    for key, label in labels.items():
+        stats = agreement.get(key)
+        if stats:
+            rows.append(
+                [
+                    f"{label} ({stats['num_phases']} phases)",
+                    f"{stats['median_standard_error']:.2g}, {stats['max_standard_error']:.2g}",
+                    difference(stats["max_abs_error"]),
+                    f"{difference(stats['max_abs_error_of_mean'])} "
+                    f"(s.e. ≤ {stats['max_standard_error_of_mean']:.2g})",
+                    f"{100 * stats['fraction_within_3_standard_errors']:.0f}%",
+                ]
+            )
+    header = [
+        f"random phases, {agreement['points']} points, {agreement['manibo_features']['keys']} "
+        "seeds",
+        "standard error of an entry: median, max",
+        "max error, one seed",
+        "max error, mean of the seeds",
+        "entries within 3 s.e.",
+    ]
+    return f"\n\nAgainst the kernel they estimate ({agreement['reference']}):\n\n" + table(
+        header, rows
+    )
 
 
 def _short(name: str) -> str:
@@ -679,6 +711,8 @@ RUN_FILES = (
     "regret_ackley.json",
     "regret_ackley-sphere3_qlognei.json",
     "regret_campaign.json",
+    "regret_campaign_surrogates.json",
+    "regret_geometry.json",
     "regret_mesh.json",
     "regret_graph.json",
 )
@@ -689,6 +723,8 @@ CAMPAIGN = (
     "arm-torus3",
     "orientation-so3",
 )
+#: the problems of the geometry campaign with committed runs (5 + 25 evaluations, 20 seeds)
+GEOMETRY = ("ackley-hyperbolic3", "pose-se3", "orientation-so4")
 
 TABLES: dict[str, Table] = {
     **{
@@ -712,6 +748,20 @@ TABLES: dict[str, Table] = {
             partial(regret_table, problem=problem, checkpoints=(25, 50, 100)),
         )
         for problem in CAMPAIGN
+    },
+    **{
+        f"regret_campaign_surrogates_{problem}": Table(
+            ("regret_campaign_surrogates.json",),
+            partial(regret_table, problem=problem, checkpoints=(25, 50, 100)),
+        )
+        for problem in CAMPAIGN
+    },
+    **{
+        f"regret_geometry_{problem}": Table(
+            ("regret_geometry.json",),
+            partial(regret_table, problem=problem, checkpoints=(10, 20, 30)),
+        )
+        for problem in GEOMETRY
     },
     **{
         f"regret_{name}": Table(

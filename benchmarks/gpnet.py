@@ -105,7 +105,7 @@ def shared_prior(space, kernel, X, Ys, seed=0):
     """Kernel and likelihood fitted by exact marginal likelihood (≤ 1000 points), then frozen."""
     from manibo.models.gpnet import pretrain_hyperparameters
 
-    prior, likelihood = pretrain_hyperparameters(space, kernel.to(X), X, Ys, 1000, seed)
+    prior, likelihood, _, _ = pretrain_hyperparameters(space, kernel.to(X), X, Ys, 1000, seed)
     for p in list(prior.parameters()) + list(likelihood.parameters()):
         p.requires_grad_(False)
     return prior, likelihood

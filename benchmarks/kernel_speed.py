@@ -281,6 +281,114 @@ def run_space(case: KernelCase, args, devices: list[str], gk: Path | None, tmp: 
     }
 
 
+AGREEMENT = {"points": 40, "keys": 5}  # per-key matrices of the Monte Carlo comparison
+SMOKE_AGREEMENT = {"points": 8, "keys": 2}
+
+
+def _reference_matrix(case: KernelCase, settings: dict, x):
+    """The kernel that the random phases estimate, ``(n, n)``, and what it is: manibo's exact
+    kernel on H^d, the independent quadrature on R x H^2 (``manibo.testing.references``) on
+    SPD(2)."""
+    import numpy as np
+    import torch
+
+    from manibo.kernels.spectral import GeometricMaternKernel
+
+    if settings["space"] == "hyperbolic":
+        kernel = GeometricMaternKernel(case.manibo_space(settings), nu=NU, method="exact").double()
+        kernel.lengthscale = LENGTHSCALE
+        with torch.no_grad():
+            return kernel(torch.from_numpy(x)).to_dense().numpy(), "manibo exact kernel"
+    from manibo.testing.references import spd2_kernel
+
+    m = x.reshape(-1, 2, 2)
+    out = np.eye(len(m))
+    for i in range(len(m)):
+        for j in range(i + 1, len(m)):
+            out[i, j] = out[j, i] = spd2_kernel(NU, LENGTHSCALE, m[i], m[j])
+    return out, "quadrature on R x H^2 (manibo.testing.references.spd2_kernel)"
+
+
+def monte_carlo_statistics(stack, reference) -> dict:
+    """How a stack of estimates ``(keys, n, n)`` (one per seed) scatters around ``reference``.
+
+    Over the off-diagonal entries: the standard error of one estimate (the spread over the keys),
+    the error of the first estimate, the error of the mean over the keys against the mean's
+    standard error, and the fraction of entries whose mean lies within 3 standard errors.
+    """
+    import numpy as np
+
+    keys, n = stack.shape[0], stack.shape[-1]
+    off = ~np.eye(n, dtype=bool)
+    spread = stack.std(0, ddof=1)[off]
+    error_one = (stack[0] - reference)[off]
+    error_mean = (stack.mean(0) - reference)[off]
+    se_mean = spread / np.sqrt(keys)
+    return {
+        "keys": keys,
+        "max_standard_error": float(spread.max()),
+        "median_standard_error": float(np.median(spread)),
+        "max_abs_error": float(np.abs(error_one).max()),
+        "max_abs_error_of_mean": float(np.abs(error_mean).max()),
+        "max_standard_error_of_mean": float(se_mean.max()),
+        "fraction_within_3_standard_errors": float(np.mean(np.abs(error_mean) <= 3 * se_mean)),
+    }
+
+
+def random_phase_agreement(case: KernelCase, settings: dict, gk: Path | None, tmp: Path, args):
+    """Both libraries' random-phase estimates against the kernel they estimate, seed by seed.
+
+    manibo: ``method="features"`` with seeds 0..keys-1; GeometricKernels (when available): keys
+    0..keys-1, in its own virtualenv. Returns the statistics of :func:`monte_carlo_statistics`.
+    """
+    import numpy as np
+    import torch
+
+    from manibo.kernels.spectral import GeometricMaternKernel
+
+    size = SMOKE_AGREEMENT if args.smoke else AGREEMENT
+    x = case.sample(size["points"], args.seed + 1, settings)
+    reference, what = _reference_matrix(case, settings, x)
+    estimates = []
+    for key in range(size["keys"]):
+        kernel = GeometricMaternKernel(
+            case.manibo_space(settings), nu=NU, method="features", seed=key
+        ).double()
+        kernel.lengthscale = LENGTHSCALE
+        with torch.no_grad():
+            estimates.append(kernel(torch.from_numpy(x)).to_dense().numpy())
+    result = {
+        "points": size["points"],
+        "reference": what,
+        "manibo_features": {
+            "num_phases": kernel.num_phases,
+            **monte_carlo_statistics(np.stack(estimates), reference),
+        },
+    }
+    if gk is not None:
+        points, out, spec = tmp / "agreement.npy", tmp / "agreement_gk.npy", tmp / "agreement.json"
+        np.save(points, x)
+        write_json(
+            spec,
+            {
+                "points": str(points),
+                "settings": settings,
+                "keys": list(range(size["keys"])),
+                "out": str(out),
+            },
+        )
+        code = (
+            f"import sys; sys.path.insert(0, {str(HERE)!r}); import _kernel_cases; "
+            f"_kernel_cases.gk_random_phase_matrices({str(spec)!r})"
+        )
+        subprocess.run([str(gk), "-c", code], check=True, timeout=WORKER_TIMEOUT_S)
+        result["geometric_kernels"] = {
+            "num_phases": settings["gk_phases"],
+            **monte_carlo_statistics(np.load(out), reference),
+        }
+    return result
+
+
 def describe(run: dict) -> str:
     """One progress line for a finished case."""
     if "error" in run:
@@ -557,6 +665,9 @@ def plot_summary(datasets: list[dict], path: Path) -> None:
 
 def truncation(case: KernelCase, settings: dict) -> str:
     """The shared truncation in words, e.g. ``25 levels`` or ``10 levels = 35 tuples``."""
+    if "kernel_options" in settings:  # non-compact: no levels
+        manibo = settings["kernel_options"]["method"]
+        return f"manibo {manibo}; GeometricKernels {settings['gk_phases']} random phases"
     text = f"{settings['num_levels']} levels"
     if "tuples" in settings:
         text += f" = {settings['tuples']} tuples"
@@ -675,6 +786,10 @@ def main(argv: list[str] | None = None) -> int:
         load_start = load_average()
         with tempfile.TemporaryDirectory(prefix=f"kernel_speed_{name}_") as tmp:
             measured = run_space(case, args, devices, gk, Path(tmp))
+            if "gk_phases" in measured["settings"]:
+                settings = case.prepare(Path(tmp), args.smoke)
+                measured["agreement"] = random_phase_agreement(case, settings, gk, Path(tmp), args)
+                print(f"  {name}: Monte Carlo agreement {json.dumps(measured['agreement'])}")
         settings = measured["settings"]
         data = {
             "benchmark": "kernel_speed",
@@ -716,6 +831,7 @@ def main(argv: list[str] | None = None) -> int:
                 "geometric_kernels": gk_status,
             },
             **{k: measured[k] for k in ("results", "comparisons", "device_ratios", "skipped")},
+            **({"agreement": measured["agreement"]} if "agreement" in measured else {}),
             "load_average_start_end": [load_start, load_average()],
             "targets": check_targets(measured["results"]["cpu"]["manibo"], env),
         }

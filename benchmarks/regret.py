@@ -8,10 +8,18 @@ median and interquartile band.
 
 Methods: ``matern`` (geometric Matérn-5/2 GP, Riemannian acquisition optimisation), ``heat``,
 ``euclidean`` (Matérn-5/2 on ambient coordinates, box L-BFGS-B then projection: GaBO's Euclidean
-baseline), ``chart`` (Matérn-5/2 on latitude/longitude-type charts), ``gpnet`` (a GPNet inference
-network, see ``docs/gpnet.md``), ``random`` (uniform search); any registered surrogate name works.
+baseline), ``chart`` (Matérn-5/2 on latitude/longitude-type charts), ``cholesky`` (SPD problems
+only: the ``euclidean`` GP and BoTorch's L-BFGS-B on the box of Cholesky coordinates of
+:class:`~manibo.problems.spd.CholeskyPullback`, each point evaluated as the SPD matrix
+L Lᵀ), ``gpnet`` (a GPNet inference network, see ``docs/gpnet.md``), ``random`` (uniform
+search); any registered surrogate name works.
+
+Runs are spread over ``--workers`` processes (one thread each) and every finished run is written at
+once to ``<out>/runs``, so a campaign cut short keeps what it finished; ``--report-only`` then
+summarises the stored runs.
 
     python benchmarks/regret.py --problem ackley-sphere5 --seeds 10 --budget 100
+    python benchmarks/regret.py --problems ackley-spd2,ackley-hyperbolic3 --seeds 0-19 --workers 16
     python benchmarks/regret.py --timing           # time per iteration at 100 observations on S²
     python benchmarks/regret.py --smoke            # seconds; used by the test suite
 """
@@ -42,8 +50,13 @@ def run_one(
     acquisition: str,
     out_dir: str,
     fast: bool,
-) -> dict:
+    device: str = "cpu",
+    deadline: float | None = None,
+) -> dict | None:
     """One seeded run; writes and returns its record (values, regret, time per iteration).
+
+    A run still going at ``deadline`` (``time.time()`` seconds) stops between two iterations and
+    returns None, writing nothing.
 
     A record already on disk for the same problem, method, seed, budget, initial design and
     acquisition is returned as it is, so an interrupted or extended benchmark only runs what is
@@ -61,6 +74,11 @@ def run_one(
     from manibo.problems import make_problem
 
     problem = make_problem(problem_name)
+    surrogate = method
+    if method == "cholesky":
+        from manibo.problems.spd import CholeskyPullback
+
+        problem, surrogate = CholeskyPullback(problem), "euclidean"
     start = time.perf_counter()
     if method == "random":
         design = problem.space.random(initial, generator=torch.Generator().manual_seed(seed))
@@ -77,19 +95,26 @@ def run_one(
         )
         opt = BayesianOptimizer(
             problem.space,
-            surrogate=method,
+            surrogate=surrogate,
             acquisition=acquisition,
             initial_design=initial,
             seed=seed,
             # GaBO's Euclidean baseline: a box optimiser, then projection onto the space (finite
             # spaces are enumerated whatever the surrogate)
             optimizer="projection"
-            if method == "euclidean" and not problem.space.is_discrete
+            if surrogate == "euclidean" and not problem.space.is_discrete
             else "riemannian",
+            device=device,
             **options,
         )
+        if method == "cholesky":  # the SPD methods' initial design, in Cholesky coordinates
+            generator = torch.Generator().manual_seed(seed)
+            design = problem.coordinates(problem.problem.space.random(initial, generator=generator))
+            opt.tell(design, problem.evaluate_true(design))
         iteration_seconds = []
         while len(opt.history) < budget:
+            if deadline is not None and time.time() > deadline:
+                return None
             t0 = time.perf_counter()
             x = opt.ask()
             if len(opt.history) >= initial:
@@ -124,12 +149,17 @@ def _applicable(problems: list[str], methods: list[str]) -> list[tuple[str, str]
     are reported and left out (VISH needs a sphere, the ambient GP coordinates)."""
     from manibo.models import unsupported_reason
     from manibo.problems import make_problem
+    from manibo.spaces import SymmetricPositiveDefinite
 
     pairs = []
     for problem in problems:
         space = make_problem(problem).space
         for method in methods:
-            reason = None if method == "random" else unsupported_reason(method, space)
+            if method == "cholesky":
+                spd = isinstance(space, SymmetricPositiveDefinite)
+                reason = None if spd else "the Cholesky baseline needs an SPD problem"
+            else:
+                reason = None if method == "random" else unsupported_reason(method, space)
             if reason is None:
                 pairs.append((problem, method))
             else:
@@ -161,8 +191,8 @@ def _utc(seconds: float) -> str:
 
 def _stored_record(job: tuple) -> dict | None:
     """The stored record of a job ``(problem, method, seed, budget, initial, acquisition, out,
-    smoke)``, or None when it has not been run."""
-    problem, method, seed, budget, initial, acquisition, out_dir, fast = job
+    smoke, device, deadline)``, or None when it has not been run."""
+    problem, method, seed, budget, initial, acquisition, out_dir, fast = job[:8]
     return _cached_record(
         _record_path(out_dir, problem, method, seed), budget, initial, acquisition, fast
     )
@@ -286,6 +316,18 @@ def timing(out: Path, observations: int = 100, repeats: int = 3) -> dict:
     return data
 
 
+def seed_list(text: str) -> list[int]:
+    """``"20"`` → seeds 0..19; ``"5-9"`` → seeds 5..9."""
+    first, dash, last = text.partition("-")
+    try:
+        seeds = list(range(int(first), int(last) + 1)) if dash else list(range(int(text)))
+    except ValueError:
+        seeds = []
+    if not seeds:
+        raise argparse.ArgumentTypeError(f"expected a count N or a range a-b, got {text!r}")
+    return seeds
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -293,8 +335,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--problem", action="append", help="problem name (repeatable); default ackley-sphere5"
     )
+    parser.add_argument("--problems", help="comma-separated problem names (with --problem)")
     parser.add_argument("--methods", default="matern,euclidean,random")
-    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument(
+        "--seeds", type=seed_list, default="10", help="a count N (seeds 0..N-1) or a range a-b"
+    )
+    parser.add_argument("--device", default="cpu", help="where the surrogates are fitted")
+    parser.add_argument(
+        "--stop-after",
+        type=float,
+        help="seconds: runs unfinished by then stop and are left out; the summary is written",
+    )
     parser.add_argument("--budget", type=int, default=100)
     parser.add_argument("--initial", type=int, default=5)
     parser.add_argument("--acquisition", default="logei")
@@ -317,26 +368,33 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(data["results"], indent=2))
         return 0
     load_at_start = load_average()
-    problems = args.problem or ["ackley-sphere5"]
+    problems = (args.problem or []) + (args.problems.split(",") if args.problems else [])
+    problems = problems or ["ackley-sphere5"]
     methods = args.methods.split(",")
     if args.smoke:
-        args.seeds, args.budget, args.initial, args.workers = 2, 8, 3, 1
+        args.seeds, args.budget, args.initial, args.workers = [0, 1], 8, 3, 1
         checkpoints = [5, 8]
     else:
         checkpoints = [int(c) for c in args.checkpoints.split(",")]
     pairs = _applicable(problems, methods)
+    deadline = None if args.stop_after is None else time.time() + args.stop_after
     jobs = [  # seed-major, so that an interrupted campaign leaves every method with equal seeds
         (p, m, s, args.budget, args.initial, args.acquisition, str(args.out), args.smoke)
-        for s in range(args.seeds)
+        + (args.device, deadline)
+        for s in args.seeds
         for p, m in pairs
     ]
     if args.report_only:
-        records = [r for r in map(_stored_record, jobs) if r is not None]
+        records = list(map(_stored_record, jobs))
     elif args.workers > 1:
         with ProcessPoolExecutor(args.workers) as pool:
             records = list(pool.map(run_one, *zip(*jobs, strict=True)))
     else:
         records = [run_one(*job) for job in jobs]
+    missing = sum(r is None for r in records)
+    records = [r for r in records if r is not None]
+    if missing:
+        print(f"{missing} of {len(jobs)} runs are missing (not run, or stopped by --stop-after)")
     summary = {
         "environment": environment("cpu"),
         "load_average_start": load_at_start,
@@ -347,6 +405,8 @@ def main(argv: list[str] | None = None) -> int:
         summary.update(_runs_provenance(records))
     for p in problems:
         mine = [r for r in records if r["problem"] == p]
+        if not mine:
+            continue
         summary["problems"][p] = {"table": summarise(mine, checkpoints), "runs": mine}
         plot(
             mine,

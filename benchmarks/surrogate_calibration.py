@@ -21,7 +21,9 @@ where that run searched, as a surrogate's data do in Bayesian optimisation.
 
 An acquisition such as LogEI trusts the posterior's standard deviation to decide where to
 explore, so an overconfident surrogate stops exploring. Writes ``surrogate_calibration.json`` and
-``surrogate_calibration.png`` to ``--out``.
+``surrogate_calibration.png`` to ``--out``; every method's record of every problem and seed (and
+the design's training points) is kept under ``--out/runs`` and reused, so an interrupted run
+resumes where it stopped.
 
     python benchmarks/surrogate_calibration.py
     python benchmarks/surrogate_calibration.py --design bo:adgp --out results/calibration_bo
@@ -31,6 +33,7 @@ explore, so an overconfident surrogate stops exploring. Writes ``surrogate_calib
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import statistics
 import sys
@@ -85,9 +88,22 @@ def training_points(problem, design: str, n: int, seed: int):
 
 
 def run_case(
-    problem_name: str, seed: int, methods, n: int, test_points: int, design: str
+    problem_name: str,
+    seed: int,
+    methods,
+    n: int,
+    test_points: int,
+    design: str,
+    out: Path | None = None,
+    stored_only: bool = False,
 ) -> list[dict]:
-    """Every method on one problem and seed; one record per method."""
+    """Every method on one problem and seed; one record per method.
+
+    With ``out``, each method's record is stored under ``out/runs`` (and the design's training
+    points beside them) and reused by a later call with the same problem, seed, design, ``n`` and
+    test points, so an interrupted run resumes and a method can be added without rerunning the
+    design's Bayesian optimisation. ``stored_only``: return the stored records, run nothing.
+    """
     import torch
 
     from manibo.models import build_surrogate
@@ -96,13 +112,32 @@ def run_case(
     torch.set_num_threads(1)
     problem = make_problem(problem_name)
     space = problem.space
-    X = training_points(problem, design, n, seed)
+    tag = f"{problem_name}_{design.replace(':', '-')}_n{n}_t{test_points}_seed{seed}"
+    runs = None if out is None else out / "runs"
+    stored = {}
+    if runs is not None:
+        for method in methods:
+            path = runs / f"{tag}_{method}.json"
+            if path.exists():
+                stored[method] = json.loads(path.read_text())
+    if stored_only or len(stored) == len(methods):
+        return [stored[m] for m in methods if m in stored]
+    design_path = None if runs is None else runs / f"{tag}_design.json"
+    if design_path is not None and design_path.exists():
+        X = torch.tensor(json.loads(design_path.read_text())["X"], dtype=torch.float64)
+    else:
+        X = training_points(problem, design, n, seed)
+        if design_path is not None:
+            common.write_json(design_path, {"X": X.tolist()})
     Y = problem.evaluate_true(X).reshape(-1, 1)
     test = space.random(test_points, generator=torch.Generator().manual_seed(1_000_003 + seed))
     truth = problem.evaluate_true(test)
     scale = float(Y.std())
     records = []
     for method in methods:
+        if method in stored:
+            records.append(stored[method])
+            continue
         torch.manual_seed(seed)
         start = time.perf_counter()
         model = build_surrogate(method, space, X, Y)
@@ -120,8 +155,11 @@ def run_case(
                 "test_points": test_points,
                 **calibration(mean, sd, truth, scale),
                 "seconds": time.perf_counter() - start,
+                "load_average_end": common.load_average(),
             }
         )
+        if runs is not None:
+            common.write_json(runs / f"{tag}_{method}.json", records[-1])
         print(
             f"{problem_name} seed {seed} {method:7s} coverage {records[-1]['coverage']:.3f} "
             f"sd/error {records[-1]['sd_over_error']:.3g} NLPD {records[-1]['nlpd']:.3g}",
@@ -182,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--smoke", action="store_true", help="tiny sizes for the test suite")
+    parser.add_argument(
+        "--report-only", action="store_true", help="summarise the stored records, running nothing"
+    )
     args = parser.parse_args(argv)
     problems = tuple(args.problem or PROBLEMS)
     methods = tuple(args.methods.split(","))
@@ -190,16 +231,28 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         problems, methods = ("ackley-sphere2",), ("matern", "adgp")
         args.seeds, args.n, args.test_points = 1, 8, 200
+    args.out.mkdir(parents=True, exist_ok=True)
     env = common.environment("cpu")
     load_start = common.load_average()
     records = [
         record
+        for seed in range(args.seeds)  # seed-major: a partial run covers every problem
         for problem in problems
-        for seed in range(args.seeds)
-        for record in run_case(problem, seed, methods, args.n, args.test_points, args.design)
+        for record in run_case(
+            problem,
+            seed,
+            methods,
+            args.n,
+            args.test_points,
+            args.design,
+            args.out,
+            args.report_only,
+        )
     ]
     table = summarise(records, problems, methods)
     load_end = common.load_average()
+    seeds = sorted({r["seed"] for r in records})
+    loads = [r["load_average_end"][0] for r in records if r.get("load_average_end")]
     summary = {
         "environment": env,
         "config": {
@@ -213,14 +266,19 @@ def main(argv: list[str] | None = None) -> int:
         },
         "load_average_start": load_start,
         "load_average_end": load_end,
+        "load_average_records_1_min": [min(loads), max(loads)] if loads else None,
+        "seeds_measured": seeds,
         "table": table,
         "records": records,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
     common.write_json(args.out / "surrogate_calibration.json", summary)
+    measured = f"{len(seeds)} seeds" + (
+        f" (seeds {', '.join(map(str, seeds))} of {args.seeds})" if len(seeds) < args.seeds else ""
+    )
+    load = f"cases ended at load average {min(loads):g}-{max(loads):g}; " if loads else ""
     title = (
-        f"{args.n} training points ({args.design}), median over {args.seeds} seeds, "
-        f"{args.test_points} test points\n"
+        f"{args.n} training points ({args.design}), median over {measured}, "
+        f"{args.test_points} test points\n{load}"
         + common.run_title(env, ["cpu"], (load_start, load_end), args.smoke)
     )
     plot(table, title, args.out / "surrogate_calibration.png")

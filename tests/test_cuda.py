@@ -513,3 +513,23 @@ def test_characters_on_cuda(device="cuda"):
             on_device.cpu(), space.spectral_sum(weights.cpu(), x[:4].cpu(), x.cpu()), atol=1e-10
         )
     test_triangular_solve_and_recurrence_give_the_same_polynomials()
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["ackley-spd2", "styblinski-tang-spd2", "rosenbrock-hyperbolic3", "ackley-hyperbolic3"],
+)
+def test_noncompact_problems_cuda(name, device="cuda"):
+    from manibo.problems import make_problem
+    from manibo.problems.spd import CholeskyPullback
+
+    problem = make_problem(name)
+    x = problem.space.random(64, generator=torch.Generator().manual_seed(0))
+    on_device = problem.evaluate_true(x.to(device))
+    assert on_device.device.type == device
+    assert torch.allclose(on_device.cpu(), problem.evaluate_true(x), rtol=1e-10, atol=1e-10)
+    if name.endswith("spd2"):
+        pulled = CholeskyPullback(problem)
+        coords = pulled.space.random(16, generator=torch.Generator().manual_seed(1))
+        values = pulled.evaluate_true(coords.to(device))
+        assert torch.allclose(values.cpu(), pulled.evaluate_true(coords), rtol=1e-10, atol=1e-10)

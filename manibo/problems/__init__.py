@@ -4,7 +4,15 @@
 ``available_problems()`` lists the names, plug-ins included.
 """
 
-from manibo.problems import discrete, pose, rotation, sphere, torus  # noqa: F401  (registrations)
+from manibo.problems import (  # noqa: F401  (registrations)
+    discrete,
+    hyperbolic,
+    pose,
+    rotation,
+    spd,
+    sphere,
+    torus,
+)
 from manibo.problems.base import SpaceProblem
 from manibo.problems.registry import available_problems, make_problem, register_problem
 

@@ -72,7 +72,9 @@ def make_problem(name: str, noise_std: float = 0.0) -> SpaceProblem:
     Args:
         name: a single problem (``orientation-so3``, ``bumps-mesh``, ``bumps-graph``) or a member
             of a family (``ackley-sphere5``, ``rosenbrock-sphere3``, ``styblinski-tang-sphere2``,
-            ``product-of-sines-sphere3``, ``arm-torus3``); :func:`available_problems` lists them.
+            ``product-of-sines-sphere3``, ``arm-torus3``, ``ackley-spd2``,
+            ``rosenbrock-hyperbolic3``, ``orientation-so4``); :func:`available_problems` lists
+            them.
         noise_std: standard deviation of the Gaussian noise added to observations.
 
     Raises:

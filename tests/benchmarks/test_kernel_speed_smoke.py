@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -109,3 +110,30 @@ def test_gpu_results_give_ratios_figure_and_table_columns(smoke, tmp_path):
     assert (tmp_path / "gpu.png").stat().st_size > 10_000
     markdown = doc_tables.kernel_table(data)
     assert "manibo CUDA" in markdown.splitlines()[0] and "| 2.0× |" in markdown
+
+
+@pytest.mark.parametrize("space", ["hyperbolic3", "spd2"])
+def test_random_phases_are_compared_with_the_kernel_they_estimate(smoke, space):
+    agreement = _load(smoke, space)["agreement"]
+    assert agreement["points"] == kernel_speed.SMOKE_AGREEMENT["points"]
+    stats = agreement["manibo_features"]
+    assert stats["num_phases"] == 4096 and stats["keys"] == 2
+    # 4096 phases on these domains: errors of a few hundredths (documented), not of order 1
+    assert 0 < stats["max_abs_error"] < 0.1 and 0 < stats["max_standard_error"] < 0.1
+    assert "geometric_kernels" not in agreement  # not in smoke runs
+
+
+def test_monte_carlo_statistics_closed_form():
+    reference = np.zeros((3, 3))
+    offsets = np.array([0.1, -0.1, 0.3])  # three keys: mean 0.1, sample std 0.2
+    stack = reference + offsets[:, None, None]
+    stats = kernel_speed.monte_carlo_statistics(stack, reference)
+    assert stats["keys"] == 3
+    assert stats["max_standard_error"] == pytest.approx(0.2)
+    assert stats["max_abs_error"] == pytest.approx(0.1)
+    assert stats["max_abs_error_of_mean"] == pytest.approx(0.1)
+    assert stats["max_standard_error_of_mean"] == pytest.approx(0.2 / np.sqrt(3))
+    assert stats["fraction_within_3_standard_errors"] == 1.0
+    stack[:, 0, 1] += 1.0  # one entry far off, with the same spread
+    stats = kernel_speed.monte_carlo_statistics(stack, reference)
+    assert stats["fraction_within_3_standard_errors"] == pytest.approx(5 / 6)

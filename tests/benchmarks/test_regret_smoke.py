@@ -1,9 +1,12 @@
 """The regret benchmark runs at smoke size and writes its JSON and PNG."""
 
+import argparse
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 SCRIPT = Path(__file__).parents[2] / "benchmarks" / "regret.py"
 
@@ -52,3 +55,47 @@ def test_regret_smoke(tmp_path):
     models = [r["cpu_model"] for r in report["problems"]["ackley-sphere2"]["runs"]]
     assert all(models) and sum(report["cpu_models_runs"].values()) == len(finished)
     assert report["cpu_models_runs"] == {m: models.count(m) for m in set(models)}
+
+
+def test_cholesky_baseline_and_seed_ranges(tmp_path):
+    command = [sys.executable, str(SCRIPT), "--smoke", "--problems", "ackley-spd2,ackley-sphere2"]
+    command += ["--methods", "cholesky,random", "--out", str(tmp_path)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "skipped cholesky on ackley-sphere2: the Cholesky baseline needs an SPD problem" in (
+        result.stdout
+    )
+    runs = json.loads((tmp_path / "regret_summary.json").read_text())["problems"]["ackley-spd2"]
+    firsts = {r["method"]: r for r in runs["runs"] if r["seed"] == 1}
+    assert set(firsts) == {"cholesky", "random"}
+    # the Cholesky runs are scored on the SPD problem: regret from the same optimum 0 at 2I
+    assert firsts["cholesky"]["optimal_value"] == 0.0
+    assert min(firsts["cholesky"]["values"]) >= 0.0
+    # the same initial design as the methods on the SPD space (up to the rounding of L Lᵀ)
+    first, other = firsts["cholesky"]["values"][:3], firsts["random"]["values"][:3]
+    assert first == pytest.approx(other, rel=1e-9, abs=1e-12)
+    assert len(firsts["cholesky"]["simple_regret"]) == 8
+
+
+def test_seed_list():
+    sys.path.insert(0, str(SCRIPT.parent))
+    from regret import seed_list
+
+    assert seed_list("3") == [0, 1, 2]
+    assert seed_list("0-19") == list(range(20))
+    with pytest.raises(argparse.ArgumentTypeError, match="a count N or a range"):
+        seed_list("5-2")
+
+
+def test_stop_after_leaves_unfinished_runs_out(tmp_path):
+    command = [sys.executable, str(SCRIPT), "--smoke", "--problem", "ackley-sphere2"]
+    command += ["--methods", "matern,random", "--stop-after", "0", "--out", str(tmp_path)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "2 of 4 runs are missing" in result.stdout  # the GP runs; random search has no loop
+    runs = json.loads((tmp_path / "regret_summary.json").read_text())["problems"]
+    assert {r["method"] for r in runs["ackley-sphere2"]["runs"]} == {"random"}
+    assert sorted(p.name for p in (tmp_path / "runs").glob("*.json")) == [
+        "ackley-sphere2_random_seed0.json",
+        "ackley-sphere2_random_seed1.json",
+    ]

@@ -12,14 +12,15 @@ from manibo.models.registry import register_surrogate
 #: Defaults of the ``"adgp"`` surrogate: a small network and short training, so that one Bayesian
 #: optimisation iteration costs seconds on a CPU (measured in ``docs/adgp.md``).
 SURROGATE_DEFAULTS = {
-    "num_layers": 3,
-    "num_units": 32,
+    "num_layers": 1,
+    "num_units": 128,
     "network_epochs": 100,
     "network_lr": 1e-2,
-    "elbo_epochs": 30,
+    "elbo_epochs": 100,
     "num_samples": 2,
+    "stage_two_objective": "predictive",
     "warm_network_epochs": 30,
-    "warm_elbo_epochs": 10,
+    "warm_elbo_epochs": 30,
 }
 
 

@@ -17,7 +17,7 @@ from manibo.models.gpnet.measurement import MeasurementDistribution
 from manibo.models.gpnet.mirror_descent import beta_schedule, conjugate_target, tempered_prior
 from manibo.models.gpnet.model import GPNetModel
 from manibo.models.gpnet.networks import BayesianLinearNetwork
-from manibo.models.gpnet.pretrain import pretrain_hyperparameters
+from manibo.models.gpnet.pretrain import PretrainedPrior, pretrain_hyperparameters
 from manibo.models.gpnet.surrogate import build_network, default_kernel, gpnet_surrogate
 from manibo.models.gpnet.trainer import GPNet, StepResult
 
@@ -28,6 +28,7 @@ __all__ = [
     "HarmonicFeatures",
     "MLPFeatures",
     "MeasurementDistribution",
+    "PretrainedPrior",
     "RandomFourierFeatures",
     "RandomPhaseFeatures",
     "StepResult",

@@ -46,6 +46,12 @@ class GPNetModel(TransformedTrainingInputs, Model, FantasizeMixin):
         outcome_transform: the fitted transform its training targets went through (e.g.
             ``Standardize``, in eval mode), undone on every posterior; None if the targets were raw.
         input_transform: a BoTorch input transform applied to every input, or None.
+        prior_mean: constant mean :math:`c` of the prior, in the units of the training targets
+            after ``outcome_transform``. GPNet's prior has mean zero: a network trained on the
+            targets minus :math:`c` (e.g. the constant fitted by
+            :func:`~manibo.models.gpnet.pretrain_hyperparameters`) models
+            :math:`f = c + \phi^\top w`, and the posterior and the conditioning add :math:`c`
+            back. Default 0.
     """
 
     def __init__(
@@ -53,6 +59,7 @@ class GPNetModel(TransformedTrainingInputs, Model, FantasizeMixin):
         gpnet: GPNet,
         outcome_transform: OutcomeTransform | None = None,
         input_transform: InputTransform | None = None,
+        prior_mean: float | Tensor = 0.0,
     ) -> None:
         super().__init__()
         if not isinstance(gpnet.likelihood, GaussianLikelihood) or gpnet.network.num_latents != 1:
@@ -66,6 +73,12 @@ class GPNetModel(TransformedTrainingInputs, Model, FantasizeMixin):
         network = gpnet.network
         self.register_buffer("weight_mean", network.weight_mean.detach()[0].clone())
         self.register_buffer("weight_root", network.scale_tril().detach()[0].clone())
+        prior_mean = torch.as_tensor(prior_mean).detach().to(self.weight_mean)
+        if prior_mean.numel() != 1 or not bool(torch.isfinite(prior_mean).all()):
+            raise ConfigurationError(
+                f"`prior_mean` must be one finite number, got {prior_mean.tolist()!r}."
+            )
+        self.register_buffer("prior_mean", prior_mean.reshape(()))
         if outcome_transform is not None:
             self.outcome_transform = outcome_transform.eval()
         input_transform = checked_input_transform(input_transform)
@@ -122,7 +135,7 @@ class GPNetModel(TransformedTrainingInputs, Model, FantasizeMixin):
         self.eval()
         X = self.transform_inputs(X)
         phi = self._features(X)
-        mean = (phi @ self.weight_mean.unsqueeze(-1)).squeeze(-1)
+        mean = (phi @ self.weight_mean.unsqueeze(-1)).squeeze(-1) + self.prior_mean
         root = phi @ self.weight_root
         cov = add_jitter(root @ root.transpose(-1, -2), self.gpnet.jitter(X.dtype))
         mean, cov = torch.broadcast_tensors(mean.unsqueeze(-1), cov)
@@ -177,7 +190,8 @@ class GPNetModel(TransformedTrainingInputs, Model, FantasizeMixin):
         scaled = B / variance.unsqueeze(-1)  # D^-1 B
         eye = torch.eye(B.shape[-1], dtype=B.dtype, device=B.device)
         chol = torch.linalg.cholesky(eye + B.transpose(-1, -2) @ scaled)
-        residual = Y[..., 0] - (phi @ self.weight_mean.unsqueeze(-1)).squeeze(-1)
+        prediction = (phi @ self.weight_mean.unsqueeze(-1)).squeeze(-1) + self.prior_mean
+        residual = Y[..., 0] - prediction
         rhs = (scaled.transpose(-1, -2) @ residual.unsqueeze(-1)).squeeze(-1)
         solved = torch.cholesky_solve(rhs.unsqueeze(-1), chol).squeeze(-1)
         mean = self.weight_mean + (self.weight_root @ solved.unsqueeze(-1)).squeeze(-1)

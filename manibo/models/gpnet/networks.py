@@ -66,6 +66,26 @@ class BayesianLinearNetwork(nn.Module):
         diagonal = nn.functional.softplus(raw.diagonal(dim1=-2, dim2=-1))
         return torch.tril(raw, diagonal=-1) + torch.diag_embed(diagonal)
 
+    @torch.no_grad()
+    def set_posterior(self, mean: Tensor, scale_tril: Tensor) -> None:
+        """Set the weights' distribution: means ``(C, F)``, and one lower Cholesky factor with a
+        positive diagonal, ``(F, F)`` (shared by the latents) or ``(C, F, F)``."""
+        shape = self.raw_scale_tril.shape
+        if mean.shape != self.weight_mean.shape or scale_tril.shape not in (shape, shape[1:]):
+            raise ConfigurationError(
+                f"`mean` must have shape {tuple(self.weight_mean.shape)} and `scale_tril` "
+                f"{tuple(shape[1:])} or {tuple(shape)}, got {tuple(mean.shape)} and "
+                f"{tuple(scale_tril.shape)}."
+            )
+        diagonal = scale_tril.diagonal(dim1=-2, dim2=-1)
+        if not bool((diagonal > 0).all()):
+            raise ConfigurationError("`scale_tril` must have a positive diagonal.")
+        raw = torch.tril(scale_tril, diagonal=-1) + torch.diag_embed(
+            diagonal + torch.log(-torch.expm1(-diagonal))  # inverse softplus
+        )
+        self.weight_mean.copy_(mean)
+        self.raw_scale_tril.copy_(raw.expand(shape))
+
     def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
         r"""Mean and covariance root at ``P`` points: :math:`\mathrm{Cov}_c = R_c R_c^\top`.
 

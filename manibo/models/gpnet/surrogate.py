@@ -134,6 +134,7 @@ def gpnet_surrogate(
     max_features: int = 128,
     num_phases: int = 32,
     pretrain_points: int = 1000,
+    start_at_posterior: bool = True,
     seed: int = 0,
     outcome_transform: OutcomeTransformArg = DEFAULT,
     input_transform: InputTransform | None = None,
@@ -142,12 +143,14 @@ def gpnet_surrogate(
 
     Outcomes go through ``outcome_transform`` (default BoTorch's ``Standardize``). The prior
     (:func:`default_kernel`, truncated to ``max_features`` eigenfunctions on compact spaces when the
-    network is harmonic) and the noise are fitted by exact marginal likelihood on at most
-    ``pretrain_points`` points and then fixed (the official pretrained setting). The network
-    (:func:`build_network`) is trained by ``num_iterations`` GPNet iterations on minibatches of
-    ``batch_size`` with ``num_measurement`` measurement points from ``c(x)`` (``uniform_fraction``
-    uniform on the space, the rest training inputs with tangent noise of standard deviation
-    lengthscale/sqrt(2)).
+    network is harmonic), its constant mean and the noise are fitted by exact marginal likelihood on
+    at most ``pretrain_points`` points and then fixed (the official pretrained setting). The
+    network (:func:`build_network`) models the targets minus that mean (:class:`GPNetModel`'s
+    ``prior_mean`` adds it back). It starts at the exact posterior of its prior on the pretraining
+    points (``start_at_posterior``; at the prior otherwise) and is trained by ``num_iterations``
+    GPNet iterations on minibatches of ``batch_size`` with ``num_measurement`` measurement points
+    from ``c(x)`` (``uniform_fraction`` uniform on the space, the rest training inputs with
+    tangent noise of standard deviation lengthscale/sqrt(2)).
 
     Cost: per iteration a forward and backward pass of the network at ``n + M`` points
     (``O((n + M) F^2)``) and Cholesky factors of ``(n + M)``-square matrices; nothing grows with
@@ -173,6 +176,9 @@ def gpnet_surrogate(
         max_features: feature budget (harmonic, rff).
         num_phases: phases per level (random-phase).
         pretrain_points: subset size for the hyperparameters.
+        start_at_posterior: start the network at the exact posterior of its prior on the
+            pretraining subset (:meth:`~manibo.models.gpnet.GPNet.start_at_posterior`) instead of
+            at the prior.
         seed: seed of everything random.
         outcome_transform: BoTorch outcome transform (default ``Standardize(m=1)``; None: none).
         input_transform: BoTorch input transform whose outputs lie on ``space`` (for example
@@ -184,13 +190,18 @@ def gpnet_surrogate(
     X = transformed_training_inputs(train_X, input_transform)
     harmonic = network == "harmonic" or (network == "auto" and isinstance(space, CompactSpace))
     kernel = default_kernel(space, nu, max_features if harmonic else None).to(X)
-    prior, likelihood = pretrain_hyperparameters(space, kernel, X, Y, pretrain_points, seed)
+    prior, likelihood, mean, rows = pretrain_hyperparameters(
+        space, kernel, X, Y, pretrain_points, seed
+    )
+    Y = Y - mean  # the network's prior has mean zero; GPNetModel adds the mean back
     net = build_network(network, space, prior, max_features, num_phases, seed=seed)
     if xi is None:
         xi = 0.0 if X.shape[0] <= batch_size else 0.1
-    gpnet = GPNet(space, net, prior, likelihood, beta0=beta0, xi=xi, lr=lr)
+    gpnet = GPNet(space, net, prior, likelihood, beta0=beta0, xi=xi, lr=lr).to(X)
+    if start_at_posterior:
+        gpnet.start_at_posterior(X[rows], Y[rows])
     measurement = MeasurementDistribution(
         space, X, uniform_fraction, _measurement_noise(prior, space)
     )
     gpnet.fit(X, Y, num_iterations, batch_size, num_measurement, measurement, seed=seed)
-    return GPNetModel(gpnet, outcome_transform, input_transform).to(train_X)
+    return GPNetModel(gpnet, outcome_transform, input_transform, prior_mean=mean).to(train_X)

@@ -24,7 +24,7 @@ from manibo.optim import LBFGSOptions, optimize_acqf_on_space
 from manibo.spaces import Box, Sphere
 
 
-def _model(dtype=torch.float64, device="cpu"):
+def _model(dtype=torch.float64, device="cpu", prior_mean=0.0):
     space = Sphere(2)
     kernel = ScaleKernel(GeometricMaternKernel(space, nu=2.5, num_levels=4)).to(dtype)
     likelihood = GaussianLikelihood().to(dtype)
@@ -38,12 +38,16 @@ def _model(dtype=torch.float64, device="cpu"):
     standardize = Standardize(m=1)
     standardize(torch.tensor([[1.0], [4.0], [7.0]], dtype=dtype, device=device))
     standardize.eval()
-    return space, GPNetModel(gpnet, standardize).to(device=device, dtype=dtype)
+    model = GPNetModel(gpnet, standardize, prior_mean=prior_mean)
+    return space, model.to(device=device, dtype=dtype)
 
 
-@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
-def test_posterior_is_the_networks_joint_gaussian_in_original_units(dtype, device="cpu"):
-    space, model = _model(dtype, device)
+@pytest.mark.parametrize("dtype, prior_mean", [(torch.float64, 0.0), (torch.float32, 0.7)])
+def test_posterior_is_the_networks_joint_gaussian_in_original_units(
+    dtype, prior_mean, device="cpu"
+):
+    """Mean ``4 + 3 (phi m + c)``: the prior mean ``c`` is in standardised units."""
+    space, model = _model(dtype, device, prior_mean)
     X = space.random(6, generator=torch.Generator().manual_seed(1), dtype=dtype).to(device)
     X = X.reshape(2, 3, 3)
     posterior = model.posterior(X)
@@ -56,7 +60,8 @@ def test_posterior_is_the_networks_joint_gaussian_in_original_units(dtype, devic
         eye = torch.eye(3, dtype=dtype, device=device)
         cov = std**2 * (root[..., 0, :, :] @ root[..., 0, :, :].mT + jitter * eye)
         tol = 1e-9 if dtype == torch.float64 else 1e-3
-        assert torch.allclose(posterior.mean[..., 0], 4.0 + std * mean[..., 0, :], atol=tol)
+        expected = 4.0 + std * (mean[..., 0, :] + prior_mean)
+        assert torch.allclose(posterior.mean[..., 0], expected, atol=tol)
         assert torch.allclose(posterior.distribution.covariance_matrix, cov, atol=tol)
         noisy = model.posterior(X, observation_noise=True).distribution.covariance_matrix
         assert torch.allclose(noisy - cov, std**2 * 0.1 * eye, atol=tol * 10)
@@ -72,12 +77,13 @@ def test_posterior_is_the_networks_joint_gaussian_in_original_units(dtype, devic
 
 
 @torch.no_grad()
-def test_conditioning_is_gp_conditioning_of_the_networks_joint_posterior():
+@pytest.mark.parametrize("prior_mean", [0.0, -1.3])
+def test_conditioning_is_gp_conditioning_of_the_networks_joint_posterior(prior_mean):
     """The weight-space update equals Gaussian conditioning in function space: with the joint
     posterior K over test and new points (jitter included) and noise s^2 sigma^2 in data units,
     mean mu_t + K_tn (K_nn + s^2 sigma^2 I)^-1 (y - mu_n) and covariance K_tt - K_tn (...)^-1 K_nt;
-    a batch of fantasies conditions each member alike."""
-    space, model = _model()
+    a batch of fantasies conditions each member alike (mu includes the prior mean)."""
+    space, model = _model(prior_mean=prior_mean)
     gen = torch.Generator().manual_seed(3)
     X_test, X_new = space.random(4, generator=gen), space.random(3, generator=gen)
     Y_new = torch.randn(2, 3, 1, generator=gen, dtype=torch.float64) + 4.0
@@ -96,6 +102,29 @@ def test_conditioning_is_gp_conditioning_of_the_networks_joint_posterior():
     assert torch.allclose(posterior.distribution.covariance_matrix[0], covariance, atol=1e-9)
 
 
+def test_surrogate_reverts_to_the_fitted_constant_mean_away_from_its_data():
+    """Points on a cap where a bowl-shaped function is low (as a BO run gathers them): far from
+    the cap the surrogate predicts like the exact Matérn GP with its fitted constant mean, 3.2
+    standard deviations of the observations above their average, to which a zero prior mean on
+    standardised targets would revert. The outcome transform is left as fitted."""
+    space = Sphere(2)
+    points = space.random(3000, generator=torch.Generator().manual_seed(4))
+    X, far = points[points[:, 2] > 0.6][:30], points[points[:, 2] < -0.5][:200]
+
+    def f(x):
+        return 1 - torch.exp(-4 * (1 - x[:, 2:])) + 0.1 * torch.sin(3 * x[:, :1])
+
+    Y = f(X)
+    model = build_surrogate("gpnet", space, X, Y, num_iterations=50)
+    exact = build_surrogate("matern", space, X, Y)
+    assert torch.allclose(model.outcome_transform.means, Y.mean(0, keepdim=True))
+    with torch.no_grad():
+        mean, reference = model.posterior(far).mean, exact.posterior(far).mean
+    std = float(Y.std())
+    assert float((mean - Y.mean()).mean()) > 2.5 * std
+    assert float((mean - reference).abs().mean()) < 0.3 * std  # 0.14 (128 of its features)
+
+
 def test_posterior_errors():
     space, model = _model()
     with pytest.raises(InputDataError, match="output_indices"):
@@ -106,6 +135,8 @@ def test_posterior_errors():
     classifier = GPNet(space, gpnet.network, gpnet.kernel, BernoulliLikelihood())
     with pytest.raises(ConfigurationError, match="Gaussian likelihood and one latent"):
         GPNetModel(classifier)
+    with pytest.raises(ConfigurationError, match="prior_mean"):
+        GPNetModel(gpnet, prior_mean=float("nan"))
     with pytest.raises(ConfigurationError, match="unknown network"):
         build_network("resnet", space, gpnet.kernel)
 

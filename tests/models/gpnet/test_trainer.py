@@ -203,6 +203,33 @@ def test_conjugate_gpnet_converges_to_the_exact_posterior(dtype, device="cpu"):
     assert mean_error < tol and var_error < tol
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_start_at_posterior_is_the_exact_posterior_without_any_iteration(dtype, device="cpu"):
+    """The closed-form start of a harmonic network equals the dense exact GP posterior (its
+    kernel is the truncated prior, so the start is the fixed point of the iterations)."""
+    space, kernel, X, y = _circle_problem(dtype=dtype, device=device)
+    gpnet = _gpnet(space, kernel, _gaussian(0.05, dtype)).to(device=device, dtype=dtype)
+    gpnet.start_at_posterior(X, y)
+    Xt = space.random(50, generator=torch.Generator().manual_seed(9), dtype=dtype).to(device)
+    mean, var = gpnet.predict(Xt)
+    ref_mean, ref_var = _exact_posterior(kernel, X, y, 0.05, Xt)
+    tol = 1e-6 if dtype == torch.float64 else 1e-4  # the prior variance is 1.3
+    assert np.abs(mean[0].cpu().numpy() - ref_mean).max() < tol
+    assert np.abs(var[0].cpu().numpy() - ref_var).max() < tol
+    assert gpnet.iteration == 0
+
+
+def test_start_at_posterior_needs_a_gaussian_likelihood_and_matching_data():
+    space, kernel, X, y = _circle_problem()
+    with pytest.raises(ConfigurationError, match="GaussianLikelihood"):
+        _gpnet(space, kernel, BernoulliLikelihood()).start_at_posterior(X, (y > 0).double())
+    gpnet = _gpnet(space, kernel, _gaussian(0.05))
+    with pytest.raises(InputDataError, match="`Y`"):
+        gpnet.start_at_posterior(X, y[:-1])
+    with pytest.raises(ConfigurationError, match="scale_tril"):
+        gpnet.network.set_posterior(gpnet.network.weight_mean, torch.eye(3, dtype=X.dtype))
+
+
 def test_minibatch_gpnet_approaches_the_exact_posterior(device="cpu"):
     """n = 8 of N = 16 with a decaying step size: means within 0.02, variances within 0.03.
 

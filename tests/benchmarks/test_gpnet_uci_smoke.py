@@ -1,0 +1,45 @@
+"""The UCI comparison with Shi, Khan & Zhu (2019): splits, summary, and a smoke run."""
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from benchmark_runs import run_smoke
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
+
+import gpnet_uci  # noqa: E402
+
+
+def test_the_data_sets_and_a_split():
+    X, y = gpnet_uci.load("boston")
+    assert X.shape == (506, 13) and y.shape == (506, 1)
+    assert gpnet_uci.load("concrete")[0].shape == (1030, 8)
+    Xtr, ytr, Xte, yte = gpnet_uci.split(X, y, 3)
+    assert (len(Xtr), len(Xte)) == (455, 51)
+    assert torch.allclose(Xtr.mean(0), torch.zeros(13, dtype=X.dtype), atol=1e-12)
+    assert torch.equal(gpnet_uci.split(X, y, 3)[3], yte)
+
+
+def test_summary_is_mean_and_standard_error_over_splits():
+    records = [
+        {"dataset": "boston", "method": "gpnet", "M": 100, "rmse": v, "test_loglik": -v,
+         "train_seconds": 1.0}
+        for v in (2.0, 3.0, 4.0)
+    ]  # fmt: skip
+    row = gpnet_uci.summarise(records)["boston"]["gpnet_M100"]
+    assert row["rmse"]["mean"] == 3.0
+    assert row["rmse"]["se"] == pytest.approx(1 / math.sqrt(3))
+    assert row["published"]["rmse"]["mean"] == 2.786
+
+
+def test_smoke_run_writes_json_and_png(tmp_path):
+    run_smoke("gpnet_uci.py", tmp_path, timeout=600)
+    data = json.loads((tmp_path / "gpnet_uci.json").read_text())
+    assert set(data["table"]["boston"]) == {"gpnet_M10", "svgp_M10"}
+    for run in data["runs"]:
+        assert run["rmse"] > 0 and math.isfinite(run["test_loglik"])
+    assert (tmp_path / "gpnet_uci.png").stat().st_size > 5000
