@@ -40,7 +40,7 @@ def _demo(args: argparse.Namespace) -> int:
     run_search(
         Path(args.out),
         num_scenarios=args.scenarios,
-        budget_h=args.budget,
+        duration_h=args.budget,
         seed=args.seed,
         device=args.device,
         workers=args.workers,
@@ -159,12 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--out", default="demo-output", help="directory for figures and JSON")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--device", default="cpu", help="cpu or cuda")
-    demo.add_argument(
-        "--scenarios", type=int, default=80, help="search: scenarios in the comparison"
-    )
-    demo.add_argument(
-        "--budget", type=float, default=240.0, help="search: the asset's endurance in hours"
-    )
+    demo.add_argument("--scenarios", type=int, default=8, help="search: scenarios compared")
+    demo.add_argument("--budget", type=float, default=72.0, help="search: mission hours")
     demo.add_argument("--workers", type=int, default=2, help="search: processes for the comparison")
     demo.add_argument(
         "--num-train", type=int, default=150, help="sphere-regression: number of noisy observations"

@@ -229,7 +229,7 @@ def test_adgp_classifier_on_cuda():
 def test_search_drift_and_belief_on_cuda(dtype):
     from manibo.search.belief import ParticleBelief
     from manibo.search.drift import Drift
-    from manibo.search.geography import latlon, offset
+    from manibo.geo import latlon, offset
     from manibo.search.sensor import Outcome, Sensor
 
     centre = latlon(2.98, -30.59, dtype=dtype, device="cuda")

@@ -3,6 +3,7 @@
 from manibo.plotting.curves import plot_censored_distributions, plot_mean_curves
 from manibo.plotting.globe import (
     AzimuthalView,
+    LandMask,
     density_colormap,
     draw_density,
     draw_graticule,
@@ -13,6 +14,7 @@ from manibo.plotting.globe import (
 
 __all__ = [
     "AzimuthalView",
+    "LandMask",
     "density_colormap",
     "draw_density",
     "draw_graticule",

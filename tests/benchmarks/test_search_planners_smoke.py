@@ -42,7 +42,7 @@ def test_search_planners_smoke(tmp_path, monkeypatch):
 
 def test_scenarios_can_be_restricted_to_high_latitudes(monkeypatch):
     benchmark = _load(monkeypatch)
-    from manibo.search.geography import unit_to_latlon
+    from manibo.geo import unit_to_latlon
     from manibo.search.ocean import ocean_mask
     from manibo.search.scenarios import random_scenario
 

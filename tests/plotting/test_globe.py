@@ -18,7 +18,7 @@ from manibo.plotting import (  # noqa: E402
     draw_path,
     draw_points,
 )
-from manibo.search.geography import EARTH_RADIUS_KM, distance_km, latlon, offset  # noqa: E402
+from manibo.geo import EARTH_RADIUS_KM, distance_km, latlon, offset  # noqa: E402
 from manibo.search.ocean import ocean_mask  # noqa: E402
 
 

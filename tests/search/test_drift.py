@@ -9,7 +9,7 @@ from scipy.spatial.transform import Rotation
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.search.belief import ParticleBelief
 from manibo.search.drift import Drift
-from manibo.search.geography import EARTH_RADIUS_KM, distance_km, latlon, local_frame
+from manibo.geo import EARTH_RADIUS_KM, distance_km, latlon, local_frame
 
 DTYPES = [torch.float32, torch.float64]
 
