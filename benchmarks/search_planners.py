@@ -157,15 +157,18 @@ def plot(summary: dict, path: Path) -> None:
         )
     n = next(iter(summary["planners"].values()))["scenarios"]
     axes[0].set_title(
-        f"a. Expected fraction found: mean over {n} scenarios\nof each plan's probability of success",
+        f"a. Expected fraction found: mean over {n} scenarios\n"
+        "of each plan's probability of success",
         fontsize=10,
     )
     axes[1].set_title(
-        "b. Realised: fraction of missions (scenarios × hidden objects)\nthat had detected the object",
+        "b. Realised: fraction of missions (scenarios × hidden objects)\n"
+        "that had detected the object",
         fontsize=10,
     )
     axes[2].set_title(
-        f"c. {label(HEADLINE)} minus each planner, paired by scenario\n(expected fraction found; bars: ± 2 standard errors)",
+        f"c. {label(HEADLINE)} minus each planner, paired by scenario\n"
+        "(expected fraction found; bars: ± 2 standard errors)",
         fontsize=10,
     )
     for ax in axes[:2]:
@@ -239,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, s in summary["planners"].items():
         values = " ".join(f"{v:7.3f}" for v in s["expected_found_at"].values())
         print(
-            f"{name:18s} {values}  half at {s['hours_to_expected_half']}  realised median TTD {s['realised_median_ttd_h']}"
+            f"{name:18s} {values}  half at {s['hours_to_expected_half']}  "
+            f"realised median TTD {s['realised_median_ttd_h']}"
         )
     for name, gaps in summary.get("paired_manibo_minus", {}).items():
         print(

@@ -10,7 +10,8 @@ import torch
 
 from manibo.exceptions import ConfigurationError, ManiboError
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+#: Where an editable install's checkout would be (the folder that holds the ``manibo`` package).
+SOURCE_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _info(_: argparse.Namespace) -> int:
@@ -110,16 +111,31 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    """Run ``benchmarks/run_all.py`` of the source checkout with the remaining arguments."""
+    """Run ``benchmarks/run_all.py`` of a manibo source checkout with the remaining arguments.
+
+    The benchmarks are not part of the installed package: the checkout is the current folder or
+    one above it, else the one an editable install runs from; a folder counts only when its
+    ``pyproject.toml`` names the project ``manibo`` and it holds ``benchmarks/run_all.py``.
+    """
+    import re
     import subprocess
     import sys
 
-    script = BENCHMARKS / "run_all.py"
-    if not script.exists():
+    def is_checkout(folder: Path) -> bool:
+        project = folder / "pyproject.toml"
+        if not (project.is_file() and (folder / "benchmarks" / "run_all.py").is_file()):
+            return False
+        return re.search(r'^name\s*=\s*"manibo"', project.read_text(), re.MULTILINE) is not None
+
+    here = Path.cwd().resolve()
+    root = next((f for f in (here, *here.parents, SOURCE_ROOT) if is_checkout(f)), None)
+    if root is None:
         raise ConfigurationError(
-            f"manibo bench runs benchmarks/run_all.py of a source checkout, and there is none at "
-            f"{script}: clone the repository and install it with `pip install -e .`."
+            "manibo bench runs benchmarks/run_all.py of a manibo source checkout, which the "
+            f"installed package does not include, and found none in {here} or above it, nor at "
+            f"{SOURCE_ROOT}: clone the repository and run `manibo bench` inside it."
         )
+    script = root / "benchmarks" / "run_all.py"
     return subprocess.run([sys.executable, str(script), *args.arguments]).returncode
 
 

@@ -136,7 +136,9 @@ def summarise(evaluations: dict, seconds: dict, config: DemoConfig) -> dict:
             "hours_to_half_expected": half,
             "realised_found": float(torch.isfinite(ttd).double().mean()),
             "realised_median_ttd_h": _finite(median(ttd.flatten().tolist())),
-            "realised_ttd_quartiles_h": [_finite(quantile(ttd.flatten().tolist(), q)) for q in (0.25, 0.75)],
+            "realised_ttd_quartiles_h": [
+                _finite(quantile(ttd.flatten().tolist(), q)) for q in (0.25, 0.75)
+            ],
             "mean_cpu_s": sum(seconds[(i, planner)] for i in range(config.num_scenarios))
             / config.num_scenarios,
         }
@@ -171,7 +173,7 @@ def print_table(summary: dict, config: DemoConfig) -> None:
     checkpoints = list(next(iter(summary.values()))["expected_found_at"])
     print(
         f"\nExpected fraction found (mean over {config.num_scenarios} scenarios of each plan's "
-        "probability of success; no luck of objects or dice):"
+        "probability of success; no luck of objects or dice), then the realised detections:"
     )
     header = f"{'planner':24s} " + " ".join(f"{c + ' h':>7s}" for c in checkpoints)
     header += f" {'half at':>8s} | {'found':>6s} {'median TTD':>11s} {'TTD quartiles':>15s}"
@@ -179,17 +181,11 @@ def print_table(summary: dict, config: DemoConfig) -> None:
     print("-" * len(header))
     for s in summary.values():
         values = " ".join(f"{v:7.3f}" for v in s["expected_found_at"].values())
-        half = (
-            "never"
-            if s["hours_to_half_expected"] is None
-            else f"{s['hours_to_half_expected']:.1f} h"
-        )
-        med = (
-            "never" if s["realised_median_ttd_h"] is None else f"{s['realised_median_ttd_h']:.1f} h"
-        )
-        q = "–".join("never" if v is None else f"{v:.0f}" for v in s["realised_ttd_quartiles_h"])
+        half, median_h = s["hours_to_half_expected"], s["realised_median_ttd_h"]
+        quartiles = "–".join(_hours(v, "") for v in s["realised_ttd_quartiles_h"]) + " h"
         print(
-            f"{s['label']:24s} {values} {half:>8s} | {s['realised_found']:6.1%} {med:>11s} {q + ' h':>15s}"
+            f"{s['label']:24s} {values} {_hours(half):>8s} | {s['realised_found']:6.1%} "
+            f"{_hours(median_h):>11s} {quartiles:>15s}"
         )
     print(
         f"(right of |: realised over {config.num_scenarios} × {config.num_objects} missions, each "
@@ -198,13 +194,15 @@ def print_table(summary: dict, config: DemoConfig) -> None:
     lead = [(s["label"], s["manibo_lead_at"]) for s in summary.values() if "manibo_lead_at" in s]
     if lead:
         middle = checkpoints[len(checkpoints) // 2 - 1]
-        print(
-            f"manibo's lead at {middle} h, paired by scenario (mean ± standard error): "
-            + "; ".join(
-                f"{name} {v[middle]['mean']:+.3f} ± {v[middle]['standard_error']:.3f}"
-                for name, v in lead
-            )
-        )
+        gaps = [
+            f"{n} {v[middle]['mean']:+.3f} ± {v[middle]['standard_error']:.3f}" for n, v in lead
+        ]
+        print(f"manibo's lead at {middle} h, paired by scenario (mean ± standard error):")
+        print("  " + "; ".join(gaps))
+
+
+def _hours(value: float | None, unit: str = " h") -> str:
+    return "never" if value is None else f"{value:.1f}{unit}" if unit else f"{value:.0f}"
 
 
 def representative(evaluations: dict, config: DemoConfig) -> tuple[int, int]:
@@ -217,32 +215,34 @@ def representative(evaluations: dict, config: DemoConfig) -> tuple[int, int]:
 
 
 def tell_mission(case: Scenario, record: MissionRecord, evaluation: Evaluation, index: int) -> None:
-    """Print the representative mission: the scenario, each asset's sorties, the detection."""
+    """Print the representative mission: the scenario, each asset's legs, the detection."""
     ttd = float(evaluation.time_to_detection_h[index])
     until = ttd if math.isfinite(ttd) else case.duration_h
     lat, lon = (float(v) for v in unit_to_latlon(case.datum))
-    print(
-        f"\nThe representative mission (median of {PLANNERS.get(record.planner).label}'s times to detection): {case.name}"
-    )
-    print(
-        f"  Datum {_latlon(lat, lon)}; prior: {', '.join(c.name for c in case.prior.components)}, masked to the ocean."
-    )
+    planner = PLANNERS.get(record.planner).label
+    parts = ", ".join(c.name for c in case.prior.components)
     speed = float(case.drift.velocity_kmh(case.datum).norm()) / 3.6
+    print(f"\nThe representative mission (the median of {planner}'s times to detection):")
+    print(f"  {case.name}. Datum {_latlon(lat, lon)}; prior: {parts}, at sea.")
     print(
-        f"  Current {speed:.2f} m/s at the datum (rotation about a tilted axis) + diffusion {case.drift.diffusion_km2_per_day:.0f} km²/day."
+        f"  Current {speed:.2f} m/s at the datum (a rotation about a tilted axis), diffusion "
+        f"{case.drift.diffusion_km2_per_day:.0f} km²/day."
     )
     for a, asset in enumerate(case.assets):
         legs = [leg for leg in record.legs if leg.asset == a and leg.depart_h < until]
         km = sum(float(asset.hours(leg.start, leg.end)) * asset.speed_kmh for leg in legs)
-        where = "from its airfield" if asset.returns_to_base else "on scene"
+        where = "sorties from its airfield" if asset.returns_to_base else "on scene"
         print(
-            f"  {asset.name}: {asset.speed_kmh:.0f} km/h, sweep width {asset.sweep.width_km:.0f} km ({asset.sweep.law}), {where}; {len(legs)} legs, {km:,.0f} km flown by {until:.1f} h."
+            f"  {asset.name} ({asset.speed_kmh:.0f} km/h, {asset.sweep.width_km:.0f} km "
+            f"{asset.sweep.law} sweep, {where}): {len(legs)} legs, {km:,.0f} km by {until:.1f} h"
         )
     if math.isfinite(ttd):
         leg = record.legs[int(evaluation.detection_leg[index])]
         plat, plon = (float(v) for v in unit_to_latlon(evaluation.detection_point[index]))
         print(
-            f"  DETECTED after {ttd:.1f} h by {case.assets[leg.asset].name} at {_latlon(plat, plon)}; the plan had a probability {float(_probability_by(evaluation, ttd)):.2f} of finding an object by then."
+            f"  DETECTED after {ttd:.1f} h by {case.assets[leg.asset].name} at "
+            f"{_latlon(plat, plon)}; the plan had a probability "
+            f"{_probability_by(evaluation, ttd):.2f} of finding such an object by then."
         )
     else:
         print(f"  Not found within {case.duration_h:.0f} h.")
@@ -295,11 +295,10 @@ def run(
     config = DemoConfig(
         num_scenarios, duration_h, seed, device, workers, num_particles, num_objects
     )
+    print("manibo search demo: an ocean search by two aircraft and a ship on the globe (offline).")
     print(
-        "manibo search demo: planning an ocean search with aircraft and a ship on the globe (offline)."
-    )
-    print(
-        f"Comparing {len(COMPARED)} planners on {num_scenarios} scenarios of {duration_h:.0f} h ({workers} workers)...",
+        f"Comparing {len(COMPARED)} planners on {num_scenarios} scenarios of {duration_h:.0f} h "
+        f"({workers} workers)...",
         flush=True,
     )
     records, evaluations, seconds = compare(config)
@@ -360,7 +359,8 @@ def run(
     path = out_dir / "search_summary.json"
     path.write_text(json.dumps(result, indent=1) + "\n")
     print(
-        f"\nWrote {', '.join(p.name for p in paths)} and {path.name} in {out_dir}/ ({result['seconds']['total']:.0f} s)."
+        f"\nWrote {', '.join(p.name for p in paths)} and {path.name} in {out_dir}/ "
+        f"({result['seconds']['total']:.0f} s)."
     )
     return result
 

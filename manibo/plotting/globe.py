@@ -39,6 +39,7 @@ class LandMask(Protocol):
     def is_land(self, x: Tensor) -> Tensor:
         """Booleans ``(*batch)`` for unit vectors ``(*batch, 3)``: True over land."""
 
+
 OCEAN_RGB = (0.80, 0.88, 0.95)
 LAND_RGB = (0.87, 0.84, 0.76)
 COAST_COLOR = "0.35"

@@ -125,15 +125,15 @@ def evaluate(legs: Sequence[Leg], objects: HiddenObjects, hours: Tensor) -> Eval
     Returns:
         The evaluation (see :class:`Evaluation`).
     """
-    dtype = objects.knots.dtype
-    hours = torch.as_tensor(hours, dtype=dtype)
+    dtype, device = objects.knots.dtype, objects.knots.device
+    hours = torch.as_tensor(hours, dtype=dtype).to(device)
     m = len(objects)
     never = Evaluation(
         hours,
         torch.zeros_like(hours),
-        torch.full((m,), math.inf, dtype=dtype),
-        torch.full((m,), -1, dtype=torch.long),
-        torch.full((m, 3), math.nan, dtype=dtype),
+        torch.full((m,), math.inf, dtype=dtype, device=device),
+        torch.full((m,), -1, dtype=torch.long, device=device),
+        torch.full((m, 3), math.nan, dtype=dtype, device=device),
     )
     if not legs:
         return never
@@ -154,10 +154,10 @@ def evaluate(legs: Sequence[Leg], objects: HiddenObjects, hours: Tensor) -> Eval
         ends += [piece.arrive_h for piece in pieces]
         owners += [(k, piece) for piece in pieces]
     hazard = torch.cat(hazards).T  # (m, P)
-    ends_t = torch.tensor(ends, dtype=dtype)
+    ends_t = torch.tensor(ends, dtype=dtype, device=device)
     order = torch.argsort(ends_t, stable=True)
     hazard, ends_t = hazard[:, order], ends_t[order]
-    starts_t = torch.tensor(starts, dtype=dtype)[order]
+    starts_t = torch.tensor(starts, dtype=dtype, device=device)[order]
     accrued = (ends_t.unsqueeze(-1) <= hours.unsqueeze(0)).to(dtype)  # (P, G)
     expected = (-torch.expm1(-(hazard @ accrued))).mean(0)
     cumulative = hazard.cumsum(dim=1)
@@ -167,7 +167,7 @@ def evaluate(legs: Sequence[Leg], objects: HiddenObjects, hours: Tensor) -> Eval
     before = torch.where(
         first > 0,
         cumulative.gather(1, (first - 1).clamp_min(0).unsqueeze(-1))[:, 0],
-        torch.zeros(m, dtype=dtype),
+        torch.zeros(m, dtype=dtype, device=device),
     )
     own = hazard.gather(1, first.unsqueeze(-1))[:, 0]
     share = ((objects.thresholds - before) / own.clamp_min(1e-300)).clamp(0, 1)

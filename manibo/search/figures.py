@@ -105,15 +105,18 @@ def expected_found_figure(
     scenarios = next(iter(expected.values())).shape[0]
     missions = next(iter(realised.values())).numel()
     axes[0].set_title(
-        f"a. Expected fraction found: mean over {scenarios} scenarios of each plan's\nprobability of success (band: quartiles over scenarios)",
+        f"a. Expected fraction found: mean over {scenarios} scenarios of each plan's\n"
+        "probability of success (band: quartiles over scenarios)",
         fontsize=10,
     )
     axes[1].set_title(
-        f"b. Realised: fraction of {missions} missions (scenarios × hidden objects)\nthat had detected the object by t",
+        f"b. Realised: fraction of {missions} missions (scenarios × hidden objects)\n"
+        "that had detected the object by t",
         fontsize=10,
     )
     axes[2].set_title(
-        f"c. {label(headline)} minus each planner, paired by scenario\n(expected fraction found; band: ± 2 standard errors)",
+        f"c. {label(headline)} minus each planner, paired by scenario\n"
+        "(expected fraction found; band: ± 2 standard errors)",
         fontsize=10,
     )
     for ax in axes[:2]:
@@ -146,7 +149,9 @@ def time_to_detection_figure(path: Path, realised: Mapping[str, Tensor], duratio
     )
     ax.set_xlabel("time to detection [h of mission time]")
     ax.set_title(
-        f"Realised time to detection of {missions} missions per planner (every scenario against each of its hidden objects;\nbox: median and quartiles, the missions that did not find the object counted as never)",
+        f"Realised time to detection of {missions} missions per planner (every scenario against "
+        "each of its hidden objects;\nbox: median and quartiles, the missions that did not find "
+        "the object counted as never)",
         fontsize=10,
     )
     ax.grid(axis="x", alpha=0.3)
@@ -166,10 +171,10 @@ def _extent(scenario: Scenario, particles: Tensor, legs: Sequence[Leg]) -> float
     return min(max(reach) * 1.08, 4500.0)
 
 
-def _zoom(ax, view, scenario: Scenario, title: str) -> None:
+def _zoom(ax, view, scenario: Scenario, title: str, size: int = 360) -> None:
     from manibo.plotting import draw_graticule, draw_land_and_sea
 
-    draw_land_and_sea(ax, view, scenario.mask, size=360)
+    draw_land_and_sea(ax, view, scenario.mask, size=size)
     draw_graticule(ax, view, step_deg=10.0 if view.extent_km > 1500 else 5.0, labels=True)
     ax.set_xlabel("km east of the datum (the water's frame at the loss)")
     ax.set_ylabel("km north of the datum")
@@ -272,15 +277,11 @@ def mission_figure(
     _landmarks(axes[0], globe, scenario)
     extent = _extent(scenario, particles, flown)
     zoom = AzimuthalView(scenario.datum, "equidistant", extent)
-    corners = (
-        torch.tensor([[-1, -1], [1, -1], [1, 1], [-1, 1], [-1, -1]], dtype=torch.float64) * extent
-    )
-    box = torch.stack(
-        [
-            zoom.unproject(np.array(x), np.array(y))[0]
-            for a, b in zip(corners[:-1], corners[1:], strict=True)
-            for x, y in (a + t * (b - a) for t in torch.linspace(0, 1, 30))
-        ]
+    edge = np.linspace(-extent, extent, 30)
+    side = np.full(30, extent)
+    box, _ = zoom.unproject(
+        np.concatenate([edge, side, edge[::-1], -side]),
+        np.concatenate([-side, edge, side, edge[::-1]]),
     )
     draw_path(axes[0], globe, box, color="k", lw=0.8, zorder=6)
     axes[0].set_axis_off()
@@ -296,7 +297,7 @@ def mission_figure(
         axes[1],
         zoom,
         scenario,
-        f"b. {label(record.planner)}: {len(flown)} legs until the object was {outcome.split(' ', 1)[0]}, over the prior",
+        f"b. {label(record.planner)}: its {len(flown)} legs until {until:.1f} h over the prior",
     )
     draw_density(axes[1], zoom, particles, bins=150)
     handles = _tracks(axes[1], zoom, scenario, flown) + _landmarks(axes[1], zoom, scenario)
@@ -363,7 +364,8 @@ def mission_figure(
         axes[2],
         zoom,
         scenario,
-        f"c. The exact belief at {until:.1f} h ({outcome}; the search had a\nprobability {1 - float(weights.mean()):.2f} of finding the object by then)",
+        f"c. The exact belief at {until:.1f} h ({outcome}; the search had a\n"
+        f"probability {1 - float(weights.mean()):.2f} of finding the object by then)",
     )
     image = draw_density(axes[2], zoom, particles, weights, bins=150)
     _tracks(axes[2], zoom, scenario, flown, width=0.6)
@@ -373,7 +375,9 @@ def mission_figure(
     fig.colorbar(image, ax=axes[2], shrink=0.7, label="posterior probability per 10,000 km²")
     fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5), fontsize=9)
     fig.suptitle(
-        f"{scenario.name}: the representative mission planned by {label(record.planner)} (the median of its times to detection)\nmaps b and c are in the water's frame: every position is carried back by the current to the time of the loss",
+        f"{scenario.name}: the representative mission planned by {label(record.planner)} (the "
+        "median of its times to detection)\nmaps b and c are in the water's frame: every "
+        "position is carried back by the current to the time of the loss",
         fontsize=12,
     )
     fig.savefig(path, dpi=90)
@@ -408,7 +412,9 @@ def paths_figure(
     handles = []
     for ax, (planner, record) in zip(cells, records.items(), strict=False):
         final = float(expected[planner][-1])
-        _zoom(ax, view, scenario, f"{label(planner)}: {len(record.legs)} legs, found {final:.2f}")
+        _zoom(
+            ax, view, scenario, f"{label(planner)}: {len(record.legs)} legs, found {final:.2f}", 200
+        )
         draw_density(ax, view, particles, bins=110)
         tracks = _tracks(ax, view, scenario, record.legs, width=0.7)
         handles = handles or tracks
@@ -427,7 +433,8 @@ def paths_figure(
         ax.set_axis_off()
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9)
     fig.suptitle(
-        f"{scenario.name}: each planner's tracks over the prior ({scenario.duration_h:.0f} h; the water's frame at the loss)",
+        f"{scenario.name}: each planner's tracks over the prior ({scenario.duration_h:.0f} h; "
+        "the water's frame at the loss)",
         fontsize=12,
     )
     fig.savefig(path, dpi=75)

@@ -189,7 +189,8 @@ def _airfield(name: str, device=None) -> Tensor:
 
 
 def nearest_airfields(point: Tensor, count: int = 2) -> list[tuple[str, float]]:
-    """The ``count`` airfields nearest to ``point`` ``(3,)``: ``[(name, km), ...]``, nearest first."""
+    """The ``count`` airfields nearest to ``point`` ``(3,)``: ``[(name, km), ...]``, nearest
+    first."""
     fields = latlon_to_unit(
         torch.tensor([a[1] for a in AIRFIELDS], dtype=point.dtype),
         torch.tensor([a[2] for a in AIRFIELDS], dtype=point.dtype),

@@ -52,7 +52,7 @@ def test_found_and_unfound_mass_add_up_to_one_with_several_assets(dtype, device=
     belief = ParticleBelief(_particles(2000, dtype, device))
     drift = _drift(dtype, device, diffusion=50.0)
     generator = torch.Generator().manual_seed(1)
-    found, hazard = 0.0, torch.zeros(2000, dtype=torch.float64)
+    found, hazard = 0.0, torch.zeros(2000, dtype=torch.float64, device=device)
     for leg in _legs(dtype, device):
         belief.advance(drift, leg.arrive_h, generator)
         assert belief.cumulative_pos == pytest.approx(found, abs=1e-6)  # diffusion finds nothing
@@ -61,6 +61,7 @@ def test_found_and_unfound_mass_add_up_to_one_with_several_assets(dtype, device=
         found = found + (1 - found) * pos  # CumPOS_k = CumPOS_k-1 + (1 - CumPOS_k-1) POS_k
         hazard = hazard + step
         unfound = float((belief.prior.double() * torch.exp(-hazard)).sum())
+        assert belief.weights.device.type == torch.device(device).type
         tolerance = 1e-12 if dtype == torch.float64 else 1e-5
         assert belief.cumulative_pos == pytest.approx(found, abs=tolerance)
         assert belief.cumulative_pos + unfound == pytest.approx(1.0, abs=tolerance)

@@ -28,15 +28,22 @@ def _lawnmower(tracks=6, spacing=25.0):
     return legs
 
 
-def _objects(n=4000, diffusion=30.0):
+def _objects(n=4000, diffusion=30.0, device="cpu"):
     gen = torch.Generator().manual_seed(0)
     starts = offset(CENTRE, *(torch.randn(2, n, generator=gen, dtype=torch.float64) * 100))
-    return HiddenObjects(starts, Drift.through(CENTRE, 45.0, 1.5, 10.0, diffusion), 10.0, seed=1)
+    drift = Drift.through(CENTRE.to(device), 45.0, 1.5, 10.0, diffusion)
+    return HiddenObjects(starts.to(device), drift, 10.0, seed=1)
 
 
-def test_the_expected_fraction_found_is_the_mean_of_the_realised_detections():
-    objects, hours = _objects(), torch.tensor([0.0, 2.0, 4.0, 6.0, 8.0])
-    result = evaluate(_lawnmower(), objects, hours)
+def test_the_expected_fraction_found_is_the_mean_of_the_realised_detections(device="cpu"):
+    objects, hours = _objects(device=device), torch.tensor([0.0, 2.0, 4.0, 6.0, 8.0])
+    legs = [
+        Leg(k.asset, k.start.to(device), k.end.to(device), k.depart_h, k.arrive_h, k.sweep)
+        for k in _lawnmower()
+    ]
+    result = evaluate(legs, objects, hours)
+    assert result.expected_found.device.type == torch.device(device).type
+    hours = hours.to(device)
     realised = (result.time_to_detection_h.unsqueeze(-1) <= hours).double().mean(0)
     se = (realised * (1 - realised) / len(objects)).sqrt().clamp_min(1e-3)
     assert torch.all((result.expected_found - realised).abs() <= 4 * se)

@@ -1,4 +1,4 @@
-"""Scenarios: the AF447 anchors, arcs and routes at ocean scale, high latitudes and the antimeridian,
+"""Scenarios: the AF447 anchors, arcs and routes at ocean scale, high latitudes, the antimeridian;
 reproducible, at sea, with aircraft that can reach the datum and get home."""
 
 import math

@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
-from manibo.geo import EARTH_RADIUS_KM, GLOBE, latlon_to_unit, local_frame
+from manibo.geo import EARTH_RADIUS_KM, GLOBE, local_frame
 from manibo.search.drift import Drift
 from manibo.search.sweep import SweepLaw, leg_hazard
 from manibo.spaces.base import Space
@@ -90,7 +90,11 @@ class LatLonChart:
 
     def to_sphere(self, w: Tensor) -> Tensor:
         """Unit vectors ``(*batch, 3)`` of chart points ``(*batch, 2)``."""
-        return latlon_to_unit(torch.rad2deg(w[..., 0]), torch.rad2deg(w[..., 1]))
+        latitude, longitude = w[..., 0], w[..., 1]
+        return torch.stack(
+            [latitude.cos() * longitude.cos(), latitude.cos() * longitude.sin(), latitude.sin()],
+            dim=-1,
+        )
 
     def from_sphere(self, x: Tensor) -> Tensor:
         """Chart points ``(*batch, 2)`` of unit vectors ``(*batch, 3)`` (longitude in (-π, π])."""

@@ -104,10 +104,19 @@ class PlanValue(AcquisitionFunction):
         """Values of plans ``(b, k, d)``; returns ``(b,)``."""
         times, hazard = self.sweeps(X)
         pos = -torch.expm1(-hazard.sum(-2)) @ self.weights
-        value = pos / (times[:, -1] - self.time_h).clamp_min(self.horizon_h)
+        duration = times[:, -1] - self.time_h
         end = times[:, -1]
+        home_h = None
         if self.home is not None and not self.homeward:
-            end = end + self.geometry.distance_km(X[:, -1], self.home) / self.asset.speed_kmh
+            home_h = self.geometry.distance_km(X[:, -1], self.home) / self.asset.speed_kmh
+            end = end + home_h
+        if getattr(self, "price", None) is None or self.homeward:
+            value = pos / duration.clamp_min(self.horizon_h)
+        else:
+            cost = duration
+            if self.shaping and home_h is not None:
+                cost = cost + home_h - self.home_now_h
+            value = pos - self.price * cost
         return value - OVERRUN_PENALTY * (end - self.deadline_h).clamp_min(0)
 
     def sweeps(self, X: Tensor) -> tuple[Tensor, Tensor]:
@@ -172,6 +181,7 @@ class MultiLegPlanner(Planner):
         num_candidates: int = 64,
         num_restarts: int = 3,
         maxiter: int = 10,
+        objective: str = "rate",
     ) -> None:
         if legs < 1 or num_restarts < 1 or num_candidates < num_restarts:
             raise ConfigurationError(
@@ -190,6 +200,7 @@ class MultiLegPlanner(Planner):
         self.legs, self.horizon_km, self.max_horizon_h = legs, horizon_km, max_horizon_h
         self.num_particles, self.num_candidates = num_particles, num_candidates
         self.endgame = endgame
+        self.objective = objective
         self.num_restarts, self.maxiter = num_restarts, maxiter
 
     def start(self, brief, seed: int = 0) -> None:
@@ -205,6 +216,17 @@ class MultiLegPlanner(Planner):
         """The first waypoint of the best plan found, clipped to the endurance."""
         acquisition = self.acquisition(state)
         starts = self.starts(state, acquisition)
+        if self.objective != "rate" and not acquisition.homeward:
+            with torch.no_grad():
+                times, hazard = acquisition.sweeps(starts[:1])
+                pos = float(-torch.expm1(-hazard.sum(-2)) @ acquisition.weights)
+            acquisition.price = pos / max(float(times[0, -1]) - state.time_h, 1e-3)
+            acquisition.shaping = self.objective == "profit-home"
+            if acquisition.home is not None:
+                acquisition.home_now_h = (
+                    float(acquisition.geometry.distance_km(acquisition.position, acquisition.home))
+                    / acquisition.asset.speed_kmh
+                )
         options = LBFGSOptions(maxiter=self.maxiter, max_step=self._step_km(state) / 6371.0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BotorchWarning)

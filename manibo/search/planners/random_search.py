@@ -1,4 +1,4 @@
-"""Random search: uniform waypoints at sea in the disc around the drifting datum holding the prior."""
+"""Random search: uniform waypoints at sea in the disc around the drifting datum."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ _MAX_DRAWS = 100
 
 
 class RandomSearch(Planner):
-    """Fly to a uniform point (by area) of the disc around the drifted datum holding 99% of the prior.
+    """Fly to a uniform point (by area) of the disc around the drifted datum that holds 99% of
+    the prior.
 
     Points over land are redrawn; a point beyond the endurance is approached as far as it allows.
     The reference for a planner that knows the prior's extent and the current but not where the

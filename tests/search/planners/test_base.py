@@ -2,13 +2,13 @@
 
 import pytest
 import torch
+from search.planners.conftest import state
 
 from manibo.geo import destination, distance_km, latlon, offset
 from manibo.search.assets import Asset
 from manibo.search.drift import Drift
 from manibo.search.planners import Planner, intercept
 from manibo.search.sweep import SweepLaw
-from tests.search.planners.conftest import state
 
 
 def test_intercept_meets_the_water_where_it_has_drifted_on_arrival():

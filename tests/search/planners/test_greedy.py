@@ -2,11 +2,11 @@
 
 import pytest
 import torch
+from search.planners.conftest import state
 
 from manibo.geo import EARTH_RADIUS_KM, GLOBE
 from manibo.search.legs import Leg, total_hazard
 from manibo.search.planners import GreedyBayes, leg_rates
-from tests.search.planners.conftest import state
 
 
 def test_leg_rates_are_each_legs_probability_of_success_per_hour(brief):

@@ -1,16 +1,14 @@
 """The manibo planner: the plan value by hand, endurance always kept, pending legs, the chart."""
 
-import math
-
 import pytest
 import torch
+from search.planners.conftest import state
 
 from manibo.exceptions import ConfigurationError
-from manibo.geo import EARTH_RADIUS_KM, GLOBE, destination, latlon
+from manibo.geo import EARTH_RADIUS_KM, GLOBE, destination
 from manibo.search.legs import Leg, total_hazard
-from manibo.search.planners import LatLonChart, MultiLegPlanner, PlanValue, SphereChart
-from manibo.search.sweep import SweepLaw, leg_hazard
-from tests.search.planners.conftest import state
+from manibo.search.planners import MultiLegPlanner, PlanValue, SphereChart
+from manibo.search.sweep import SweepLaw
 
 
 def _value(brief, chart, asset=0, time_h=1.0, position=None, deadline=9.0, horizon=2.0):
@@ -109,36 +107,6 @@ def test_the_other_assets_legs_in_the_air_count_as_misses(brief):
     # after the other aircraft's sweep, the same line is worth far less; a parallel one much less so
     assert float(shared(plan)) < 0.5 * float(alone(plan))
     assert float(shared(parallel)) > 0.8 * float(alone(parallel))
-
-
-def test_the_latlon_chart_stretches_east_west_by_one_over_cos_latitude():
-    chart, sphere = LatLonChart(), SphereChart()
-    a, b = latlon(60.0, 10.0), latlon(60.0, 11.0)
-    ratio = chart.distance_km(chart.from_sphere(a), chart.from_sphere(b)) / sphere.distance_km(a, b)
-    assert float(ratio) == pytest.approx(1 / math.cos(math.radians(60.0)), rel=1e-3)
-    # a northbound leg and an object 10 km east of it: the chart sees it 20 km away
-    start, end = latlon(59.0, 10.0), latlon(61.0, 10.0)
-    obj = destination(latlon(60.0, 10.0), 90.0, 10.0).unsqueeze(0)
-    sweep = SweepLaw(20.0)
-    on_sphere = leg_hazard(sweep, obj, start.view(1, 3), end.view(1, 3))
-    on_chart = chart.hazard(
-        sweep,
-        chart.from_sphere(obj),
-        chart.from_sphere(start).view(1, 2),
-        chart.from_sphere(end).view(1, 2),
-    )
-    expected = sweep.hazard(
-        torch.tensor(20.0, dtype=torch.float64),
-        torch.tensor(111.2 * 1.0, dtype=torch.float64),
-        torch.tensor(222.4, dtype=torch.float64),
-    )
-    assert float(on_chart) == pytest.approx(float(expected), rel=0.02)
-    assert float(on_sphere) == pytest.approx(4 * float(on_chart), rel=0.03)  # H ~ 1/x²
-    # and it is cut at the antimeridian: 2 degrees apart on the globe, 358 on the chart
-    west, east = chart.from_sphere(latlon(50.0, 179.0)), chart.from_sphere(latlon(50.0, -179.0))
-    assert float(chart.distance_km(west, east)) > 100 * float(
-        sphere.distance_km(latlon(50.0, 179.0), latlon(50.0, -179.0))
-    )
 
 
 def test_bad_settings_are_refused():

@@ -3,11 +3,11 @@ effort; the expanding square's legs; waypoints drift with the water."""
 
 import pytest
 import torch
+from search.planners.conftest import state
 
 from manibo.exceptions import ConfigurationError
 from manibo.geo import distance_km, tangent_offsets
 from manibo.search.planners import ExpandingSquare, ParallelSweep, expanding_square_offsets
-from tests.search.planners.conftest import state
 
 
 def test_parallel_sweep_tracks_are_one_sweep_width_apart_within_the_prior(brief):

@@ -1,10 +1,10 @@
 """Random search: points at sea in the disc holding 99% of the prior, around the drifted datum."""
 
 import torch
+from search.planners.conftest import state
 
 from manibo.geo import distance_km
 from manibo.search.planners import RandomSearch
-from tests.search.planners.conftest import state
 
 
 def test_random_points_lie_in_the_drifting_search_disc(brief):
