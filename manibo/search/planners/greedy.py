@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from manibo.search.assets import MIN_LEG_HOURS
 from manibo.search.planners.base import Planner, PlannerState, intercept
 from manibo.search.sweep import leg_hazard
 
@@ -19,7 +20,8 @@ def leg_rates(state: PlannerState, brief, comoving: Tensor) -> tuple[Tensor, Ten
 
     Returns:
         ``(rates (m,), pos (m,), points (m, 3))``: the leg's probability of success under the exact
-        posterior per hour of flight, that probability, and where each leg ends.
+        posterior per hour of flight (at least :data:`~manibo.search.assets.MIN_LEG_HOURS`, the
+        shortest leg the simulator charges), that probability, and where each leg ends.
     """
     asset = brief.assets[state.asset]
     points, hours = intercept(state.position, comoving, state.time_h, asset, brief.drift)
@@ -27,7 +29,7 @@ def leg_rates(state: PlannerState, brief, comoving: Tensor) -> tuple[Tensor, Ten
     end = brief.drift.to_comoving(points, state.time_h + hours)
     hazard = leg_hazard(asset.sweep, state.belief.positions, start, end)
     pos = -torch.expm1(-hazard) @ state.belief.weights
-    return pos / hours.clamp_min(1e-9), pos, points
+    return pos / hours.clamp_min(MIN_LEG_HOURS), pos, points
 
 
 class GreedyBayes(Planner):

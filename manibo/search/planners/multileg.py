@@ -104,19 +104,10 @@ class PlanValue(AcquisitionFunction):
         """Values of plans ``(b, k, d)``; returns ``(b,)``."""
         times, hazard = self.sweeps(X)
         pos = -torch.expm1(-hazard.sum(-2)) @ self.weights
-        duration = times[:, -1] - self.time_h
+        value = pos / (times[:, -1] - self.time_h).clamp_min(self.horizon_h)
         end = times[:, -1]
-        home_h = None
         if self.home is not None and not self.homeward:
-            home_h = self.geometry.distance_km(X[:, -1], self.home) / self.asset.speed_kmh
-            end = end + home_h
-        if getattr(self, "price", None) is None or self.homeward:
-            value = pos / duration.clamp_min(self.horizon_h)
-        else:
-            cost = duration
-            if self.shaping and home_h is not None:
-                cost = cost + home_h - self.home_now_h
-            value = pos - self.price * cost
+            end = end + self.geometry.distance_km(X[:, -1], self.home) / self.asset.speed_kmh
         return value - OVERRUN_PENALTY * (end - self.deadline_h).clamp_min(0)
 
     def sweeps(self, X: Tensor) -> tuple[Tensor, Tensor]:
@@ -181,7 +172,6 @@ class MultiLegPlanner(Planner):
         num_candidates: int = 64,
         num_restarts: int = 3,
         maxiter: int = 10,
-        objective: str = "rate",
     ) -> None:
         if legs < 1 or num_restarts < 1 or num_candidates < num_restarts:
             raise ConfigurationError(
@@ -200,7 +190,6 @@ class MultiLegPlanner(Planner):
         self.legs, self.horizon_km, self.max_horizon_h = legs, horizon_km, max_horizon_h
         self.num_particles, self.num_candidates = num_particles, num_candidates
         self.endgame = endgame
-        self.objective = objective
         self.num_restarts, self.maxiter = num_restarts, maxiter
 
     def start(self, brief, seed: int = 0) -> None:
@@ -215,25 +204,15 @@ class MultiLegPlanner(Planner):
     def propose(self, state: PlannerState) -> Tensor:
         """The first waypoint of the best plan found, clipped to the endurance."""
         acquisition = self.acquisition(state)
+        legs = self.legs
         starts = self.starts(state, acquisition)
-        if self.objective != "rate" and not acquisition.homeward:
-            with torch.no_grad():
-                times, hazard = acquisition.sweeps(starts[:1])
-                pos = float(-torch.expm1(-hazard.sum(-2)) @ acquisition.weights)
-            acquisition.price = pos / max(float(times[0, -1]) - state.time_h, 1e-3)
-            acquisition.shaping = self.objective == "profit-home"
-            if acquisition.home is not None:
-                acquisition.home_now_h = (
-                    float(acquisition.geometry.distance_km(acquisition.position, acquisition.home))
-                    / acquisition.asset.speed_kmh
-                )
-        options = LBFGSOptions(maxiter=self.maxiter, max_step=self._step_km(state) / 6371.0)
+        options = LBFGSOptions(maxiter=self.maxiter, max_step=self._step_km(acquisition) / 6371.0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BotorchWarning)
             best, _ = optimize_acqf_on_space(
                 acquisition,
                 self.geometry.space,
-                q=self.legs,
+                q=legs,
                 batch_initial_conditions=starts,
                 options=options,
             )
@@ -280,21 +259,22 @@ class MultiLegPlanner(Planner):
         """Starts of the optimiser ``(r, k, d)``: a greedy rollout, the previous plan carried on,
         and the best of straight lines through particles drawn by weight on random headings."""
         geometry, asset = self.geometry, self.brief.assets[state.asset]
+        legs = self.legs
         draw = torch.randint(
             acquisition.points.shape[0], (self.num_candidates,), generator=self.generator
         )
         water = geometry.to_sphere(acquisition.points[draw.to(acquisition.points.device)])
-        fixed = [self._rollout(state, acquisition, water)]
-        carried = self._carried_plan(state)
+        fixed = [self._rollout(state, acquisition, water, legs)]
+        carried = self._carried_plan(state, acquisition, legs)
         if carried is not None:
             fixed.append(carried)
         met, _ = intercept(state.position, water, state.time_h, asset, self.brief.drift)
         heading = 2 * math.pi * torch.rand(self.num_candidates, generator=self.generator)
-        step = torch.full_like(heading, self._step_km(state) * 3).to(met)
+        step = torch.full_like(heading, self._step_km(acquisition) * 3).to(met)
         waypoints = [geometry.from_sphere(met)]
-        if self.legs > 1:
+        if legs > 1:
             waypoints.append(geometry.towards(waypoints[0], heading.to(met), step))
-        for _ in range(2, self.legs):
+        for _ in range(2, legs):
             waypoints.append(geometry.step_km(waypoints[-2], waypoints[-1], step))
         lines = torch.stack(waypoints, dim=1)
         with torch.no_grad():
@@ -302,10 +282,12 @@ class MultiLegPlanner(Planner):
         best = torch.topk(values, max(self.num_restarts - len(fixed), 0)).indices
         return torch.cat([torch.stack(fixed), lines[best]])
 
-    def _rollout(self, state: PlannerState, acquisition: PlanValue, water: Tensor) -> Tensor:
+    def _rollout(
+        self, state: PlannerState, acquisition: PlanValue, water: Tensor, legs: int
+    ) -> Tensor:
         """The greedy plan: ``legs`` times, the leg to the candidate water (comoving ``(m, 3)``)
         with the highest POS per hour (legs shorter than a share of the horizon counted as
-        that long), each leg's sweep counted as a miss before the next; ``(k, d)``."""
+        that long), each leg's sweep counted as a miss before the next; ``(legs, d)``."""
         value = PlanValue(
             acquisition.geometry,
             acquisition.points,
@@ -314,11 +296,11 @@ class MultiLegPlanner(Planner):
             acquisition.position,
             acquisition.time_h,
             acquisition.deadline_h,
-            acquisition.horizon_h / self.legs,
+            acquisition.horizon_h / legs,
             acquisition.drift,
         )
         asset, plan = self.brief.assets[state.asset], []
-        for _ in range(self.legs):
+        for _ in range(legs):
             here = self.geometry.to_sphere(value.position)
             met, _ = intercept(here, water, value.time_h, asset, self.brief.drift)
             ends = self.geometry.from_sphere(met).unsqueeze(-2)
@@ -329,18 +311,29 @@ class MultiLegPlanner(Planner):
             value = value.after(best[0], float(times[0, -1]) - value.time_h, hazard[0, 0])
         return torch.stack(plan)
 
-    def _step_km(self, state: PlannerState) -> float:
-        asset = self.brief.assets[state.asset]
-        return asset.speed_kmh * self.horizon_h(asset) / self.legs / 3
+    def _step_km(self, acquisition: PlanValue) -> float:
+        """A third of the plan's mean leg: the optimiser's first step and the lines' spacing."""
+        return acquisition.asset.speed_kmh * acquisition.horizon_h / self.legs / 3
 
-    def _carried_plan(self, state: PlannerState) -> Tensor | None:
-        """The asset's previous plan, its flown first waypoint dropped and one leg added."""
+    def _carried_plan(
+        self, state: PlannerState, acquisition: PlanValue, legs: int
+    ) -> Tensor | None:
+        """The asset's previous plan, its flown first waypoint dropped, cut or continued to
+        ``legs`` waypoints (continued straight on, or, heading home, by a leg of length 0)."""
         previous = self.plans.get(state.asset)
-        if previous is None or not torch.equal(previous[1], state.position) or self.legs < 2:
+        if previous is None or not torch.equal(previous[1], state.position):
             return None
-        plan = self.geometry.from_sphere(previous[0])
-        extra = self.geometry.step_km(plan[-2], plan[-1], plan.new_tensor(self._step_km(state) * 3))
-        return torch.cat([plan[1:], extra.unsqueeze(0)])
+        plan = self.geometry.from_sphere(previous[0])[1:]
+        if plan.shape[0] == 0:
+            return None
+        while plan.shape[0] < legs:
+            if acquisition.homeward or plan.shape[0] < 2:
+                extra = plan[-1]
+            else:
+                step = plan.new_tensor(self._step_km(acquisition) * 3)
+                extra = self.geometry.step_km(plan[-2], plan[-1], step)
+            plan = torch.cat([plan, extra.unsqueeze(0)])
+        return plan[:legs]
 
     def _planned_legs(self, state: PlannerState) -> list[Leg]:
         """The other assets' planned legs after the ones they are flying now."""
