@@ -126,62 +126,30 @@ def summarise(runs: list[dict], planners: list[str], duration_h: float) -> dict:
     return out
 
 
-def plot(summary: dict, path: Path) -> None:
-    """Expected fraction found (mean), realised fraction found, and manibo's paired lead."""
+def plot(runs: list[dict], planners: list[str], duration_h: float, path: Path) -> None:
+    """The search's own figure of expected and realised fraction found and paired leads."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import torch
 
-    from manibo.search.figures import color, label
+    from manibo.search.figures import expected_found_figure
 
-    hours = summary["hours"]
-    fig, axes = plt.subplots(1, 3, figsize=(18, 4.8), constrained_layout=True)
-    for name, s in summary["planners"].items():
-        axes[0].plot(hours, s["mean_expected_found"], color=color(name), lw=2, label=label(name))
-        axes[1].step(
-            hours, s["realised_found"], where="post", color=color(name), lw=1.8, label=label(name)
+    hours = torch.arange(0, int(duration_h) + 1, dtype=torch.float64)
+    by = {
+        p: sorted((r for r in runs if r["planner"] == p), key=lambda r: r["seed"]) for p in planners
+    }
+    expected = {
+        p: torch.tensor([r["expected_found"] for r in rs], dtype=torch.float64)
+        for p, rs in by.items()
+    }
+    realised = {
+        p: torch.tensor(
+            [[math.inf if t is None else t for t in r["time_to_detection_h"]] for r in rs]
         )
-    for name, gaps in summary.get("paired_manibo_minus", {}).items():
-        t = [int(k) for k in gaps]
-        mean = [g["mean"] for g in gaps.values()]
-        se = [g["standard_error"] for g in gaps.values()]
-        axes[2].errorbar(
-            t,
-            mean,
-            yerr=[2 * s for s in se],
-            color=color(name),
-            marker="o",
-            capsize=3,
-            label=f"minus {label(name)}",
-        )
-    n = next(iter(summary["planners"].values()))["scenarios"]
-    axes[0].set_title(
-        f"a. Expected fraction found: mean over {n} scenarios\n"
-        "of each plan's probability of success",
-        fontsize=10,
-    )
-    axes[1].set_title(
-        "b. Realised: fraction of missions (scenarios × hidden objects)\n"
-        "that had detected the object",
-        fontsize=10,
-    )
-    axes[2].set_title(
-        f"c. {label(HEADLINE)} minus each planner, paired by scenario\n"
-        "(expected fraction found; bars: ± 2 standard errors)",
-        fontsize=10,
-    )
-    for ax in axes[:2]:
-        ax.axhline(0.5, color="0.5", lw=0.8, ls=":")
-        ax.set_ylim(0, 1)
-        ax.set_ylabel("fraction of objects found")
-    axes[2].axhline(0.0, color="0.3", lw=0.8)
-    for ax in axes:
-        ax.set_xlabel("mission time [h]")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left")
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+        for p, rs in by.items()
+    }
+    expected_found_figure(path, hours, expected, realised, HEADLINE)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -237,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         "runs": runs,
     }
     write_json(args.out / "search_planners.json", data)
-    plot(summary, args.out / "search_planners.png")
+    plot(runs, planners, args.budget, args.out / "search_planners.png")
     print(f"{'planner':18s} " + " ".join(f"{'E@' + str(t):>7s}" for t in summary["checkpoints_h"]))
     for name, s in summary["planners"].items():
         values = " ".join(f"{v:7.3f}" for v in s["expected_found_at"].values())

@@ -18,8 +18,7 @@ all}) = \prod_k e^{-H_k}`. For the inverse-cube law, an object at cross-track di
 and along-track position :math:`u` of a leg :math:`[0, L]` has
 
 .. math::
-    H = \frac{W^2}{8\pi} \int_{-u}^{L-u} \frac{x^2\,ds}{(x^2 + s^2)^{3/2}} \cdot \frac{1}{x^2}
-      = \frac{W^2}{8\pi} \int_{-u}^{L-u} \frac{ds}{(x^2 + s^2)^{3/2}},
+    H = \frac{W^2}{8\pi} \int_{-u}^{L-u} \frac{ds}{(x^2 + s^2)^{3/2}},
 
 which tends to :math:`W^2 / (4\pi x^2)` for an infinitely long leg. For the definite-range law the
 hazard is infinite for an object abeam of the leg (:math:`0 \le u \le L`) within :math:`W/2` and 0

@@ -81,8 +81,8 @@ def test_the_belief_holds_the_hazard_of_every_leg_flown():
 @pytest.mark.parametrize("planner", COMPARED)
 def test_no_registered_planner_proposes_a_leg_beyond_an_assets_endurance(planner):
     # the simulator refuses such a leg with InputDataError; short sorties make the limit bite
-    settings = MissionSettings(duration_h=20.0, aircraft_endurance_h=7.0, turnaround_h=3.0)
-    record = simulate(af447_scenario(1, settings), make_planner(planner), num_particles=150)
+    settings = MissionSettings(duration_h=14.0, aircraft_endurance_h=6.0, turnaround_h=2.0)
+    record = simulate(af447_scenario(1, settings), make_planner(planner), num_particles=100)
     assert record.planner == planner and len(record.legs) >= 6
 
 

@@ -9,10 +9,12 @@ At each decision for an asset the planner
    :class:`PlanValue`: the probability that the plan's sweeps find the object (the exact sweep
    model on the posterior's particles, in the water's frame), per hour of the plan, with a plan
    shorter than the horizon counted as lasting the horizon, and the way home (for an aircraft)
-   within the endurance;
+   within the endurance; near the end of an aircraft's sortie, the probability of success of the
+   rest of the sortie, the way home included;
 3. maximises that value with :func:`~manibo.optim.optimize_acqf_on_space` (Riemannian L-BFGS on
-   :math:`(S^2)^k`), started from its previous plan and from the best of a set of candidate plans
-   drawn through the posterior;
+   :math:`(S^2)^k`), started from a greedy rollout (legs chosen one at a time, each counted as a
+   miss before the next), from its previous plan carried on, and from the best of a set of
+   straight candidate plans through the posterior;
 4. flies the first leg only and plans again when it ends (receding horizon).
 
 With ``chart="latlon"`` the same planner draws and scores its legs on a latitude/longitude chart
@@ -30,6 +32,7 @@ from botorch.exceptions.warnings import BotorchWarning
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
+from manibo.geo import EARTH_RADIUS_KM
 from manibo.optim import optimize_acqf_on_space
 from manibo.optim.riemannian_lbfgs import LBFGSOptions
 from manibo.search.assets import Asset
@@ -204,15 +207,15 @@ class MultiLegPlanner(Planner):
     def propose(self, state: PlannerState) -> Tensor:
         """The first waypoint of the best plan found, clipped to the endurance."""
         acquisition = self.acquisition(state)
-        legs = self.legs
         starts = self.starts(state, acquisition)
-        options = LBFGSOptions(maxiter=self.maxiter, max_step=self._step_km(acquisition) / 6371.0)
+        step = self._step_km(acquisition) / EARTH_RADIUS_KM  # radians (sphere and chart alike)
+        options = LBFGSOptions(maxiter=self.maxiter, max_step=step)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BotorchWarning)
             best, _ = optimize_acqf_on_space(
                 acquisition,
                 self.geometry.space,
-                q=legs,
+                q=self.legs,
                 batch_initial_conditions=starts,
                 options=options,
             )
