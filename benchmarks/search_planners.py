@@ -19,6 +19,7 @@ the demo's scenarios.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import time
@@ -186,15 +187,25 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.scenarios)
         for p in planners
     ]
+    progress = args.out / "search_planners_runs.jsonl"
+    progress.write_text("")
+    runs = []
+
+    def keep(run: dict) -> None:
+        """Keep a finished mission, also on disk, so that an interrupted run leaves its data."""
+        runs.append(run)
+        with progress.open("a") as f:
+            f.write(json.dumps(run) + "\n")
+        print(f"{len(runs)}/{len(tasks)} missions", flush=True)
+
     if args.workers <= 1:
-        runs = [run_one(*task) for task in tasks]
+        for task in tasks:
+            keep(run_one(*task))
     else:
         with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn")) as pool:
             futures = [pool.submit(run_one, *task) for task in tasks]
-            runs = []
             for future in as_completed(futures):
-                runs.append(future.result())
-                print(f"{len(runs)}/{len(tasks)} missions", flush=True)
+                keep(future.result())
     summary = summarise(runs, planners, args.budget)
     data = {
         "config": {**{k: v for k, v in vars(args).items() if k != "out"}, "planners": planners},
