@@ -167,6 +167,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--smoke", action="store_true", help="2 scenarios, 14 h, 200 particles")
+    parser.add_argument(
+        "--from-runs",
+        type=Path,
+        help="summarise the missions of an interrupted run (its search_planners_runs.jsonl): the "
+        "longest prefix of scenarios whose missions have all finished",
+    )
     args = parser.parse_args(argv)
     if args.smoke:
         args.scenarios, args.budget, args.particles, args.objects, args.workers = (
@@ -181,6 +187,13 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown planner ids {unknown}; choose from {PLANNERS.names()}")
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.from_runs is not None:
+        lines = args.from_runs.read_text().splitlines()
+        runs = complete_prefix([json.loads(x) for x in lines if x], args.first_seed, planners)
+        if not runs:
+            parser.error(f"--from-runs {args.from_runs}: no scenario has all of {planners}")
+        report(args, planners, runs, [None, load_average()], None)
+        return 0
     load_start, wall = load_average(), time.perf_counter()
     tasks = [
         (i, args.first_seed + i, p, args.budget, args.particles, args.objects, args.device)
@@ -206,15 +219,40 @@ def main(argv: list[str] | None = None) -> int:
             futures = [pool.submit(run_one, *task) for task in tasks]
             for future in as_completed(futures):
                 keep(future.result())
+    report(args, planners, runs, [load_start, load_average()], time.perf_counter() - wall)
+    return 0
+
+
+def complete_prefix(runs: list[dict], first_seed: int, planners: list[str]) -> list[dict]:
+    """The runs of the longest prefix of scenarios (seeds ``first_seed``, ``first_seed + 1``, ...)
+    whose missions have all finished, for every planner."""
+    done = {(r["seed"], r["planner"]) for r in runs}
+    count = 0
+    while all((first_seed + count, p) in done for p in planners):
+        count += 1
+    return [r for r in runs if first_seed <= r["seed"] < first_seed + count]
+
+
+def report(
+    args: argparse.Namespace,
+    planners: list[str],
+    runs: list[dict],
+    load: list,
+    wall_s: float | None,
+) -> None:
+    """Write the JSON and the figure of ``runs`` and print their table."""
     summary = summarise(runs, planners, args.budget)
     data = {
         "config": {**{k: v for k, v in vars(args).items() if k != "out"}, "planners": planners},
         "environment": environment(args.device),
-        "load_average_start_end": [load_start, load_average()],
-        "wall_s": time.perf_counter() - wall,
+        "load_average_start_end": load,
+        "wall_s": wall_s,
         "summary": summary,
         "runs": runs,
     }
+    if args.from_runs is not None:
+        data["config"]["from_runs"] = str(args.from_runs)
+        data["config"]["scenarios"] = len(runs) // len(planners)
     write_json(args.out / "search_planners.json", data)
     plot(runs, planners, args.budget, args.out / "search_planners.png")
     print(f"{'planner':18s} " + " ".join(f"{'E@' + str(t):>7s}" for t in summary["checkpoints_h"]))
@@ -229,7 +267,6 @@ def main(argv: list[str] | None = None) -> int:
             f"manibo minus {name:16s} "
             + " ".join(f"{g['mean']:+.3f}±{g['standard_error']:.3f}" for g in gaps.values())
         )
-    return 0
 
 
 if __name__ == "__main__":

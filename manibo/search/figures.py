@@ -128,7 +128,8 @@ def expected_found_figure(
     for ax in axes:
         ax.set_xlabel("mission time [h]")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left")
+        if ax.get_legend_handles_labels()[0]:  # no paired leads from a single scenario
+            ax.legend(fontsize=8, loc="upper left")
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return path

@@ -38,6 +38,22 @@ def test_search_planners_smoke(tmp_path, monkeypatch):
     assert summary["checkpoints_h"] == [2, 5, 7, 9, 12, 14]
     assert set(summary["paired_manibo_minus"]) == {"greedy", "parallel-sweep"}
 
+    # An interrupted run: its finished missions are on disk; the summary keeps the longest prefix
+    # of scenarios that every planner finished (the second scenario lacks one mission here).
+    lines = (tmp_path / "search_planners_runs.jsonl").read_text().splitlines()
+    assert sorted(lines) == sorted(json.dumps(r) for r in data["runs"])
+    second = min(r["seed"] for r in data["runs"]) + 1
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(
+        "\n".join(x for x in lines if json.loads(x)["seed"] != second or "greedy" not in x)
+    )
+    out = tmp_path / "prefix"
+    args = ["--smoke", "--planners", planners, "--out", str(out), "--from-runs", str(cut)]
+    assert benchmark.main(args) == 0
+    prefix = json.loads((out / "search_planners.json").read_text())
+    assert prefix["config"]["scenarios"] == 1 and prefix["config"]["from_runs"] == str(cut)
+    assert {r["seed"] for r in prefix["runs"]} == {second - 1} and len(prefix["runs"]) == 3
+
 
 def test_unknown_planner_ids_are_refused(monkeypatch, capsys):
     benchmark = _load(monkeypatch)
