@@ -242,15 +242,10 @@ def tell_mission(case: Scenario, record: MissionRecord, evaluation: Evaluation, 
         print(
             f"  DETECTED after {ttd:.1f} h by {case.assets[leg.asset].name} at "
             f"{_latlon(plat, plon)}; the plan had a probability "
-            f"{_probability_by(evaluation, ttd):.2f} of finding such an object by then."
+            f"{evaluation.expected_found_by(ttd):.2f} of finding such an object by then."
         )
     else:
         print(f"  Not found within {case.duration_h:.0f} h.")
-
-
-def _probability_by(evaluation: Evaluation, hours: float) -> float:
-    i = int(torch.searchsorted(evaluation.hours, torch.tensor(hours, dtype=evaluation.hours.dtype)))
-    return float(evaluation.expected_found[min(i, evaluation.hours.numel() - 1)])
 
 
 def _latlon(lat: float, lon: float) -> str:

@@ -108,6 +108,18 @@ class Evaluation:
     detection_leg: Tensor
     detection_point: Tensor
 
+    def expected_found_by(self, hours: float) -> float:
+        """The expected fraction found at ``hours``, linear between the grid's times (the first
+        or last value outside the grid)."""
+        grid, values = self.hours.tolist(), self.expected_found.tolist()
+        if hours <= grid[0]:
+            return values[0]
+        for i in range(1, len(grid)):
+            if hours <= grid[i]:
+                share = (hours - grid[i - 1]) / (grid[i] - grid[i - 1])
+                return values[i - 1] + share * (values[i] - values[i - 1])
+        return values[-1]
+
 
 def evaluate(legs: Sequence[Leg], objects: HiddenObjects, hours: Tensor) -> Evaluation:
     """Expected fraction found on ``hours`` and the realised detections of ``objects``.

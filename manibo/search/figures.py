@@ -365,8 +365,8 @@ def mission_figure(
         axes[2],
         zoom,
         scenario,
-        f"c. The exact belief at {until:.1f} h ({outcome}; the search had a\n"
-        f"probability {1 - float(weights.mean()):.2f} of finding the object by then)",
+        f"c. The exact belief at {until:.1f} h ({outcome}; the plan had a\n"
+        f"probability {evaluation.expected_found_by(until):.2f} of finding such an object by then)",
     )
     image = draw_density(axes[2], zoom, particles, weights, bins=150)
     _tracks(axes[2], zoom, scenario, flown, width=0.6)

@@ -8,7 +8,7 @@ import torch
 
 from manibo.geo import EARTH_RADIUS_KM, GLOBE, latlon, offset
 from manibo.search.drift import Drift
-from manibo.search.evaluation import HiddenObjects, evaluate, scenario_objects
+from manibo.search.evaluation import Evaluation, HiddenObjects, evaluate, scenario_objects
 from manibo.search.legs import Leg
 from manibo.search.scenarios import MissionSettings, af447_scenario
 from manibo.search.sweep import SweepLaw
@@ -87,3 +87,20 @@ def test_every_planner_meets_the_same_objects():
     scenario = af447_scenario(4, MissionSettings(duration_h=12.0))
     a, b = scenario_objects(scenario, 30), scenario_objects(scenario, 30)
     assert torch.equal(a.knots, b.knots) and torch.equal(a.thresholds, b.thresholds)
+
+
+def test_the_expected_fraction_found_between_grid_times_is_linear():
+    zeros = torch.zeros(2)
+    result = Evaluation(
+        torch.tensor([0.0, 2.0, 6.0], dtype=torch.float64),
+        torch.tensor([0.0, 0.4, 0.6], dtype=torch.float64),
+        zeros,
+        zeros,
+        zeros,
+    )
+    assert result.expected_found_by(2.0) == pytest.approx(0.4)
+    assert result.expected_found_by(1.5) == pytest.approx(0.3)
+    assert result.expected_found_by(5.0) == pytest.approx(0.55)
+    assert result.expected_found_by(-1.0) == 0.0 and result.expected_found_by(9.0) == pytest.approx(
+        0.6
+    )
