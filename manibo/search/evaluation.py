@@ -170,9 +170,11 @@ def evaluate(legs: Sequence[Leg], objects: HiddenObjects, hours: Tensor) -> Eval
     order = torch.argsort(ends_t, stable=True)
     hazard, ends_t = hazard[:, order], ends_t[order]
     starts_t = torch.tensor(starts, dtype=dtype, device=device)[order]
-    accrued = (ends_t.unsqueeze(-1) <= hours.unsqueeze(0)).to(dtype)  # (P, G)
-    expected = (-torch.expm1(-(hazard @ accrued))).mean(0)
-    cumulative = hazard.cumsum(dim=1)
+    cumulative = hazard.cumsum(dim=1)  # (m, P), non-decreasing in floating point too
+    accrued = torch.searchsorted(ends_t, hours.to(ends_t), right=True)  # pieces ended by each hour
+    padded = torch.cat([torch.zeros_like(cumulative[:, :1]), cumulative], dim=1)
+    by_hour = padded.T[accrued].contiguous()  # (G, m): each hour's mean in the same order
+    expected = (-torch.expm1(-by_hour)).mean(1)
     crossed = cumulative >= objects.thresholds.unsqueeze(-1)
     detected = crossed.any(dim=1)
     first = crossed.to(torch.int8).argmax(dim=1)  # 0 where never: masked below

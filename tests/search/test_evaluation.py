@@ -104,3 +104,15 @@ def test_the_expected_fraction_found_between_grid_times_is_linear():
     assert result.expected_found_by(-1.0) == 0.0 and result.expected_found_by(9.0) == pytest.approx(
         0.6
     )
+
+
+def test_the_expected_fraction_found_never_decreases_and_repeats_at_repeated_hours():
+    objects = _objects(n=301)
+    legs = _lawnmower(tracks=12, spacing=12.0)
+    grid = torch.arange(0.0, legs[-1].arrive_h + 1.0, 0.05, dtype=torch.float64)
+    hours = torch.cat([grid, torch.full((100,), float(grid[40]), dtype=torch.float64)]).sort()[0]
+    expected = evaluate(legs, objects, hours).expected_found
+    assert bool((expected[1:] >= expected[:-1]).all())  # exactly, not to a tolerance
+    repeated = expected[hours == grid[40]]
+    assert repeated.numel() == 101 and bool((repeated == repeated[0]).all())
+    assert float(expected[-1]) > 0.3
