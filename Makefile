@@ -1,10 +1,11 @@
-# The two commands of the Quick start: `make demo` and `make test`. Each creates .venv when missing.
+# The commands of the Quick start: `make demo`, `make test` and `make test-examples`. Each creates
+# .venv when missing.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-examples lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,6 +21,10 @@ demo: $(STAMP)
 # Two pytest workers on two cores: one BLAS/OpenMP thread each, or they oversubscribe the CPU.
 test: $(STAMP)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadfile
+
+# Every script in examples/ at full size, as shipped, each asserting its own result (many minutes).
+test-examples: $(STAMP)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist load -m full_size tests/test_examples.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

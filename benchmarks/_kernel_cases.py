@@ -62,6 +62,7 @@ class KernelCase:
         smoke_sizes: numbers of points N of a ``--smoke`` run.
         points: ``points(n, seed, settings) -> array (N, D)``, float64; default: uniform random
             points of ``manibo_space``.
+        no_naive: why there is no naive evaluation (where ``naive`` is None).
     """
 
     name: str
@@ -77,6 +78,7 @@ class KernelCase:
     homogeneous: bool = True
     smoke_sizes: tuple[int, ...] = (30, 60)
     points: Callable[[int, int, dict], np.ndarray] | None = None
+    no_naive: str = "no closed-form level kernel (both libraries use Φ W Φᵀ)"
 
     def sample(self, n: int, seed: int, settings: dict) -> np.ndarray:
         """The ``n`` points of a run, shape ``(N, D)``, float64 (seeded)."""
@@ -395,6 +397,77 @@ SO3 = KernelCase(
 
 
 # --------------------------------------------------------------------------------------------
+# SO(n) and SU(n) beyond SO(3): characters on the fly against GeometricKernels' tables
+# --------------------------------------------------------------------------------------------
+GROUP_REPRESENTATIONS = 20  # GeometricKernels' default number of signatures for Lie groups
+
+
+def _group_space(settings: dict):
+    from manibo.spaces import SpecialOrthogonal, SpecialUnitary
+
+    kind = SpecialUnitary if settings["unitary"] else SpecialOrthogonal
+    return kind(settings["n"])
+
+
+def _group_prepare(n: int, unitary: bool) -> Callable[[Path, bool], dict]:
+    """The most whole levels holding at most 20 irreducible representations.
+
+    GeometricKernels makes every representation a level of its own, sorted by eigenvalue, and SO(2m)
+    pairs (…, ±λ_m) count twice; cutting manibo's levels (whole eigenvalues) at a level boundary
+    and giving GeometricKernels that many representations makes both sum the same ones.
+    """
+
+    def prepare(workdir: Path, smoke: bool) -> dict:
+        settings = {"n": n, "unitary": unitary}
+        weights = _group_space(settings)._weights
+        count, representations = 0, 0
+        for level in weights.levels(GROUP_REPRESENTATIONS + 1):
+            more = sum(level.copies)
+            if representations + more > GROUP_REPRESENTATIONS:
+                break
+            count, representations = count + 1, representations + more
+        return {**settings, "num_levels": count, "representations": representations}
+
+    return prepare
+
+
+def _group_gk(settings: dict, x):
+    import torch
+    from geometric_kernels.spaces import SpecialOrthogonal, SpecialUnitary
+
+    n = settings["n"]
+    if settings["unitary"]:
+        matrices = torch.complex(x[:, : n * n], x[:, n * n :]).reshape(-1, n, n)
+        return SpecialUnitary(n), settings["representations"], matrices
+    return SpecialOrthogonal(n), settings["representations"], x.reshape(-1, n, n)
+
+
+def group_case(n: int, unitary: bool) -> KernelCase:
+    """SO(n) or SU(n) at the levels holding GeometricKernels' default 20 representations."""
+    name = f"{'su' if unitary else 'so'}{n}"
+    return KernelCase(
+        name=name,
+        label=f"{'SU' if unitary else 'SO'}({n})",
+        sizes=(200, 500, 1000, 2000),
+        prepare=_group_prepare(n, unitary),
+        manibo_space=_group_space,
+        geometric_kernels=_group_gk,
+        gk_max_n=200,
+        no_naive=(
+            "a level kernel is a sum of characters of several representations, with no "
+            "one-variable closed form"
+        ),
+        note=(
+            "the whole levels holding at most 20 irreducible representations (GeometricKernels' "
+            "default for Lie groups); manibo evaluates characters as Jacobi–Trudi determinants in "
+            "the characteristic polynomial of x⁻¹y, GeometricKernels as precomputed polynomials in "
+            "the eigenvalues of x⁻¹y for every pair (minutes per call at N = 200 on the shared "
+            "machine, so it runs at N = 200 only)"
+        ),
+    )
+
+
+# --------------------------------------------------------------------------------------------
 # meshes and graphs: eigenpairs of a sparse Laplacian
 # --------------------------------------------------------------------------------------------
 EIGENPAIRS = 500  # the most eigenpairs compared; the cut is moved down to a whole eigenspace
@@ -527,4 +600,17 @@ GRAPH = KernelCase(
 )
 
 
-CASES = {case.name: case for case in (sphere_case(2), sphere_case(5), TORUS, SO3, MESH, GRAPH)}
+CASES = {
+    case.name: case
+    for case in (
+        sphere_case(2),
+        sphere_case(5),
+        TORUS,
+        SO3,
+        group_case(4, False),
+        group_case(5, False),
+        group_case(3, True),
+        MESH,
+        GRAPH,
+    )
+}

@@ -1,11 +1,11 @@
 """Regression with the activated deep GP against its own network and an inducing-point deep GP.
 
-Seed 001 §4.4.1 protocol: three layers, 128 hidden units / inducing variables, hidden layers with as
-many outputs as the data has inputs, softplus activations and the order-1 arc-cosine kernel; 5
-random 90/10 splits per data set by default (``--splits``: one count, or one per data set; split k
-is seeded by k, so more splits add to the first ones); inputs and targets standardised with the
-training split's statistics; RMSE and NLPD (negative log predictive density per test point) in the
-targets' units.
+The protocol of Dutordoir (2021), §4.4.1: three layers, 128 hidden units / inducing variables,
+hidden layers with as many outputs as the data has inputs, softplus activations and the order-1
+arc-cosine kernel; 5 random 90/10 splits per data set by default (``--splits``: one count, or one
+per data set; split k is seeded by k, so more splits add to the first ones); inputs and targets
+standardised with the training split's statistics; RMSE and NLPD (negative log predictive density
+per test point) in the targets' units.
 
 * ``network``: the equivalent network alone (stage 1, MSE), predictive variance = training MSE.
   Full-batch AdamW, early-stopped on the validation MSE (the weights of the best check are kept),
@@ -599,10 +599,10 @@ def median_columns(runs: list[dict], method: str, metrics) -> dict:
 
 
 def summarise(records: list[dict]) -> dict:
-    """Per data set: median metrics per method and how many splits meet the issue's targets.
+    """Per data set: median metrics per method and how many splits meet each criterion.
 
-    Issue 5's target (``target_met``): on a majority of the splits each, the ADGP's NLPD is below
-    the network's, below the DGP's, and its RMSE is at most 1.05 times the network's.
+    ``target_met``: on a majority of the splits each, the ADGP's NLPD is below the network's, below
+    the DGP's, and its RMSE is at most 1.05 times the network's.
     """
 
     table = {}

@@ -2,13 +2,13 @@ r"""GPNet against SVGP and the exact GP: a Snelson-style toy, regression on S²,
 
 Three parts, each writing ``gpnet_<part>.json`` (with versions, hardware and the load average at the
 start and the end) to ``--out``; ``gpnet_toy.png`` and ``gpnet_regression.png`` are drawn from
-whichever part files exist, so the parts can run in separate sessions:
+whichever part files exist, so the parts can run in separate invocations:
 
 * **toy** — 100 noisy points of a wiggly function on [0, 6] (generated, Snelson-style), RBF prior.
   For M in {2, 5, 20}: SVGP with M learned inducing points and GPNet with M measurement points
   (RFE network with 20 trainable frequencies; c(x) uniform on [0, 6]; β₀ = 1, ξ = 0.1;
-  minibatches of 20), as in seed 003, Fig. 2. The headline number is the mean, over a grid on the
-  data range, of KL(exact ‖ method) between predictive distributions of y.
+  minibatches of 20), as in Shi, Khan & Zhu (2019), Fig. 2. The headline number is the mean, over a
+  grid on the data range, of KL(exact ‖ method) between predictive distributions of y.
 * **sphere** — regression on S² (N = 2000, noise 0.1), Matérn-5/2 prior truncated to 15 levels;
   GPNet with harmonic features (its family contains the exact posterior) and SVGP with M fixed
   inducing points (learned ones would leave the sphere), M in {20, 100}, against the exact GP.
@@ -312,9 +312,9 @@ def run_sphere(args) -> dict:
         BayesianLinearNetwork,
         HarmonicFeatures,
         MeasurementDistribution,
+        default_kernel,
     )
     from manibo.models.gpnet.measurement import lengthscale_noise
-    from manibo.models.gpnet.model import default_kernel
 
     load = load_average()
     n, features = (200, 49) if args.smoke else (2000, 225)
@@ -536,7 +536,7 @@ def _row_text(methods: dict, M: int) -> str:
 
 # ---------------------------------------------------------------------------------------- figures
 def plot_toy(result: dict, path: Path) -> None:
-    """Fig. 2 of seed 003: SVGP (top) and GPNet (bottom) for M = 2, 5, 20, against the exact GP."""
+    """Shi, Khan & Zhu (2019), Fig. 2: SVGP (top), GPNet (bottom), M = 2, 5, 20; the exact GP."""
     import matplotlib
 
     matplotlib.use("Agg")

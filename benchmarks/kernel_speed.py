@@ -562,6 +562,8 @@ def truncation(case: KernelCase, settings: dict) -> str:
         text += f" = {settings['tuples']} tuples"
     if "num_eigenpairs" in settings:
         text += f" = {settings['num_eigenpairs']} eigenpairs of {settings['num_points']}"
+    if "representations" in settings:
+        text += f" = {settings['representations']} representations"
     return text
 
 
@@ -709,7 +711,7 @@ def main(argv: list[str] | None = None) -> int:
                 "naive_torch": (
                     "plain torch: stack the [N, N, L] level terms, contract with the weights"
                     if case.naive
-                    else "not applicable: no closed-form level kernel (both libraries use Φ W Φᵀ)"
+                    else f"not applicable: {case.no_naive}"
                 ),
                 "geometric_kernels": gk_status,
             },

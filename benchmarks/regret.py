@@ -47,7 +47,7 @@ def run_one(
 
     A record already on disk for the same problem, method, seed, budget, initial design and
     acquisition is returned as it is, so an interrupted or extended benchmark only runs what is
-    missing (the runs of many sessions accumulate in ``<out>/runs``).
+    missing (the runs of many invocations accumulate in ``<out>/runs``).
     """
     import torch
 

@@ -137,6 +137,17 @@ STEPS: list[Step] = [
         False,
     ),
     Step("bo_time", ("bo_time.py", "--threads", "1"), ("bo_time.json", "bo_time.png")),
+    Step(
+        "noncompact_kernels",
+        ("noncompact_kernels.py", "--repeats", "2"),
+        ("noncompact_kernels.json", "noncompact_kernels.png"),
+    ),
+    Step(
+        "product_speed",
+        ("product_speed.py", "--with-series", "--threads", "1"),
+        ("product_speed.json", "product_speed.png"),
+        False,
+    ),
     # VISH at scale: the measurements are long resumable runs of vish_scale.py itself (see
     # docs/vish.md); this step redraws the figure from the records it keeps in
     # benchmarks/results/records, and at smoke size measures one small configuration.
@@ -293,6 +304,8 @@ STEPS: list[Step] = [
         SEARCH_PLANNERS,
         False,
     ),
+    # every script of examples/ at full size, timed (docs/examples.md)
+    Step("examples", ("examples_time.py",), ("examples.json",), False),
     # the demo itself (`make demo`): its figures and summary are the ones docs/search.md shows
     Step(
         "search_demo",

@@ -3,12 +3,12 @@ r"""VISH at scale: wall time, peak memory, MSE and NLPD against GPyTorch's SVGP 
 Two problems:
 
 * **airline-shaped** (``airline``): :func:`manibo.problems.datasets.airline_like`, a synthetic
-  stand-in for the 2008 US flight-delay data of seed 001, Table 3.1 (which cannot be downloaded
-  here): the same eight covariates and a delay whose signal explains 18% of the variance under
-  right-skewed, heavy-tailed noise. The full set has N = 5,929,413 records (seeded, cached on
+  stand-in for the 2008 US flight-delay data of Dutordoir (2021), Table 3.1 (which cannot be
+  downloaded here): the same eight covariates and a delay whose signal explains 18% of the variance
+  under right-skewed, heavy-tailed noise. The full set has N = 5,929,413 records (seeded, cached on
   disk); a size N uses its first N records, the first two thirds for training and the rest for
-  testing. Inputs are scaled to [-1, 1] by the training range, outcomes standardised by the
-  training mean and sd (Table 3.1's protocol), and MSE and NLPD are reported in standardised units.
+  testing. Inputs are scaled to [-1, 1] by the training range, outcomes standardised by the training
+  mean and sd (Table 3.1's protocol), and MSE and NLPD are reported in standardised units.
 * **airport elevations on S²** (``airports``): the 28,298 airports of the ``airportsdata`` package
   (the ``bench`` extra): elevation in feet at (latitude, longitude) mapped to unit vectors; a seeded
   shuffle, two thirds for training.
@@ -216,7 +216,7 @@ def run_vish(dataset, num_features, Xtr, ytr, Xte, yte, smoke) -> dict:
         hyper = {
             "levels": list(prior.levels),
             "num_features": prior.features.num_features,
-            "noise_variance": float(model.noise * model.outcome_std**2),
+            "noise_variance": float(model.noise * model.outcome_transform.stdvs**2),
             "outputscale": float(prior.outputscale),
             "residual_variance": float(prior.residual_variance()),
         }
@@ -585,7 +585,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         return run_case(args)
     if args.device == "cuda":
-        print("CUDA: this machine has no GPU, so the GPU target is not measured; nothing was run.")
+        print("CUDA: this machine has no GPU, so the GPU time is not measured; nothing was run.")
         return 0
     if "airports" in args.datasets:
         try:

@@ -14,7 +14,7 @@ Subpackages, from the ground up (each imports only from those listed before it):
   ``manibo demo``.
 """
 
-from manibo.exceptions import ConfigurationError, InputDataError, ManiboError
+from manibo.exceptions import ConfigurationError, EvaluationFailed, InputDataError, ManiboError
 from manibo.loop import BayesianOptimizer, maximize, minimize
 
 __version__ = "0.1.0"
@@ -22,6 +22,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BayesianOptimizer",
     "ConfigurationError",
+    "EvaluationFailed",
     "InputDataError",
     "ManiboError",
     "__version__",

@@ -5,6 +5,9 @@ They cover shapes, finiteness, dtype and device agreement, and device names.
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import torch
 from torch import Tensor
 
@@ -85,3 +88,55 @@ def checked_device(device: str | torch.device | None) -> torch.device:
             "CUDA build of torch on a machine with a GPU."
         )
     return device
+
+
+def check_int(
+    name: str, value: object, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    """``value`` as an ``int``, refused with a ``ConfigurationError`` unless it is an integer in
+    ``[minimum, maximum]`` (a bool, a string or a fractional float is refused; ``3.0`` is 3)."""
+    integral = isinstance(value, numbers.Integral) or (
+        isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer()
+    )
+    if isinstance(value, bool) or not integral:
+        raise ConfigurationError(
+            f"`{name}` must be an integer, got {value!r} ({type(value).__name__})."
+        )
+    value = int(value)
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        low = "" if minimum is None else f">= {minimum}"
+        high = "" if maximum is None else f"<= {maximum}"
+        raise ConfigurationError(
+            f"`{name}` must be an integer {' and '.join(filter(None, (low, high)))}, got {value}."
+        )
+    return value
+
+
+def check_bool(name: str, value: object) -> bool:
+    """``value`` if it is a bool, else a ``ConfigurationError`` (``minimize="no"`` is not False)."""
+    if not isinstance(value, bool):
+        raise ConfigurationError(
+            f"`{name}` must be True or False, got {value!r} ({type(value).__name__})."
+        )
+    return value
+
+
+def as_values(name: str, value: object) -> Tensor:
+    """Observed values as a float64 CPU tensor of shape ``(n,)``.
+
+    Accepts a real number, a sequence of them, a NumPy array or a tensor; anything else (a string,
+    None, nested records) gets an ``InputDataError`` that shows what arrived.
+    """
+    if isinstance(value, (str, bytes)) or value is None:
+        raise InputDataError(
+            f"`{name}` must hold real numbers (a float, a list of floats or a tensor), got "
+            f"{type(value).__name__} {value!r}."
+        )
+    try:
+        values = torch.as_tensor(value, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise InputDataError(
+            f"`{name}` must hold real numbers (a float, a list of floats or a tensor), got "
+            f"{type(value).__name__} {value!r} ({err})."
+        ) from err
+    return values.detach().cpu().reshape(-1)

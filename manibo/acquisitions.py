@@ -1,8 +1,15 @@
-"""BoTorch acquisition functions by name, built on a surrogate and the data the loop holds."""
+"""Acquisition functions by name, built on a surrogate and the data the loop holds.
+
+An acquisition is a builder ``builder(model, data) -> AcquisitionFunction`` registered with
+:func:`register_acquisition`; ``data`` is an :class:`AcquisitionData` (the observations, the
+pending points, a seeded sampler). The loop, ``manibo run --acquisition`` and plug-ins declared in
+the ``manibo.plugins`` entry-point group all use the one registry.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 from botorch.acquisition import (
@@ -21,44 +28,127 @@ from botorch.sampling import SobolQMCNormalSampler
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
+from manibo.registry import Entry, Registry
 
-Builder = Callable[..., AcquisitionFunction]
+__all__ = [
+    "AcquisitionData",
+    "available_acquisitions",
+    "build_acquisition",
+    "check_acquisition",
+    "register_acquisition",
+    "required_features",
+]
+
+MC_SAMPLES = 128
+"""Quasi-Monte Carlo samples of :meth:`AcquisitionData.sampler` by default."""
+UCB_BETA = 4.0
+"""The exploration weight of ``"ucb"`` and ``"qucb"``."""
 
 
-def _sampler(seed: int, samples: int = 128) -> SobolQMCNormalSampler:
-    return SobolQMCNormalSampler(torch.Size([samples]), seed=seed)
+@dataclass(frozen=True)
+class AcquisitionData:
+    """What the loop holds when it builds an acquisition function.
+
+    Attributes:
+        train_X: observed points, flattened to ``(n, D)``.
+        train_Y: observed values ``(n, 1)``, oriented so that larger is better.
+        X_pending: asked-but-not-told points ``(k, D)``, or None (always None for an analytic
+            acquisition).
+        seed: seed of the quasi-Monte Carlo sampler of this proposal.
+    """
+
+    train_X: Tensor
+    train_Y: Tensor
+    X_pending: Tensor | None
+    seed: int
+
+    @property
+    def best_f(self) -> Tensor:
+        """The best observed value, a 0-d tensor."""
+        return self.train_Y.max()
+
+    def sampler(self, num_samples: int = MC_SAMPLES) -> SobolQMCNormalSampler:
+        """A scrambled-Sobol normal sampler seeded with :attr:`seed`."""
+        return SobolQMCNormalSampler(torch.Size([num_samples]), seed=self.seed)
 
 
-_BUILDERS: dict[str, Builder] = {
-    "qlognei": lambda m, X, Y, P, s: qLogNoisyExpectedImprovement(
-        m, X_baseline=X, X_pending=P, sampler=_sampler(s), prune_baseline=True, cache_root=False
-    ),
-    "qlogei": lambda m, X, Y, P, s: qLogExpectedImprovement(
-        m, best_f=Y.max(), X_pending=P, sampler=_sampler(s)
-    ),
-    "qucb": lambda m, X, Y, P, s: qUpperConfidenceBound(
-        m, beta=4.0, X_pending=P, sampler=_sampler(s)
-    ),
-    "qsr": lambda m, X, Y, P, s: qSimpleRegret(m, X_pending=P, sampler=_sampler(s)),
-    "qkg": lambda m, X, Y, P, s: qKnowledgeGradient(m, num_fantasies=16, X_pending=P),
-    "logei": lambda m, X, Y, P, s: LogExpectedImprovement(m, best_f=Y.max()),
-    "ucb": lambda m, X, Y, P, s: UpperConfidenceBound(m, beta=4.0),
-    "posterior-mean": lambda m, X, Y, P, s: PosteriorMean(m),
-}
-ANALYTIC = {"logei", "ucb", "posterior-mean"}
+AcquisitionBuilder = Callable[[Model, AcquisitionData], AcquisitionFunction]
+
+
+@dataclass(frozen=True)
+class AcquisitionEntry(Entry):
+    """An acquisition builder, whether it is analytic (q = 1, no pending points), and the model
+    features (keys of :data:`manibo.models.FEATURES`) it needs of its surrogate."""
+
+    analytic: bool = False
+    required_features: tuple[str, ...] = ()
+
+
+ACQUISITIONS: Registry[AcquisitionEntry] = Registry(
+    "acquisition",
+    advice="register your own with @manibo.acquisitions.register_acquisition('name')",
+)
+
+
+def register_acquisition(
+    name: str, analytic: bool = False, required_features: tuple[str, ...] = ()
+) -> Callable[[AcquisitionBuilder], AcquisitionBuilder]:
+    """Decorator registering ``builder(model, data) -> AcquisitionFunction`` under ``name``.
+
+    The acquisition is maximised: ``data.train_Y`` is already oriented so that larger is better.
+
+    Args:
+        name: the name the loop, the command line and :func:`build_acquisition` use.
+        analytic: the acquisition scores one point at a time and cannot account for pending
+            points (BoTorch's analytic acquisitions); the loop then refuses ``q > 1`` and never
+            passes pending points.
+        required_features: the model features (keys of :data:`manibo.models.FEATURES`) the
+            acquisition needs, e.g. ``("fantasize",)`` for the knowledge gradient; the loop refuses
+            a surrogate that declares one of them out of its reach before any evaluation.
+
+    Raises:
+        ConfigurationError: ``name`` is taken by another builder.
+    """
+
+    def decorate(builder: AcquisitionBuilder) -> AcquisitionBuilder:
+        entry = AcquisitionEntry(builder, bool(analytic), tuple(required_features))
+        ACQUISITIONS.register(name, entry)
+        return builder
+
+    return decorate
 
 
 def available_acquisitions() -> list[str]:
-    """Names accepted by :func:`build_acquisition`."""
-    return sorted(_BUILDERS)
+    """Names accepted by :func:`build_acquisition` (plug-ins included), sorted."""
+    return ACQUISITIONS.names()
+
+
+def required_features(name: str) -> tuple[str, ...]:
+    """The model features the acquisition ``name`` needs of its surrogate.
+
+    Raises:
+        ConfigurationError: ``name`` is unknown.
+    """
+    return ACQUISITIONS.get(name).required_features
+
+
+def check_acquisition(name: str, q: int) -> None:
+    """Raise a clear error unless ``name`` is registered and can propose ``q`` points at once.
+
+    Raises:
+        ConfigurationError: ``name`` is unknown, or analytic with ``q != 1``.
+    """
+    if ACQUISITIONS.get(name).analytic and q != 1:
+        raise ConfigurationError(
+            f"the analytic acquisition {name!r} needs q = 1, got q = {q}; use q = 1, or a Monte "
+            "Carlo acquisition such as 'qlognei'."
+        )
 
 
 def build_acquisition(
     name: str, model: Model, train_X: Tensor, train_Y: Tensor, X_pending: Tensor | None, seed: int
 ) -> AcquisitionFunction:
     """Build the acquisition ``name`` for maximising ``model``.
-
-    ``train_Y`` is already oriented for maximisation.
 
     Args:
         name: one of :func:`available_acquisitions`.
@@ -67,14 +157,66 @@ def build_acquisition(
         train_Y: observed values ``(n, 1)``, larger is better.
         X_pending: asked-but-not-told points ``(k, D)``, or None.
         seed: seed of the quasi-Monte Carlo sampler.
+
+    Raises:
+        ConfigurationError: ``name`` is unknown, or analytic while points are pending.
     """
-    if name not in _BUILDERS:
-        raise ConfigurationError(
-            f"unknown acquisition {name!r}; choose one of {', '.join(available_acquisitions())}."
-        )
-    if name in ANALYTIC and X_pending is not None:
+    entry = ACQUISITIONS.get(name)
+    if entry.analytic and X_pending is not None:
         raise ConfigurationError(
             f"the analytic acquisition {name!r} cannot account for pending points; "
             "use q = 1 and no parallel evaluations, or a Monte Carlo acquisition such as 'qlognei'."
         )
-    return _BUILDERS[name](model, train_X, train_Y, X_pending, seed)
+    return entry.build(model, AcquisitionData(train_X, train_Y, X_pending, int(seed)))
+
+
+# ---------------------------------------------------------------------------------- built-ins
+@register_acquisition("qlognei")
+def _q_log_noisy_expected_improvement(model: Model, data: AcquisitionData) -> AcquisitionFunction:
+    return qLogNoisyExpectedImprovement(
+        model,
+        X_baseline=data.train_X,
+        X_pending=data.X_pending,
+        sampler=data.sampler(),
+        prune_baseline=True,
+        cache_root=False,
+    )
+
+
+@register_acquisition("qlogei")
+def _q_log_expected_improvement(model: Model, data: AcquisitionData) -> AcquisitionFunction:
+    return qLogExpectedImprovement(
+        model, best_f=data.best_f, X_pending=data.X_pending, sampler=data.sampler()
+    )
+
+
+@register_acquisition("qucb")
+def _q_upper_confidence_bound(model: Model, data: AcquisitionData) -> AcquisitionFunction:
+    return qUpperConfidenceBound(
+        model, beta=UCB_BETA, X_pending=data.X_pending, sampler=data.sampler()
+    )
+
+
+@register_acquisition("qsr")
+def _q_simple_regret(model: Model, data: AcquisitionData) -> AcquisitionFunction:
+    return qSimpleRegret(model, X_pending=data.X_pending, sampler=data.sampler())
+
+
+@register_acquisition("qkg", required_features=("fantasize",))
+def _q_knowledge_gradient(model: Model, data: AcquisitionData) -> AcquisitionFunction:
+    return qKnowledgeGradient(model, num_fantasies=16, X_pending=data.X_pending)
+
+
+@register_acquisition("logei", analytic=True)
+def _log_expected_improvement(model: Model, data: AcquisitionData) -> AcquisitionFunction:
+    return LogExpectedImprovement(model, best_f=data.best_f)
+
+
+@register_acquisition("ucb", analytic=True)
+def _upper_confidence_bound(model: Model, data: AcquisitionData) -> AcquisitionFunction:
+    return UpperConfidenceBound(model, beta=UCB_BETA)
+
+
+@register_acquisition("posterior-mean", analytic=True)
+def _posterior_mean(model: Model, data: AcquisitionData) -> AcquisitionFunction:
+    return PosteriorMean(model)

@@ -1,8 +1,15 @@
-"""The ``manibo`` command: ``demo`` (main demo), ``run`` (BO of a problem), ``bench``, ``info``."""
+"""The ``manibo`` command: ``demo`` (main demo), ``run`` (BO of a problem), ``bench``, ``info``.
+
+``manibo run`` keeps a journal in ``--out``; running the same command again resumes it (the
+settings must be the same, or the resume is refused with the list of differences; ``--fresh``
+starts over). Mistakes in the arguments end with one ``manibo: error: ...`` line and status 2.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import platform
 from pathlib import Path
 
@@ -31,15 +38,21 @@ def _info(_: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    out = _output_folder(args.out)
     if args.name == "sphere-regression":
         from manibo.demos.sphere_regression import run
 
-        run(Path(args.out), num_train=args.num_train, seed=args.seed, device=args.device)
+        if args.num_train < 2:
+            raise ConfigurationError(
+                f"--num-train must be at least 2 (a GP needs observations to fit), got "
+                f"{args.num_train}."
+            )
+        run(out, num_train=args.num_train, seed=args.seed, device=args.device)
         return 0
     from manibo.demos.search_mission import run as run_search
 
     run_search(
-        Path(args.out),
+        out,
         num_scenarios=args.scenarios,
         duration_h=args.budget,
         seed=args.seed,
@@ -49,39 +62,77 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _finite(option: str, value: float, minimum: float) -> float:
+    """``value`` if it is finite and at least ``minimum``; else a clear error."""
+    if not (math.isfinite(value) and value >= minimum):
+        raise ConfigurationError(f"{option} must be a finite number >= {minimum:g}, got {value!r}.")
+    return value
+
+
+def _output_folder(out: str) -> Path:
+    """The folder ``out``, created if needed, or a clear error when it is a file or read-only."""
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise ConfigurationError(f"--out {out} is a file, not a folder; choose a folder.")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ConfigurationError(
+            f"--out {out}: cannot create the folder ({err.strerror or err}); choose a writable "
+            "folder."
+        ) from err
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ConfigurationError(f"--out {out} is not writable; choose a writable folder.")
+    return folder
+
+
 def _run(args: argparse.Namespace) -> int:
     import json
 
+    from manibo.journal import set_aside
     from manibo.loop import BayesianOptimizer
     from manibo.problems import make_problem
 
-    problem = make_problem(args.problem, noise_std=args.noise)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    noise = _finite("--noise", args.noise, minimum=0.0)
+    if args.budget < args.initial_design:
+        raise ConfigurationError(
+            f"--budget ({args.budget}) must be at least --initial-design ({args.initial_design})."
+        )
+    problem = make_problem(args.problem, noise_std=noise)
+    out = _output_folder(args.out)
     stem = f"{problem.name}_{args.surrogate}_{args.acquisition}_seed{args.seed}"
     journal = out / f"{stem}.journal.jsonl"
-    if journal.exists():
-        opt = BayesianOptimizer.resume(journal, space=problem.space, device=args.device)
-        print(f"resuming {journal} with {len(opt.history)} evaluations")
-    else:
-        opt = BayesianOptimizer(
-            problem.space,
-            surrogate=args.surrogate,
-            acquisition=args.acquisition,
-            q=args.q,
-            initial_design=args.initial_design,
-            seed=args.seed,
-            journal=journal,
-            optimizer=args.optimizer,
-            surrogate_options=_parse_options(args.surrogate_option),
-            device=args.device,
-        )
-    generator = torch.Generator().manual_seed(args.seed)
-    opt.run(
-        lambda x: float(problem(x, generator=generator)),
-        budget=args.budget,
-        progress=not args.quiet,
+    if args.fresh and journal.exists():
+        print(f"moved the previous journal to {set_aside(journal)}")
+    opt = BayesianOptimizer(
+        problem.space,
+        surrogate=args.surrogate,
+        acquisition=args.acquisition,
+        q=args.q,
+        initial_design=args.initial_design,
+        seed=args.seed,
+        journal=journal,
+        optimizer=args.optimizer,
+        surrogate_options=_parse_options(args.surrogate_option),
+        device=args.device,
+        # the noise of evaluation i is drawn from a generator seeded by (seed, i): a resumed
+        # noisy run observes exactly what the uninterrupted one would have
+        metadata={
+            "problem": problem.name,
+            "noise_std": noise,
+            "noise_generator": "torch.Generator().manual_seed(seed * 2**32 + index)",
+        },
+        resume=True,
     )
+    if opt.history:
+        print(f"resuming {journal} with {len(opt.history)} evaluations")
+
+    def objective(x: torch.Tensor) -> float:
+        generator = torch.Generator().manual_seed(args.seed * 2**32 + len(opt.history))
+        return float(problem(x, generator=generator))
+
+    with opt:
+        opt.run(objective, budget=args.budget, progress=not args.quiet)
     values = [e.y if e.status == "ok" else None for e in opt.history]
     best_x, best_y = opt.best
     true_values = [
@@ -208,6 +259,11 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--device", default="cpu", help="cpu or cuda: where the surrogate runs")
     run.add_argument("--out", default="results")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start the run over: move its journal aside (renamed, not deleted) first",
+    )
     run.set_defaults(func=_run)
     bench = sub.add_parser(
         "bench",

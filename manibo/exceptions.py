@@ -25,3 +25,24 @@ class TruncationWarning(ManiboWarning):
 
     The neglected mass is still above the tolerance.
     """
+
+
+class EvaluationFailed(ManiboError):
+    """Raise it from an objective to declare that this evaluation failed.
+
+    ``BayesianOptimizer.run`` records the point as a failed evaluation, with the message, and goes
+    on; any other exception from the objective (a ``NameError``, a ``TypeError`` ...) is treated
+    as a programming error and stops the run at once, with its traceback.
+    """
+
+
+class ObjectiveError(ManiboError, TypeError):
+    """An objective returned something other than one real number (a tuple, None, a string ...)."""
+
+
+class ProposalWarningSummary(ManiboWarning):
+    """The warnings BoTorch and GPyTorch issued while a run proposed its points, counted by kind.
+
+    ``BayesianOptimizer.run`` gathers them and issues this one warning at the end of the run, so
+    that they do not break the progress bar line by line.
+    """

@@ -1,12 +1,29 @@
-"""The append-only JSON-lines journal of an optimisation run.
+"""The append-only JSON-lines journal of an optimisation run: its schema, one writer, many readers.
 
-Every record is on disk before ``tell`` returns.
+A journal is one header line (format version and configuration) followed by one line per
+evaluation. The rules that make it safe:
+
+* **Readers never modify it.** A last line without its newline is a write in progress (or cut off
+  by a crash) and is ignored by :meth:`Journal.read`.
+* **One writer at a time.** :class:`JournalWriter` holds an operating-system lock on
+  ``<journal>.lock`` (released when it closes or its process dies, even by ``SIGKILL``); a second
+  writer gets :class:`JournalLockedError` naming the holder. Only the lock holder repairs a cut-off
+  last line, by moving it to a new ``<journal>.corrupt[.N]`` file (an earlier one is never
+  overwritten).
+* **Appends are atomic and durable.** Each record is written by one ``os.write`` of the whole line
+  on a file opened with ``O_APPEND``, then ``fsync``'d (and the folder is ``fsync``'d when the file
+  is created). A failed write is cut back off the file, so a retry cannot duplicate a record.
+* **A journal deleted or replaced during the run** is detected before every append and never
+  recreated without its header.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import socket
+import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -14,18 +31,34 @@ from typing import Any
 
 from manibo.exceptions import ManiboError, ManiboWarning
 
-JOURNAL_VERSION = 1
+JOURNAL_VERSION = 2
+"""Format of the journals this version writes and reads (format 1 had no space fingerprint)."""
+
+_EVALUATION_FIELDS = {"type", "x", "y", "status", "error", "index", "seconds", "extra"}
 
 
 class JournalError(ManiboError):
-    """A journal cannot be read.
+    """A journal cannot be read or written: wrong format, a malformed record, a missing file."""
 
-    A record other than the last is corrupt, or the header is missing.
+
+class JournalLockedError(JournalError):
+    """Another process (or another optimiser in this one) is writing the journal."""
+
+
+class JournalWriteError(JournalError):
+    """Evaluations could not be written to the journal; they are kept in memory.
+
+    Attributes:
+        evaluations: the evaluations not yet on disk (each with its point ``x`` and value ``y``).
     """
+
+    def __init__(self, message: str, evaluations: list[Evaluation]) -> None:
+        super().__init__(message)
+        self.evaluations = evaluations
 
 
 class JournalWarning(ManiboWarning):
-    """A truncated or corrupt last journal line was skipped (it is kept beside the journal)."""
+    """A cut-off last journal line (a crash in the middle of a write) was moved aside."""
 
 
 @dataclass
@@ -39,6 +72,7 @@ class Evaluation:
         error: the error message of a failed evaluation.
         index: position in the run (0-based).
         seconds: wall time of the evaluation when known.
+        extra: JSON values the caller attaches to the record.
     """
 
     x: list
@@ -51,86 +85,402 @@ class Evaluation:
 
 
 class Journal:
-    """Append-only JSON-lines file.
-
-    One header line (the configuration), then one line per evaluation.
+    """Read access to a journal; reading never modifies the file.
 
     Args:
-        path: the file; created with its header when it does not exist.
+        path: the journal file.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
 
-    def write_header(self, config: dict[str, Any]) -> None:
-        """Create the journal with its header; refuses to overwrite an existing journal."""
-        if self.path.exists() and self.path.stat().st_size > 0:
+    def read(self) -> tuple[dict[str, Any], list[Evaluation]]:
+        """The header's configuration and the evaluations, every record checked.
+
+        A last line without its newline (being written, or cut off by a crash) is ignored.
+
+        Raises:
+            JournalError: the file is missing, has no header yet, has another format version, or
+                a complete line is malformed (the message names the line and what is wrong).
+        """
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            raise JournalError(f"journal {self.path} does not exist.") from None
+        except OSError as err:
+            raise JournalError(f"cannot read journal {self.path}: {err}.") from err
+        complete = raw[: raw.rfind(b"\n") + 1]
+        config, evaluations = parse_records(complete, self.path)
+        if config is None:
             raise JournalError(
-                f"journal {self.path} already exists; continue it with "
-                "`BayesianOptimizer.resume(path)` or choose another path."
+                f"journal {self.path} has no header line yet: the run that creates it has not "
+                "written it (or was stopped before it did)."
             )
+        return config, evaluations
+
+
+def parse_records(complete: bytes, path: Path) -> tuple[dict[str, Any] | None, list[Evaluation]]:
+    """Parse and check complete journal lines; ``(None, [])`` when there are none.
+
+    Args:
+        complete: the file's bytes up to and including its last newline.
+        path: the journal's path, for messages.
+    """
+    lines = complete.split(b"\n")[:-1]
+    if not lines:
+        return None, []
+    records = [_decode(line, number, path) for number, line in enumerate(lines, start=1)]
+    config = _check_header(records[0], path)
+    evaluations = []
+    for number, record in enumerate(records[1:], start=2):
+        evaluation = _check_evaluation(record, number, path)
+        if evaluation.index != len(evaluations):
+            raise _index_error(evaluation.index, len(evaluations), number, path)
+        evaluations.append(evaluation)
+    return config, evaluations
+
+
+def _decode(line: bytes, number: int, path: Path) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise _malformed(path, number, f"it is not valid JSON ({err})") from err
+    if not isinstance(record, dict):
+        raise _malformed(path, number, f"it holds a {type(record).__name__}, not a record")
+    return record
+
+
+def _malformed(path: Path, number: int, what: str) -> JournalError:
+    return JournalError(
+        f"journal {path} line {number} is malformed: {what}. Every other line is intact; repair "
+        "or remove that line by hand, then resume."
+    )
+
+
+def _check_header(record: dict[str, Any], path: Path) -> dict[str, Any]:
+    if record.get("type") != "header":
+        raise JournalError(
+            f"journal {path} line 1 is not a header (type {record.get('type')!r}); the file was "
+            "not written by manibo."
+        )
+    version = record.get("version")
+    if version != JOURNAL_VERSION:
+        if isinstance(version, int) and not isinstance(version, bool) and version < 2:
+            advice = (
+                "it was written by an older manibo; start a new run (`manibo run --fresh` moves "
+                "the old journal aside)"
+            )
+        else:
+            advice = "it was written by another version of manibo; read it with that version"
+        raise JournalError(
+            f"journal {path} has format version {version!r}, but this manibo reads version "
+            f"{JOURNAL_VERSION}: {advice}."
+        )
+    if not isinstance(record.get("config"), dict):
+        raise _malformed(path, 1, "the header has no `config` record")
+    return record["config"]
+
+
+def _check_evaluation(record: dict[str, Any], number: int, path: Path) -> Evaluation:
+    if record.get("type") != "evaluation":
+        raise _malformed(path, number, f"record type {record.get('type')!r} is not 'evaluation'")
+    unknown = sorted(set(record) - _EVALUATION_FIELDS)
+    missing = sorted({"x", "y", "status", "index"} - set(record))
+    if unknown or missing:
+        what = ", ".join(
+            [f"unknown field {k!r}" for k in unknown] + [f"missing field {k!r}" for k in missing]
+        )
+        raise _malformed(path, number, what)
+    index, status, y = record["index"], record["status"], record["y"]
+    problems = []
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        problems.append(f"`index` must be a non-negative integer, got {index!r}")
+    if not _is_point(record["x"]):
+        problems.append("`x` must be a list of finite numbers (nested for matrix points)")
+    if status == "ok":
+        if not _is_real(y) or not math.isfinite(y):
+            problems.append(f"an 'ok' evaluation needs a finite number `y`, got {y!r}")
+    elif status == "failed":
+        if y is not None:
+            problems.append(f"a 'failed' evaluation has `y` null, got {y!r}")
+    else:
+        problems.append(f"`status` must be 'ok' or 'failed', got {status!r}")
+    if record.get("error") is not None and not isinstance(record["error"], str):
+        problems.append(f"`error` must be a string or null, got {record['error']!r}")
+    seconds = record.get("seconds")
+    if seconds is not None and not _is_real(seconds):
+        problems.append(f"`seconds` must be a number or null, got {seconds!r}")
+    if not isinstance(record.get("extra", {}), dict):
+        problems.append("`extra` must be a record")
+    if problems:
+        raise _malformed(path, number, "; ".join(problems))
+    return Evaluation(**{k: v for k, v in record.items() if k != "type"})
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_point(value: object) -> bool:
+    if not isinstance(value, list) or not value:
+        return False
+    return all(
+        _is_point(v) if isinstance(v, list) else _is_real(v) and math.isfinite(v) for v in value
+    )
+
+
+def _index_error(index: int, expected: int, number: int, path: Path) -> JournalError:
+    if index < expected:
+        what = f"index {index} appears a second time (the record at line {index + 2} has it)"
+    else:
+        missing = f"{expected}" if index == expected + 1 else f"{expected} to {index - 1}"
+        what = f"it has index {index}, but index {missing} is missing before it"
+    return _malformed(path, number, what)
+
+
+# -------------------------------------------------------------------------------- the writer
+class JournalWriter:
+    """The single writer of a journal, holding its lock from construction to :meth:`close`.
+
+    Args:
+        path: the journal file (it need not exist yet).
+
+    Raises:
+        JournalLockedError: another writer holds the lock; the message names it.
+        JournalError: the lock file cannot be created (an unwritable folder, say).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self._fd: int | None = None
+        self._identity: tuple[int, int] | None = None
+        self._lock_fd = _acquire_lock(self.lock_path, self.path)
+
+    def load(self) -> tuple[dict[str, Any] | None, list[Evaluation]]:
+        """Read the journal under the lock, moving a cut-off last line aside first.
+
+        Returns:
+            ``(config, evaluations)``; ``(None, [])`` when the file is absent or holds no
+            complete line yet.
+        """
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return None, []
+        except OSError as err:
+            raise JournalError(f"cannot read journal {self.path}: {err}.") from err
+        keep = raw.rfind(b"\n") + 1
+        if keep < len(raw):
+            self._quarantine(raw[keep:], keep)
+        return parse_records(raw[:keep], self.path)
+
+    def create(self, config: dict[str, Any]) -> None:
+        """Write the header of a new journal (the file must be absent or empty)."""
+        existed = self.path.exists()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._append({"type": "header", "version": JOURNAL_VERSION, "config": config})
+        self._open()
+        if os.fstat(self._fd).st_size:
+            raise JournalError(f"journal {self.path} is not empty; it cannot get a new header.")
+        header = {
+            "type": "header",
+            "version": JOURNAL_VERSION,
+            "created": _utc_now(),
+            "config": config,
+        }
+        self._write_line(header)
+        if not existed:
+            _fsync_folder(self.path.parent)
 
     def append(self, evaluation: Evaluation) -> None:
-        """Append one evaluation and force it to disk (flush + fsync) before returning."""
-        self._append({"type": "evaluation", **asdict(evaluation)})
+        """Append one evaluation and force it to disk before returning.
 
-    def _append(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, allow_nan=False) + "\n"
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
-
-    def read(self) -> tuple[dict[str, Any], list[Evaluation]]:
-        """Read the header's configuration and the evaluations.
-
-        A corrupt or truncated *last* line (a crash in the middle of a write) is moved to
-        ``<path>.corrupt`` and reported with a :class:`JournalWarning`; a corrupt earlier line
-        raises :class:`JournalError`, because skipping it would silently lose a record.
+        Raises:
+            JournalError: the journal was deleted or replaced since this writer opened it.
+            OSError: the write or the ``fsync`` failed (the file is left as it was before).
         """
-        if not self.path.exists():
-            raise JournalError(f"journal {self.path} does not exist.")
-        raw = self.path.read_bytes()
-        lines = raw.split(b"\n")
-        complete, tail = lines[:-1], lines[-1]  # `tail` is b"" when the file ends with a newline
-        records = []
-        for number, line in enumerate(complete, start=1):
-            try:
-                records.append(json.loads(line))
-            except (json.JSONDecodeError, UnicodeDecodeError) as err:
-                if number == len(complete) and not tail:
-                    self._quarantine(raw, len(raw) - len(line) - 1, f"line {number}: {err}")
-                    break
-                raise JournalError(
-                    f"journal {self.path} line {number} is corrupt ({err}); "
-                    "earlier and later records are intact. "
-                    "Repair or remove that line by hand, then resume."
-                ) from err
-        if tail:
-            self._quarantine(raw, len(raw) - len(tail), "the last line is truncated (no newline)")
-        if not records or records[0].get("type") != "header":
-            raise JournalError(
-                f"journal {self.path} has no header line; it was not written by manibo."
-            )
-        evaluations = [
-            Evaluation(**{k: v for k, v in r.items() if k != "type"})
-            for r in records[1:]
-            if r.get("type") == "evaluation"
-        ]
-        return records[0]["config"], evaluations
+        if self._fd is None:
+            self._open()
+        self._check_still_ours()
+        self._write_line({"type": "evaluation", **asdict(evaluation)})
 
-    def _quarantine(self, raw: bytes, keep: int, why: str) -> None:
-        corrupt = self.path.with_name(self.path.name + ".corrupt")
-        corrupt.write_bytes(raw[keep:])
+    def close(self) -> None:
+        """Close the journal and release the lock (idempotent)."""
+        for name in ("_fd", "_lock_fd"):
+            fd = getattr(self, name, None)
+            if fd is not None:
+                setattr(self, name, None)
+                os.close(fd)
+
+    def __del__(self) -> None:
+        self.close()
+
+    # internals --------------------------------------------------------------------------------
+    def _open(self) -> None:
+        if self._fd is None:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+            self._fd = os.open(self.path, flags, 0o644)
+            stat = os.fstat(self._fd)
+            self._identity = (stat.st_dev, stat.st_ino)
+
+    def _check_still_ours(self) -> None:
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            stat = None
+        if stat is None or (stat.st_dev, stat.st_ino) != self._identity:
+            raise JournalError(
+                f"journal {self.path} was deleted or replaced while this run was writing it; "
+                "manibo does not recreate a journal without its header"
+            )
+
+    def _write_line(self, record: dict[str, Any]) -> None:
+        data = (json.dumps(record) + "\n").encode()  # Infinity: nu = inf in a header
+        start = os.fstat(self._fd).st_size
+        try:
+            written = 0
+            while written < len(data):  # a regular file takes the line in one call, but be sure
+                written += os.write(self._fd, data[written:])
+            os.fsync(self._fd)
+        except BaseException:
+            # cut a partial (or not durably written) line back off, so that a retry appends it
+            # once; the lock guarantees that nobody else appended meanwhile
+            try:
+                os.ftruncate(self._fd, start)
+            except OSError:
+                pass
+            raise
+
+    def _quarantine(self, tail: bytes, keep: int) -> None:
+        corrupt = _exclusive_file(self.path.with_name(self.path.name + ".corrupt"), tail)
         with open(self.path, "r+b") as f:
             f.truncate(keep)
             f.flush()
             os.fsync(f.fileno())
+        _fsync_folder(self.path.parent)
         warnings.warn(
-            f"journal {self.path}: {why}; it was skipped and saved to {corrupt}. "
-            "All earlier records were kept.",
+            f"journal {self.path}: the last line ({len(tail)} bytes) was cut off by a crash in "
+            f"the middle of a write; it was moved to {corrupt}. Every complete record was kept.",
             JournalWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
+
+
+def set_aside(path: str | Path) -> Path:
+    """Move the journal ``path`` to a new unique name beside it, under its lock; returns the name.
+
+    Used to start a run afresh without deleting the old one (``manibo run --fresh``).
+    """
+    path = Path(path)
+    writer = JournalWriter(path)
+    try:
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        for attempt in range(1000):
+            target = path.with_name(
+                f"{path.name}.{stamp}{'' if not attempt else f'-{attempt}'}.old"
+            )
+            try:
+                os.link(path, target)  # fails instead of overwriting an earlier one
+            except FileExistsError:
+                continue
+            except OSError:  # a file system without hard links: rename to a name seen free
+                if target.exists():
+                    continue
+                os.rename(path, target)
+            else:
+                os.unlink(path)
+            _fsync_folder(path.parent)
+            return target
+        raise JournalError(f"could not find a free name to move {path} aside.")
+    finally:
+        writer.close()
+
+
+def _exclusive_file(base: Path, data: bytes) -> Path:
+    """Write ``data`` to ``base`` or ``base.1``, ``base.2`` ... whichever does not exist yet."""
+    for attempt in range(10_000):
+        target = base if attempt == 0 else base.with_name(f"{base.name}.{attempt}")
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            continue
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return target
+    raise JournalError(f"too many {base.name}.N files beside the journal; remove old ones.")
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make a new or renamed directory entry durable (a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _utc_now() -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+
+
+def _acquire_lock(lock_path: Path, journal: Path) -> int:
+    """Open ``lock_path``, take its exclusive lock without waiting and write the holder into it."""
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError as err:
+        raise JournalError(
+            f"cannot create the lock file of journal {journal} ({err}); choose a writable folder."
+        ) from err
+    try:
+        _lock(fd)
+    except OSError:
+        os.close(fd)
+        raise JournalLockedError(
+            f"journal {journal} is already being written by {_describe_holder(lock_path)}"
+        ) from None
+    holder = {"pid": os.getpid(), "host": socket.gethostname(), "since": _utc_now()}
+    os.ftruncate(fd, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.write(fd, json.dumps(holder).encode())
+    return fd
+
+
+def _describe_holder(lock_path: Path) -> str:
+    """Who holds the lock, and what to do about it (the end of a sentence)."""
+    advice = (
+        ". Only one process may write a journal at a time (two would evaluate points twice): wait "
+        "for that one to finish or stop it (its lock goes when it exits), or write to another path."
+    )
+    try:
+        holder = json.loads(lock_path.read_text())
+        pid, host, since = holder["pid"], holder["host"], holder["since"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"another process (it has not written its name into {lock_path} yet){advice}"
+    if pid == os.getpid() and host == socket.gethostname():
+        return (
+            f"another optimiser of this process (pid {pid}, since {since}). Call `close()` on "
+            "that optimiser (or delete it), then open the journal again."
+        )
+    return f"process {pid} on host {host} (since {since}){advice}"
+
+
+try:
+    import fcntl
+
+    def _lock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+except ImportError:  # Windows
+    import msvcrt
+
+    def _lock(fd: int) -> None:
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)

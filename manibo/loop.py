@@ -1,30 +1,76 @@
-"""``BayesianOptimizer``: ask / tell / run on a space, with a journal on disk and exact resume."""
+"""``BayesianOptimizer``: ask / tell / run on a space, with a journal on disk and exact resume.
+
+What a run guarantees:
+
+* every setting is checked by the constructor, before a journal or an evaluation exists;
+* a told evaluation is never lost: it is in ``history`` at once and in the journal before ``tell``
+  returns, or, if the journal cannot be written, ``tell`` raises
+  :class:`~manibo.journal.JournalWriteError` (with the point and the value) and the evaluation
+  waits in memory for the next write;
+* an objective that raises anything but a declared failure (:class:`~manibo.EvaluationFailed`,
+  or a type passed as ``on_error``) stops the run at once with its own traceback; with an
+  executor the evaluations in flight are finished and told first;
+* a resumed run continues with the same settings (a resume with others is refused, with the list
+  of differences) and proposes the same points as the run it continues.
+"""
 
 from __future__ import annotations
 
+import inspect
 import math
+import numbers
+import pickle
 import re
 import sys
 import time
 import warnings
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import Tensor
 
-from manibo._validation import as_tensor_arg, check_trailing_shape, checked_device
-from manibo.acquisitions import ANALYTIC, available_acquisitions, build_acquisition
-from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
-from manibo.journal import Evaluation, Journal
-from manibo.models import build_surrogate, check_surrogate_supports
+from manibo._loop_settings import (
+    SETTINGS,
+    check_buildable,
+    json_values,
+    number_of_points,
+    settings_differences,
+    validated_settings,
+)
+from manibo._proposal_warnings import ProposalWarnings
+from manibo._validation import (
+    as_tensor_arg,
+    as_values,
+    check_bool,
+    check_int,
+    check_trailing_shape,
+    checked_device,
+)
+from manibo.acquisitions import ACQUISITIONS, build_acquisition
+from manibo.exceptions import (
+    ConfigurationError,
+    EvaluationFailed,
+    InputDataError,
+    ObjectiveError,
+)
+from manibo.journal import Evaluation, Journal, JournalError, JournalWriteError, JournalWriter
+from manibo.models import build_surrogate
 from manibo.optim import LBFGSOptions, optimize_acqf_on_space
 from manibo.optim.projection import optimize_acqf_by_projection
 from manibo.spaces.base import Space
 
 Objective = Callable[[Tensor], float]
+
+PENDING_TOL = 1e-4
+"""A told point clears the pending (asked, not yet told) point nearest to it within this distance
+on the space, so that a point rounded by the user's own code (to 1e-6, say) still clears it."""
+
+_OUTCOME_SCALE_LIMIT = 2.0**100
+"""Outcomes larger (or smaller, when nonzero) in magnitude than this are rescaled by an exact power
+of two before modelling, so that their squares neither overflow nor underflow in float64."""
 
 
 class BayesianOptimizer:
@@ -34,23 +80,35 @@ class BayesianOptimizer:
         space: the search space.
         surrogate: a registered surrogate name (``"matern"``, ``"heat"``, ``"euclidean"``,
             ``"chart"``, ...; see ``manibo.models.available_surrogates()``).
-        acquisition: an acquisition name (``"qlognei"`` by default; see
-            ``available_acquisitions()``).
+        acquisition: a registered acquisition name (``"qlognei"`` by default; see
+            ``manibo.acquisitions.available_acquisitions()``).
         q: points proposed per ``ask``.
         minimize: minimise (default) or maximise the objective.
-        initial_design: number of uniform random points before the surrogate takes over.
-        seed: seed of the initial design, the acquisition samplers and the optimiser's starts.
-        journal: path of a JSON-lines journal; every ``tell`` is on disk before it returns.
-        surrogate_options: passed to the surrogate factory.
+        initial_design: number of uniform random points before the surrogate takes over (on a
+            finite space, distinct points).
+        seed: seed of the initial design, the acquisition samplers and the optimiser's starts,
+            an integer in ``[0, 2**32 - 1]``.
+        journal: path of a JSON-lines journal; every ``tell`` is on disk before it returns. The
+            optimiser holds the journal's lock until :meth:`close` (or until it is deleted).
+        surrogate_options: passed to the surrogate factory (JSON values, recorded in the journal).
         optimizer: ``"riemannian"`` (on the space) or ``"projection"`` (box optimisation of the
             ambient coordinates followed by projection; only for surrogates defined off the space).
         num_restarts: local optimisations per ``ask``.
-        raw_samples: uniform samples scored to choose the starts.
+        raw_samples: uniform samples scored to choose the starts (at least ``num_restarts``).
         exclude_evaluated: discrete spaces: never propose an evaluated point again.
-        optimizer_options: fields of :class:`~manibo.optim.LBFGSOptions` (``maxiter``, ``gtol``).
+        optimizer_options: fields of :class:`~manibo.optim.LBFGSOptions` (``maxiter``, ``gtol``,
+            ...) for the Riemannian optimiser.
         device: where the surrogate is fitted and the acquisition optimised (``"cpu"``, ``"cuda"``);
             ``ask`` returns points there. The journal and the history are device-independent, so a
             run can be resumed on another device.
+        metadata: JSON values recorded in the journal's header and compared on resume (the
+            command line keeps its problem and noise level there).
+        resume: when ``journal`` already holds a run, continue it (its settings must equal these;
+            a difference is refused with the list of differences) instead of refusing the path.
+
+    Every setting is checked here, before the journal is written and before any evaluation: the
+    surrogate and the acquisition are built once on 4 random points (a fraction of a second for
+    the exact GPs) so that options the surrogate refuses are reported now.
     """
 
     def __init__(
@@ -70,54 +128,93 @@ class BayesianOptimizer:
         exclude_evaluated: bool = True,
         optimizer_options: dict[str, Any] | None = None,
         device: str | torch.device | None = None,
+        metadata: dict[str, Any] | None = None,
+        resume: bool = False,
     ) -> None:
-        check_surrogate_supports(surrogate, space)
-        if acquisition not in available_acquisitions():
+        self._writer: JournalWriter | None = None  # set first: __del__ runs even if we raise
+        if not isinstance(space, Space):
             raise ConfigurationError(
-                f"unknown acquisition {acquisition!r}; choose one of "
-                f"{', '.join(available_acquisitions())}."
-            )
-        if acquisition in ANALYTIC and q != 1:
-            raise ConfigurationError(
-                f"the analytic acquisition {acquisition!r} needs q = 1, got q = {q}."
-            )
-        if optimizer not in ("riemannian", "projection"):
-            raise ConfigurationError(
-                f"`optimizer` must be 'riemannian' or 'projection', got {optimizer!r}."
-            )
-        if int(initial_design) != initial_design or initial_design < 1:
-            raise ConfigurationError(
-                f"`initial_design` must be a positive integer, got {initial_design!r}."
+                f"`space` must be a manibo space (Sphere, Torus, Graph, ...), got "
+                f"{type(space).__name__}."
             )
         self.space = space
         self.device = checked_device(device)
+        settings = validated_settings(
+            space,
+            surrogate=surrogate,
+            acquisition=acquisition,
+            q=q,
+            minimize=minimize,
+            initial_design=initial_design,
+            seed=seed,
+            surrogate_options=surrogate_options,
+            optimizer=optimizer,
+            num_restarts=num_restarts,
+            raw_samples=raw_samples,
+            exclude_evaluated=exclude_evaluated,
+            optimizer_options=optimizer_options,
+        )
         self.config = {
             "space": repr(space),
-            "surrogate": surrogate,
-            "acquisition": acquisition,
-            "q": int(q),
-            "minimize": bool(minimize),
-            "initial_design": int(initial_design),
-            "seed": int(seed),
-            "surrogate_options": dict(surrogate_options or {}),
-            "optimizer": optimizer,
-            "num_restarts": int(num_restarts),
-            "raw_samples": int(raw_samples),
-            "exclude_evaluated": bool(exclude_evaluated),
-            "optimizer_options": dict(optimizer_options or {}),
+            "space_fingerprint": space.fingerprint(),
+            **settings,
+            "metadata": json_values("metadata", metadata),
         }
-        self._lbfgs = LBFGSOptions(**self.config["optimizer_options"])
-        self._truncation_reported = False
+        self._lbfgs = (
+            LBFGSOptions.from_options(settings["optimizer_options"])
+            if settings["optimizer"] == "riemannian"
+            else None
+        )
+        # drawn on the CPU so that a seed gives the same design on every device
+        design = _distinct_random_points(
+            space, settings["initial_design"], torch.Generator().manual_seed(settings["seed"])
+        )
+        check_buildable(space, settings, design, self.device)
+        self._design = design.to(self.device)
         self._previous_model = None  # offered to surrogates that warm-start (not journaled)
         self._history: list[Evaluation] = []
         self._pending: list[Tensor] = []
-        # drawn on the CPU so that a seed gives the same design on every device
-        self._design = space.random(
-            initial_design, generator=torch.Generator().manual_seed(int(seed))
-        ).to(self.device)
-        self.journal = Journal(journal) if journal is not None else None
+        self._warnings = ProposalWarnings()
+        self._in_run = False
+        self._last_error: str | None = None
+        self._progress_width = 0
+        self._written = 0
+        self.journal = None if journal is None else Path(journal)
         if self.journal is not None:
-            self.journal.write_header(self.config)
+            self._open_journal(check_bool("resume", resume))
+
+    def _open_journal(self, resume: bool) -> None:
+        writer = JournalWriter(self.journal)
+        try:
+            recorded, evaluations = writer.load()
+            if recorded is None:
+                writer.create(self.config)
+            elif not resume:
+                raise JournalError(
+                    f"journal {self.journal} already holds a run; continue it with "
+                    "`BayesianOptimizer.resume(path)` (or pass resume=True), or choose another "
+                    "path."
+                )
+            else:
+                differences = settings_differences(recorded, self.config)
+                if differences:
+                    raise ConfigurationError(
+                        f"journal {self.journal} holds a run with other settings: "
+                        f"{'; '.join(differences)}. Continue it with its own settings, or start "
+                        "a new run at another path (`manibo run --fresh` moves the old journal "
+                        "aside)."
+                    )
+                self._history = evaluations
+                self._written = len(evaluations)
+        except OSError as err:
+            writer.close()
+            raise JournalError(
+                f"cannot write journal {self.journal}: {err}. Choose a writable path for `journal`."
+            ) from err
+        except BaseException:
+            writer.close()
+            raise
+        self._writer = writer
 
     # ------------------------------------------------------------------ construction from a journal
     @classmethod
@@ -126,26 +223,54 @@ class BayesianOptimizer:
         journal: str | Path,
         space: Space | None = None,
         device: str | torch.device | None = None,
+        **settings: Any,
     ) -> BayesianOptimizer:
         """Continue the run recorded in ``journal`` with the same state (data, design, seeds).
 
         Args:
             journal: the journal path.
             space: the space; needed for spaces that cannot be rebuilt from their name (meshes,
-                graphs, products).
+                graphs, products). It must be the journal's space (same content fingerprint).
             device: where to continue (the journal does not depend on the device it was written on).
+            **settings: constructor settings the caller expects (``q=2``, ``metadata=...``); any
+                that differs from the journal's is refused, with the list of differences.
+
+        Raises:
+            JournalError: the journal is missing, malformed, or written by another manibo.
+            JournalLockedError: another process (or optimiser) is writing it.
+            ConfigurationError: ``space`` or ``settings`` differ from the journal's.
         """
-        config, evaluations = Journal(journal).read()
-        if space is None:
-            space = _space_from_repr(config["space"])
-        elif repr(space) != config["space"]:
+        recorded, _ = Journal(journal).read()
+        missing = [k for k in (*SETTINGS, "space", "space_fingerprint") if k not in recorded]
+        if missing:
+            raise JournalError(f"journal {journal}: its header lacks {', '.join(missing)}.")
+        unknown = sorted(set(settings) - {*SETTINGS, "metadata"})
+        if unknown:
             raise ConfigurationError(
-                f"the journal was written for {config['space']}, but `space` is {space!r}."
+                f"unknown setting(s) {', '.join(unknown)} for resume(); settings are "
+                f"{', '.join((*SETTINGS, 'metadata'))}."
             )
-        opt = cls(space, device=device, **{k: v for k, v in config.items() if k != "space"})
-        opt.journal = Journal(journal)  # continue the existing file: no new header
-        opt._history = evaluations
-        return opt
+        if space is None:
+            space = _space_from_repr(recorded["space"])
+        wanted = {k: recorded[k] for k in SETTINGS}
+        wanted["metadata"] = recorded.get("metadata", {})
+        wanted.update(settings)
+        return cls(space, device=device, journal=journal, resume=True, **wanted)
+
+    def close(self) -> None:
+        """Release the journal (and its lock); telling afterwards keeps evaluations in memory."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
+
+    def __enter__(self) -> BayesianOptimizer:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
 
     # ------------------------------------------------------------------ state
     @property
@@ -177,7 +302,7 @@ class BayesianOptimizer:
         X = torch.tensor([e.x for e in ok], dtype=torch.float64, device=self.device)
         Y = torch.tensor([e.y for e in ok], dtype=torch.float64, device=self.device)
         X, Y = X.reshape(len(ok), -1), Y.reshape(-1, 1)
-        return X, (-Y if self.config["minimize"] else Y)
+        return X, _scaled_outcomes(-Y if self.config["minimize"] else Y)
 
     # ------------------------------------------------------------------ ask / tell
     def ask(self, n: int | None = None) -> Tensor:
@@ -186,9 +311,7 @@ class BayesianOptimizer:
         Returns:
             Tensor ``(n, D)`` of points on the space, on ``device``.
         """
-        n = self.config["q"] if n is None else int(n)
-        if n < 1:
-            raise ConfigurationError(f"`n` must be >= 1, got {n}.")
+        n = self.config["q"] if n is None else check_int("n", n, minimum=1)
         started = len(self._history) + len(self._pending)
         num_ok = sum(e.status == "ok" for e in self._history)
         if started + n <= self.config["initial_design"] or num_ok < 2:
@@ -204,20 +327,19 @@ class BayesianOptimizer:
         if len(rows) < n:  # beyond the design (all evaluations failed so far): keep drawing, seeded
             gen = torch.Generator().manual_seed(self.config["seed"] * 7919 + start)
             rows.extend(self.space.random(n - len(rows), generator=gen).to(self.device))
-        return torch.stack(rows)
+        return torch.stack(rows).reshape(n, -1)
 
     def _propose(self, n: int, seed: int) -> Tensor:
         # BoTorch draws some seeds from the global RNG (qLogNEI's baseline pruning): fork and seed
         # it, so a proposal depends only on (seed, data) and a resumed run proposes the same point.
         cuda = [self.device] if self.device.type == "cuda" else []
         with torch.random.fork_rng(devices=cuda), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", TruncationWarning)
+            warnings.simplefilter("always")
             torch.manual_seed(seed)
             points = self._propose_seeded(n, seed)
-        for w in caught:  # a new surrogate every iteration: say a truncation binds once per run
-            if not (issubclass(w.category, TruncationWarning) and self._truncation_reported):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-            self._truncation_reported |= issubclass(w.category, TruncationWarning)
+        self._warnings.add(caught)
+        if not self._in_run:  # ask/tell: report this proposal's warnings now, gathered
+            self._warnings.report(stacklevel=3)
         return points
 
     def _propose_seeded(self, n: int, seed: int) -> Tensor:
@@ -237,7 +359,10 @@ class BayesianOptimizer:
             "raw_samples": self.config["raw_samples"],
         }
         if self.config["optimizer"] == "projection":
-            candidates, _ = optimize_acqf_by_projection(acqf, self.space, q=n, seed=seed, **common)
+            maxiter = self.config["optimizer_options"].get("maxiter")
+            candidates, _ = optimize_acqf_by_projection(
+                acqf, self.space, q=n, seed=seed, maxiter=maxiter, **common
+            )
         else:
             exclude = None
             if self.space.is_discrete and self.config["exclude_evaluated"]:
@@ -261,9 +386,17 @@ class BayesianOptimizer:
             Y: values ``(n,)``, ``(n, 1)`` or a scalar, all finite (use :meth:`tell_failure` for
                 failed evaluations).
             seconds: wall time of the evaluation, recorded in the journal.
+
+        Each told point clears the pending point nearest to it within :data:`PENDING_TOL` on the
+        space (a point your code rounded still clears its entry).
+
+        Raises:
+            InputDataError: ``X`` or ``Y`` is malformed (nothing is recorded).
+            JournalWriteError: the journal could not be written; the evaluations are recorded in
+                ``history`` all the same and are written by the next ``tell`` or :meth:`flush`.
         """
         X = self._validated_points(X)
-        Y = torch.as_tensor(Y, dtype=torch.float64).detach().cpu().reshape(-1)
+        Y = as_values("Y", Y)
         if Y.shape[0] != X.shape[0]:
             raise InputDataError(
                 f"`Y` has {Y.shape[0]} values for {X.shape[0]} points in `X`; give one value per "
@@ -274,21 +407,34 @@ class BayesianOptimizer:
                 f"`Y` contains NaN or infinite values ({Y.tolist()}). Report failed evaluations "
                 "with `tell_failure(X, error)` so that they are recorded and kept out of the model."
             )
-        for x, y in zip(X, Y, strict=True):
-            self._record(
-                Evaluation(x=x.tolist(), y=float(y), index=len(self._history), seconds=seconds)
-            )
+        self._record(
+            [
+                Evaluation(x=x.tolist(), y=float(y), index=len(self._history) + i, seconds=seconds)
+                for i, (x, y) in enumerate(zip(X, Y, strict=True))
+            ]
+        )
 
     def tell_failure(self, X: Tensor, error: str | BaseException) -> None:
-        """Record failed evaluations (kept in the history and journal, left out of the model)."""
+        """Record failed evaluations (kept in the history and journal, left out of the model).
+
+        Raises:
+            JournalWriteError: as for :meth:`tell`.
+        """
         X = self._validated_points(X)
         message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-        for x in X:
-            self._record(
+        self._last_error = message
+        self._record(
+            [
                 Evaluation(
-                    x=x.tolist(), y=None, status="failed", error=message, index=len(self._history)
+                    x=x.tolist(),
+                    y=None,
+                    status="failed",
+                    error=message,
+                    index=len(self._history) + i,
                 )
-            )
+                for i, x in enumerate(X)
+            ]
+        )
 
     def _validated_points(self, X: Tensor) -> Tensor:
         X = as_tensor_arg("X", X).detach().to("cpu", torch.float64)
@@ -302,15 +448,45 @@ class BayesianOptimizer:
             )
         return self.space.check(X, "X")
 
-    def _record(self, evaluation: Evaluation) -> None:
-        if self.journal is not None:
-            self.journal.append(evaluation)
-        self._history.append(evaluation)
-        x = torch.tensor(evaluation.x, dtype=torch.float64, device=self.device)
-        for i, p in enumerate(self._pending):
-            if torch.allclose(p, x, atol=1e-12, rtol=0):
-                del self._pending[i]
-                break
+    def _record(self, evaluations: list[Evaluation]) -> None:
+        for evaluation in evaluations:
+            self._history.append(evaluation)  # in memory first: a failed write loses nothing
+            self._clear_pending(torch.tensor(evaluation.x, dtype=torch.float64))
+        self.flush()
+
+    def _clear_pending(self, x: Tensor) -> None:
+        """Forget the pending point nearest to ``x`` (``point_shape``) within ``PENDING_TOL``."""
+        if not self._pending:
+            return
+        shape = self.space.point_shape
+        pending = torch.stack(self._pending).to("cpu", torch.float64).reshape(-1, *shape)
+        distance = self.space.distance(pending, x.reshape(shape).expand_as(pending))
+        distance = torch.nan_to_num(distance, nan=math.inf)
+        nearest = int(torch.argmin(distance))
+        if distance[nearest] <= PENDING_TOL:
+            del self._pending[nearest]
+
+    def flush(self) -> None:
+        """Write the evaluations that a failed journal write left in memory only.
+
+        ``tell`` and ``run`` call it first; call it yourself once the disk has room again.
+
+        Raises:
+            JournalWriteError: they still cannot be written (its ``evaluations`` lists them).
+        """
+        if self.journal is None:
+            return
+        while self._written < len(self._history):
+            try:
+                if self._writer is None:
+                    raise JournalError("the optimiser was closed, so it holds no journal")
+                self._writer.append(self._history[self._written])
+            except (OSError, JournalError) as err:
+                unwritten = self._history[self._written :]
+                raise JournalWriteError(
+                    _write_error_message(self.journal, err, unwritten), unwritten
+                ) from err
+            self._written += 1
 
     # ------------------------------------------------------------------ run
     def run(
@@ -320,95 +496,332 @@ class BayesianOptimizer:
         executor: Executor | None = None,
         max_parallel: int | None = None,
         progress: bool = True,
+        on_error: type[BaseException] | tuple[type[BaseException], ...] = (),
     ) -> tuple[Tensor, float]:
         """Evaluate ``objective`` until ``budget`` evaluations are told (resumed ones included).
 
+        Failures: an objective that raises :class:`~manibo.EvaluationFailed`, or an exception of a
+        type in ``on_error``, or returns NaN or ±inf, has a *failed evaluation*: it is recorded
+        (history and journal, with the message) and kept out of the model, and the run goes on.
+        Anything else the objective raises (a ``NameError``, a ``TypeError`` ...), or a return
+        value that is not one real number (a tuple, None), is a programming error: the run stops
+        at once and raises it with its traceback, without recording the point. With an executor,
+        the evaluations still in flight are finished and told before it is raised.
+
         Args:
-            objective: maps one point ``(D,)`` (on ``device``) to a float; raising or returning
-                NaN marks a failure.
+            objective: maps one point ``(D,)`` (on ``device``) to a float.
             budget: total number of evaluations, at least ``initial_design``.
             executor: evaluate in parallel with any ``concurrent.futures.Executor`` (process pool,
                 Dask, Ray); asked-but-not-told points are pending for the surrogate meanwhile.
             max_parallel: evaluations in flight with an executor (default ``q``); each in-flight
                 point is pending for the surrogate, so new proposals avoid it.
-            progress: print a one-line progress bar on stderr.
+            progress: print a one-line progress bar on stderr (with the last failure).
+            on_error: exception types (a type or a tuple) recorded as failed evaluations.
 
         Returns:
             ``best``: the best point and its value.
+
+        Raises:
+            ConfigurationError: a setting of this call is invalid (before any evaluation).
+            JournalWriteError: the journal could not be written; nothing is lost (see
+                :meth:`tell`), and calling ``run`` again continues.
         """
-        if int(budget) != budget or budget < self.config["initial_design"]:
+        budget = check_int("budget", budget)
+        if budget < self.config["initial_design"]:
             raise ConfigurationError(
                 f"`budget` ({budget}) must be an integer at least the initial design size "
                 f"({self.config['initial_design']})."
             )
-        if executor is None:
-            while len(self._history) < budget:
-                batch = self.ask(min(self.config["q"], budget - len(self._history)))
-                for x in batch:
-                    self._evaluate_and_tell(objective, x)
-                    self._progress(budget, progress)
-        else:
-            self._run_parallel(
-                objective, budget, executor, max_parallel or self.config["q"], progress
+        if not callable(objective):
+            raise ConfigurationError(
+                f"`objective` must be callable, got {type(objective).__name__}."
             )
-        if progress:
-            sys.stderr.write("\n")
+        declared = _declared_failures(on_error)
+        parallel = self._checked_parallelism(objective, executor, max_parallel)
+        self._check_budget_fits(budget)
+        self.flush()  # what a failed write left in memory goes first
+        self._in_run = True
+        try:
+            if executor is None:
+                self._run_serial(objective, budget, declared, progress)
+            else:
+                self._run_parallel(objective, budget, executor, parallel, declared, progress)
+        except BaseException:
+            self._end_run(progress, failing=True)
+            raise
+        self._end_run(progress, failing=False)
         return self.best
 
-    def _evaluate_and_tell(self, objective: Objective, x: Tensor) -> None:
-        start = time.perf_counter()
+    def _end_run(self, progress: bool, failing: bool) -> None:
+        """End the progress line, then issue the run's warnings (after it, not inside the bar)."""
+        self._in_run = False
+        if progress:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
         try:
-            value = float(objective(x))
-        except Exception as err:  # the objective is user code: any failure is recorded, not raised
-            self.tell_failure(x, err)
-            return
-        self._tell_value(x, value, time.perf_counter() - start)
+            self._warnings.report(stacklevel=3)
+        except Exception:  # a warning turned into an error must not hide the run's own error
+            if not failing:
+                raise
 
-    def _tell_value(self, x: Tensor, value: float, seconds: float | None) -> None:
+    def _check_budget_fits(self, budget: int) -> None:
+        count = number_of_points(self.space)
+        if count is not None and self.config["exclude_evaluated"] and budget > count:
+            raise ConfigurationError(
+                f"`budget` ({budget}) exceeds the {count} points of {self.space!r}, and evaluated "
+                "points are never proposed again; lower the budget, or pass "
+                "exclude_evaluated=False."
+            )
+
+    def _checked_parallelism(self, objective, executor, max_parallel) -> int:
+        if executor is None:
+            if max_parallel is not None:
+                raise ConfigurationError(
+                    "`max_parallel` applies to evaluations through an `executor`; pass one, or "
+                    "leave max_parallel out."
+                )
+            return 1
+        if not isinstance(executor, Executor):
+            raise ConfigurationError(
+                f"`executor` must be a concurrent.futures.Executor, got {type(executor).__name__}."
+            )
+        parallel = self.config["q"] if max_parallel is None else max_parallel
+        parallel = check_int("max_parallel", parallel, minimum=1)
+        if parallel > 1 and ACQUISITIONS.get(self.config["acquisition"]).analytic:
+            raise ConfigurationError(
+                f"the analytic acquisition {self.config['acquisition']!r} cannot account for "
+                f"points in flight, and max_parallel = {parallel}; use max_parallel=1 or a Monte "
+                "Carlo acquisition such as 'qlognei'."
+            )
+        if isinstance(executor, ProcessPoolExecutor):
+            try:
+                pickle.dumps(objective)
+            except Exception as err:
+                raise ConfigurationError(
+                    f"the objective cannot be sent to the process pool: it cannot be pickled "
+                    f"({type(err).__name__}: {err}). Define it at module level (not a lambda or a "
+                    "nested function), or use a thread pool."
+                ) from err
+        return parallel
+
+    def _run_serial(self, objective, budget, declared, progress) -> None:
+        while len(self._history) < budget:
+            batch = self.ask(min(self.config["q"], budget - len(self._history)))
+            for i, x in enumerate(batch):
+                start = time.perf_counter()
+                try:
+                    try:
+                        value = objective(x)
+                    except declared as err:
+                        self.tell_failure(x, err)
+                    else:
+                        self._tell_value(x, value, time.perf_counter() - start)
+                except BaseException as err:
+                    _note_programming_error(err, x)
+                    for untold in batch[i + (1 if isinstance(err, JournalWriteError) else 0) :]:
+                        # asked and not told: forget it, so that a new run asks it again
+                        self._clear_pending(untold.detach().to("cpu", torch.float64))
+                    raise
+                self._progress(budget, progress)
+
+    def _tell_value(self, x: Tensor, value: object, seconds: float | None) -> None:
+        value = _as_objective_value(value, x)
         if math.isfinite(value):
             self.tell(x, value, seconds=seconds)
         else:
             self.tell_failure(x, f"objective returned {value}")
 
-    def _run_parallel(self, objective, budget, executor, max_parallel, progress) -> None:
+    def _tell_future(self, future: Future, x: Tensor, start: float, declared) -> None:
+        try:
+            value = future.result()
+        except declared as err:
+            self.tell_failure(x, err)
+        else:
+            self._tell_value(x, value, time.perf_counter() - start)
+
+    def _run_parallel(self, objective, budget, executor, max_parallel, declared, progress) -> None:
         running: dict[Future, tuple[Tensor, float]] = {}
-        while len(self._history) < budget:
-            while running.__len__() < max_parallel and len(self._history) + len(running) < budget:
-                x = self.ask(1)[0]
-                running[executor.submit(objective, x)] = (x, time.perf_counter())
-            done, _ = wait(list(running), return_when=FIRST_COMPLETED)
-            for future in done:
-                x, start = running.pop(future)
+        try:
+            while len(self._history) < budget:
+                while len(running) < max_parallel and len(self._history) + len(running) < budget:
+                    x = self.ask(1)[0]
+                    try:
+                        future = executor.submit(objective, x)
+                    except BaseException:  # a shut-down executor, say: x was never evaluated
+                        self._clear_pending(x.detach().to("cpu", torch.float64))
+                        raise
+                    running[future] = (x, time.perf_counter())
+                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for future in done:
+                    x, start = running.pop(future)
+                    try:
+                        self._tell_future(future, x, start, declared)
+                    except BaseException as err:
+                        _note_programming_error(err, x)
+                        if not isinstance(err, JournalWriteError):
+                            self._clear_pending(x.detach().to("cpu", torch.float64))
+                        raise
+                    self._progress(budget, progress)
+        except BaseException as err:
+            self._drain(running, declared, finish=isinstance(err, Exception), error=err)
+            raise
+
+    def _drain(self, running: dict, declared, finish: bool, error: BaseException) -> None:
+        """Tell what the evaluations in flight return (waiting for them unless ``finish`` is
+        False, as after Ctrl-C: then the unfinished ones are cancelled and forgotten)."""
+        if finish:
+            wait(list(running))
+        lost = 0
+        for future, (x, start) in running.items():
+            if not future.done():
+                future.cancel()
+            else:
                 try:
-                    value = float(future.result())
-                except Exception as err:  # a failed evaluation is recorded and the run goes on
-                    self.tell_failure(x, err)
-                else:
-                    self._tell_value(x, value, time.perf_counter() - start)
-                self._progress(budget, progress)
+                    self._tell_future(future, x, start, declared)
+                    continue
+                except JournalWriteError:
+                    continue  # recorded in history; the first error is raised anyway
+                except BaseException:
+                    lost += 1
+            self._clear_pending(x.detach().to("cpu", torch.float64))
+        if lost:
+            error.add_note(
+                f"manibo: {lost} other evaluation(s) in flight also raised; they were not recorded."
+            )
 
     def _progress(self, budget: int, enabled: bool) -> None:
         if not enabled:
             return
         done = len(self._history)
         width = 30
-        filled = int(width * done / budget)
+        filled = int(width * min(done, budget) / budget)
         try:
             best = f"best {self.best[1]:.5g}"
         except ConfigurationError:
             best = "no success yet"
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{budget} {best}")
+        line = f"[{'#' * filled}{'.' * (width - filled)}] {done}/{budget} {best}"
+        if self._last_error is not None:
+            line += f" | last failure: {_shorten(self._last_error, 60)}"
+        # pad with blanks over the end of a longer previous line
+        sys.stderr.write(f"\r{line.ljust(self._progress_width)}")
         sys.stderr.flush()
+        self._progress_width = len(line)
+
+
+def _distinct_random_points(space: Space, n: int, generator: torch.Generator) -> Tensor:
+    """``n`` points drawn by ``space.random``; on a finite space, ``n`` distinct points.
+
+    On a finite space repeated draws are skipped, which samples without replacement with the
+    space's own weights (vertex areas on a mesh); ``n`` must not exceed the number of points.
+
+    Returns:
+        Tensor ``(n, *point_shape)`` on the CPU.
+    """
+    if not space.is_discrete:
+        return space.random(n, generator=generator)
+    chosen: dict[tuple, Tensor] = {}
+    for _ in range(64):
+        for point in space.random(max(2 * n, 16), generator=generator):
+            chosen.setdefault(tuple(point.reshape(-1).tolist()), point)
+            if len(chosen) == n:
+                return torch.stack(list(chosen.values()))
+    # very uneven weights: complete the design with the remaining points in a seeded order
+    everything = space.all_points()
+    for point in everything[torch.randperm(everything.shape[0], generator=generator)]:
+        chosen.setdefault(tuple(point.reshape(-1).tolist()), point)
+        if len(chosen) == n:
+            break
+    return torch.stack(list(chosen.values()))
+
+
+def _scaled_outcomes(Y: Tensor) -> Tensor:
+    """``Y`` times a power of two (exact) that brings its largest magnitude near 1 when it lies
+    outside ``[2**-100, 2**100]``; unchanged otherwise. Surrogates standardise their outcomes,
+    so the model is the same, but the squares of ``1e300`` no longer overflow."""
+    largest = float(Y.abs().max()) if Y.numel() else 0.0
+    if largest == 0.0 or 1 / _OUTCOME_SCALE_LIMIT <= largest <= _OUTCOME_SCALE_LIMIT:
+        return Y
+    _, exponent = math.frexp(largest)
+    return torch.ldexp(Y, torch.tensor(-exponent, device=Y.device))
+
+
+def _declared_failures(on_error) -> tuple[type[BaseException], ...]:
+    types = on_error if isinstance(on_error, tuple) else (on_error,)
+    for t in types:
+        if not (isinstance(t, type) and issubclass(t, BaseException)):
+            raise ConfigurationError(
+                f"`on_error` must be an exception type or a tuple of them (e.g. "
+                f"on_error=(TimeoutError, RuntimeError)), got {on_error!r}."
+            )
+    return (EvaluationFailed, *types)
+
+
+def _as_objective_value(value: object, x: Tensor) -> float:
+    """One real number from what the objective returned, or an :class:`ObjectiveError`."""
+    if isinstance(value, Tensor) and value.numel() == 1 and not value.is_complex():
+        return float(value)
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    if hasattr(value, "dtype") and getattr(value, "size", None) == 1:  # a NumPy scalar or array
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            pass
+    raise ObjectiveError(
+        f"the objective returned {type(value).__name__} {_shorten(repr(value), 80)} at x = "
+        f"{_shorten(str(x.tolist()), 80)}; it must return one real number (a float). Return "
+        "float(...) of the quantity to optimise; declare a failed evaluation by raising "
+        "manibo.EvaluationFailed."
+    )
+
+
+def _note_programming_error(err: BaseException, x: Tensor) -> None:
+    """Say where the objective raised ``err`` (not for errors manibo raised with that already)."""
+    if isinstance(err, (ObjectiveError, JournalWriteError, KeyboardInterrupt, SystemExit)):
+        return
+    err.add_note(
+        f"manibo: the objective raised this at x = {_shorten(str(x.tolist()), 80)}; the run "
+        "stopped without recording the point. To record expected failures and go on, raise "
+        "manibo.EvaluationFailed or pass their types as run(..., on_error=...)."
+    )
+
+
+def _shorten(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _write_error_message(path: Path, err: BaseException, unwritten: list[Evaluation]) -> str:
+    shown = "; ".join(
+        f"index {e.index}: x = {_shorten(str(e.x), 60)}, "
+        + (f"y = {e.y!r}" if e.status == "ok" else f"failed ({_shorten(e.error or '', 40)})")
+        for e in unwritten[:5]
+    )
+    more = f" and {len(unwritten) - 5} more" if len(unwritten) > 5 else ""
+    return (
+        f"could not write {len(unwritten)} evaluation(s) to journal {path} ({err}). Nothing is "
+        "lost: they are in `history` and are written by the next `tell`, `run` or `flush()` "
+        f"once the journal can be written. Unwritten: {shown}{more}."
+    )
 
 
 def _space_from_repr(text: str) -> Space:
-    from manibo.spaces import Circle, SpecialOrthogonal, Sphere, Torus
+    from manibo.spaces import (
+        Circle,
+        RealProjectiveSpace,
+        SpecialOrthogonal,
+        SpecialUnitary,
+        Sphere,
+        Torus,
+    )
 
     patterns = {
         r"Sphere\((\d+)\)": lambda m: Sphere(int(m.group(1))),
         r"Circle\(\)": lambda m: Circle(),
         r"Torus\((\d+)\)": lambda m: Torus(int(m.group(1))),
-        r"SpecialOrthogonal\(3\)": lambda m: SpecialOrthogonal(3),
+        r"SpecialOrthogonal\((\d+)\)": lambda m: SpecialOrthogonal(int(m.group(1))),
+        r"SpecialUnitary\((\d+)\)": lambda m: SpecialUnitary(int(m.group(1))),
+        r"RealProjectiveSpace\((\d+)\)": lambda m: RealProjectiveSpace(int(m.group(1))),
     }
     for pattern, build in patterns.items():
         match = re.fullmatch(pattern, text)
@@ -419,26 +832,44 @@ def _space_from_repr(text: str) -> Space:
     )
 
 
+_RUN_OPTIONS = ("progress", "executor", "max_parallel", "on_error")
+
+
 def _optimize(
-    objective: Objective, space: Space, budget: int, minimize: bool, **options
+    objective: Objective, space: Space, budget: int, minimizing: bool, name: str, /, **options
 ) -> tuple[Tensor, float]:
-    progress = options.pop("progress", True)
-    return BayesianOptimizer(space, minimize=minimize, **options).run(
-        objective, budget, progress=progress
-    )
+    if "minimize" in options:
+        other = "maximize" if name == "minimize" else "minimize"
+        raise ConfigurationError(
+            f"`{name}()` takes no `minimize` option: it always {name}s. Call manibo.{other}(...) "
+            f"to {other} the objective."
+        )
+    settings = list(inspect.signature(BayesianOptimizer).parameters)[1:]
+    known = {*settings, *_RUN_OPTIONS}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ConfigurationError(
+            f"unknown option(s) {', '.join(unknown)} for {name}(); it takes the settings of "
+            f"BayesianOptimizer and {', '.join(_RUN_OPTIONS)}."
+        )
+    run_options = {k: options.pop(k) for k in _RUN_OPTIONS if k in options}
+    with BayesianOptimizer(space, minimize=minimizing, **options) as opt:
+        return opt.run(objective, budget, **run_options)
 
 
 def minimize(objective: Objective, space: Space, budget: int, **options) -> tuple[Tensor, float]:
     """Minimise ``objective`` on ``space`` in ``budget`` evaluations; returns ``(x_best, y_best)``.
 
-    ``options`` go to :class:`BayesianOptimizer`; ``progress`` goes to its ``run``.
+    ``options`` go to :class:`BayesianOptimizer`; ``progress``, ``executor``, ``max_parallel`` and
+    ``on_error`` go to its ``run``. To maximise, call :func:`maximize`.
     """
-    return _optimize(objective, space, budget, True, **options)
+    return _optimize(objective, space, budget, True, "minimize", **options)
 
 
 def maximize(objective: Objective, space: Space, budget: int, **options) -> tuple[Tensor, float]:
     """Maximise ``objective`` on ``space`` in ``budget`` evaluations; returns ``(x_best, y_best)``.
 
-    ``options`` go to :class:`BayesianOptimizer`; ``progress`` goes to its ``run``.
+    ``options`` go to :class:`BayesianOptimizer`; ``progress``, ``executor``, ``max_parallel`` and
+    ``on_error`` go to its ``run``. To minimise, call :func:`minimize`.
     """
-    return _optimize(objective, space, budget, False, **options)
+    return _optimize(objective, space, budget, False, "maximize", **options)

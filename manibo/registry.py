@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import importlib.metadata
 from collections.abc import Callable, Iterator
-from typing import Generic, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from manibo.exceptions import ConfigurationError
 
@@ -64,10 +65,32 @@ def _distribution_name(entry_point: importlib.metadata.EntryPoint) -> str:
     return dist.metadata["Name"] if dist is not None else "unknown"
 
 
+@dataclass(frozen=True)
+class Entry:
+    """A registered builder together with the options it was registered with.
+
+    Registries whose objects carry options (a surrogate's unsupported spaces, an acquisition's
+    analytic flag) hold subclasses with more fields. Two entries with equal fields are one
+    registration; messages about an entry name its ``build``.
+
+    Attributes:
+        build: the factory, builder or class registered.
+    """
+
+    build: Callable[..., Any]
+
+
 def _origin(obj: object) -> str:
+    if isinstance(obj, Entry):
+        obj = obj.build
     module = getattr(obj, "__module__", None) or type(obj).__module__
     qualname = getattr(obj, "__qualname__", None) or type(obj).__qualname__
     return f"{module}.{qualname}"
+
+
+def _same(a: object, b: object) -> bool:
+    """``a`` is ``b``, or both are entries of one class with equal fields."""
+    return a is b or (isinstance(a, Entry) and type(a) is type(b) and a == b)
 
 
 class Registry(Generic[T]):
@@ -87,8 +110,8 @@ class Registry(Generic[T]):
     def register(self, name: str, obj: T | None = None) -> Callable[[T], T] | T:
         """Register ``obj`` under ``name``; without ``obj``, a decorator that does so.
 
-        Registering the same object twice under one name is a no-op (a module imported twice);
-        a different object under a taken name is refused.
+        Registering the same object (or an :class:`Entry` with the same fields) twice under one
+        name is a no-op; a different object under a taken name is refused.
 
         Raises:
             ConfigurationError: ``name`` is not a non-empty string without white space, or is
@@ -101,7 +124,7 @@ class Registry(Generic[T]):
 
         def decorate(target: T) -> T:
             existing = self._objects.get(name)
-            if existing is not None and existing is not target:
+            if existing is not None and not _same(existing, target):
                 raise ConfigurationError(
                     f"a {self.kind} named {name!r} is already registered ({_origin(existing)}); "
                     f"{_origin(target)} cannot take its name. Choose another name."

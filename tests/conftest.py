@@ -26,3 +26,12 @@ def _private_cache(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)
+
+
+@pytest.fixture
+def isolated_surrogates(monkeypatch):
+    """Surrogates registered inside the test are forgotten after it (the coverage test of the
+    surrogate contract sees only the real ones)."""
+    from manibo.models import registry
+
+    monkeypatch.setattr(registry.SURROGATES, "_objects", dict(registry.SURROGATES._objects))

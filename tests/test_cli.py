@@ -1,9 +1,19 @@
-"""The command line: ``manibo info`` prints versions; unknown commands fail with usage."""
+"""The command line: info, run (journal, resume, refusals, noise), demo and bench arguments."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 import torch
 
 from manibo.cli import main
+from manibo.journal import Journal
 
 
 def test_info(capsys):
@@ -109,3 +119,166 @@ def test_demo_bad_options_exit_with_a_message_not_a_traceback(tmp_path, capsys, 
     err = capsys.readouterr().err
     assert err.startswith("manibo: error: ") and message in err and "Traceback" not in err
     assert not any(tmp_path.iterdir())  # refused before any work
+
+
+COMMON = ["run", "--problem", "ackley-sphere2", "--budget", "4", "--initial-design", "3", "--quiet"]
+STEM = "ackley-sphere2_matern_qlognei_seed0"
+
+
+def _error_line(capsys, exit_info):
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("manibo: error: ") and err.count("\n") == 1 and "Traceback" not in err
+    return err
+
+
+def test_a_resume_with_other_settings_is_refused_and_fresh_starts_over(tmp_path, capsys):
+    common = [*COMMON, "--out", str(tmp_path)]
+    assert main(common) == 0
+    journal = tmp_path / f"{STEM}.journal.jsonl"
+    first = Journal(journal).read()[1]
+    capsys.readouterr()
+    changed = ["--q", "2", "--initial-design", "2", "--surrogate-option", "nu=1.5"]
+    changed += ["--noise", "0.1"]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*common, *changed])
+    err = _error_line(capsys, exit_info)
+    for difference in (
+        "q: 1 in the journal, 2 now",
+        "initial_design: 3 in the journal, 2 now",
+        "surrogate_options.nu: (not set) in the journal, 1.5 now",
+        "metadata.noise_std: 0.0 in the journal, 0.1 now",
+    ):
+        assert difference in err
+    assert Journal(journal).read()[1] == first  # untouched
+    assert main([*common, "--noise", "0.1", "--fresh"]) == 0
+    moved = [p for p in tmp_path.iterdir() if p.name.endswith(".old")]
+    assert len(moved) == 1 and "moved the previous journal to" in capsys.readouterr().out
+    assert [e.x for e in Journal(moved[0]).read()[1]] == [e.x for e in first]  # kept, not deleted
+    config, evaluations = Journal(journal).read()
+    assert config["metadata"]["noise_std"] == 0.1 and len(evaluations) == 4
+
+
+def _refused_mkdir(self, *args, **kwargs):
+    raise PermissionError(13, "Permission denied", str(self))
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--noise", "nan"], "--noise must be a finite number >= 0, got nan"),
+        (["--noise", "-0.1"], "--noise must be a finite number >= 0, got -0.1"),
+        (["--surrogate-option", "colour=1"], "unexpected keyword argument 'colour'"),
+        (["--budget", "2"], "--budget (2) must be at least --initial-design (3)"),
+        (["--seed", "-1"], "`seed` must be an integer >= 0"),
+        (["--q", "0"], "`q` must be an integer >= 1"),
+        (["--acquisition", "logei", "--q", "2"], "needs q = 1"),
+        (["--out", "FILE"], "is a file, not a folder"),
+        (["--out", "READONLY"], "cannot create the folder (Permission denied)"),
+    ],
+)
+def test_run_mistakes_end_with_one_error_line(tmp_path, capsys, monkeypatch, arguments, message):
+    target = tmp_path / "results"
+    if "FILE" in arguments:
+        target.write_text("")
+    if "READONLY" in arguments:
+        monkeypatch.setattr(Path, "mkdir", _refused_mkdir)
+    arguments = [str(target) if a in ("FILE", "READONLY") else a for a in arguments]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*COMMON, "--out", str(target), *arguments])
+    assert message in _error_line(capsys, exit_info)
+    assert not list(tmp_path.glob("**/*.jsonl"))  # refused before any journal
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (
+            ["sphere-regression", "--num-train", "0"],
+            "--num-train must be at least 2 (a GP needs observations to fit), got 0",
+        ),
+        (["search", "--out", "FILE"], "is a file, not a folder"),
+    ],
+)
+def test_demo_mistakes_end_with_one_error_line(tmp_path, capsys, arguments, message):
+    target = tmp_path / "out"
+    target.write_text("") if "FILE" in arguments else None
+    arguments = [str(target) if a == "FILE" else a for a in arguments]
+    out = [] if "--out" in arguments else ["--out", str(target)]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", *arguments, *out])
+    assert message in _error_line(capsys, exit_info)
+
+
+HOLD = """
+import sys, time
+from manibo.journal import JournalWriter
+writer = JournalWriter(sys.argv[1])
+print("locked", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_second_run_on_the_same_journal_is_refused_naming_the_first(tmp_path, capsys):
+    journal = tmp_path / f"{STEM}.journal.jsonl"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(journal)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        with pytest.raises(SystemExit) as exit_info:
+            main([*COMMON, "--out", str(tmp_path)])
+        err = _error_line(capsys, exit_info)
+        assert f"already being written by process {holder.pid} on host" in err
+        with pytest.raises(SystemExit) as exit_info:
+            main([*COMMON, "--out", str(tmp_path), "--fresh"])  # --fresh does not take it away
+        _error_line(capsys, exit_info)
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+
+
+def _manibo_run(out, *extra):
+    command = [sys.executable, "-m", "manibo", *COMMON[:3], "--out", str(out), "--quiet"]
+    command += ["--budget", "9", "--initial-design", "4", "--noise", "0.1", *extra]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _evaluations(journal):
+    try:
+        return Journal(journal).read()[1]
+    except Exception:
+        return []
+
+
+@pytest.mark.slow
+def test_a_noisy_run_killed_and_resumed_observes_what_the_uninterrupted_run_observed(tmp_path):
+    reference = _manibo_run(tmp_path / "reference")
+    assert reference.wait(timeout=600) == 0, reference.stderr.read()
+    reference.stderr.close()
+    expected = json.loads((tmp_path / "reference" / f"{STEM}.json").read_text())
+    journal = tmp_path / "killed" / f"{STEM}.journal.jsonl"
+    delays = random.Random(1)
+    for _ in range(3):  # kill each run at a random moment after it has told one evaluation more
+        before = len(_evaluations(journal))
+        run = _manibo_run(tmp_path / "killed")
+        deadline = time.monotonic() + 300
+        while len(_evaluations(journal)) <= before and run.poll() is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        time.sleep(delays.uniform(0.0, 0.5))
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+        run.stderr.close()
+        told = _evaluations(journal)
+        assert [e.y for e in told] == expected["observed"][: len(told)]
+    finished = _manibo_run(tmp_path / "killed")
+    assert finished.wait(timeout=600) == 0, finished.stderr.read()
+    finished.stderr.close()
+    result = json.loads((tmp_path / "killed" / f"{STEM}.json").read_text())
+    assert result["observed"] == expected["observed"]  # the same noise, draw for draw
+    assert [e.x for e in _evaluations(journal)] == [
+        e.x for e in _evaluations(tmp_path / "reference" / f"{STEM}.journal.jsonl")
+    ]

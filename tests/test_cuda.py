@@ -4,10 +4,17 @@ import warnings
 
 import pytest
 import torch
-from registry import KERNELS, SPACES, make_kernel
+from registry import KERNEL_CASES, KERNELS, SPACES, SURROGATES, make_kernel
 
-from manibo.exceptions import TruncationWarning
-from manibo.testing import check_kernel_contract, check_space_contract
+from manibo.exceptions import ConfigurationError, TruncationWarning
+from manibo.testing import (
+    SurrogateCase,
+    check_kernel_contract,
+    check_space_contract,
+    run_acquisition_check,
+    run_model_check,
+)
+from manibo.testing.model_contract import MODEL_CHECKS
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 
@@ -27,7 +34,22 @@ def test_kernel_contract_cuda(name, flavour):
         check_kernel_contract(make_kernel(space, flavour), space, torch.float64, "cuda")
 
 
-@pytest.mark.parametrize("name", ["sphere2", "so3", "torus2", "graph"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sphere2",
+        "so3",
+        "torus2",
+        "graph",
+        "hyperbolic3",
+        "spd2",
+        "so4",
+        "su3",
+        "rp2",
+        "product_sphere_box",
+        "se3",
+    ],
+)
 def test_model_and_optimiser_on_cuda(name):
     from botorch.acquisition import LogExpectedImprovement
 
@@ -45,6 +67,40 @@ def test_model_and_optimiser_on_cuda(name):
     )
     assert candidate.device.type == "cuda" and torch.isfinite(value)
     space.check(candidate)
+
+
+def noncompact_kernels_match_the_cpu(device):
+    """Non-compact kernels (exact tables, closed forms, random phases) and their feature maps on
+    ``device`` against the CPU, in float64 and float32."""
+    import math
+
+    from manibo.kernels import GeometricMaternKernel, feature_map
+    from manibo.spaces import Hyperbolic, SymmetricPositiveDefinite
+
+    cases = [
+        (Hyperbolic(2), 1.5, "exact"),
+        (Hyperbolic(4), math.inf, "exact"),
+        (Hyperbolic(3), 2.5, "exact"),
+        (Hyperbolic(3), 2.5, "features"),
+        (SymmetricPositiveDefinite(3, (0.1, 10.0)), 0.5, "features"),
+    ]
+    for space, nu, method in cases:
+        x = space.random(300, generator=torch.Generator().manual_seed(0))
+        kernel = GeometricMaternKernel(space, nu=nu, method=method, num_phases=512).double()
+        kernel.lengthscale = 0.8
+        with torch.no_grad():
+            cpu = kernel(x).to_dense()
+            on_device = kernel.to(device)(x.to(device)).to_dense()
+            single = kernel.float()(x.to(device).float()).to_dense()
+            phi = feature_map(kernel.double())(x[:50].to(device))
+        assert on_device.device.type == torch.device(device).type
+        assert torch.allclose(on_device.cpu(), cpu, atol=1e-10), (space, nu, method)
+        assert float((single.double().cpu() - cpu).abs().max()) < 5e-4, (space, nu, method)
+        assert phi.device.type == torch.device(device).type and torch.isfinite(phi).all()
+
+
+def test_noncompact_kernels_on_cuda_match_the_cpu():
+    noncompact_kernels_match_the_cpu("cuda")
 
 
 def test_sphere_kernel_large_matrix_cuda():
@@ -73,6 +129,23 @@ def test_loop_on_cuda_matches_its_cpu_design_and_stays_on_the_space(tmp_path):
         assert opt.best[0].device.type == device
     assert torch.allclose(runs["cpu"][:3], runs["cuda"][:3], atol=1e-12)  # same seeded design
     Sphere(2).check(runs["cuda"])
+
+
+def test_a_journal_written_on_cuda_resumes_on_the_cpu_with_huge_outcomes(tmp_path, device="cuda"):
+    from manibo.kernels import GeometricMaternKernel
+    from manibo.loop import BayesianOptimizer
+    from manibo.spaces import Sphere
+
+    fast = {"num_restarts": 2, "raw_samples": 32, "optimizer_options": {"maxiter": 10}}
+    path = tmp_path / "j.jsonl"
+    with BayesianOptimizer(Sphere(2), initial_design=3, journal=path, device=device, **fast) as opt:
+        opt.run(lambda x: 1e300 * float(x[2]), budget=5, progress=False)
+    with BayesianOptimizer.resume(path, device="cpu") as resumed:
+        assert len(resumed.history) == 5 and resumed.ask().device.type == "cpu"
+    kernel = GeometricMaternKernel(Sphere(2)).to(device=device, dtype=torch.float64)
+    kernel.lengthscale = 0.0
+    with pytest.raises(ConfigurationError, match="lengthscales must be positive"):
+        kernel(Sphere(2).random(3, device=device)).to_dense()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,3 +378,105 @@ def test_gpnet_training_on_cuda():
 def test_gpnet_botorch_posterior_cuda(dtype):
     tests = _gpnet_tests("test_model")
     tests.test_posterior_is_the_networks_joint_gaussian_in_original_units(dtype, "cuda")
+
+
+def test_every_builtin_acquisition_by_name_on_cuda(device="cuda"):
+    from manibo.acquisitions import available_acquisitions, build_acquisition
+    from manibo.models import build_surrogate
+    from manibo.spaces import Sphere
+
+    space = Sphere(2)
+    X = space.random(10, generator=torch.Generator().manual_seed(0)).to(device)
+    Y = X[:, :1] ** 2
+    model = build_surrogate("matern", space, X, Y)
+    for name in available_acquisitions():
+        acqf = build_acquisition(name, model, X, Y, None, seed=0)
+        q = acqf.get_augmented_q_batch_size(1) if hasattr(acqf, "num_fantasies") else 1
+        batch = space.random(3 * q, generator=torch.Generator().manual_seed(1)).to(device)
+        with torch.no_grad():
+            values = acqf(batch.reshape(3, q, 3))
+        assert values.device.type == device and torch.isfinite(values).all(), name
+
+
+@pytest.mark.parametrize("name", sorted(KERNEL_CASES))
+def test_every_kernel_class_cuda(name):
+    space, kernel = KERNEL_CASES[name]()
+    check_kernel_contract(kernel, space, torch.float64, "cuda")
+
+
+@pytest.mark.parametrize("name", sorted(SURROGATES))
+def test_surrogate_contract_cuda(name, device="cuda"):
+    """The model contract and two acquisitions with the data, and hence the models, on CUDA."""
+    from manibo.spaces import Sphere
+
+    case = SurrogateCase(name, Sphere(2), device=device, **SURROGATES[name])
+    for check in MODEL_CHECKS:
+        run_model_check(case, check)
+    run_acquisition_check(case, "qKnowledgeGradient", 1)
+    run_acquisition_check(case, "qLogNEI", 3)
+    assert case.model().posterior(case.points(2)).mean.device.type == torch.device(device).type
+
+
+# --------------------------------------------- SO(n), SU(n), RP^d, boxes in products, fast products
+def _cpu_and_cuda_agree(space, kernel, n=40, tol=1e-10):
+    x = space.random(n, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        cpu = kernel.double()(x).to_dense()
+        gpu = kernel.to("cuda")(x.to("cuda")).to_dense()
+    assert gpu.device.type == "cuda"
+    assert (gpu.cpu() - cpu).abs().max() < tol
+
+
+@pytest.mark.parametrize("name", ["so4", "so5", "su3", "rp2"])
+def test_group_and_projective_kernels_on_cuda_match_the_cpu(name, device="cuda"):
+    from manibo.kernels import GeometricMaternKernel
+
+    space = SPACES[name]()
+    kernel = GeometricMaternKernel(space, nu=1.5, num_levels=30)
+    kernel.lengthscale = 0.6
+    if device == "cuda":
+        _cpu_and_cuda_agree(space, kernel)
+    x = space.random(6, generator=torch.Generator(device=device).manual_seed(1), device=device)
+    xr = x.clone().requires_grad_()
+    kernel.to(x)(xr, x).to_dense().sum().backward()
+    assert xr.grad.device.type == device and torch.isfinite(xr.grad).all()
+
+
+def test_product_features_and_box_products_on_cuda(device="cuda"):
+    from manibo.kernels import GeometricMaternKernel, matern_kernel
+    from manibo.spaces import Torus
+
+    torus = Torus(3)
+    kernel = GeometricMaternKernel(torus, nu=1.5, num_levels=10)
+    if device == "cuda":
+        _cpu_and_cuda_agree(torus, kernel)
+    for name in ("product_sphere_box", "se3"):
+        space = SPACES[name]()
+        product = matern_kernel(space, 2.5)
+        x = space.random(5, generator=torch.Generator(device=device).manual_seed(2), device=device)
+        K = product.to(x)(x).to_dense()
+        assert K.device.type == device and torch.allclose(
+            K.diagonal(), torch.ones(5, dtype=x.dtype, device=device)
+        )
+
+
+def test_characters_on_cuda(device="cuda"):
+    from harmonics.test_class_functions import (
+        test_triangular_solve_and_recurrence_give_the_same_polynomials,
+    )
+
+    from manibo.spaces import SpecialOrthogonal, SpecialUnitary
+
+    for space in (SpecialOrthogonal(6), SpecialUnitary(4)):
+        x = space.random(
+            300, generator=torch.Generator(device=device).manual_seed(0), device=device
+        )
+        weights = torch.rand(12, dtype=torch.float64, device=device)
+        on_device = space.spectral_sum(weights, x[:4], x)  # many pairs: the recurrence
+        few = space.spectral_sum(weights, x[:4], x[:5])  # few pairs: the triangular solve
+        assert on_device.device.type == device
+        assert torch.allclose(on_device[:, :5], few, atol=1e-10)
+        assert torch.allclose(
+            on_device.cpu(), space.spectral_sum(weights.cpu(), x[:4].cpu(), x.cpu()), atol=1e-10
+        )
+    test_triangular_solve_and_recurrence_give_the_same_polynomials()

@@ -1,24 +1,278 @@
-"""The journal on its own: header, fsync'd appends, and refusal to overwrite."""
+"""The journal: its schema, one writer under a lock, readers that never modify, durable appends."""
+
+import errno
+import json
+import os
+import time
 
 import pytest
+from loop_processes import ForkServer
 
-from manibo.journal import Evaluation, Journal, JournalError
+import manibo.journal
+from manibo.journal import (
+    JOURNAL_VERSION,
+    Evaluation,
+    Journal,
+    JournalError,
+    JournalLockedError,
+    JournalWarning,
+    JournalWriter,
+    set_aside,
+)
+
+
+def _journal(path, n=2, config=None):
+    writer = JournalWriter(path)
+    writer.create(config or {"seed": 3})
+    for i in range(n):
+        writer.append(Evaluation(x=[float(i), 1.0], y=0.5 * i, index=i))
+    return writer
+
+
+def _lines(path):
+    return path.read_text().splitlines()
 
 
 def test_round_trip(tmp_path):
-    journal = Journal(tmp_path / "j.jsonl")
-    journal.write_header({"seed": 3})
-    journal.append(Evaluation(x=[1.0, 0.0], y=2.5, index=0))
-    journal.append(Evaluation(x=[0.0, 1.0], y=None, status="failed", error="boom", index=1))
-    config, evaluations = journal.read()
+    writer = JournalWriter(tmp_path / "j.jsonl")
+    writer.create({"seed": 3})
+    writer.append(Evaluation(x=[1.0, 0.0], y=2.5, index=0))
+    writer.append(Evaluation(x=[0.0, 1.0], y=None, status="failed", error="boom", index=1))
+    config, evaluations = Journal(tmp_path / "j.jsonl").read()
     assert config == {"seed": 3}
     assert [e.y for e in evaluations] == [2.5, None] and evaluations[1].error == "boom"
-    with pytest.raises(JournalError, match="already exists"):
-        journal.write_header({})
+    header = json.loads(_lines(tmp_path / "j.jsonl")[0])
+    assert header["version"] == JOURNAL_VERSION and header["type"] == "header"
+    with pytest.raises(JournalError, match="not empty"):
+        writer.create({})
 
 
 def test_missing_header(tmp_path):
     path = tmp_path / "j.jsonl"
-    path.write_text('{"type": "evaluation", "x": [1.0], "y": 1.0}\n')
-    with pytest.raises(JournalError, match="header"):
+    path.write_text('{"type": "evaluation", "x": [1.0], "y": 1.0, "status": "ok", "index": 0}\n')
+    with pytest.raises(JournalError, match="line 1 is not a header"):
         Journal(path).read()
+    with pytest.raises(JournalError, match="does not exist"):
+        Journal(tmp_path / "nope.jsonl").read()
+
+
+def test_a_reader_never_modifies_a_journal_being_written(tmp_path):
+    """A line still being written (no newline yet) is skipped by readers, never quarantined."""
+    path = tmp_path / "j.jsonl"
+    header = {"type": "header", "version": JOURNAL_VERSION, "config": {}}
+    records = [
+        {"type": "evaluation", "x": [0.5], "y": 1.0, "status": "ok", "index": i} for i in (0, 1)
+    ]
+    line = json.dumps({**records[0], "x": [0.1] * 5000, "index": 2})
+    with open(path, "w") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in (header, *records)))
+        f.write(line[:7000])  # a writer half-way through a long line
+    before = path.read_bytes()
+    _, evaluations = Journal(path).read()
+    assert len(evaluations) == 2
+    assert path.read_bytes() == before  # not truncated
+    assert [p.name for p in tmp_path.iterdir()] == ["j.jsonl"]  # nothing moved aside
+
+
+def test_only_the_writer_moves_a_cut_off_line_aside_and_never_over_an_earlier_one(tmp_path):
+    path = tmp_path / "j.jsonl"
+    _journal(path).close()
+    tails = [b'{"type": "evaluation", "x": [0.0, 0.', b'{"type": "evaluation", "x": [9']
+    for tail in tails:
+        with open(path, "ab") as f:
+            f.write(tail)  # a crash in the middle of a write
+        writer = JournalWriter(path)
+        with pytest.warns(JournalWarning, match="cut off"):
+            _, evaluations = writer.load()
+        assert len(evaluations) == 2
+        writer.append(Evaluation(x=[5.0, 1.0], y=1.0, index=len(evaluations)))
+        writer.close()
+        lines = _lines(path)
+        path.write_text("\n".join(lines[:-1]) + "\n")  # back to two evaluations
+    assert (tmp_path / "j.jsonl.corrupt").read_bytes() == tails[0]
+    assert (tmp_path / "j.jsonl.corrupt.1").read_bytes() == tails[1]
+
+
+def test_a_journal_without_a_complete_line_is_started_again_by_its_writer(tmp_path):
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b'{"type": "header", "vers')  # killed while writing the header
+    with pytest.raises(JournalError, match="no header line yet"):
+        Journal(path).read()
+    writer = JournalWriter(path)
+    with pytest.warns(JournalWarning):
+        assert writer.load() == (None, [])
+    writer.create({"seed": 1})
+    assert Journal(path).read() == ({"seed": 1}, [])
+
+
+def _evaluation(number, **changes):
+    record = {"type": "evaluation", "x": [1.0, 0.0], "y": 1.0, "status": "ok", "index": number}
+    return json.dumps({**record, **changes})
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        ([{"version": 99}], "format version 99.*another version"),
+        ([{"version": 1}], "format version 1.*older manibo.*--fresh"),
+        ([{}, _evaluation(0), _evaluation(0)], "line 3 is malformed: index 0 appears a second"),
+        ([{}, _evaluation(0), _evaluation(2)], "line 3 is malformed:.*index 1 is missing"),
+        ([{}, _evaluation(0, y=None)], "line 2.*'ok' evaluation needs a finite number"),
+        ([{}, _evaluation(0, status="weird")], "line 2.*`status` must be 'ok' or 'failed'"),
+        ([{}, _evaluation(0, x="abc")], "line 2.*`x` must be a list"),
+        ([{}, _evaluation(0, index="0")], "line 2.*`index` must be a non-negative integer"),
+        ([{}, json.dumps({"type": "evaluation", "x": [1.0]})], "line 2.*missing field 'index'"),
+        ([{}, _evaluation(0, colour="red")], "line 2.*unknown field 'colour'"),
+        ([{}, "[1, 2]"], "line 2.*holds a list"),
+        ([{}, "{not json"], "line 2.*not valid JSON"),
+        ([{}, _evaluation(0), json.dumps({"type": "header"})], "line 3.*type 'header'"),
+    ],
+)
+def test_the_schema_is_checked_with_the_line_and_what_is_wrong(tmp_path, lines, message):
+    path = tmp_path / "j.jsonl"
+    header = {"type": "header", "version": JOURNAL_VERSION, "config": {}}
+    text = [json.dumps({**header, **lines[0]}), *lines[1:]]
+    path.write_text("\n".join(text) + "\n")
+    with pytest.raises(JournalError, match=message):
+        Journal(path).read()
+    with pytest.raises(JournalError, match=message):
+        JournalWriter(path).load()
+
+
+def test_a_second_writer_is_refused_with_the_holder_named(tmp_path):
+    path = tmp_path / "j.jsonl"
+    first = _journal(path)
+    with pytest.raises(JournalLockedError, match=rf"this process \(pid {os.getpid()}.*close"):
+        JournalWriter(path)
+    first.close()
+    JournalWriter(path).close()  # free again once closed
+    with ForkServer(
+        tmp_path / "children"
+    ) as server:  # another process holds it: named by pid and host
+        holder = server.start(
+            "import time\nfrom manibo.journal import JournalWriter\n"
+            "w = JournalWriter(args[0])\nopen(args[1], 'w').close()\ntime.sleep(60)",
+            str(path),
+            str(tmp_path / "locked"),
+        )
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "locked").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with pytest.raises(JournalLockedError, match=rf"process {holder} on host .*finish"):
+            JournalWriter(path)
+        assert server.kill(holder) == -9
+    JournalWriter(path).close()  # the kernel released the dead holder's lock
+
+
+def test_a_failed_write_leaves_the_file_as_it_was(tmp_path, monkeypatch):
+    path = tmp_path / "j.jsonl"
+    writer = _journal(path)
+    before = path.read_bytes()
+
+    def half_then_full(fd, data):  # a partial write, then the disk is full
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real_write(fd, data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    calls, real_write = [], os.write
+    monkeypatch.setattr(manibo.journal.os, "write", half_then_full)
+    with pytest.raises(OSError, match="No space"):
+        writer.append(Evaluation(x=[2.0, 1.0], y=1.0, index=2))
+    assert path.read_bytes() == before
+    monkeypatch.setattr(manibo.journal.os, "write", real_write)
+    monkeypatch.setattr(manibo.journal.os, "fsync", _fail_fsync)
+    with pytest.raises(OSError, match="I/O"):
+        writer.append(Evaluation(x=[2.0, 1.0], y=1.0, index=2))
+    assert path.read_bytes() == before  # written but not durable: cut back off
+    monkeypatch.undo()
+    writer.append(Evaluation(x=[2.0, 1.0], y=1.0, index=2))
+    assert [e.index for e in Journal(path).read()[1]] == [0, 1, 2]
+
+
+def _no_hard_links(source, target):
+    raise OSError(errno.EPERM, "Operation not permitted")
+
+
+def _fail_fsync(fd):
+    raise OSError(errno.EIO, "I/O error")
+
+
+def test_a_journal_deleted_or_replaced_during_the_run_is_not_recreated(tmp_path):
+    path = tmp_path / "j.jsonl"
+    writer = _journal(path)
+    path.unlink()
+    with pytest.raises(JournalError, match="deleted or replaced"):
+        writer.append(Evaluation(x=[2.0, 1.0], y=1.0, index=2))
+    assert not path.exists()
+    path.write_text("someone else's file\n")
+    with pytest.raises(JournalError, match="deleted or replaced"):
+        writer.append(Evaluation(x=[2.0, 1.0], y=1.0, index=2))
+    assert path.read_text() == "someone else's file\n"
+
+
+def test_set_aside_renames_and_never_overwrites(tmp_path, monkeypatch):
+    path = tmp_path / "j.jsonl"
+    names = set()
+    for attempt in range(3):
+        if attempt == 2:  # a file system without hard links: renamed instead
+            monkeypatch.setattr(manibo.journal.os, "link", _no_hard_links)
+        _journal(path, n=attempt).close()
+        moved = set_aside(path)
+        assert not path.exists() and moved.name.startswith("j.jsonl.")
+        assert len(Journal(moved).read()[1]) == attempt
+        names.add(moved)
+    monkeypatch.undo()
+    assert len(names) == 3  # no move overwrote an earlier one
+    writer = _journal(path)
+    with pytest.raises(JournalLockedError):
+        set_aside(path)  # not while a writer holds it
+    writer.close()
+
+
+WRITER = """
+import os, time
+import manibo.journal
+from manibo.journal import Evaluation, JournalWriter
+
+def write_in_pieces(fd, data, write=os.write):  # a slow file system: 4 KiB per call
+    time.sleep(0.002)
+    return write(fd, data[:4096])
+
+manibo.journal.os.write = write_in_pieces
+path, count, width = args
+writer = JournalWriter(path)
+writer.create({"width": width})
+for i in range(count):
+    writer.append(Evaluation(x=[0.5 + i] * width, y=float(i), index=i))
+"""
+
+
+@pytest.mark.slow
+def test_a_reader_beside_a_writer_of_20000_float_lines_sees_only_whole_records(tmp_path):
+    """Lines of 400 kB written 4 kB at a time, 2 ms apart: the reader sees them half-written,
+    skips the unfinished tail, and never truncates or moves anything."""
+    path, count, width = tmp_path / "j.jsonl", 20, 20_000
+    reads, sizes, unfinished = [], [], 0
+    with ForkServer(tmp_path / "children") as server:
+        writer = server.start(WRITER, str(path), count, width)
+        while not reads or len(reads[-1]) < count:
+            time.sleep(0.01)  # several reads per line written (0.2 s a line)
+            if not path.exists():
+                continue
+            sizes.append(path.stat().st_size)
+            unfinished += not path.read_bytes().endswith(b"\n")
+            try:
+                config, evaluations = Journal(path).read()
+            except JournalError as err:
+                assert "no header line yet" in str(err)
+                continue
+            assert config == {"width": width}
+            assert [e.index for e in evaluations] == list(range(len(evaluations)))
+            assert all(e.x == [0.5 + e.index] * width for e in evaluations)
+            reads.append(evaluations)
+        assert server.wait(writer) == 0, server.stderr()
+    assert sizes == sorted(sizes)  # the file only ever grew: the reader never truncated it
+    assert unfinished >= 3 and len({len(r) for r in reads}) >= 3  # it read during the writing
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["children", "j.jsonl", "j.jsonl.lock"]
+    assert len(Journal(path).read()[1]) == count

@@ -1,27 +1,52 @@
-"""The loop: ask/tell, failures, pending, executors, reproducibility, journal, resume, bad input."""
+"""The loop: ask/tell, failures and errors, settings, pending points, executors, journal, resume."""
 
+import errno
 import json
 import multiprocessing
-import os
-import signal
-import subprocess
-import sys
-import textwrap
+import random
+import re
+import threading
+import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import pytest
 import torch
+from botorch.exceptions.warnings import OptimizationWarning
+from linear_operator.utils.warnings import NumericalWarning
+from loop_processes import ForkServer
 
-from manibo.exceptions import ConfigurationError, InputDataError, ManiboError
+import manibo
+import manibo.journal
+from manibo.exceptions import (
+    ConfigurationError,
+    InputDataError,
+    ManiboError,
+    ObjectiveError,
+    ProposalWarningSummary,
+    TruncationWarning,
+)
+from manibo.journal import (
+    Journal,
+    JournalError,
+    JournalLockedError,
+    JournalWarning,
+    JournalWriteError,
+)
 from manibo.loop import BayesianOptimizer, maximize, minimize
 from manibo.models import build_surrogate, register_surrogate
-from manibo.spaces import Sphere
+from manibo.spaces import Graph, Mesh, Sphere, Torus
 
 FAST = {"num_restarts": 2, "raw_samples": 32, "optimizer_options": {"maxiter": 10}}
+RIEMANNIAN_ONLY = {"surrogate": "euclidean", "optimizer_options": {"gtol": 1e-6}}
 
 
 def _objective(x):
     return float(((x - torch.tensor([0.0, 0.0, 1.0], dtype=x.dtype)) ** 2).sum())
+
+
+def _complete_graph(n=6):
+    return Graph(torch.ones(n, n, dtype=torch.float64) - torch.eye(n, dtype=torch.float64))
 
 
 def test_ask_tell_and_best(tmp_path):
@@ -38,45 +63,344 @@ def test_ask_tell_and_best(tmp_path):
     assert len((tmp_path / "run.jsonl").read_text().splitlines()) == 1 + 5
 
 
-def test_failed_evaluations_are_recorded_and_kept_out_of_the_model():
+# ---------------------------------------------------------------- failures and programming errors
+class SimulatorDiverged(Exception):
+    pass
+
+
+def test_declared_failures_are_recorded_and_the_run_goes_on():
     calls = []
 
     def flaky(x):
         calls.append(x)
-        if len(calls) in (2, 6):
-            raise RuntimeError("simulator crashed")
+        if len(calls) == 2:
+            raise manibo.EvaluationFailed("mesh too coarse")
         if len(calls) == 4:
-            return float("nan")
+            return float("nan")  # NaN (and ±inf) counts as a failed evaluation
+        if len(calls) == 6:
+            raise SimulatorDiverged("residual blew up")
         return _objective(x)
 
     opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST)
-    opt.run(flaky, budget=8, progress=False)
-    statuses = [e.status for e in opt.history]
-    assert len(statuses) == 8 and statuses.count("failed") == 3
-    assert "simulator crashed" in opt.history[1].error and "nan" in opt.history[3].error
+    opt.run(flaky, budget=8, progress=False, on_error=SimulatorDiverged)
+    assert [e.status for e in opt.history].count("failed") == 3 and len(opt.history) == 8
+    errors = [e.error for e in opt.history if e.status == "failed"]
+    assert errors == [
+        "EvaluationFailed: mesh too coarse",
+        "objective returned nan",
+        "SimulatorDiverged: residual blew up",
+    ]
     X, _ = opt._training_data()
     assert X.shape[0] == 5
 
 
-_OFFERED, _BUILT = [], []
+def test_a_programming_error_stops_the_run_at_its_first_evaluation(tmp_path):
+    calls = []
+
+    def objective(x):
+        calls.append(x)
+        return float(undefined_variable * x[0])  # noqa: F821  (the user's bug)
+
+    opt = BayesianOptimizer(
+        Sphere(2), initial_design=3, seed=0, journal=tmp_path / "j.jsonl", **FAST
+    )
+    with pytest.raises(NameError, match="undefined_variable") as info:
+        opt.run(objective, budget=6, progress=False)
+    assert len(calls) == 1 and opt.history == []  # not recorded, no budget burnt
+    assert info.traceback[-1].name == "objective"  # the user's own frame is shown
+    assert "EvaluationFailed" in "\n".join(info.value.__notes__)
+    assert opt.pending is None  # so a rerun with the bug fixed starts at the same design point
+    opt.run(_objective, budget=3, progress=False)
+    assert opt.history[0].x == calls[0].tolist()
+    calls.clear()
+    with pytest.raises(NameError):
+        minimize(objective, Sphere(2), budget=4, initial_design=3, progress=False, **FAST)
+    assert len(calls) == 1
 
 
-@register_surrogate("test-loop-previous")
-def _recording_surrogate(space, train_X, train_Y, previous_model=None, **options):
-    """A surrogate factory that takes ``previous_model``: records what the loop offered."""
-    _OFFERED.append(previous_model)
-    _BUILT.append(build_surrogate("matern", space, train_X, train_Y, **options))
-    return _BUILT[-1]
+@pytest.mark.parametrize("returned", [(1.0, 2.0), None, "0.5", torch.ones(2)])
+def test_an_objective_returning_something_else_than_a_number_stops_the_run(returned):
+    calls = []
+
+    def objective(x):
+        calls.append(x)
+        return returned
+
+    opt = BayesianOptimizer(Sphere(2), initial_design=2, seed=0, **FAST)
+    with pytest.raises(TypeError, match="must return one real number") as info:
+        opt.run(objective, budget=3, progress=False)
+    assert isinstance(info.value, ObjectiveError)
+    assert len(calls) == 1 and opt.history == []
 
 
-def test_the_previous_surrogate_is_offered_to_factories_that_take_it():
+def test_the_progress_bar_shows_the_last_failure(capsys):
+    calls = []
+
+    def objective(x):
+        calls.append(x)
+        if len(calls) == 2:
+            raise manibo.EvaluationFailed("solver diverged")
+        return _objective(x)
+
+    BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST).run(objective, budget=3)
+    err = capsys.readouterr().err
+    assert "3/3" in err and "last failure: EvaluationFailed: solver diverged" in err
+
+
+def test_an_unpicklable_objective_for_a_process_pool_is_refused_before_any_evaluation():
+    opt = BayesianOptimizer(Sphere(2), initial_design=2, seed=0, **FAST)
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=2, mp_context=spawn) as pool:
+        with pytest.raises(ConfigurationError, match="cannot be pickled"):
+            opt.run(lambda x: float(x[0]), budget=3, executor=pool, progress=False)
+    assert opt.history == []
+
+
+def test_an_error_in_flight_is_raised_after_the_other_evaluations_are_told():
+    lock, calls = threading.Lock(), []
+
+    def objective(x):
+        with lock:
+            calls.append(x)
+            number = len(calls)
+        if number == 4:
+            time.sleep(0.05)
+            raise NameError("a bug that shows on the fourth call")
+        time.sleep(0.3)
+        return _objective(x)
+
+    opt = BayesianOptimizer(Sphere(2), initial_design=6, seed=0, **FAST)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        with pytest.raises(NameError, match="fourth call"):
+            opt.run(objective, budget=6, executor=pool, max_parallel=3, progress=False)
+    assert len(calls) >= 4
+    assert len(opt.history) == len(calls) - 1  # every other evaluation that ran was told
+    assert all(e.status == "ok" for e in opt.history) and opt.pending is None
+
+
+def test_an_error_from_ask_is_raised_after_the_evaluations_in_flight_are_told():
+    opt = BayesianOptimizer(Sphere(2), initial_design=2, seed=0, **FAST)
+
+    def broken_proposal(n, seed):
+        raise RuntimeError("the surrogate could not be fitted")
+
+    opt._propose = broken_proposal
+
+    sleeps = iter([0.1, 0.4, 0.4])  # the first design point returns first
+
+    def objective(x):
+        time.sleep(next(sleeps))
+        return _objective(x)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        with pytest.raises(RuntimeError, match="could not be fitted"):
+            opt.run(objective, budget=5, executor=pool, max_parallel=2, progress=False)
+    # the two design points and the random point drawn while one of them was in flight
+    assert len(opt.history) == 3 and opt.pending is None
+
+
+def test_an_analytic_acquisition_with_parallel_evaluations_is_refused_before_any_evaluation():
+    calls = []
+    opt = BayesianOptimizer(Sphere(2), acquisition="logei", initial_design=2, seed=0, **FAST)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        with pytest.raises(ConfigurationError, match="analytic"):
+            opt.run(lambda x: calls.append(x) or 1.0, budget=4, executor=pool, max_parallel=2)
+    assert calls == []
+
+
+@pytest.mark.parametrize("max_parallel", [0, -1, 1.5])
+def test_max_parallel_is_checked_before_any_evaluation(max_parallel):
+    calls = []
+    opt = BayesianOptimizer(Sphere(2), initial_design=2, seed=0, **FAST)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        with pytest.raises(ConfigurationError, match="max_parallel"):
+            opt.run(
+                lambda x: calls.append(x) or 1.0,
+                budget=4,
+                executor=pool,
+                max_parallel=max_parallel,
+                progress=False,
+            )
+    assert calls == []
+
+
+# ---------------------------------------------------------------- settings checked up front
+@pytest.mark.parametrize(
+    ("space", "settings", "message"),
+    [
+        (Sphere(2), {"q": 0}, "`q` must be an integer >= 1"),
+        (Sphere(2), {"surrogate_options": {"nu": -1}}, "`nu` must be > 0"),
+        (Sphere(2), {"surrogate_options": {"colour": "red"}}, "unexpected keyword.*colour"),
+        (Sphere(2), {"optimizer": "projection"}, "projection.*defined only on"),
+        (_complete_graph(), {"surrogate": "chart"}, "'chart' cannot be built on Graph"),
+        (_complete_graph(), {"optimizer": "projection"}, "projection.*has none"),
+        (Sphere(2), {"optimizer": "projection", **RIEMANNIAN_ONLY}, "takes maxiter"),
+        (_complete_graph(), {"initial_design": 7}, "exceeds the 6 points"),
+        (Sphere(2), {"num_restarts": 0}, "`num_restarts` must be an integer >= 1"),
+        (Sphere(2), {"num_restarts": 8, "raw_samples": 4}, "at least `num_restarts`"),
+        (Sphere(2), {"seed": 2**70}, "`seed` must be an integer >= 0 and <= 4294967295"),
+        (Sphere(2), {"seed": -1}, "`seed`"),
+        (Sphere(2), {"optimizer_options": {"maxiters": 5}}, "unknown optimizer option.*maxiters"),
+        (Sphere(2), {"optimizer_options": {"maxiter": 0}}, "`maxiter` must be an integer >= 1"),
+        (Sphere(2), {"minimize": "no"}, "`minimize` must be True or False"),
+        (Sphere(2), {"surrogate_options": {"nu": {1, 2}}}, "JSON values"),
+    ],
+)
+def test_settings_are_checked_before_the_journal_or_any_evaluation(
+    tmp_path, space, settings, message
+):
+    journal = tmp_path / "j.jsonl"
+    options = {"initial_design": 3, **FAST, **settings}
+    with pytest.raises(ConfigurationError, match=message):
+        BayesianOptimizer(space, journal=journal, **options)
+    assert not journal.exists()
+
+
+def test_minimize_and_maximize_refuse_the_other_direction_and_unknown_options():
+    with pytest.raises(ConfigurationError, match=r"manibo\.maximize"):
+        minimize(_objective, Sphere(2), budget=4, minimize=False)
+    with pytest.raises(ConfigurationError, match=r"manibo\.minimize"):
+        maximize(_objective, Sphere(2), budget=4, minimize=True)
+    with pytest.raises(ConfigurationError, match="unknown option.*num_restart"):
+        minimize(_objective, Sphere(2), budget=4, num_restart=2)
+
+
+# ---------------------------------------------------------------- design and pending points
+def test_a_budget_beyond_the_points_of_a_finite_space_is_refused_before_any_evaluation():
+    calls = []
+    opt = BayesianOptimizer(_complete_graph(6), initial_design=3, seed=0, **FAST)
+    with pytest.raises(ConfigurationError, match=r"`budget` \(7\) exceeds the 6 points"):
+        opt.run(lambda x: calls.append(x) or 1.0, budget=7, progress=False)
+    assert calls == []
+
+
+def test_the_design_on_a_finite_space_has_no_repeated_point():
+    for space, n in [(_complete_graph(6), 6), (Mesh.icosphere(0), 12)]:
+        opt = BayesianOptimizer(space, initial_design=n, seed=0, **FAST)
+        nodes = [int(opt.ask()[0, 0]) for _ in range(n)]
+        assert sorted(nodes) == list(range(n))
+
+
+def test_a_told_point_rounded_by_the_user_clears_its_pending_entry():
+    opt = BayesianOptimizer(Sphere(2), initial_design=4, seed=2, **FAST)
+    design = [opt.ask() for _ in range(2)]
+    rounded = design[0].round(decimals=6)
+    assert not torch.equal(rounded, design[0])
+    opt.tell(rounded, [_objective(rounded[0])])
+    assert opt.pending.shape == (1, 3) and torch.equal(opt.pending, design[1])
+    opt.tell(design[1], [1.0])
+    assert opt.pending is None
+    reference = BayesianOptimizer(Sphere(2), initial_design=4, seed=2, **FAST)
+    expected = [reference.ask() for _ in range(3)][2]
+    assert torch.equal(opt.ask(), expected)  # no design point skipped
+
+
+# ---------------------------------------------------------------- bad values told
+def test_tell_refuses_what_is_not_a_finite_number(tmp_path):
+    space = Sphere(2)
+    opt = BayesianOptimizer(space, initial_design=2, **FAST)
+    x = opt.ask()
+    for bad in ("abc", None, {"y": 1.0}):
+        with pytest.raises(InputDataError, match="real numbers"):
+            opt.tell(x, bad)
+    with pytest.raises(InputDataError, match="tell_failure"):
+        opt.tell(x, [float("nan")])
+    with pytest.raises(InputDataError, match="norms must be 1"):
+        opt.tell(2 * x, [1.0])
+    with pytest.raises(InputDataError, match="one value per point"):
+        opt.tell(x, [1.0, 2.0])
+    with pytest.raises(InputDataError, match=r"\(\*batch, 3\)"):
+        opt.tell(torch.ones(1, 4, dtype=torch.float64), [1.0])
+    assert opt.history == []
+    with pytest.raises(ConfigurationError, match="initial design"):
+        opt.run(_objective, budget=1)
+    with pytest.raises(ConfigurationError, match="unknown surrogate"):
+        BayesianOptimizer(space, surrogate="nope")
+    with pytest.raises(ConfigurationError, match="unknown acquisition"):
+        BayesianOptimizer(space, acquisition="nope")
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+def test_huge_and_tiny_outcomes_give_the_proposals_of_ordinary_ones(scale):
+    proposals = []
+    for factor in (1.0, scale):
+        opt = BayesianOptimizer(Sphere(2), initial_design=4, seed=0, **FAST)
+        for _ in range(6):
+            x = opt.ask()
+            opt.tell(x, [factor * _objective(x[0])])
+        proposals.append(opt.ask()[0])
+    assert torch.allclose(proposals[0], proposals[1], atol=1e-8)
+
+
+# ---------------------------------------------------------------- warnings
+def test_warnings_of_the_proposals_come_once_at_the_end_as_one_summary(capsys, isolated_surrogates):
+    @register_surrogate("test-loop-warns")
+    def _warning_surrogate(space, train_X, train_Y, **options):
+        """The exact GP, after the warnings BoTorch and GPyTorch give on a hard fit."""
+        for _ in range(3):
+            warnings.warn("A not p.d., added jitter of 1.0e-08", NumericalWarning, stacklevel=2)
+        warnings.warn("`scipy_minimize` terminated with FAILURE", OptimizationWarning, stacklevel=2)
+        return build_surrogate("matern", space, train_X, train_Y, **options)
+
+    opt = BayesianOptimizer(
+        Sphere(2), surrogate="test-loop-warns", initial_design=3, seed=0, **FAST
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        opt.run(_objective, budget=5)
+    assert [w.category for w in caught] == [ProposalWarningSummary]
+    summary = str(caught[0].message)
+    assert summary.startswith("while proposing 2 point(s), BoTorch and GPyTorch warned 8 time")
+    assert "6 × added jitter" in summary and "2 × OptimizationWarning" in summary
+    advice = [line for line in summary.splitlines() if line.startswith("    ")]
+    named = set(re.findall(r"`(\w+)`", "\n".join(advice)))
+    assert named == {"num_restarts", "raw_samples"}  # the advice names real options
+    BayesianOptimizer(Sphere(2), num_restarts=4, raw_samples=64)
+    err = capsys.readouterr().err
+    assert "5/5" in err and "jitter" not in err  # nothing printed into the progress bar
+
+    def buggy(x):
+        if len(opt.history) == 6:
+            raise NameError("bug after a proposal")
+        return _objective(x)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the summary becomes an error: it must not hide the bug
+        with pytest.raises(NameError, match="bug after a proposal"):
+            opt.run(buggy, budget=8, progress=False)
+
+
+def test_the_truncation_warning_names_options_that_the_surrogate_takes():
+    opt = BayesianOptimizer(
+        Torus(2), initial_design=3, seed=0, surrogate_options={"max_levels": 3}, **FAST
+    )
+    with pytest.warns(TruncationWarning) as caught:
+        opt.run(lambda x: float(torch.cos(x).sum()), budget=5, progress=False)
+    assert len(caught) == 1  # once per run, not once per proposal
+    named = set(re.findall(r"`(\w+)`", str(caught[0].message))) - {"max_levels"}
+    assert named == {"nu"}
+    for option, value in (("max_levels", 50), ("nu", 1.5)):
+        BayesianOptimizer(Torus(2), surrogate_options={option: value}, **FAST)
+
+
+# ---------------------------------------------------------------- other behaviours
+def test_the_previous_surrogate_is_offered_to_factories_that_take_it(isolated_surrogates):
     """Each proposal's factory gets the surrogate built for the proposal before (None first);
     the built-in factories, which do not take the argument, run as before (the other tests)."""
-    _OFFERED.clear()
-    _BUILT.clear()
+    _OFFERED, _BUILT = [], []
+
+    @register_surrogate("test-loop-previous")
+    def _recording_surrogate(space, train_X, train_Y, previous_model=None, **options):
+        """A surrogate factory that takes ``previous_model``: records what the loop offered."""
+        _OFFERED.append(previous_model)
+        _BUILT.append(build_surrogate("matern", space, train_X, train_Y, **options))
+        return _BUILT[-1]
+
     opt = BayesianOptimizer(
         Sphere(2), surrogate="test-loop-previous", initial_design=3, seed=0, **FAST
     )
+    _OFFERED.clear()  # the constructor's trial build is not a proposal
+    _BUILT.clear()
     opt.run(_objective, budget=6, progress=False)
     assert len(_BUILT) == 3 and _OFFERED[0] is None
     assert all(offered is built for offered, built in zip(_OFFERED[1:], _BUILT, strict=False))
@@ -139,83 +463,272 @@ def test_q_batches_and_minimize_maximize_helpers():
     assert low < high
 
 
-def test_bad_input_gets_clear_errors(tmp_path):
-    space = Sphere(2)
-    opt = BayesianOptimizer(space, initial_design=2, **FAST)
+# ---------------------------------------------------------------- the journal under faults
+def _fail_fsync(fd):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_failed_journal_write_loses_nothing_and_says_what_was_not_written(tmp_path, monkeypatch):
+    path = tmp_path / "j.jsonl"
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, journal=path, **FAST)
     x = opt.ask()
-    with pytest.raises(InputDataError, match="tell_failure"):
-        opt.tell(x, [float("nan")])
-    with pytest.raises(InputDataError, match="norms must be 1"):
-        opt.tell(2 * x, [1.0])
-    with pytest.raises(InputDataError, match="one value per point"):
-        opt.tell(x, [1.0, 2.0])
-    with pytest.raises(InputDataError, match=r"\(\*batch, 3\)"):
-        opt.tell(torch.ones(1, 4, dtype=torch.float64), [1.0])
-    with pytest.raises(ConfigurationError, match="initial design"):
-        opt.run(_objective, budget=1)
-    with pytest.raises(ConfigurationError, match="unknown surrogate"):
-        BayesianOptimizer(space, surrogate="nope")
-    with pytest.raises(ConfigurationError, match="unknown acquisition"):
-        BayesianOptimizer(space, acquisition="nope")
-    BayesianOptimizer(space, journal=tmp_path / "j.jsonl")
-    with pytest.raises(ManiboError, match="already exists"):
-        BayesianOptimizer(space, journal=tmp_path / "j.jsonl")
+    monkeypatch.setattr(manibo.journal.os, "fsync", _fail_fsync)  # the disk is full
+    with pytest.raises(Exception) as info:  # noqa: B017  (its type is checked below)
+        opt.tell(x, [0.25])
+    assert [e.y for e in opt.history] == [0.25] and opt.pending is None  # kept in memory
+    assert isinstance(info.value, JournalWriteError)
+    assert [e.y for e in info.value.evaluations] == [0.25]
+    message = str(info.value)
+    assert "No space left" in message and "y = 0.25" in message and repr(float(x[0, 0])) in message
+    x = opt.ask()
+    with pytest.raises(JournalWriteError, match="2 evaluation"):  # retried, still failing
+        opt.tell(x, [0.5])
+    with pytest.raises(JournalWriteError, match="2 evaluation"):  # run writes them first
+        opt.run(_objective, budget=3, progress=False)
+    assert [e.y for e in opt.history] == [0.25, 0.5]
+    monkeypatch.undo()  # room again: the next write catches up, in order
+    opt.run(_objective, budget=4, progress=False)
+    _, evaluations = Journal(path).read()
+    assert [e.index for e in evaluations] == [0, 1, 2, 3]
+    assert [e.x for e in evaluations] == [e.x for e in opt.history]
 
 
-SCRIPT = textwrap.dedent(
-    """
-    import json, os, signal, sys, torch
-    from manibo.loop import BayesianOptimizer
-    from manibo.spaces import Sphere
-    journal, asked_log = sys.argv[1], sys.argv[2]
-    calls = []
-    def objective(x):
-        calls.append(1)
-        with open(asked_log, "a") as f:
-            f.write(json.dumps(x.tolist()) + "\\n")
-        if len(calls) == 7:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return float(x[2])
-    opt = BayesianOptimizer(Sphere(2), initial_design=4, seed=3, journal=journal,
-                            num_restarts=2, raw_samples=32, optimizer_options={"maxiter": 10})
-    opt.run(objective, budget=20, progress=False)
-    """
-)
+def test_an_unwritable_journal_is_refused_before_any_evaluation(tmp_path, monkeypatch):
+    real_open = manibo.journal.os.open
+
+    def read_only(path, flags, *args):
+        if str(path).endswith("j.jsonl"):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(manibo.journal.os, "open", read_only)
+    with pytest.raises(ManiboError, match="Permission denied.*writable path"):
+        BayesianOptimizer(Sphere(2), journal=tmp_path / "j.jsonl", **FAST)
 
 
-def test_sigkill_loses_nothing_and_resume_gives_the_same_next_candidate(tmp_path):
-    journal, asked = tmp_path / "run.jsonl", tmp_path / "asked.jsonl"
-    result = subprocess.run([sys.executable, "-c", SCRIPT, str(journal), str(asked)], timeout=300)
-    assert result.returncode == -signal.SIGKILL
-    asked_points = [json.loads(line) for line in asked.read_text().splitlines()]
-    resumed = BayesianOptimizer.resume(journal)
-    assert len(resumed.history) == 6  # every told evaluation survived the kill
-    assert [e.x for e in resumed.history] == asked_points[:6]
-    next_point = resumed.ask()[0]
-    assert torch.allclose(
-        next_point, torch.tensor(asked_points[6], dtype=torch.float64), atol=1e-10
-    )
-
-
-def test_truncated_last_journal_line_is_reported_and_skipped(tmp_path):
-    path = tmp_path / "run.jsonl"
+def test_a_journal_deleted_during_the_run_is_not_recreated_without_its_header(tmp_path):
+    path = tmp_path / "j.jsonl"
     opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, journal=path, **FAST)
     opt.run(_objective, budget=3, progress=False)
-    with open(path, "a") as f:
-        f.write('{"type": "evaluation", "x": [0.0, 0.')  # a crash in the middle of a write
-    from manibo.journal import JournalWarning
+    path.unlink()
+    x = opt.ask()
+    with pytest.raises(ManiboError, match="deleted or replaced"):
+        opt.tell(x, [1.0])
+    assert not path.exists() and len(opt.history) == 4
 
-    with pytest.warns(JournalWarning, match="truncated"):
-        resumed = BayesianOptimizer.resume(path)
-    assert len(resumed.history) == 3
-    assert (tmp_path / "run.jsonl.corrupt").exists()
-    resumed.run(_objective, budget=4, progress=False)  # appending after the repair works
-    assert len(BayesianOptimizer.resume(path).history) == 4
+
+def _journal_of_a_run(path, budget=3):
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, journal=path, **FAST)
+    opt.run(_objective, budget=budget, progress=False)
+    del opt  # releases the journal
+    return path
+
+
+def test_resume_checks_the_format_version_and_the_indices(tmp_path):
+    path = _journal_of_a_run(tmp_path / "j.jsonl")
     lines = path.read_text().splitlines()
-    lines[2] = "{not json"
-    path.write_text("\n".join(lines) + "\n")
-    from manibo.journal import JournalError
-
-    with pytest.raises(JournalError, match="line 3"):
+    header = json.loads(lines[0])
+    path.write_text("\n".join([json.dumps({**header, "version": 99}), *lines[1:]]) + "\n")
+    with pytest.raises(JournalError, match="format version 99"):
         BayesianOptimizer.resume(path)
-    assert os.path.exists(path)
+    path.write_text("\n".join([lines[0], lines[1], lines[2], lines[2]]) + "\n")
+    with pytest.raises(JournalError, match="line 4 is malformed: index 1 appears a second time"):
+        BayesianOptimizer.resume(path)
+    broken = json.loads(lines[2])
+    del broken["x"]
+    path.write_text("\n".join([lines[0], lines[1], json.dumps(broken)]) + "\n")
+    with pytest.raises(JournalError, match="line 3 is malformed: missing field 'x'"):
+        BayesianOptimizer.resume(path)
+
+
+def test_a_cut_off_last_line_is_moved_aside_by_the_writer_never_over_an_earlier_one(tmp_path):
+    path = _journal_of_a_run(tmp_path / "j.jsonl")
+    tails = ['{"type": "evaluation", "x": [0.0, 0.', '{"type": "evaluation", "x": [1']
+    for count, tail in enumerate(tails, start=4):
+        with open(path, "a") as f:
+            f.write(tail)  # a crash in the middle of a write
+        with pytest.warns(JournalWarning):
+            resumed = BayesianOptimizer.resume(path)
+        assert len(resumed.history) == count - 1
+        resumed.run(_objective, budget=count, progress=False)  # appending after the repair
+        del resumed
+    assert (tmp_path / "j.jsonl.corrupt").read_text() == tails[0]
+    assert (tmp_path / "j.jsonl.corrupt.1").read_text() == tails[1]
+    assert len(BayesianOptimizer.resume(path).history) == 5
+
+
+class _Anonymous(Sphere):
+    """A space without its own ``repr`` (the default one holds a memory address)."""
+
+    __repr__ = object.__repr__
+
+
+def test_resume_recognises_the_space_by_its_content(tmp_path):
+    cycle = torch.zeros(6, 6, dtype=torch.float64)
+    for i in range(6):
+        cycle[i, (i + 1) % 6] = cycle[(i + 1) % 6, i] = 1.0
+    two_triangles = torch.zeros(6, 6, dtype=torch.float64)
+    for a, b in [(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3)]:
+        two_triangles[a, b] = two_triangles[b, a] = 1.0
+    assert repr(Graph(cycle)) == repr(Graph(two_triangles))  # same counts
+    path = tmp_path / "g.jsonl"
+    opt = BayesianOptimizer(Graph(cycle), initial_design=3, seed=0, journal=path, **FAST)
+    opt.run(lambda x: float(x[0]), budget=3, progress=False)
+    del opt
+    with pytest.raises(ConfigurationError, match="space: .*same description, other content"):
+        BayesianOptimizer.resume(path, space=Graph(two_triangles))
+    assert len(BayesianOptimizer.resume(path, space=Graph(cycle.clone())).history) == 3
+
+    path = tmp_path / "anonymous.jsonl"
+    opt = BayesianOptimizer(_Anonymous(2), initial_design=3, seed=0, journal=path, **FAST)
+    opt.run(_objective, budget=3, progress=False)
+    del opt
+    assert len(BayesianOptimizer.resume(path, space=_Anonymous(2)).history) == 3
+
+
+def test_a_resume_with_other_settings_is_refused_with_the_differences(tmp_path):
+    path = _journal_of_a_run(tmp_path / "j.jsonl")
+    with pytest.raises(ConfigurationError, match=r"q: 1 in the journal, 2 now; seed: 0 .*, 4 now"):
+        BayesianOptimizer.resume(path, q=2, seed=4)
+    with pytest.raises(ConfigurationError, match=r"surrogate_options\.nu: \(not set\).*1\.5 now"):
+        BayesianOptimizer(
+            Sphere(2), initial_design=3, journal=path, resume=True, surrogate_options={"nu": 1.5}
+        )
+    with pytest.raises(JournalError, match="already holds a run"):
+        BayesianOptimizer(Sphere(2), initial_design=3, journal=path, **FAST)
+    same = BayesianOptimizer(Sphere(2), initial_design=3, journal=path, resume=True, **FAST)
+    assert len(same.history) == 3
+    with pytest.raises(JournalLockedError, match="this process"):
+        BayesianOptimizer.resume(path)
+    same.close()
+    assert len(BayesianOptimizer.resume(path).history) == 3
+
+
+# ---------------------------------------------------------------- real processes
+RUN = """
+import json, os, time, torch
+from pathlib import Path
+from manibo.loop import BayesianOptimizer
+from manibo.spaces import Sphere
+path, told_log, budget, pause, options = args
+opt = BayesianOptimizer(Sphere(2), journal=path, resume=True, **options)
+log = os.open(told_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+while len(opt.history) < budget:
+    x = opt.ask()
+    time.sleep(pause)
+    opt.tell(x, [float(x[0, 2] + 0.3 * x[0, 0] ** 2)])
+    os.write(log, (json.dumps(len(opt.history) - 1) + "\\n").encode())
+"""
+
+
+CHEAP = {"initial_design": 4, "seed": 3, "num_restarts": 2, "raw_samples": 16}
+CHEAP["optimizer_options"] = {"maxiter": 5}
+
+
+def _told(log):
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_two_processes_on_one_journal_the_second_is_refused(tmp_path):
+    path, log = tmp_path / "j.jsonl", tmp_path / "told.jsonl"
+    with ForkServer(tmp_path / "children") as server:
+        first = server.start(RUN, str(path), str(log), 10, 0.05, CHEAP)
+        deadline = time.monotonic() + 60
+        while not _told(log) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        second = server.start(RUN, str(path), str(log), 10, 0.05, CHEAP)
+        assert server.wait(second) == 1
+        assert server.wait(first) == 0
+        refusal = server.stderr()
+    assert "JournalLockedError" in refusal and f"process {first} on host" in refusal
+    _, evaluations = Journal(path).read()  # the reader checks the indices are 0 .. n-1
+    assert len(evaluations) == 10 and _told(log) == list(range(10))
+
+
+def _reference_points(budget):
+    opt = BayesianOptimizer(Sphere(2), **CHEAP)
+    while len(opt.history) < budget:
+        x = opt.ask()
+        opt.tell(x, [float(x[0, 2] + 0.3 * x[0, 0] ** 2)])
+    return torch.tensor([e.x for e in opt.history], dtype=torch.float64)
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_moments_loses_nothing_and_resume_proposes_what_was_coming(tmp_path):
+    """Twenty processes killed at random moments (while starting, evaluating, fitting or
+    writing); after each kill every told evaluation is in the journal and a resumed optimiser
+    proposes the point the uninterrupted run proposed next."""
+    budget, kills = 20, 20
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as in the children: the same arithmetic, the same points
+    try:
+        start = time.perf_counter()
+        reference = _reference_points(budget)
+        step = (time.perf_counter() - start) / (budget - 4)  # seconds per proposal, on this load
+        path, log = tmp_path / "j.jsonl", tmp_path / "told.jsonl"
+        delays, lengths = random.Random(0), set()
+        with ForkServer(tmp_path / "children") as server:
+            for _ in range(kills):
+                child = server.start(RUN, str(path), str(log), budget, 0.0, CHEAP)
+                time.sleep(delays.uniform(0.0, 3 * step))  # a start takes about one step
+                assert server.kill(child) in (-9, 0), server.stderr()
+                told = _told(log)
+                if not path.exists() or not told:
+                    continue
+                _, evaluations = Journal(path).read()
+                assert set(told) <= {e.index for e in evaluations}  # nothing told was lost
+                points = torch.tensor([e.x for e in evaluations], dtype=torch.float64)
+                assert torch.allclose(points, reference[: len(points)], atol=1e-9, rtol=0)
+                lengths.add(len(evaluations))
+                if len(evaluations) < budget:
+                    with BayesianOptimizer.resume(path) as resumed:
+                        proposal = resumed.ask()[0]
+                    assert torch.allclose(proposal, reference[len(evaluations)], atol=1e-9, rtol=0)
+        assert len(lengths) >= 5  # the kills landed all along the run
+        with BayesianOptimizer(Sphere(2), journal=path, resume=True, **CHEAP) as resumed:
+            while len(resumed.history) < budget:
+                x = resumed.ask()
+                resumed.tell(x, [float(x[0, 2] + 0.3 * x[0, 0] ** 2)])
+            final = torch.tensor([e.x for e in resumed.history], dtype=torch.float64)
+        assert torch.allclose(final, reference, atol=1e-9, rtol=0)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_bayesian_optimisation_of_a_direction_and_a_height_with_qlognei():
+    """A solar panel: direction on S² times mounting height in a box; the yield is largest facing
+    the sun at 2.2 m (shading below, wind loads above)."""
+    from manibo.spaces import Box, ProductSpace
+
+    space = ProductSpace(Sphere(2), Box([0.5], [3.0]))
+    sun = torch.tensor([0.3, 0.2, 0.93], dtype=torch.float64)
+    sun = sun / sun.norm()
+
+    def panel_yield(x):
+        return float((x[:3] @ sun).clamp_min(0) * torch.exp(-((x[3] - 2.2) ** 2)))
+
+    opt = BayesianOptimizer(
+        space, acquisition="qlognei", q=2, initial_design=6, seed=0, minimize=False, **FAST
+    )
+    opt.run(panel_yield, budget=20, progress=False)
+    x_best, y_best = opt.best
+    space.check(x_best.unsqueeze(0))
+    assert y_best > 0.9, y_best  # the optimum is 1
+    assert space.distance(x_best, torch.cat([sun, torch.tensor([2.2])])) < 0.5
+
+
+@pytest.mark.parametrize(
+    "kind, size", [("SpecialOrthogonal", 4), ("SpecialUnitary", 3), ("RealProjectiveSpace", 2)]
+)
+def test_journals_of_the_group_and_projective_spaces_resume_without_the_space(tmp_path, kind, size):
+    from manibo import spaces
+
+    space = getattr(spaces, kind)(size)
+    journal = tmp_path / "run.jsonl"
+    opt = BayesianOptimizer(space, initial_design=2, seed=0, journal=journal, **FAST)
+    for _ in range(2):
+        x = opt.ask()
+        opt.tell(x, [float(x[0, 0])])
+    opt.close()  # one writer per journal
+    resumed = BayesianOptimizer.resume(journal)
+    assert repr(resumed.space) == f"{kind}({size})" and len(resumed.history) == 2

@@ -1,14 +1,20 @@
 """The one registry helper: names, duplicates, unknown names and entry-point plug-ins."""
 
 import importlib.metadata
+import json
+import os
+import subprocess
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
 import manibo.registry as registry_module
 from manibo.exceptions import ConfigurationError
-from manibo.registry import PluginError, Registry
+from manibo.registry import Entry, PluginError, Registry
+
+ROOT = Path(__file__).parents[1]
 
 
 def test_register_as_decorator_and_directly():
@@ -33,6 +39,25 @@ def test_same_object_twice_is_a_noop_and_another_object_is_refused():
     with pytest.raises(ConfigurationError, match=r"already registered \(builtins.len\)"):
         reg.register("a", abs)
     assert reg.get("a") is len
+
+
+def test_entries_with_equal_fields_are_one_registration_and_messages_name_their_build():
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Flagged(Entry):
+        flag: bool = False
+
+    reg = Registry("widget")
+    reg.register("a", Flagged(len))
+    reg.register("a", Flagged(len))  # equal fields: the same registration (a decorator run twice)
+    with pytest.raises(ConfigurationError, match=r"'a' is already registered \(builtins.len\); "):
+        reg.register("a", Flagged(len, flag=True))
+    with pytest.raises(
+        ConfigurationError, match=r"already registered \(builtins.len\); builtins.abs"
+    ):
+        reg.register("a", Flagged(abs))
+    assert reg.get("a") == Flagged(len)
 
 
 @pytest.mark.parametrize("name", ["", "two words", None, 3])
@@ -113,3 +138,98 @@ def test_plugin_module_is_imported_by_name(fresh_plugins, tmp_path):
     )
     fresh_plugins.setattr(importlib.metadata, "entry_points", lambda group: [point])
     assert target.REG.get("plugged") is len
+
+
+PLUGIN_PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "manibo-counted-plugin"
+version = "0.1"
+
+[project.entry-points."manibo.plugins"]
+counted = "manibo_counted_plugin"
+
+[tool.setuptools]
+py-modules = ["manibo_counted_plugin"]
+"""
+
+PLUGIN_MODULE = '''\
+"""A user's plug-in: a surrogate and an acquisition that log every build to a file."""
+import os
+
+from botorch.acquisition import qUpperConfidenceBound
+
+from manibo.acquisitions import register_acquisition
+from manibo.models import build_surrogate, register_surrogate
+
+
+def _log(kind):
+    with open(os.environ["COUNTED_PLUGIN_LOG"], "a") as f:
+        f.write(kind + "\\n")
+
+
+@register_surrogate("counted-matern")
+def counted_matern(space, train_X, train_Y, **options):
+    _log("surrogate")
+    return build_surrogate("matern", space, train_X, train_Y, **options)
+
+
+@register_acquisition("counted-ucb")
+def counted_ucb(model, data):
+    _log("acquisition")
+    return qUpperConfidenceBound(model, beta=1.0, X_pending=data.X_pending, sampler=data.sampler())
+'''
+
+
+def _venv_seeing_this_environment(path: Path) -> Path:
+    """A new virtual environment whose interpreter also imports what this one imports."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    python = path / "bin" / "python"
+    site_dir = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    # the checkout under test first, then this interpreter's site-packages (pip, setuptools, torch)
+    inherited = [str(ROOT), *(p for p in sys.path if p.endswith("site-packages"))]
+    (Path(site_dir) / "inherited.pth").write_text("\n".join(inherited) + "\n")
+    return python
+
+
+@pytest.mark.slow
+def test_an_installed_plugin_reaches_manibo_run_by_name(tmp_path):
+    package = tmp_path / "plugin"
+    package.mkdir()
+    (package / "pyproject.toml").write_text(PLUGIN_PYPROJECT)
+    (package / "manibo_counted_plugin.py").write_text(PLUGIN_MODULE)
+    python = _venv_seeing_this_environment(tmp_path / "venv")
+    install = [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index"]
+    install += ["--no-build-isolation", "--disable-pip-version-check", str(package)]
+    subprocess.run(install, check=True, cwd=tmp_path, capture_output=True, timeout=120)
+
+    log, out = tmp_path / "calls.log", tmp_path / "results"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["COUNTED_PLUGIN_LOG"] = str(log)
+    command = ["-m", "manibo", "run", "--problem", "ackley-sphere2", "--surrogate"]
+    command += ["counted-matern", "--acquisition", "counted-ucb", "--budget", "5"]
+    command += ["--initial-design", "3", "--out", str(out), "--quiet"]
+    run = subprocess.run(
+        [str(python), *command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads((out / "ackley-sphere2_counted-matern_counted-ucb_seed0.json").read_text())
+    assert result["config"]["surrogate"] == "counted-matern" and len(result["observed"]) == 5
+    # the constructor's trial build (options checked before the journal), then two proposals
+    # after the three initial points: the plug-in's code built both of each
+    assert log.read_text().split() == ["surrogate", "acquisition"] * 3
+
+    # without the plug-in installed, the same command does not know the names
+    env["PYTHONPATH"] = str(ROOT)
+    plain = subprocess.run(
+        [sys.executable, *command], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert plain.returncode == 2 and "unknown surrogate 'counted-matern'" in plain.stderr

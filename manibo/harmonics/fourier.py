@@ -34,3 +34,22 @@ def circle_harmonics(cos: Tensor, sin: Tensor, num_levels: int) -> Tensor:
         c, s = c * cos - s * sin, s * cos + c * sin
         columns.extend([root2 * c, root2 * s])
     return torch.stack(columns, dim=-1)
+
+
+def angle_harmonics(theta: Tensor, num_levels: int) -> Tensor:
+    r"""The harmonics of :func:`circle_harmonics` from the angle itself, in a few vector operations.
+
+    :math:`\cos l\theta` and :math:`\sin l\theta` for all ``l`` at once (no recurrence over
+    levels), which matters when the harmonics are evaluated at few points for many levels.
+
+    Args:
+        theta: angles, shape ``(*shape)``.
+        num_levels: number of levels ``L``.
+
+    Returns:
+        Shape ``(*shape, 2L - 1)``, ordered as :func:`circle_harmonics`.
+    """
+    orders = torch.arange(1, num_levels, dtype=theta.dtype, device=theta.device)
+    phase = theta.unsqueeze(-1) * orders
+    pairs = torch.stack([torch.cos(phase), torch.sin(phase)], dim=-1) * math.sqrt(2.0)
+    return torch.cat([torch.ones_like(theta).unsqueeze(-1), pairs.flatten(-2)], dim=-1)

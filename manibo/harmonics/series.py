@@ -10,6 +10,7 @@ backward pass.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import Protocol
 
@@ -60,6 +61,29 @@ class GegenbauerLevels(LevelRecurrence):
             torch.mul(shifted, n * (n + 2 * self.alpha) / (2 * self.alpha + 1), out=buffer)
             yield buffer
             n += 1
+
+
+class EvenLevels(LevelRecurrence):
+    r"""The even members of another recurrence: :math:`b'_k = b_{2k}`, :math:`s'_k = s_{2k}`.
+
+    The levels of the real projective space :math:`\mathbb{RP}^{d-1}` are the even levels of
+    :math:`S^{d-1}` (functions invariant under :math:`x \mapsto -x`).
+
+    Args:
+        levels: the underlying recurrence.
+    """
+
+    def __init__(self, levels: LevelRecurrence) -> None:
+        self.levels = levels
+
+    def scales(self, num_levels: int) -> list[float]:
+        return self.levels.scales(2 * num_levels)[::2]
+
+    def iter_values(self, t: Tensor) -> Iterator[Tensor]:
+        return itertools.islice(self.levels.iter_values(t), 0, None, 2)
+
+    def iter_derivatives(self, t: Tensor) -> Iterator[Tensor]:
+        return itertools.islice(self.levels.iter_derivatives(t), 0, None, 2)
 
 
 def _sum_to_shape(x: Tensor, shape: torch.Size) -> Tensor:

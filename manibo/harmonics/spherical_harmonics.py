@@ -174,9 +174,10 @@ def _load_system(path, d: int, n: int) -> np.ndarray | None:
 def fundamental_system(d: int, n: int) -> np.ndarray:
     """The fundamental system of degree ``n`` on :math:`S^{d-1}`, from disk or computed and stored.
 
-    A file that is missing, unreadable or inconsistent is recomputed and rewritten. If the cache
-    folder is not writable, a :class:`~manibo.exceptions.ManiboWarning` is emitted and the points
-    are still returned.
+    A file that is missing, unreadable or inconsistent is recomputed and rewritten (a file whose
+    points are unit vectors but not a fundamental system is found, and replaced, when the basis is
+    built). If the cache folder is not writable, a :class:`~manibo.exceptions.ManiboWarning` is
+    emitted and the points are still returned.
 
     Args:
         d: ambient dimension, ``>= 3``.
@@ -189,21 +190,35 @@ def fundamental_system(d: int, n: int) -> np.ndarray:
         raise ConfigurationError(
             f"fundamental systems need `d` >= 3, got {d!r}; d = 2 is the circle."
         )
-    path = _system_path(int(d), int(n))
-    points = _load_system(path, d, n)
-    if points is None:
-        points = _greedy_fundamental_system(int(d), int(n))
-        try:
-            save_npz_atomically(path, points=points)
-        except OSError as err:
-            warnings.warn(
-                f"could not store the fundamental system for d={d}, n={n} in {path.parent} "
-                f"({err}); it will be recomputed next session. Set MANIBO_CACHE_DIR to a writable "
-                "folder.",
-                ManiboWarning,
-                stacklevel=2,
-            )
+    points = _load_system(_system_path(int(d), int(n)), d, n)
+    return _compute_and_store(int(d), int(n)) if points is None else points
+
+
+def _compute_and_store(d: int, n: int) -> np.ndarray:
+    """Compute the fundamental system of degree ``n`` and (over)write its cache file."""
+    path = _system_path(d, n)
+    points = _greedy_fundamental_system(d, n)
+    try:
+        save_npz_atomically(path, points=points)
+    except OSError as err:
+        warnings.warn(
+            f"could not store the fundamental system for d={d}, n={n} in {path.parent} "
+            f"({err}); another process will compute it again. Set MANIBO_CACHE_DIR to a "
+            "writable folder.",
+            ManiboWarning,
+            stacklevel=3,
+        )
     return points
+
+
+def _gram_factor(points: Tensor, d: int, n: int) -> Tensor | None:
+    r"""Cholesky factor of :math:`P_n(VV^\top)`, or None when the points are not a fundamental
+    system (a pivot below :data:`_MIN_PIVOT`, which the greedy construction never leaves)."""
+    gram = _gegenbauer_degree(n, (d - 2) / 2, points @ points.T)
+    lower, info = torch.linalg.cholesky_ex(gram)
+    if int(info) != 0 or float(lower.diagonal().min()) ** 2 < _MIN_PIVOT / 2:
+        return None
+    return lower
 
 
 @lru_cache(maxsize=256)
@@ -211,11 +226,14 @@ def _level_basis(d: int, n: int, device: torch.device) -> tuple[Tensor, Tensor]:
     r"""Points ``V`` ``(N, d)`` and ``W = \sqrt{N} L_P^{-\top}`` ``(N, N)``, float64 on ``device``.
 
     :math:`L_P` is the Cholesky factor of :math:`P_n(VV^\top) = A / N`, so that the harmonics in row
-    form are :math:`Y(x) = P_n(x V^\top) W`.
+    form are :math:`Y(x) = P_n(x V^\top) W`. A cached system that turns out degenerate (a damaged
+    or foreign file of unit vectors) is recomputed and its file rewritten.
     """
     points = torch.from_numpy(fundamental_system(d, n))
-    gram = _gegenbauer_degree(n, (d - 2) / 2, points @ points.T)
-    lower = torch.linalg.cholesky(gram)
+    lower = _gram_factor(points, d, n)
+    if lower is None:
+        points = torch.from_numpy(_compute_and_store(d, n))
+        lower = _gram_factor(points, d, n)
     eye = torch.eye(len(points), dtype=torch.float64)
     inverse = torch.linalg.solve_triangular(lower, eye, upper=False)
     weights = math.sqrt(len(points)) * inverse.T

@@ -34,7 +34,7 @@ def _check_positive_int(name: str, value: int) -> None:
         raise ConfigurationError(f"`{name}` must be an integer >= 1, got {value!r}.")
 
 
-def _safe_sqrt(u: Tensor) -> Tensor:
+def safe_sqrt(u: Tensor) -> Tensor:
     """:math:`\\sqrt{\\max(u, 0)}` with gradient 0 (not NaN or infinity) where ``u <= 0``."""
     positive = u > 0
     return torch.where(
@@ -73,7 +73,7 @@ def _sqrt_eigenvalues(eigenvalues: Tensor, d: int) -> Tensor:
             f"positive-definite kernel on S^{d - 1}. Use a positive-definite shape function (all "
             "eigenvalues >= 0)."
         )
-    return _safe_sqrt(eigenvalues)
+    return safe_sqrt(eigenvalues)
 
 
 class ZonalKernel(Kernel):
@@ -245,7 +245,7 @@ class ChordalMaternKernel(ZonalKernel):
         lengthscale = self.lengthscale
         if math.isinf(self.nu):
             return torch.exp(-(1 - t) / lengthscale**2)
-        s = math.sqrt(2 * self.nu) * _safe_sqrt(2 - 2 * t) / lengthscale
+        s = math.sqrt(2 * self.nu) * safe_sqrt(2 - 2 * t) / lengthscale
         if self.nu == 0.5:
             return torch.exp(-s)
         if self.nu == 1.5:

@@ -1,24 +1,69 @@
-"""Surrogates by name: one factory signature ``(space, train_X, train_Y, **options) -> Model``."""
+"""Surrogates by name: one factory signature ``(space, train_X, train_Y, **options) -> Model``.
+
+Each entry says what its surrogate cannot do, so that a loop configured with an impossible
+combination fails when it is built, before any evaluation: the spaces it cannot model
+(``unsupported``), the model features that are out of its reach (``unsupported_features``, keyed by
+the names in :data:`FEATURES`), and whether it models several outcomes itself (``multi_output``;
+otherwise, the default, :func:`build_surrogate` fits one model per column of ``train_Y`` and
+returns them as a :class:`~manibo.models.model_list.OutcomeList`).
+"""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from botorch.models.model import Model
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
+from manibo.models.model_list import OutcomeList
+from manibo.registry import Entry, Registry
 from manibo.spaces.base import Space
 
 SurrogateFactory = Callable[..., Model]
 SpaceCheck = Callable[[Space], str | None]
-_REGISTRY: dict[str, SurrogateFactory] = {}
-_SPACE_CHECKS: dict[str, SpaceCheck] = {}
+
+FEATURES = {
+    "fantasize": "fantasy models (condition_on_observations, fantasize): qKG, qNIPV, sequential "
+    "qMES",
+    "observation_noise_tensor": "known noise levels passed to posterior(observation_noise=tensor)",
+    "input_transform": "a BoTorch input transform (input_transform=)",
+    "outcome_transform": "a BoTorch outcome transform (outcome_transform=)",
+}
+"""Model features a surrogate may declare out of its reach, with what each one covers."""
+
+
+@dataclass(frozen=True)
+class SurrogateEntry(Entry):
+    """What the registry knows about one surrogate.
+
+    Attributes:
+        build: ``factory(space, train_X, train_Y, **options) -> Model``.
+        unsupported: ``unsupported(space)`` says why the surrogate cannot model functions on
+            ``space``, or returns None where it can; None: every space.
+        unsupported_features: feature name (a key of :data:`FEATURES`) to the reason it is out of
+            reach.
+        multi_output: the factory models several columns of ``train_Y`` itself.
+    """
+
+    unsupported: SpaceCheck | None = None
+    unsupported_features: Mapping[str, str] = field(default_factory=dict)
+    multi_output: bool = False
+
+
+SURROGATES: Registry[SurrogateEntry] = Registry(
+    "surrogate", advice="register your own with @manibo.models.register_surrogate('name')"
+)
 
 
 def register_surrogate(
-    name: str, unsupported: SpaceCheck | None = None
+    name: str,
+    unsupported: SpaceCheck | None = None,
+    *,
+    unsupported_features: Mapping[str, str] | None = None,
+    multi_output: bool = False,
 ) -> Callable[[SurrogateFactory], SurrogateFactory]:
     """Decorator registering ``factory(space, train_X, train_Y, **options)`` under ``name``.
 
@@ -28,30 +73,45 @@ def register_surrogate(
             ``space`` (a sentence that ends with what to use instead), or returns None where it
             can. Checked before any data exist (:func:`check_surrogate_supports`) and before every
             build. None: every space is supported.
+        unsupported_features: the model features (keys of :data:`FEATURES`) that are out of the
+            surrogate's reach, each with a sentence saying why and what to use instead; the loop
+            refuses an acquisition that needs one of them when it is built.
+        multi_output: the factory models several outcomes (``train_Y`` of shape ``(n, m)``)
+            itself; False (the default): it takes one column, and :func:`build_surrogate` fits
+            one model per column.
+
+    Raises:
+        ConfigurationError: the name is taken, or a feature name is unknown.
     """
+    features = dict(unsupported_features or {})
+    unknown = sorted(set(features) - set(FEATURES))
+    if unknown:
+        raise ConfigurationError(
+            f"unknown feature(s) {unknown} in `unsupported_features`; the features are "
+            f"{', '.join(sorted(FEATURES))}."
+        )
 
     def decorate(factory: SurrogateFactory) -> SurrogateFactory:
-        if name in _REGISTRY and _REGISTRY[name] is not factory:
-            raise ConfigurationError(f"a surrogate named {name!r} is already registered.")
-        _REGISTRY[name] = factory
-        if unsupported is not None:
-            _SPACE_CHECKS[name] = unsupported
+        SURROGATES.register(
+            name, SurrogateEntry(factory, unsupported, features, bool(multi_output))
+        )
         return factory
 
     return decorate
 
 
 def available_surrogates() -> list[str]:
-    """Names accepted by :func:`build_surrogate`."""
-    return sorted(_REGISTRY)
+    """Names accepted by :func:`build_surrogate` (plug-ins included), sorted."""
+    return SURROGATES.names()
 
 
-def _check_known(name: str) -> None:
-    if name not in _REGISTRY:
-        raise ConfigurationError(
-            f"unknown surrogate {name!r}; choose one of {', '.join(available_surrogates())}, or "
-            "register your own with @manibo.models.register_surrogate('name')."
-        )
+def surrogate_entry(name: str) -> SurrogateEntry:
+    """The registry entry of ``name``.
+
+    Raises:
+        ConfigurationError: ``name`` is not registered; the message lists the known names.
+    """
+    return SURROGATES.get(name)
 
 
 def unsupported_reason(name: str, space: Space) -> str | None:
@@ -60,13 +120,27 @@ def unsupported_reason(name: str, space: Space) -> str | None:
     Raises:
         ConfigurationError: ``name`` is not registered.
     """
-    _check_known(name)
-    check = _SPACE_CHECKS.get(name)
+    check = surrogate_entry(name).unsupported
     return None if check is None else check(space)
 
 
-def check_surrogate_supports(name: str, space: Space) -> None:
-    """Raise a clear error when the surrogate ``name`` is unknown or cannot model ``space``.
+def unsupported_feature(name: str, feature: str) -> str | None:
+    """Why the surrogate ``name`` cannot offer ``feature`` (a key of :data:`FEATURES`); None when
+    it can.
+
+    Raises:
+        ConfigurationError: ``name`` is not registered, or ``feature`` is unknown.
+    """
+    if feature not in FEATURES:
+        raise ConfigurationError(
+            f"unknown feature {feature!r}; the features are {', '.join(sorted(FEATURES))}."
+        )
+    return surrogate_entry(name).unsupported_features.get(feature)
+
+
+def check_surrogate_supports(name: str, space: Space, features: tuple[str, ...] = ()) -> None:
+    """Raise a clear error when the surrogate ``name`` is unknown, cannot model ``space``, or
+    lacks one of ``features``.
 
     Raises:
         ConfigurationError: with the reason and what to use instead.
@@ -74,6 +148,12 @@ def check_surrogate_supports(name: str, space: Space) -> None:
     reason = unsupported_reason(name, space)
     if reason is not None:
         raise ConfigurationError(reason)
+    for feature in features:
+        reason = unsupported_feature(name, feature)
+        if reason is not None:
+            raise ConfigurationError(
+                f"the {name!r} surrogate offers no {FEATURES[feature]}: {reason}"
+            )
 
 
 def build_surrogate(
@@ -89,14 +169,21 @@ def build_surrogate(
     Args:
         name: a registered name (see :func:`available_surrogates`).
         space: the space the inputs live on.
-        train_X: inputs ``(n, *point_shape)`` on the space.
-        train_Y: outcomes ``(n, 1)``.
+        train_X: inputs ``(n, *point_shape)``.
+        train_Y: outcomes ``(n, m)``; a surrogate registered with ``multi_output=False`` is
+            fitted to each column alone and the models are returned as an
+            :class:`~manibo.models.model_list.OutcomeList`.
         previous_model: the surrogate of the previous iteration, passed on to factories that take
             a ``previous_model`` argument (to warm-start their training); ignored by the others.
         **options: passed to the factory.
     """
     check_surrogate_supports(name, space)
-    factory = _REGISTRY[name]
+    entry = SURROGATES.get(name)
+    factory = entry.build
     if previous_model is not None and "previous_model" in inspect.signature(factory).parameters:
         options = {**options, "previous_model": previous_model}
-    return factory(space, train_X, train_Y, **options)
+    if entry.multi_output or train_Y.dim() != 2 or train_Y.shape[-1] == 1:
+        return factory(space, train_X, train_Y, **options)
+    options.pop("previous_model", None)
+    columns = train_Y.split(1, dim=-1)
+    return OutcomeList(*(factory(space, train_X, column, **options) for column in columns))

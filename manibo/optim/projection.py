@@ -21,8 +21,11 @@ def optimize_acqf_by_projection(
     num_restarts: int = 8,
     raw_samples: int = 256,
     seed: int | None = None,
+    maxiter: int | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Maximise over the ambient bounding box of ``space`` with BoTorch, then ``space.project``.
+
+    ``maxiter`` caps the iterations of BoTorch's L-BFGS-B per restart (its default when None).
 
     Returns:
         ``(candidates (q, D), value)``, the value re-evaluated at the projected candidates.
@@ -34,7 +37,7 @@ def optimize_acqf_by_projection(
         q=q,
         num_restarts=num_restarts,
         raw_samples=raw_samples,
-        options={"seed": seed} if seed is not None else None,
+        options={k: v for k, v in (("seed", seed), ("maxiter", maxiter)) if v is not None} or None,
         post_processing_func=space.project,
     )
     return candidates.detach(), value.detach()

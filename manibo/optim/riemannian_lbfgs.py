@@ -9,13 +9,24 @@ evaluated for all restarts in one batched call, so candidates never leave the sp
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import torch
 from torch import Tensor
 
+from manibo._validation import check_int
+from manibo.exceptions import ConfigurationError
 from manibo.spaces.base import Space
+
+_REAL_FIELDS: dict[str, tuple[str, Callable[[float], bool]]] = {
+    "gtol": (">= 0", lambda v: v >= 0),
+    "ftol": (">= 0", lambda v: v >= 0),
+    "max_step": ("> 0", lambda v: v > 0),
+    "armijo": ("in (0, 1)", lambda v: 0 < v < 1),
+}
 
 
 @dataclass
@@ -39,6 +50,27 @@ class LBFGSOptions:
     max_step: float = 0.5
     armijo: float = 1e-4
     max_backtracks: int = 12
+
+    def __post_init__(self) -> None:
+        for name in ("maxiter", "history", "max_backtracks"):
+            check_int(name, getattr(self, name), minimum=1)
+        for name, (rule, ok) in _REAL_FIELDS.items():
+            value = getattr(self, name)
+            real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+            if not real or not math.isfinite(value) or not ok(value):
+                raise ConfigurationError(f"`{name}` must be a finite number {rule}, got {value!r}.")
+
+    @classmethod
+    def from_options(cls, options: dict) -> LBFGSOptions:
+        """Build from a dict of fields, refusing unknown names with the list of valid ones."""
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise ConfigurationError(
+                f"unknown optimizer option(s) {', '.join(map(repr, unknown))}; the Riemannian "
+                f"optimiser takes {', '.join(known)}."
+            )
+        return cls(**options)
 
 
 def _value_and_riemannian_grad(

@@ -1,55 +1,11 @@
-"""Benchmark problems on spaces, with known optima, by name (``make_problem("ackley-sphere5")``)."""
+"""Benchmark problems on spaces, with known optima, by name (``make_problem("ackley-sphere5")``).
 
-from __future__ import annotations
+``register_problem`` adds a problem or a family of problems with an integer parameter;
+``available_problems()`` lists the names, plug-ins included.
+"""
 
-import re
-
-from manibo.exceptions import ConfigurationError
+from manibo.problems import discrete, pose, rotation, sphere, torus  # noqa: F401  (registrations)
 from manibo.problems.base import SpaceProblem
+from manibo.problems.registry import available_problems, make_problem, register_problem
 
-_SPHERE_PROBLEMS = {
-    "ackley": "AckleySphere",
-    "rosenbrock": "RosenbrockSphere",
-    "styblinski-tang": "StyblinskiTangSphere",
-    "product-of-sines": "ProductOfSinesSphere",
-}
-
-PROBLEM_NAMES = [f"{k}-sphere<d>" for k in _SPHERE_PROBLEMS] + [
-    "arm-torus<n>",
-    "orientation-so3",
-    "bumps-mesh",
-    "bumps-graph",
-]
-
-
-def make_problem(name: str, noise_std: float = 0.0) -> SpaceProblem:
-    """Build a problem by name.
-
-    Valid names include ``ackley-sphere5``, ``rosenbrock-sphere3``, ``styblinski-tang-sphere2``,
-    ``product-of-sines-sphere3``, ``arm-torus3``, ``orientation-so3``, ``bumps-mesh`` and
-    ``bumps-graph``.
-    """
-    match = re.fullmatch(r"([a-z-]+)-sphere(\d+)", name)
-    if match and match.group(1) in _SPHERE_PROBLEMS:
-        from manibo.problems import sphere
-
-        return getattr(sphere, _SPHERE_PROBLEMS[match.group(1)])(
-            int(match.group(2)), noise_std=noise_std
-        )
-    match = re.fullmatch(r"arm-torus(\d+)", name)
-    if match:
-        from manibo.problems.torus import ArmReachTorus
-
-        return ArmReachTorus(int(match.group(1)), noise_std=noise_std)
-    if name == "orientation-so3":
-        from manibo.problems.rotation import OrientationAckley
-
-        return OrientationAckley(noise_std=noise_std)
-    if name in ("bumps-mesh", "bumps-graph"):
-        from manibo.problems.discrete import BumpsOnGraph, BumpsOnMesh
-
-        return (BumpsOnMesh if name == "bumps-mesh" else BumpsOnGraph)(noise_std=noise_std)
-    raise ConfigurationError(f"unknown problem {name!r}; known: {', '.join(PROBLEM_NAMES)}.")
-
-
-__all__ = ["PROBLEM_NAMES", "SpaceProblem", "make_problem"]
+__all__ = ["SpaceProblem", "available_problems", "make_problem", "register_problem"]

@@ -7,7 +7,8 @@ airline-shaped regression problem (nothing is downloaded).
   al. (2013, 2018) and Dutordoir et al. (2020): the same eight covariates with plausible marginals
   and dependencies, and a delay that is a smooth function of them plus heavy-tailed, right-skewed
   noise, scaled so that the signal explains :data:`AIRLINE_SIGNAL_FRACTION` of the variance — on
-  the real data the best sparse GPs reach a standardised MSE of 0.81–0.83 (seed 001, Table 3.1).
+  the real data the best sparse GPs reach a standardised MSE of 0.81–0.83 (Dutordoir 2021, Table
+  3.1).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from torch import Tensor
 from manibo.exceptions import ConfigurationError
 
 AIRLINE_SIZE = 5_929_413
-"""Number of records in the full airline data set (seed 001, Table 3.1)."""
+"""Number of records in the full airline data set (Dutordoir 2021, Table 3.1)."""
 
 AIRLINE_COLUMNS = (
     "month",

@@ -8,6 +8,7 @@ import torch
 from torch import Tensor
 
 from manibo.problems.base import SpaceProblem
+from manibo.problems.registry import register_problem
 from manibo.spaces.graph import Graph
 from manibo.spaces.mesh import Mesh
 
@@ -34,6 +35,7 @@ class _VertexFunction(SpaceProblem):
         return idx.to(torch.float64).unsqueeze(-1)
 
 
+@register_problem("bumps-mesh")
 class BumpsOnMesh(_VertexFunction):
     """Three Gaussian bumps of different depths on an icosphere (a surface generated in code)."""
 
@@ -54,6 +56,7 @@ class BumpsOnMesh(_VertexFunction):
         )
 
 
+@register_problem("bumps-graph")
 class BumpsOnGraph(_VertexFunction):
     """Gaussian bumps over a grid graph with some edges removed (a maze-like road network)."""
 

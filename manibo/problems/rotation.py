@@ -1,6 +1,7 @@
-"""An orientation cost on SO(3).
+"""Orientation costs on SO(3) and SO(n).
 
-The cost is Ackley of the rotation vector that takes a target orientation to R.
+The cost is Ackley of the rotation vector (SO(3)) or of the logarithm coordinates (SO(n)) of the
+rotation that takes a target orientation to R.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from botorch.test_functions.synthetic import Ackley
 from torch import Tensor
 
 from manibo.problems.base import SpaceProblem
+from manibo.problems.registry import register_problem
 from manibo.spaces.special_orthogonal import SpecialOrthogonal
 
 
@@ -36,6 +38,7 @@ def rotation_vector(r: Tensor) -> Tensor:
     return vec
 
 
+@register_problem("orientation-so3")
 class OrientationAckley(SpaceProblem):
     """Ackley of the rotation vector of ``R_targetᵀ R``; minimum 0 at ``R_target``."""
 
@@ -62,3 +65,54 @@ class OrientationAckley(SpaceProblem):
     @property
     def optimizers(self) -> Tensor:
         return self.target.reshape(1, 9)
+
+
+def log_coordinates(r: Tensor) -> Tensor:
+    r"""Coordinates :math:`(\Omega_{ij})_{i<j}` of the principal logarithm of rotations.
+
+    Computed with SciPy's matrix logarithm on the CPU; ``(*batch, n, n)`` →
+    ``(*batch, n(n-1)/2)``, with norm equal to the geodesic distance from the identity.
+    """
+    import numpy as np
+    from scipy.linalg import logm
+
+    n = r.shape[-1]
+    flat = r.detach().cpu().reshape(-1, n, n).numpy()
+    logs = np.stack([np.real(logm(m)) for m in flat]) if len(flat) else np.zeros((0, n, n))
+    rows, cols = np.triu_indices(n, 1)
+    coords = torch.from_numpy(logs[:, rows, cols].copy()).to(r)
+    return coords.reshape(*r.shape[:-2], len(rows))
+
+
+@register_problem("orientation-so", parameter="n", minimum=4)
+class OrientationAckleySO(SpaceProblem):
+    r"""Ackley of the logarithm coordinates of :math:`R_\star^\top R` on SO(n); minimum 0 at
+    :math:`R_\star`, a fixed rotation by angles (1.0, 0.6, ...) in successive coordinate planes.
+
+    Args:
+        n: the matrix size (``orientation-so4`` is ``n = 4``).
+        noise_std: observation noise.
+    """
+
+    optimal_value = 0.0
+
+    def __init__(self, n: int, noise_std: float = 0.0) -> None:
+        super().__init__(noise_std)
+        self.name = f"orientation-so{n}"
+        self.space = SpecialOrthogonal(n)
+        skew = torch.zeros(n, n, dtype=torch.float64)
+        for k, (i, j) in enumerate(zip(range(n - 1), range(1, n), strict=True)):
+            skew[i, j], skew[j, i] = -(1.0 - 0.4 * k / n), 1.0 - 0.4 * k / n
+        skew[0, n - 1], skew[n - 1, 0] = -0.3, 0.3
+        self.target = torch.linalg.matrix_exp(skew)
+        self._ackley = Ackley(dim=n * (n - 1) // 2)
+
+    def evaluate_true(self, x: Tensor) -> Tensor:
+        n = self.space.n
+        r = x.reshape(*x.shape[:-1], n, n)
+        relative = self.target.to(x).transpose(-1, -2) @ r
+        return self._ackley.evaluate_true(log_coordinates(relative))
+
+    @property
+    def optimizers(self) -> Tensor:
+        return self.target.reshape(1, -1)

@@ -18,6 +18,7 @@ from botorch.test_functions.synthetic import Ackley, Rosenbrock, StyblinskiTang
 from torch import Tensor
 
 from manibo.problems.base import SpaceProblem
+from manibo.problems.registry import register_problem
 from manibo.spaces.sphere import Sphere
 
 STYBLINSKI_TANG_MINIMISER = -2.903534
@@ -51,6 +52,7 @@ class _TangentProblem(SpaceProblem):
         return self._euclidean(sphere_log_at_e1(x))
 
 
+@register_problem("ackley-sphere", parameter="d")
 class AckleySphere(_TangentProblem):
     """Ackley of the tangent vector at e₁; minimum 0 at e₁."""
 
@@ -65,6 +67,7 @@ class AckleySphere(_TangentProblem):
         return self._f.evaluate_true(z)
 
 
+@register_problem("rosenbrock-sphere", parameter="d")
 class RosenbrockSphere(_TangentProblem):
     """Rosenbrock(z + 1) of the tangent vector z at e₁; minimum 0 at e₁."""
 
@@ -79,6 +82,7 @@ class RosenbrockSphere(_TangentProblem):
         return self._f.evaluate_true(z + 1)
 
 
+@register_problem("styblinski-tang-sphere", parameter="d")
 class StyblinskiTangSphere(_TangentProblem):
     """Styblinski–Tang(3z − 2.903534); minimum −39.16616570377…·d at e₁."""
 
@@ -94,6 +98,7 @@ class StyblinskiTangSphere(_TangentProblem):
         return self._f.evaluate_true(3 * z + STYBLINSKI_TANG_MINIMISER)
 
 
+@register_problem("product-of-sines-sphere", parameter="d")
 class ProductOfSinesSphere(_TangentProblem):
     """100·sin(z'₁)·Π sin(z'ᵢ) at z' = z + (π/2, −π/2, π/2, …); minimum −100 at e₁."""
 

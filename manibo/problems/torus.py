@@ -6,9 +6,11 @@ import torch
 from torch import Tensor
 
 from manibo.problems.base import SpaceProblem
+from manibo.problems.registry import register_problem
 from manibo.spaces.product import Torus
 
 
+@register_problem("arm-torus", parameter="n")
 class ArmReachTorus(SpaceProblem):
     r"""Squared distance from a planar arm's end effector to a reachable target.
 

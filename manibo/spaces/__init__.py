@@ -1,24 +1,36 @@
-"""Geometry and spectra: each space knows its points, its geometry and (when compact) its levels."""
+"""Geometry and spectra: each space knows its points, its geometry and its Laplacian's spectrum."""
 
-from manibo.spaces.base import CompactSpace, Space, UnsupportedError
+from manibo.spaces.base import CompactSpace, NoncompactSpace, Space, UnsupportedError
 from manibo.spaces.box import Box
 from manibo.spaces.circle import Circle
 from manibo.spaces.graph import Graph
+from manibo.spaces.hyperbolic import Hyperbolic
 from manibo.spaces.mesh import Mesh
-from manibo.spaces.product import ProductSpace, Torus
+from manibo.spaces.product import CompactProductSpace, ProductSpace, Torus
+from manibo.spaces.projective import RealProjectiveSpace
+from manibo.spaces.se3 import SE3
+from manibo.spaces.spd import SymmetricPositiveDefinite
 from manibo.spaces.special_orthogonal import SpecialOrthogonal
+from manibo.spaces.special_unitary import SpecialUnitary
 from manibo.spaces.sphere import Sphere
 
 __all__ = [
     "Box",
     "Circle",
+    "CompactProductSpace",
     "CompactSpace",
     "Graph",
+    "Hyperbolic",
     "Mesh",
+    "NoncompactSpace",
     "ProductSpace",
+    "RealProjectiveSpace",
+    "SE3",
     "Space",
     "SpecialOrthogonal",
+    "SpecialUnitary",
     "Sphere",
+    "SymmetricPositiveDefinite",
     "Torus",
     "UnsupportedError",
 ]

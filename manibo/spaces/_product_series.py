@@ -107,7 +107,7 @@ def _pair_plan(factors, table, weights, x1, x2, diag) -> tuple[list, _Term]:
     pad_dims = max(len(batch), len(wbatch))
     per_level = math.prod(torch.broadcast_shapes(batch, wbatch)) * x1.shape[-2]
     per_level *= 1 if diag else x2.shape[-2]
-    size = max(1, BATCH_ELEMENTS // per_level)
+    size = max(1, BATCH_ELEMENTS // max(1, per_level))  # no points: one (empty) group
     specs = [slice(s, s + size) for s in range(0, len(outer), size)]
 
     def term(spec: slice, w: Tensor, a: Tensor, b: Tensor) -> Tensor:

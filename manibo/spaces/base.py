@@ -12,9 +12,12 @@ level's reproducing kernel for eigenfunctions orthonormal under the *normalised*
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -120,6 +123,23 @@ class Space(ABC):
             f"{type(self).__name__} is not a finite space; it cannot be enumerated."
         )
 
+    def fingerprint(self) -> str:
+        """A hash of what defines the space, for recognising it when a run is resumed.
+
+        Two spaces with the same fingerprint have the same points, geometry and spectrum. The
+        default hashes the class and ``repr``, which is enough for spaces fixed by a few numbers
+        (``Sphere(2)``, ``Torus(3)``, a ``Box``); spaces defined by data (graphs, meshes) and
+        spaces made of other spaces override it. A space without its own ``repr`` is identified
+        by its class, ``dim`` and ``point_shape`` only.
+
+        Returns:
+            64 hexadecimal digits.
+        """
+        cls = type(self)
+        if cls.__repr__ is object.__repr__:
+            return content_digest(cls.__module__, cls.__qualname__, self.dim, self.point_shape)
+        return content_digest(cls.__module__, cls.__qualname__, repr(self))
+
     def _membership_error(self, name: str, what: str, advice: str) -> InputDataError:
         return InputDataError(f"`{name}` holds points off {self!r}: {what}. {advice}")
 
@@ -133,11 +153,15 @@ class CompactSpace(Space):
             and 2 for meshes, as in GeometricKernels).
         num_levels_available: number of levels that exist (``None`` when infinite).
         default_max_levels: cap on the levels a kernel uses when it picks the count itself.
+        max_scan_levels: cap on the levels a kernel lists to estimate the spectral mass beyond its
+            own cap (``None``: 50 times that cap, at least 10,000); spaces whose levels are costly
+            to enumerate set it.
     """
 
     spectral_dim: int
     num_levels_available: int | None = None
     default_max_levels: int = 100
+    max_scan_levels: int | None = None
 
     @abstractmethod
     def levels(self, num_levels: int) -> tuple[Tensor, Tensor]:
@@ -173,6 +197,134 @@ class CompactSpace(Space):
             Shape ``(*batch, n, M)`` with ``M = sum(multiplicities)``.
         """
         raise UnsupportedError(f"{type(self).__name__} has no explicit eigenfunctions.")
+
+    @functools.cached_property
+    def has_eigenfunctions(self) -> bool:
+        """Whether :meth:`eigenfunctions` returns explicit eigenfunctions (tried once, on one
+        point): not on groups whose kernels are sums of characters (SO(n), n >= 4; SU(n))."""
+        try:
+            self.eigenfunctions(self.random(1, generator=torch.Generator().manual_seed(0)), 1)
+        except UnsupportedError:
+            return False
+        return True
+
+
+def content_digest(*parts: object) -> str:
+    """SHA-256 of ``parts`` (strings, numbers, tuples, NumPy arrays, tensors), as hexadecimal.
+
+    Arrays and tensors contribute their dtype, shape and bytes, so equal data on any device gives
+    the same digest.
+    """
+    digest = hashlib.sha256()
+    for part in parts:
+        if isinstance(part, Tensor):
+            part = part.detach().cpu().numpy()
+        if isinstance(part, np.ndarray):
+            part = np.ascontiguousarray(part)
+            digest.update(f"array {part.dtype.str} {part.shape}:".encode())
+            digest.update(part.tobytes())
+        else:
+            digest.update(f"{type(part).__name__} {part!r}:".encode())
+    return digest.hexdigest()
+
+
+class NoncompactSpace(Space):
+    r"""A Riemannian symmetric space :math:`G/K` of non-compact type (hyperbolic spaces, SPD).
+
+    Its Laplace–Beltrami spectrum is continuous. The spherical functions :math:`\varphi_\lambda`,
+    :math:`\lambda \in \mathbb R^{\mathrm{rank}}`, are eigenfunctions of :math:`-\Delta` with
+    eigenvalue :math:`|\lambda|^2 + |\rho|^2`, and the Plancherel measure is
+    :math:`|c(\lambda)|^{-2} d\lambda` (Harish-Chandra's :math:`c`-function). A stationary kernel
+    is :math:`k(x, y) = \int S(\lambda)\, \varphi_\lambda(x, y)\, |c(\lambda)|^{-2} d\lambda`
+    (Azangulov, Smolensky, Terenin and Borovitskiy 2024). Helgason's formula
+    :math:`\varphi_\lambda(x, y) = \int_K e^{(i\lambda + \rho)\cdot H(k x)}
+    \overline{e^{(i\lambda + \rho)\cdot H(k y)}}\,dk`, with :math:`H` the horocyclic projection
+    (the :math:`A`-part of the Iwasawa decomposition), turns it into an expectation over
+    :math:`\lambda \sim S |c|^{-2}` and Haar-random :math:`k`: random-phase features.
+
+    A space supplies the Plancherel density, a reparametrised sampler of the spectral measure (so
+    that features are smooth in the lengthscale for fixed randomness), boundary points and the
+    horocyclic projection. Rank-one spaces also evaluate heat kernels exactly
+    (:meth:`heat_kernel`, :meth:`heat_mixture`).
+
+    Attributes:
+        rank: dimension of the frequencies :math:`\lambda`.
+        spectral_dim: the ``d`` of the Matérn spectrum
+            :math:`(2\nu/\ell^2 + |\lambda|^2)^{-\nu - d/2}` (the manifold dimension).
+        uniform_dims: ``(s, b)``, the uniform coordinates per feature that
+            :meth:`spectral_base` and :meth:`boundary_points` consume.
+    """
+
+    rank: int
+    spectral_dim: int
+    uniform_dims: tuple[int, int]
+
+    @property
+    @abstractmethod
+    def rho(self) -> Tensor:
+        r"""Half the sum of the positive roots, float64 ``(rank,)``; the bottom of the spectrum is
+        :math:`|\rho|^2`."""
+
+    @abstractmethod
+    def log_plancherel(self, lam: Tensor) -> Tensor:
+        r""":math:`\log |c(\lambda)|^{-2}` up to a constant; ``(..., rank)`` → ``(...)``."""
+
+    @abstractmethod
+    def spectral_base(self, uniforms: Tensor, nu: float) -> Tensor:
+        """Fixed randomness of the spectral sampler from uniforms ``(L, s)``; float64 ``(L, k)``."""
+
+    @abstractmethod
+    def spectral_sample(
+        self, base: Tensor, nu: float, lengthscale: Tensor, shifted: bool = True
+    ) -> tuple[Tensor, Tensor]:
+        r"""Frequencies from the Matérn (or heat, ``nu = inf``) spectral measure.
+
+        Args:
+            base: from :meth:`spectral_base`, ``(L, k)``.
+            nu: smoothness.
+            lengthscale: ``(*W, 1)``; the samples are differentiable in it.
+            shifted: spectrum of :math:`-\Delta - |\rho|^2` (True) or of :math:`-\Delta`.
+
+        Returns:
+            ``(lam, log_weight)``: frequencies ``(*W, L, rank)`` and log importance weights
+            ``(*W, L)`` (not normalised; all equal for an exact sampler).
+        """
+
+    @abstractmethod
+    def boundary_points(self, uniforms: Tensor) -> Tensor:
+        """Haar-random elements of :math:`K` from uniforms ``(L, b)``; ``(L, *boundary_shape)``."""
+
+    @abstractmethod
+    def horocyclic(self, x: Tensor, boundary: Tensor) -> Tensor:
+        """:math:`H(k x)` for points ``(*batch, n, *point_shape)`` and boundary points
+        ``(L, *boundary_shape)``; returns ``(*batch, n, L, rank)``."""
+
+    def heat_kernel(self, time: Tensor, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
+        """The normalised heat kernel of the shifted Laplacian at ``time`` ``(*W, 1)``.
+
+        Returns ``(*batch, n, m)`` (``(*batch, n)`` when ``diag``).
+        """
+        raise UnsupportedError(f"{type(self).__name__} has no exact heat kernel; use features.")
+
+    def heat_mixture(
+        self,
+        log_weights: Tensor,
+        log_time_start: float,
+        x1: Tensor,
+        x2: Tensor,
+        diag: bool = False,
+    ) -> Tensor:
+        """The normalised superposition of heat kernels at the times of :meth:`heat_times`.
+
+        ``log_weights`` ``(*W, T)`` over ``heat_times(log_time_start)``; returns ``(*batch, n, m)``
+        (``(*batch, n)`` when ``diag``).
+        """
+        raise UnsupportedError(f"{type(self).__name__} has no exact heat kernels; use features.")
+
+    def heat_times(self, log_time_start: float) -> tuple[Tensor, Tensor]:
+        """Log-times ``(T,)`` from ``log_time_start`` and the log heat kernels at the origin
+        ``(T,)``, float64, for :meth:`heat_mixture`."""
+        raise UnsupportedError(f"{type(self).__name__} has no exact heat kernels; use features.")
 
 
 def pairwise_in_chunks(
@@ -211,3 +363,42 @@ def series_coefficients(weights: Tensor, scales: list[float], extra_dims: int) -
     scale = torch.tensor(scales, dtype=weights.dtype, device=weights.device)
     coeffs = weights * scale
     return coeffs.reshape(*coeffs.shape[:-1], *([1] * extra_dims), coeffs.shape[-1])
+
+
+def inner_product_series(
+    levels,
+    weights: Tensor,
+    x1: Tensor,
+    x2: Tensor,
+    diag: bool,
+    scale: float = 1.0,
+    shift: float = 0.0,
+) -> Tensor:
+    r""":math:`\sum_l w_l s_l b_l(t)`, :math:`t = \mathrm{scale}\,(x_1 \cdot x_2 - \mathrm{shift})`.
+
+    The level sum of every space whose level kernels are a recurrence in one affine function of the
+    inner product of ambient coordinates (spheres and RP^d: :math:`t = x \cdot y`; SO(2), SO(3) and
+    SU(2): the cosine of an angle read off the trace), in row blocks.
+
+    Args:
+        levels: a :class:`~manibo.harmonics.series.LevelRecurrence`.
+        weights: per-level weights, shape ``(*wbatch, L)``.
+        x1, x2: points ``(*b1, n, D)`` and ``(*b2, m, D)``.
+        diag: only the diagonal (``n == m``).
+        scale, shift: the affine map from the inner product to the recurrence's argument.
+
+    Returns:
+        ``(*batch, n, m)``, or ``(*batch, n)`` when ``diag``.
+    """
+    from manibo.harmonics.series import level_series
+
+    scales = levels.scales(weights.shape[-1])
+    if diag:
+        coeffs = series_coefficients(weights, scales, extra_dims=1)
+        return level_series(scale * ((x1 * x2).sum(-1) - shift), coeffs, levels)
+    coeffs = series_coefficients(weights, scales, extra_dims=2)
+
+    def block(a: Tensor, b: Tensor) -> Tensor:
+        return level_series(scale * (a @ b.transpose(-1, -2) - shift), coeffs, levels)
+
+    return pairwise_in_chunks(block, x1, x2, point_ndim=1)

@@ -13,9 +13,12 @@ from manibo.spaces.base import Space
 class Box(Space):
     r"""An axis-aligned box of :math:`\mathbb R^D`, with points ``(*batch, D)``.
 
-    It gives models for Euclidean inputs (random-feature networks, GPNet on :math:`\mathbb R^D`) the
-    same contract as the manifolds: uniform sampling (for measurement points), a membership check,
-    and a retraction (``x + v`` clamped to the box).
+    It gives models for Euclidean inputs (random-feature networks, GPNet on :math:`\mathbb R^D`,
+    exact GPs with a Matérn kernel per coordinate) the same contract as the manifolds: uniform
+    sampling, a membership check, and a retraction (``x + v`` clamped to the box) with a tangent
+    projection that drops outward components on the boundary, so Riemannian acquisition
+    optimisation respects the bounds, alone or as a factor of a
+    :class:`~manibo.spaces.product.ProductSpace`.
 
     Args:
         lower: lower corner, a sequence or tensor of ``D`` floats.
@@ -71,7 +74,14 @@ class Box(Space):
         return torch.maximum(torch.minimum(x, upper), lower)
 
     def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
-        return v
+        """``v`` without the components that point out of the box at points on its boundary.
+
+        The projection onto the cone of feasible directions: an ascent direction built from it
+        stays feasible, and its norm vanishes at a constrained optimum on a face of the box.
+        """
+        lower, upper = self._bounds_like(x)
+        outward = ((x >= upper) & (v > 0)) | ((x <= lower) & (v < 0))
+        return torch.where(outward, torch.zeros_like(v), v)
 
     def retract(self, x: Tensor, v: Tensor) -> Tensor:
         """``x + v`` clamped to the box (the identity retraction at interior points)."""

@@ -8,7 +8,7 @@ import torch
 from torch import Tensor
 
 from manibo._validation import default_tolerance
-from manibo.harmonics.fourier import circle_harmonics
+from manibo.harmonics.fourier import angle_harmonics
 from manibo.harmonics.series import GegenbauerLevels, level_series
 from manibo.spaces.base import CompactSpace, pairwise_in_chunks, series_coefficients
 
@@ -88,4 +88,4 @@ class Circle(CompactSpace):
         return pairwise_in_chunks(block, x1, x2, point_ndim=1)
 
     def eigenfunctions(self, x: Tensor, num_levels: int) -> Tensor:
-        return circle_harmonics(torch.cos(x[..., 0]), torch.sin(x[..., 0]), num_levels)
+        return angle_harmonics(x[..., 0], num_levels)

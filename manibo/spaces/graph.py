@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sps
 
 from manibo.exceptions import InputDataError
+from manibo.spaces.base import content_digest
 from manibo.spaces.eigenvector_space import EigenvectorSpace, as_numpy
 
 SYMMETRY_RTOL = 1e-10
@@ -52,6 +53,14 @@ class Graph(EigenvectorSpace):
         super().__init__(sps.csr_matrix(laplacian), np.ones(n), hops, num_eigenpairs)
         self.normalized = bool(normalized)
         self.num_edges = int(sps.triu(weights, k=1).nnz)
+        weights.sum_duplicates()  # canonical CSR: sorted indices, so equal graphs hash equally
+        self._adjacency_digest = content_digest(weights.indptr, weights.indices, weights.data)
+
+    def fingerprint(self) -> str:
+        """Hash of the adjacency weights, the Laplacian's kind and the eigenpairs kept."""
+        return content_digest(
+            "Graph", self._adjacency_digest, self.normalized, self.num_levels_available
+        )
 
     def __repr__(self) -> str:
         flag = ", normalized" if self.normalized else ""

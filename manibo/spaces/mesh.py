@@ -10,6 +10,7 @@ import torch
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.spaces.base import content_digest
 from manibo.spaces.eigenvector_space import EigenvectorSpace, as_numpy
 
 AREA_RTOL = 1e-12
@@ -86,6 +87,10 @@ class Mesh(EigenvectorSpace):
 
     def __repr__(self) -> str:
         return f"Mesh({self.num_points} vertices, {len(self.faces)} faces)"
+
+    def fingerprint(self) -> str:
+        """Hash of the vertex positions, the faces and the eigenpairs kept."""
+        return content_digest("Mesh", self.vertices, self.faces, self.num_levels_available)
 
     def chart(self, x: Tensor) -> Tensor:
         """Positions of vertices ``x`` (shape ``(*batch, 1)``) in space, shape ``(*batch, 3)``."""

@@ -1,4 +1,4 @@
-r"""The rotation group SO(3), points as flattened rotation matrices: geometry and spectrum."""
+r"""The rotation groups SO(n), points as flattened rotation matrices: geometry and spectrum."""
 
 from __future__ import annotations
 
@@ -8,21 +8,28 @@ import torch
 from torch import Tensor
 
 from manibo._validation import default_tolerance
-from manibo.exceptions import ConfigurationError
 from manibo.harmonics.characters import SO3CharacterLevels
-from manibo.harmonics.series import level_series
-from manibo.spaces.base import CompactSpace, pairwise_in_chunks, series_coefficients
+from manibo.harmonics.fourier import circle_harmonics
+from manibo.harmonics.series import GegenbauerLevels
+from manibo.harmonics.weights import OrthogonalWeights
+from manibo.spaces._lie_group import attach_characters, matrix_size, rotation_angles
+from manibo.spaces.base import (
+    CompactSpace,
+    UnsupportedError,
+    inner_product_series,
+)
 from manibo.spaces.sphere import Sphere
 
 
 def _matrices(x: Tensor) -> Tensor:
-    """``(*batch, 9)`` → ``(*batch, 3, 3)`` (row-major)."""
-    return x.reshape(*x.shape[:-1], 3, 3)
+    """``(*batch, n*n)`` → ``(*batch, n, n)`` (row-major)."""
+    n = math.isqrt(x.shape[-1])
+    return x.reshape(*x.shape[:-1], n, n)
 
 
 def _flat(m: Tensor) -> Tensor:
-    """``(*batch, 3, 3)`` → ``(*batch, 9)`` (row-major)."""
-    return m.reshape(*m.shape[:-2], 9)
+    """``(*batch, n, n)`` → ``(*batch, n*n)`` (row-major)."""
+    return m.reshape(*m.shape[:-2], m.shape[-1] * m.shape[-2])
 
 
 def _skew(a: Tensor) -> Tensor:
@@ -79,58 +86,77 @@ def rotation_to_quaternion(r: Tensor) -> Tensor:
 
 
 class SpecialOrthogonal(CompactSpace):
-    r"""The rotation group SO(3), points as row-major flattened rotations, shape ``(*batch, 9)``.
+    r"""The rotation group SO(n), ``n >= 2``, points as flattened rotations ``(*batch, n*n)``.
 
-    The metric is the bi-invariant one with geodesic distance equal to the rotation angle
-    :math:`\theta \in [0, \pi]` of :math:`R_1^\top R_2` (as in geomstats); a tangent vector
-    :math:`V = R\Omega` (:math:`\Omega` skew) has length :math:`\|\Omega\|_F/\sqrt2`.
+    Matrices are flattened row-major.
 
-    Levels are the irreducible representations :math:`p = 0, 1, \dots`:
-    :math:`\lambda_p = p(p+1)`, multiplicity :math:`(2p+1)^2`, and
-    :math:`G_p(R_1, R_2) = (2p+1)\chi_p(\theta)` with
-    :math:`\cos\theta = (\mathrm{tr}(R_1^\top R_2) - 1)/2` (GeometricKernels' convention), summed as
-    a streaming series in :math:`\cos\theta`, a polynomial in the coordinates (smooth at 0 and π).
-    Level :math:`p` is spanned by the degree-:math:`2p` spherical harmonics of :math:`S^3` at the
-    unit quaternion of :math:`R`.
+    The metric is the bi-invariant one with tangent vectors :math:`V = R\Omega` (:math:`\Omega`
+    skew) of length :math:`\|\Omega\|_F/\sqrt2`, so the geodesic distance is
+    :math:`\sqrt{\sum_j \theta_j^2}` over the rotation angles :math:`\theta_j \in [0, \pi]` of
+    :math:`R_1^\top R_2` (the rotation angle on SO(3), the angle on SO(2)), as in geomstats.
+
+    Levels are the irreducible representations (with equal Casimir eigenvalues grouped; see
+    :mod:`manibo.harmonics.weights`): :math:`G_l(R_1, R_2) = \sum_{\pi \in l} d_\pi
+    \chi_\pi(R_1^\top R_2)`, GeometricKernels' convention. SO(2) is the circle
+    (:math:`\lambda = k^2`, :math:`G_k = 2\cos k\theta`); SO(3) has :math:`\lambda_p = p(p+1)`,
+    multiplicity :math:`(2p+1)^2`, summed as a streaming series in :math:`\cos\theta` (a polynomial
+    in the coordinates, smooth at 0 and π), and level :math:`p` is spanned by the degree-:math:`2p`
+    spherical harmonics of :math:`S^3` at the unit quaternion of :math:`R`. For ``n >= 4`` the
+    characters are Jacobi–Trudi determinants in the coefficients of the characteristic polynomial
+    of :math:`R_1^\top R_2`, computed on the fly for any number of levels
+    (:mod:`manibo.harmonics.class_functions`); there are no explicit eigenfunctions.
 
     Args:
-        n: matrix size; only ``3`` is supported.
+        n: matrix size, ``>= 2``.
     """
 
-    dim = 3
-    spectral_dim = 3
-    point_shape = (9,)
-    default_max_levels = 200
-
     def __init__(self, n: int = 3) -> None:
-        if n != 3:
-            raise ConfigurationError(
-                f"`n` must be 3: only SO(3) is implemented, got SpecialOrthogonal({n!r})."
-            )
-        self.n = 3
-        self._levels = SO3CharacterLevels()
-        self._quaternion_sphere = Sphere(3)
+        self.n = n = matrix_size(n, "SpecialOrthogonal")
+        self.dim = self.spectral_dim = n * (n - 1) // 2
+        self.point_shape = (n * n,)
+        self._weights = OrthogonalWeights(n)
+        if n == 2:
+            self._series = GegenbauerLevels(2)
+            self.default_max_levels = 2000
+        elif n == 3:
+            self._series = SO3CharacterLevels()
+            self._quaternion_sphere = Sphere(3)
+            self.default_max_levels = 200
+        else:
+            self._characters = attach_characters(self, self._weights, False, _relative_rotations)
 
     def __repr__(self) -> str:
-        return "SpecialOrthogonal(3)"
+        return f"SpecialOrthogonal({self.n})"
 
     # geometry -------------------------------------------------------------------------------
     def random(self, n, generator=None, dtype=torch.float64, device=None) -> Tensor:
-        """Haar-uniform rotations from uniform unit quaternions, shape ``(n, 9)``."""
-        q = torch.randn(n, 4, generator=generator, dtype=dtype, device=device)
-        return _flat(quaternion_to_rotation(q / q.norm(dim=-1, keepdim=True)))
+        """Haar-uniform rotations, shape ``(n, self.n ** 2)``.
+
+        SO(3) from uniform unit quaternions; otherwise the QR decomposition of a Gaussian matrix
+        with the signs of ``R``'s diagonal moved into ``Q`` (Haar on O(n)) and the first column
+        flipped where the determinant is -1.
+        """
+        if self.n == 3:
+            q = torch.randn(n, 4, generator=generator, dtype=dtype, device=device)
+            return _flat(quaternion_to_rotation(q / q.norm(dim=-1, keepdim=True)))
+        g = torch.randn(n, self.n, self.n, generator=generator, dtype=dtype, device=device)
+        q, r = torch.linalg.qr(g)
+        q = q * torch.sign(r.diagonal(dim1=-2, dim2=-1)).unsqueeze(-2)
+        flip = torch.ones(n, 1, self.n, dtype=dtype, device=device)
+        flip[:, 0, 0] = torch.sign(torch.linalg.det(q))
+        return _flat(q * flip)
 
     def _check_membership(self, x: Tensor, name: str) -> None:
         r = _matrices(x)
-        eye = torch.eye(3, dtype=x.dtype, device=x.device)
+        eye = torch.eye(self.n, dtype=x.dtype, device=x.device)
         err = (r.transpose(-1, -2) @ r - eye).abs().amax(dim=(-1, -2))
         tol = default_tolerance(x.dtype)
         advice = f"Map them to the nearest rotations with `space.project({name})`."
         if (err > tol).any():
             raise self._membership_error(
                 name,
-                f"rows must be 3x3 rotation matrices flattened row-major with RᵀR = I within "
-                f"{tol:g}, the worst is off by {float(err.max()):.3g}",
+                f"rows must be {self.n}x{self.n} rotation matrices flattened row-major with "
+                f"RᵀR = I within {tol:g}, the worst is off by {float(err.max()):.3g}",
                 advice,
             )
         reflections = int((torch.linalg.det(r) < 0).sum())
@@ -145,11 +171,11 @@ class SpecialOrthogonal(CompactSpace):
         """Nearest rotation in Frobenius norm (SVD, with the sign fix that keeps det = +1)."""
         u, _, vh = torch.linalg.svd(_matrices(x))
         sign = torch.linalg.det(u @ vh)
-        u = torch.cat([u[..., :2], u[..., 2:] * sign[..., None, None]], dim=-1)
+        u = torch.cat([u[..., :-1], u[..., -1:] * sign[..., None, None]], dim=-1)
         return _flat(u @ vh)
 
     def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
-        r""":math:`R\,\mathrm{skew}(R^\top V)`, shapes ``(*batch, 9)``."""
+        r""":math:`R\,\mathrm{skew}(R^\top V)`, shapes ``(*batch, n*n)``."""
         r = _matrices(x)
         return _flat(r @ _skew(r.transpose(-1, -2) @ _matrices(v)))
 
@@ -159,26 +185,39 @@ class SpecialOrthogonal(CompactSpace):
         return _flat(r @ torch.linalg.matrix_exp(_skew(r.transpose(-1, -2) @ _matrices(v))))
 
     def distance(self, x: Tensor, y: Tensor) -> Tensor:
-        r"""Rotation angle of :math:`M = R_1^\top R_2`, shape ``(*batch)``.
+        r""":math:`\sqrt{\sum_j \theta_j^2}` over the rotation angles of :math:`M = R_1^\top R_2`.
 
-        Computed as :math:`\mathrm{atan2}(\sin\theta, \cos\theta)` from the axial vector of the
-        skew part of :math:`M` and its trace, which is accurate near 0 and :math:`\pi` (unlike a
-        clamped arccos).
+        SO(2) and SO(3) use :math:`\mathrm{atan2}(\sin\theta, \cos\theta)` from the skew part and
+        the trace of :math:`M`, accurate near 0 and :math:`\pi` (unlike a clamped arccos); larger
+        ``n`` take the angles of the eigenvalues of :math:`M`. Shape ``(*batch)``.
         """
         m = _matrices(x).transpose(-1, -2) @ _matrices(y)
-        axial = torch.stack(
-            [m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]],
-            -1,
-        )
-        cos = 0.5 * (m.diagonal(dim1=-2, dim2=-1).sum(-1) - 1)
-        return torch.atan2(0.5 * axial.norm(dim=-1), cos)
+        if self.n == 2:
+            return torch.atan2(m[..., 1, 0], m[..., 0, 0]).abs()
+        if self.n == 3:
+            axial = torch.stack(
+                [
+                    m[..., 2, 1] - m[..., 1, 2],
+                    m[..., 0, 2] - m[..., 2, 0],
+                    m[..., 1, 0] - m[..., 0, 1],
+                ],
+                -1,
+            )
+            cos = 0.5 * (m.diagonal(dim1=-2, dim2=-1).sum(-1) - 1)
+            return torch.atan2(0.5 * axial.norm(dim=-1), cos)
+        return (0.5 * (rotation_angles(m) ** 2).sum(-1)).sqrt()
 
     def ambient_bounds(self) -> Tensor:
-        """The box ``[-1, 1]^9`` holding every rotation matrix's entries, shape ``(2, 9)``."""
-        return torch.tensor([[-1.0] * 9, [1.0] * 9], dtype=torch.float64)
+        """The box ``[-1, 1]^(n*n)`` holding every rotation matrix's entries."""
+        return torch.tensor([[-1.0], [1.0]], dtype=torch.float64).expand(2, self.n**2).clone()
 
     def chart(self, x: Tensor) -> Tensor:
-        """Rotation vectors (axis times angle in ``[0, π]``), shape ``(*batch, 3)``."""
+        """SO(2): the angle in ``[0, 2π)``, ``(*batch, 1)``; SO(3): rotation vectors (axis times
+        angle in ``[0, π]``), ``(*batch, 3)``. Larger ``n`` have no chart here."""
+        if self.n == 2:
+            return torch.remainder(torch.atan2(x[..., 2], x[..., 0]), 2 * math.pi).unsqueeze(-1)
+        if self.n != 3:
+            raise UnsupportedError(f"{self!r} has no global chart here.")
         q = rotation_to_quaternion(_matrices(x))
         sin_half = q[..., 1:].norm(dim=-1, keepdim=True)
         angle = 2 * torch.atan2(sin_half, q[..., :1])
@@ -188,31 +227,40 @@ class SpecialOrthogonal(CompactSpace):
 
     # spectrum -------------------------------------------------------------------------------
     def levels(self, num_levels: int) -> tuple[Tensor, Tensor]:
-        p = torch.arange(num_levels, dtype=torch.float64)
-        return p * (p + 1), (2 * p + 1) ** 2
+        k = torch.arange(num_levels, dtype=torch.float64)
+        if self.n == 2:
+            multiplicities = torch.full((num_levels,), 2.0, dtype=torch.float64)
+            multiplicities[0] = 1.0
+            return k**2, multiplicities
+        if self.n == 3:
+            return k * (k + 1), (2 * k + 1) ** 2
+        return self._characters.levels(num_levels)
 
     def spectral_sum(self, weights: Tensor, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
-        scales = self._levels.scales(weights.shape[-1])
-        if diag:
-            coeffs = series_coefficients(weights, scales, extra_dims=1)
-            return level_series(0.5 * ((x1 * x2).sum(-1) - 1), coeffs, self._levels)
-        coeffs = series_coefficients(weights, scales, extra_dims=2)
-
-        def block(a: Tensor, b: Tensor) -> Tensor:
-            return level_series(0.5 * (a @ b.transpose(-1, -2) - 1), coeffs, self._levels)
-
-        return pairwise_in_chunks(block, x1, x2, point_ndim=1)
+        if self.n > 3:
+            return self._characters(weights, x1, x2, diag)
+        # SO(2): t = cos θ = tr(MᵀM')/2; SO(3): t = cos θ = (tr(MᵀM') - 1)/2
+        shift = 0.0 if self.n == 2 else 1.0
+        return inner_product_series(self._series, weights, x1, x2, diag, scale=0.5, shift=shift)
 
     def eigenfunctions(self, x: Tensor, num_levels: int) -> Tensor:
-        """Even-degree spherical harmonics of :math:`S^3` at the unit quaternions of ``x``.
+        """SO(2): the circle's Fourier basis at the angle; SO(3): even-degree spherical harmonics
+        of :math:`S^3` at the unit quaternions of ``x``. None for larger ``n``.
 
         Args:
-            x: rotations, shape ``(*batch, n, 9)``.
+            x: rotations, shape ``(*batch, n, self.n ** 2)``.
             num_levels: number of levels ``L``.
 
         Returns:
-            Shape ``(*batch, n, M)``, ``M = sum_{p<L} (2p+1)^2``, level by level.
+            Shape ``(*batch, n, M)``, ``M`` the sum of the first ``L`` multiplicities, level by
+            level.
         """
+        if self.n == 2:
+            return circle_harmonics(x[..., 0], x[..., 2], num_levels)
+        if self.n != 3:
+            raise UnsupportedError(
+                f"{self!r} has no explicit eigenfunctions here; its kernels use characters."
+            )
         quaternions = rotation_to_quaternion(_matrices(x))
         harmonics = self._quaternion_sphere.eigenfunctions(quaternions, 2 * num_levels - 1)
         # degree 2p starts after sum_{l < 2p} (l + 1)^2 columns
@@ -221,3 +269,11 @@ class SpecialOrthogonal(CompactSpace):
             [torch.arange(s, s + (2 * p + 1) ** 2, device=x.device) for p, s in enumerate(starts)]
         )
         return harmonics.index_select(-1, columns)
+
+
+def _relative_rotations(a: Tensor, b: Tensor, diag: bool) -> Tensor:
+    r""":math:`R_a^\top R_b` for every pair (``diag``: matching rows): ``(..., [r, m,] n, n)``."""
+    ma, mb = _matrices(a), _matrices(b)
+    if diag:
+        return ma.transpose(-1, -2) @ mb
+    return torch.einsum("...iba,...jbc->...ijac", ma, mb)

@@ -11,8 +11,11 @@ from torch import Tensor
 from manibo._validation import default_tolerance
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.harmonics.gegenbauer import harmonic_dimension
-from manibo.harmonics.series import GegenbauerLevels, level_series
-from manibo.spaces.base import CompactSpace, pairwise_in_chunks, series_coefficients
+from manibo.harmonics.series import GegenbauerLevels
+from manibo.spaces.base import (
+    CompactSpace,
+    inner_product_series,
+)
 
 
 class Sphere(CompactSpace):
@@ -110,16 +113,7 @@ class Sphere(CompactSpace):
         return eigenvalues, multiplicities
 
     def spectral_sum(self, weights: Tensor, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
-        scales = self._levels.scales(weights.shape[-1])
-        if diag:
-            coeffs = series_coefficients(weights, scales, extra_dims=1)
-            return level_series((x1 * x2).sum(-1), coeffs, self._levels)
-        coeffs = series_coefficients(weights, scales, extra_dims=2)
-
-        def block(a: Tensor, b: Tensor) -> Tensor:
-            return level_series(a @ b.transpose(-1, -2), coeffs, self._levels)
-
-        return pairwise_in_chunks(block, x1, x2, point_ndim=1)
+        return inner_product_series(self._levels, weights, x1, x2, diag)
 
     def eigenfunctions(self, x: Tensor, num_levels: int) -> Tensor:
         if self.dim == 1:

@@ -28,7 +28,9 @@ def test_time_calls_counts_wall_and_cpu_time():
 
 def test_time_calls_keeps_calling_until_the_minimum_time():
     wall, _ = time_calls(lambda: time.sleep(0.01), repeats=1, min_time_s=0.05, max_calls=50)
-    assert sum(wall) >= 0.05 and len(wall) >= 5
+    # calls go on until they add up to the minimum time, and stop there (a sleep may take longer
+    # than asked on a loaded machine, so the count is not fixed)
+    assert sum(wall) >= 0.05 and sum(wall[:-1]) < 0.05 and len(wall) >= 2
 
 
 def test_measure_records_time_memory_and_inspection():

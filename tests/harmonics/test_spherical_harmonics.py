@@ -219,3 +219,30 @@ def test_zonal_features_in_place_and_autograd_paths_agree():
         zonal_features(x, (2, 1))
     with pytest.raises(ConfigurationError, match="strictly increasing"):
         zonal_features(x, ())
+
+
+def test_a_degenerate_cached_system_is_recomputed_not_reused(tmp_path):
+    """A cache file of unit vectors that is not a fundamental system (here the north pole
+    repeated) passes the file checks; the basis finds it singular and rebuilds the file."""
+    import importlib
+
+    module = importlib.import_module("manibo.harmonics.spherical_harmonics")
+    points = fundamental_system(4, 3)
+    path = next((tmp_path / "fundamental_systems").glob("*d4_n3.npz"))
+    np.savez(path, points=np.tile(points[:1], (len(points), 1)))
+    module._level_basis.cache_clear()
+    module._stacked_basis.cache_clear()
+    x = _random_unit(6, 4, 11)
+    y = spherical_harmonics(x, 4)
+    assert torch.isfinite(y).all()
+    with np.load(path) as archive:
+        assert np.array_equal(archive["points"], points)  # rewritten with the real system
+
+
+def test_angle_harmonics_equal_the_recurrence():
+    from manibo.harmonics.fourier import angle_harmonics
+
+    theta = torch.rand(4, 7, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 7
+    expected = circle_harmonics(torch.cos(theta), torch.sin(theta), 30)
+    assert torch.allclose(angle_harmonics(theta, 30), expected, atol=1e-12)
+    assert angle_harmonics(theta, 1).shape == (4, 7, 1)

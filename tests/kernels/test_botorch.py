@@ -11,9 +11,7 @@ from botorch.models import SingleTaskGP
 from botorch.sampling import SobolQMCNormalSampler
 from gpytorch.kernels import ScaleKernel
 from gpytorch.mlls import ExactMarginalLogLikelihood
-from registry import SPACES
-
-from manibo.kernels import GeometricMaternKernel
+from registry import SPACES, surrogate_kernel
 
 
 @pytest.mark.parametrize("name", sorted(SPACES))
@@ -25,10 +23,7 @@ def test_single_task_gp_and_qlognei(name):
     Y = -space.distance(X, anchor).unsqueeze(-1) + 0.01 * torch.randn(
         15, 1, generator=gen, dtype=X.dtype
     )
-    levels = min(20, space.num_levels_available or 20)
-    model = SingleTaskGP(
-        X, Y, covar_module=ScaleKernel(GeometricMaternKernel(space, nu=2.5, num_levels=levels))
-    )
+    model = SingleTaskGP(X, Y, covar_module=ScaleKernel(surrogate_kernel(space)))
     fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
     acqf = qLogNoisyExpectedImprovement(
         model, X_baseline=X, sampler=SobolQMCNormalSampler(torch.Size([32]), seed=0)

@@ -13,7 +13,7 @@ import torch
 
 from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
 from manibo.kernels import GeometricHeatKernel, GeometricMaternKernel
-from manibo.spaces import Sphere
+from manibo.spaces import Sphere, Torus
 
 
 def _independent_sphere_matern(x1, x2, dim, nu, lengthscale, levels):
@@ -70,7 +70,7 @@ def test_automatic_truncation_meets_tolerance_and_warns_at_cap():
     with torch.no_grad():
         gap = (kernel(x).to_dense() - generous(x).to_dense()).abs().max()
     assert gap < 1e-5
-    shorter = GeometricMaternKernel(space, nu=2.5, num_levels=levels - 3).double()
+    shorter = GeometricMaternKernel(space, nu=2.5, num_levels=levels // 2).double()
     shorter.lengthscale = 0.5
     with torch.no_grad():
         assert (shorter(x).to_dense() - generous(x).to_dense()).abs().max() > gap
@@ -81,6 +81,40 @@ def test_automatic_truncation_meets_tolerance_and_warns_at_cap():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rough(x).to_dense()  # warned once per kernel, not at every call
+
+
+def _jumps(kernel, x, grid):
+    """Largest change of K across the lengthscales where the number of levels changes."""
+    counts = [kernel.levels_for(ls.reshape(1, 1)) for ls in grid]
+    largest = 0.0
+    for i in range(len(grid) - 1):
+        if counts[i] == counts[i + 1]:
+            continue
+        low, high = float(grid[i]), float(grid[i + 1])
+        while high - low > 1e-10 * high:  # the transition
+            mid = 0.5 * (low + high)
+            same = kernel.levels_for(torch.tensor([[mid]], dtype=torch.float64)) == counts[i]
+            low, high = (mid, high) if same else (low, mid)
+        values = []
+        with torch.no_grad():
+            for ls in (low, high):
+                kernel.lengthscale = torch.tensor(ls, dtype=torch.float64)
+                values.append(kernel(x).to_dense())
+        largest = max(largest, float((values[1] - values[0]).abs().max()))
+    return largest
+
+
+@pytest.mark.parametrize("space,low,high", [(Sphere(2), 0.15, 1.5), (Torus(3), 1.8, 4.0)], ids=str)
+def test_automatic_truncation_is_continuous_in_the_lengthscale(space, low, high, monkeypatch):
+    """Levels fade in as the lengthscale shrinks: K does not jump where a level is added. With a
+    hard cut it jumps (by up to the tolerance, 1e-4 here), and marginal-likelihood fits stall."""
+    kernel = GeometricMaternKernel(space, nu=2.5, truncation_tol=1e-4).double()
+    x = space.random(8, generator=torch.Generator().manual_seed(0))
+    grid = torch.linspace(low, high, 40, dtype=torch.float64)
+    assert _jumps(kernel, x, grid) < 1e-8  # the lengthscales differ by 1e-10 relative
+    hard = kernel._truncation
+    monkeypatch.setattr(kernel, "_truncation", lambda ls: (hard(ls)[0], None))
+    assert _jumps(kernel, x, grid) > 1e-6
 
 
 def test_smaller_lengthscale_needs_more_levels():
@@ -147,3 +181,44 @@ def test_bad_input():
         kernel(x, x.float()).to_dense()
     with pytest.raises(InputDataError, match=r"kernel.to\(x\)"):
         GeometricMaternKernel(space).float()(x).to_dense()
+
+
+@pytest.mark.parametrize("nu", [2.5, math.inf])
+def test_a_zero_lengthscale_is_refused_rather_than_giving_a_nan_gram_matrix(nu):
+    space = Sphere(2)
+    kernel = GeometricMaternKernel(space, nu=nu).double()
+    kernel.lengthscale = 0.0
+    with pytest.raises(ConfigurationError, match=r"lengthscales must be positive, got \[0\.0\]"):
+        kernel(space.random(3)).to_dense()
+    with pytest.raises(ConfigurationError, match="max_levels"):
+        GeometricMaternKernel(space, max_levels=0)
+
+
+def test_the_cap_is_reported_only_when_it_neglects_more_than_twice_the_tolerance():
+    """The neglected share at the cap, computed here from the spectrum of an uncapped kernel,
+    decides: between tol and 2 tol no warning, above 2 tol one."""
+    space = Sphere(2)
+    x = space.random(8, generator=torch.Generator().manual_seed(0))
+    tol, cap = 1e-4, 12
+    generous = GeometricMaternKernel(space, nu=1.5, num_levels=2000).double()  # no truncation
+    _, multiplicities = space.levels(2000)
+
+    def neglected(ls):  # share of the normalised spectral mass in levels >= cap
+        lengthscale = torch.tensor([[ls]], dtype=torch.float64)
+        mass = generous.level_weights(lengthscale).reshape(-1) * multiplicities
+        return float(mass[cap:].sum() / mass.sum())
+
+    def lengthscale_neglecting(share):  # bisection: the share falls as the lengthscale grows
+        low, high = 0.01, 5.0
+        for _ in range(60):
+            mid = (low * high) ** 0.5
+            low, high = (mid, high) if neglected(mid) > share else (low, mid)
+        return high
+
+    for share, warns in ((1.5 * tol, False), (3 * tol, True)):
+        kernel = GeometricMaternKernel(space, nu=1.5, truncation_tol=tol, max_levels=cap).double()
+        kernel.lengthscale = lengthscale_neglecting(share)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            kernel(x).to_dense()
+        assert any(issubclass(w.category, TruncationWarning) for w in caught) == warns, share

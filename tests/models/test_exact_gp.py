@@ -100,3 +100,13 @@ def test_truncation_is_reported_for_the_fitted_lengthscale_only(monkeypatch):
     monkeypatch.setattr(module, "fit_gpytorch_mll", fit_visiting_a_tiny_lengthscale(1e-3))
     with pytest.warns(TruncationWarning, match="lengthscale 0.001"):
         build_surrogate("matern", space, X, X[:, :1])
+
+
+@pytest.mark.parametrize("name", ["matern", "heat"])
+def test_max_levels_named_by_the_truncation_warning_is_an_option_of_the_surrogate(name):
+    from manibo.spaces import Torus
+
+    space = Torus(2)
+    X = space.random(5, generator=torch.Generator().manual_seed(0))
+    model = build_surrogate(name, space, X, X[:, :1].cos(), max_levels=40)
+    assert model.covar_module.base_kernel.max_levels == 40

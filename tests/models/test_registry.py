@@ -20,15 +20,15 @@ def test_builtin_surrogates_fit_and_predict():
         assert float((mean - Y).abs().max()) < 0.05, name
 
 
-def test_errors_and_registration():
+def test_errors_and_registration(isolated_surrogates):
     space = Sphere(2)
     X = space.random(5)
     graph = Graph(torch.tensor([[0.0, 1.0], [1.0, 0.0]]))
     graph_X = torch.tensor([[0.0], [1.0]], dtype=torch.float64)
     with pytest.raises(ConfigurationError, match="unknown surrogate 'nope'"):
         build_surrogate("nope", space, X, X[:, :1])
-    with pytest.raises(InputDataError, match=r"shape \(5, 1\)"):
-        build_surrogate("matern", space, X, X[:, :2])
+    with pytest.raises(InputDataError, match=r"shape \(5, m\)"):
+        build_surrogate("matern", space, X, X[:4, :2])
     with pytest.raises(ConfigurationError, match="points of Graph.* are indices"):
         build_surrogate("euclidean", graph, graph_X, graph_X)
     with pytest.raises(InputDataError, match="NaN"):
@@ -47,7 +47,7 @@ def test_errors_and_registration():
         register_surrogate("test-constant")(lambda *a, **k: None)
 
 
-def test_unsupported_spaces_are_refused_before_any_data():
+def test_unsupported_spaces_are_refused_before_any_data(isolated_surrogates):
     from manibo.loop import BayesianOptimizer
     from manibo.models import check_surrogate_supports, unsupported_reason
     from manibo.spaces import Torus
@@ -73,3 +73,34 @@ def test_unsupported_spaces_are_refused_before_any_data():
 
     with pytest.raises(ConfigurationError, match="spheres only"):
         build_surrogate("test-spheres-only", Torus(1), torch.zeros(3, 1), torch.zeros(3, 1))
+
+
+def test_declared_features_are_reported_and_checked(isolated_surrogates):
+    from manibo.models import (
+        FEATURES,
+        check_surrogate_supports,
+        surrogate_entry,
+        unsupported_feature,
+    )
+
+    assert all(
+        unsupported_feature(name, f) is None for name in available_surrogates() for f in FEATURES
+    )
+    assert surrogate_entry("vish").multi_output is False and surrogate_entry("adgp").multi_output
+    with pytest.raises(ConfigurationError, match="unknown feature"):
+        register_surrogate("test-bad-feature", unsupported_features={"telepathy": "no"})
+    with pytest.raises(ConfigurationError, match="unknown feature"):
+        unsupported_feature("matern", "telepathy")
+
+    @register_surrogate(
+        "test-no-tensor-noise",
+        unsupported_features={
+            "observation_noise_tensor": "its noise is learned per point; pass True."
+        },
+    )
+    def learned(space, train_X, train_Y, **options):
+        return build_surrogate("matern", space, train_X, train_Y)
+
+    check_surrogate_supports("test-no-tensor-noise", Sphere(2), ("fantasize",))
+    with pytest.raises(ConfigurationError, match="offers no known noise levels.*learned per point"):
+        check_surrogate_supports("test-no-tensor-noise", Sphere(2), ("observation_noise_tensor",))

@@ -189,3 +189,38 @@ def test_an_acquisition_without_a_model_takes_its_dtype_from_the_starts(dtype):
     assert torch.allclose(candidate, target.expand(3, 3), atol=1e-2)
     with pytest.raises(ConfigurationError, match="batch_initial_conditions"):
         optimize_acqf_on_space(_CloseTo(target), space)  # no model, no starts: no dtype to take
+
+
+class _LinearAcquisition(AcquisitionFunction):
+    """d·u + slope·h on S² x [0, 1]: maximised at u = d and at the upper bound of the height."""
+
+    def __init__(self, model, direction, slope):
+        super().__init__(model)
+        self.direction, self.slope = direction, slope
+        self.X_pending = None
+
+    def forward(self, X):
+        return (X[..., :3] @ self.direction + self.slope * X[..., 3]).sum(-1)
+
+
+def test_a_box_factor_is_respected_and_its_bound_reached():
+    from manibo.spaces import Box, ProductSpace, Sphere
+
+    space = ProductSpace(Sphere(2), Box([0.0], [1.0]))
+    model, _, _ = _model(space)
+    direction = torch.tensor([0.6, 0.0, 0.8], dtype=torch.float64)
+    for slope, height in ((2.0, 1.0), (-2.0, 0.0)):
+        acqf = _LinearAcquisition(model, direction, slope)
+        calls = []
+        original = acqf.forward
+
+        def watched(X, original=original, calls=calls):
+            space.check(X.detach().reshape(-1, 4), "acquisition input")
+            calls.append(1)
+            return original(X)
+
+        acqf.forward = watched
+        candidate, value = optimize_acqf_on_space(acqf, space, num_restarts=4, seed=0)
+        assert float(candidate[0, 3]) == height  # exactly on the face, not past it
+        assert torch.allclose(candidate[0, :3], direction, atol=1e-5)
+        assert abs(float(value) - (1.0 + max(slope, 0.0))) < 1e-8 and calls

@@ -1,7 +1,9 @@
 """The batched Riemannian L-BFGS solver on functions with known maximisers."""
 
+import pytest
 import torch
 
+from manibo.exceptions import ConfigurationError
 from manibo.optim import LBFGSOptions, riemannian_lbfgs_ascent
 from manibo.spaces import Sphere
 
@@ -31,3 +33,18 @@ def test_quasi_newton_beats_iteration_budget_on_an_ill_conditioned_quadratic():
     x0 = space.random(4, generator=torch.Generator().manual_seed(0)).reshape(4, 1, 4)
     _, values = riemannian_lbfgs_ascent(objective, space, x0, LBFGSOptions(maxiter=60))
     assert torch.allclose(values, torch.full_like(values, -1.0), atol=1e-8)
+
+
+def test_options_are_checked_when_made():
+    for bad, message in [
+        ({"maxiter": 0}, "`maxiter` must be an integer >= 1"),
+        ({"history": 2.5}, "`history` must be an integer"),
+        ({"gtol": -1.0}, "`gtol` must be a finite number >= 0"),
+        ({"max_step": float("inf")}, "`max_step` must be a finite number > 0"),
+        ({"armijo": 1.0}, r"`armijo` must be a finite number in \(0, 1\)"),
+    ]:
+        with pytest.raises(ConfigurationError, match=message):
+            LBFGSOptions(**bad)
+    with pytest.raises(ConfigurationError, match="unknown optimizer option.*'maxit'.*maxiter"):
+        LBFGSOptions.from_options({"maxit": 3})
+    assert LBFGSOptions.from_options({"maxiter": 3}).maxiter == 3

@@ -17,6 +17,9 @@ NAMES = [
     "product-of-sines-sphere3",
     "arm-torus3",
     "orientation-so3",
+    "orientation-so4",
+    "orientation-so5",
+    "pose-se3",
     "bumps-mesh",
     "bumps-graph",
 ]
@@ -32,7 +35,8 @@ def test_optimizer_attains_optimum_and_beats_random_points(name):
         torch.tensor(problem.optimal_value, dtype=torch.float64),
         atol=1e-9,
     )
-    x = problem.space.random(2000, generator=torch.Generator().manual_seed(0))
+    count = 200 if name in ("orientation-so4", "orientation-so5") else 2000  # SciPy logm per point
+    x = problem.space.random(count, generator=torch.Generator().manual_seed(0))
     assert float(problem.evaluate_true(x).min()) >= problem.optimal_value - 1e-9
 
 
@@ -61,3 +65,26 @@ def test_noise_and_known_values():
 def test_unknown_problem():
     with pytest.raises(ConfigurationError, match="known"):
         make_problem("ackley-cube")
+
+
+def test_so4_log_coordinates_measure_the_geodesic_distance():
+    from manibo.problems.rotation import log_coordinates
+    from manibo.spaces import SpecialOrthogonal
+
+    space = SpecialOrthogonal(4)
+    x = space.random(20, generator=torch.Generator().manual_seed(1))
+    identity = torch.eye(4, dtype=torch.float64).reshape(1, 16).expand_as(x)
+    coords = log_coordinates(x.reshape(-1, 4, 4))
+    assert coords.shape == (20, 6)
+    assert torch.allclose(coords.norm(dim=-1), space.distance(identity, x), atol=1e-9)
+
+
+def test_pose_cost_separates_position_and_orientation_errors():
+    problem = make_problem("pose-se3")
+    best = problem.optimizers
+    moved = best.clone()
+    moved[0, 0] += 0.1  # 10 cm off along x: Ackley of one coordinate of 0.1
+    one = torch.zeros(1, 6, dtype=torch.float64)
+    one[0, 0] = 0.1
+    assert torch.allclose(problem.evaluate_true(moved), problem._ackley.evaluate_true(one))
+    assert problem.space.check(best) is best

@@ -32,3 +32,14 @@ def test_bad_boxes_are_refused():
         Box([0.0, 1.0], [1.0, 1.0])
     with pytest.raises(ConfigurationError, match="finite"):
         Box([0.0], [float("inf")])
+
+
+def test_tangent_projection_drops_outward_components_on_the_boundary():
+    box = Box([0.0, -1.0], [6.0, 1.0])
+    x = torch.tensor([[6.0, 0.0], [0.0, -1.0], [3.0, 0.5]], dtype=torch.float64)
+    v = torch.tensor([[1.0, 2.0], [-1.0, -2.0], [5.0, -5.0]], dtype=torch.float64)
+    tangent = box.to_tangent(x, v)
+    assert tangent.tolist() == [[0.0, 2.0], [0.0, 0.0], [5.0, -5.0]]
+    inward = box.to_tangent(x, -v)
+    assert torch.equal(inward, -v)  # directions into the box are kept
+    assert torch.equal(box.to_tangent(x, tangent), tangent)

@@ -336,3 +336,16 @@ def test_single_task_gp_and_qlognei_on_node_indices():
     assert values.shape == (7,) and torch.isfinite(values).all()
     posterior = model.posterior(space.all_points().unsqueeze(-2))  # every node as a t-batch
     assert posterior.mean.shape == (30, 1, 1) and (posterior.variance > 0).all()
+
+
+def test_fingerprint_is_the_adjacency_not_the_counts():
+    import scipy.sparse as sps
+
+    a = random_weighted(9, seed=3)
+    reference = Graph(a).fingerprint()
+    assert Graph(sps.coo_matrix(a)).fingerprint() == reference  # any input format, same graph
+    assert Graph(torch.from_numpy(a.copy())).fingerprint() == reference
+    b = a.copy()
+    b[0, 1] = b[1, 0] = a[0, 1] + 0.5  # one weight changed: same counts, other graph
+    assert repr(Graph(b)) == repr(Graph(a)) and Graph(b).fingerprint() != reference
+    assert Graph(a, normalized=True).fingerprint() != reference

@@ -255,3 +255,11 @@ def test_single_task_gp_and_qlognei_on_vertex_indices():
     )
     values = acqf(space.random(21, generator=gen).reshape(7, 3, 1))
     assert values.shape == (7,) and torch.isfinite(values).all()
+
+
+def test_fingerprint_is_the_vertices_and_faces():
+    mesh = Mesh.icosphere(1)
+    assert Mesh(mesh.vertices.clone(), mesh.faces.clone()).fingerprint() == mesh.fingerprint()
+    moved = mesh.vertices.clone()
+    moved[0] *= 1.1
+    assert Mesh(moved, mesh.faces).fingerprint() != mesh.fingerprint()

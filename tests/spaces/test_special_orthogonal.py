@@ -199,8 +199,9 @@ def test_levels_and_chart():
 
 
 def test_bad_input_is_refused_with_advice():
-    with pytest.raises(ConfigurationError, match="only SO\\(3\\)"):
-        SpecialOrthogonal(4)
+    for n in (1, 2.5, True):
+        with pytest.raises(ConfigurationError, match="integer >= 2"):
+            SpecialOrthogonal(n)
     x = _rotations(4, 14)
     with pytest.raises(InputDataError, match="project"):
         SO3.check(x * 1.1)
@@ -226,3 +227,188 @@ def test_ambient_bounds_hold_rotations_and_projection_lands_on_the_group():
     eye = torch.eye(3, dtype=torch.float64).expand_as(r)
     assert torch.allclose(r.transpose(-1, -2) @ r, eye, atol=1e-10)
     assert torch.allclose(torch.linalg.det(r), torch.ones(50, dtype=torch.float64), atol=1e-10)
+
+
+# ------------------------------------------------------------------------------ SO(n), n != 3
+def _group_points(space, n, seed, dtype=torch.float64):
+    return space.random(n, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+def test_so2_is_the_circle():
+    from manibo.spaces import Circle
+
+    so2, circle = SpecialOrthogonal(2), Circle()
+    angles = Circle().random(12, generator=torch.Generator().manual_seed(0))
+    c, s = torch.cos(angles[:, 0]), torch.sin(angles[:, 0])
+    points = torch.stack([c, -s, s, c], -1)
+    so2.check(points)
+    for nu in (0.5, 2.5, math.inf):
+        k_so2 = GeometricMaternKernel(so2, nu=nu, num_levels=40).double()
+        k_circle = GeometricMaternKernel(circle, nu=nu, num_levels=40).double()
+        k_so2.lengthscale = k_circle.lengthscale = 0.8
+        with torch.no_grad():
+            assert (k_so2(points).to_dense() - k_circle(angles).to_dense()).abs().max() < 1e-13
+    assert torch.allclose(
+        so2.distance(points[:6], points[6:]), circle.distance(angles[:6], angles[6:])
+    )
+    assert torch.allclose(so2.chart(points), angles, atol=1e-12)
+    phi_so2, phi_circle = so2.eigenfunctions(points, 5), circle.eigenfunctions(angles, 5)
+    assert torch.allclose(phi_so2, phi_circle, atol=1e-12)
+
+
+def test_characters_reproduce_the_so3_series():
+    from manibo.harmonics.weights import OrthogonalWeights
+    from manibo.spaces._lie_group import CharacterSum
+    from manibo.spaces.special_orthogonal import _relative_rotations
+
+    generic = CharacterSum(OrthogonalWeights(3), 3, False, _relative_rotations)
+    x, y = _rotations(15, 20), _rotations(11, 21)
+    weights = torch.rand(25, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    assert torch.allclose(generic(weights, x, y), SO3.spectral_sum(weights, x, y), atol=1e-11)
+    assert torch.allclose(generic.levels(25)[0], SO3.levels(25)[0])
+
+
+def _weyl_kernel(space, x, y, nu, lengthscale, num_levels):
+    """Σ_l w_l Σ_π d_π χ_π(xᵀy) with χ from Weyl's ratio at NumPy eigenvalue angles."""
+    from harmonics.test_class_functions import _weyl_so
+
+    n = space.n
+    levels = space._weights.levels(num_levels)
+    lam = np.array([float(level.eigenvalue) for level in levels])
+    mult = np.array([level.multiplicity for level in levels], dtype=float)
+    d = space.dim
+    s = (2 * nu / lengthscale**2 + lam) ** (-nu - d / 2)
+    w = s / (mult * s).sum()
+    rel = np.einsum("iba,jbc->ijac", _group_matrices(x), _group_matrices(y)).reshape(-1, n, n)
+    out = np.zeros(len(rel))
+    for p, m in enumerate(rel):
+        z = np.linalg.eigvals(m)
+        angles = np.sort(np.angle(z[np.angle(z) > 1e-12]))[: n // 2]
+        angles = np.concatenate([angles, np.zeros(n // 2 - len(angles))])
+        for wl, level in zip(w, levels, strict=True):
+            for label, dim in zip(level.weights, level.dimensions, strict=True):
+                out[p] += wl * dim * _weyl_so(n, label, angles).real
+    return out.reshape(len(x), len(y))
+
+
+def _group_matrices(x):
+    n = math.isqrt(x.shape[-1])
+    return x.reshape(-1, n, n).numpy()
+
+
+@pytest.mark.parametrize("n", [4, 5])
+def test_matern_equals_the_weyl_formula_sum(n):
+    space = SpecialOrthogonal(n)
+    x, y = _group_points(space, 5, 30), _group_points(space, 4, 31)
+    kernel = GeometricMaternKernel(space, nu=1.5, num_levels=25).double()
+    kernel.lengthscale = torch.tensor(0.6, dtype=torch.float64)
+    with torch.no_grad():
+        ours = kernel(x, y).to_dense().numpy()
+    assert np.abs(ours - _weyl_kernel(space, x, y, 1.5, 0.6, 25)).max() < 1e-10
+
+
+def check_bi_invariant(kernel, x, moved):
+    """K(x, x) has unit diagonal, is PSD and equals K at the moved copies of x (g x, x g, x⁻¹)."""
+    dtype = x.dtype
+    with torch.no_grad():
+        K = kernel(x).to_dense()
+        others = [kernel(m).to_dense() for m in moved]
+    tol = 1e-9 if dtype == torch.float64 else 1e-4
+    assert torch.allclose(K.diagonal(), torch.ones(len(x), dtype=dtype), atol=tol)
+    assert torch.linalg.eigvalsh(K.double()).min() > -tol
+    for other in (*others, K.T):
+        assert torch.allclose(other, K, atol=tol)
+
+
+@pytest.mark.parametrize("n,num_levels", [(4, 80), (5, 60), (6, 60), (7, 30)])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_kernel_is_normalised_psd_and_a_class_function(n, num_levels, dtype):
+    """Any number of levels (GeometricKernels ships 25 precomputed characters per group)."""
+    space = SpecialOrthogonal(n)
+    x, g = _group_points(space, 14, 40, dtype), _group_points(space, 2, 41, dtype)
+    kernel = GeometricMaternKernel(space, nu=0.5, num_levels=num_levels).to(dtype)
+    kernel.lengthscale = 0.5
+
+    def moved(a, left):
+        m = a.reshape(-1, n, n)
+        return (left @ m if left is not None else m @ g[1].reshape(n, n)).reshape(-1, n * n)
+
+    inverse = x.reshape(-1, n, n).transpose(-1, -2).reshape(-1, n * n)
+    check_bi_invariant(kernel, x, [moved(x, g[0].reshape(n, n)), moved(x, None), inverse])
+
+
+@pytest.mark.parametrize("n", [2, 4, 5])
+def test_general_geometry(n):
+    from scipy.linalg import logm, polar
+
+    space = SpecialOrthogonal(n)
+    x, y = _group_points(space, 8, 50), _group_points(space, 8, 51)
+    # distance: |log(xᵀy)|_F / √2 (SciPy's matrix logarithm)
+    rel = np.einsum("iba,ibc->iac", _group_matrices(x), _group_matrices(y))
+    expected = [np.linalg.norm(logm(m)) / math.sqrt(2) for m in rel]
+    assert np.abs(space.distance(x, y).numpy() - np.real(expected)).max() < 1e-9
+    # the exponential map travels |Ω|_F/√2
+    gen = torch.Generator().manual_seed(3)
+    v = space.to_tangent(x, torch.randn(8, n * n, generator=gen, dtype=torch.float64))
+    v = 0.4 * v / v.norm(dim=-1, keepdim=True)
+    moved = space.retract(x, v)
+    space.check(moved)
+    travelled = torch.full((8,), 0.4 / math.sqrt(2), dtype=torch.float64)
+    assert torch.allclose(space.distance(x, moved), travelled, atol=1e-10)
+    # projection: the polar factor of a matrix with positive determinant
+    noisy = x + 0.05 * torch.randn(8, n * n, generator=gen, dtype=torch.float64)
+    nearest = np.stack([polar(m)[0] for m in _group_matrices(noisy)])
+    assert np.abs(space.project(noisy).numpy().reshape(-1, n, n) - nearest).max() < 1e-10
+    sign = torch.ones(n * n, dtype=torch.float64)
+    sign[0] = -1.0
+    flipped = space.project(-x if n % 2 else x * sign)
+    space.check(flipped)
+
+
+@pytest.mark.parametrize("n", [4, 5])
+def test_random_is_haar(n):
+    """E[tr R] = 0 and E[(tr R)²] = 1 (the defining representation is real and irreducible),
+    and the characters of the lowest levels are orthonormal by Monte Carlo."""
+    space = SpecialOrthogonal(n)
+    a = space.random(40000, generator=torch.Generator().manual_seed(60))
+    assert torch.equal(a, space.random(40000, generator=torch.Generator().manual_seed(60)))
+    trace = a.reshape(-1, n, n).diagonal(dim1=-2, dim2=-1).sum(-1)
+    assert abs(float(trace.mean())) < 0.03 and abs(float((trace**2).mean()) - 1) < 0.05
+    characters = space._characters.characters(a.reshape(-1, n, n), 4)
+    copies = [space._weights.copies(w) for w in space._characters.labels(4)]
+    gram = characters.T @ characters / len(a)
+    stderr = ((characters**2).T @ characters**2 / len(a) - gram**2).clamp_min(0).sqrt()
+    deviation = (gram - torch.diag(torch.tensor(copies, dtype=torch.float64))).abs()
+    assert (deviation < 5 * stderr / math.sqrt(len(a)) + 1e-12).all()
+
+
+def check_spectral_sum_gradients(space, num_levels):
+    """gradcheck of the level sum in the points and the weights, off and on the diagonal."""
+    x, y = _group_points(space, 3, 70), _group_points(space, 2, 71)
+    weights = torch.rand(
+        num_levels, generator=torch.Generator().manual_seed(0), dtype=torch.float64
+    )
+    inputs = (x.requires_grad_(), weights.requires_grad_())
+    assert torch.autograd.gradcheck(lambda a, w: space.spectral_sum(w, a, y), inputs)
+    assert torch.autograd.gradcheck(lambda a, w: space.spectral_sum(w, a, a, diag=True), inputs)
+
+
+def test_general_spectral_sum_gradients_match_finite_differences():
+    check_spectral_sum_gradients(SpecialOrthogonal(4), 8)
+
+
+def test_so4_has_no_eigenfunctions_or_chart_and_refuses_reflections():
+    from manibo.spaces import UnsupportedError
+
+    space = SpecialOrthogonal(4)
+    x = _group_points(space, 3, 80)
+    with pytest.raises(UnsupportedError):
+        space.eigenfunctions(x, 3)
+    with pytest.raises(UnsupportedError):
+        space.chart(x)
+    reflected = x.reshape(-1, 4, 4) * torch.tensor([-1.0, 1.0, 1.0, 1.0])
+    with pytest.raises(InputDataError, match="det = -1"):
+        space.check(reflected.reshape(-1, 16))
+    with pytest.raises(InputDataError, match=r"\(\*batch, 16\)"):
+        space.check(x.reshape(-1, 4, 4))
+    assert repr(space) == "SpecialOrthogonal(4)" and space.dim == 6 and space.point_shape == (16,)

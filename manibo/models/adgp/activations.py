@@ -3,7 +3,7 @@ r"""Activated inducing functions :math:`g_m(x) = \|\tilde x\|\|w_m\|\sigma(\hat 
 An activation :math:`\sigma : [-1, 1] \to \mathbb R` is expanded in the level reproducing kernels of
 :math:`S^{d-1}` (Funk–Hecke, normalised measure), :math:`\sigma(t) = \sum_n \sigma_n G_n(t)`, which
 is what makes the inducing variable :math:`u_m = \langle f, g_m \rangle_{\mathcal H}` computable
-(seed 001 §4.3). Both activations here have :math:`\sigma(t) - t/2` even, so
+(Dutordoir 2021, §4.3). Both activations here have :math:`\sigma(t) - t/2` even, so
 :math:`\sigma_n = 0` exactly for odd :math:`n \ge 3`; these levels are dropped by parity, never by a
 magnitude threshold.
 """
@@ -82,7 +82,7 @@ class ReLU(Activation):
     Coefficients in closed form (:func:`~manibo.harmonics.relu_coefficients`). ReLU is *not* in
     the RKHS of the order-1 arc-cosine kernel: :math:`\sigma_n^2/\lambda_n = 1/(2d)` on every
     nonzero level, so the truncated :math:`\|g_m\|_{\mathcal H}^2` grows without bound with the
-    truncation level (seed 001 §4.3.3).
+    truncation level (Dutordoir 2021, §4.3.3).
     """
 
     name = "relu"
@@ -108,14 +108,14 @@ class Softplus(Activation):
 
     Not homogeneous: the inducing function uses the zonal form
     :math:`\|\tilde x\|\|w_m\|\sigma(\cos\angle(w_m, \tilde x))`, not
-    :math:`\sigma(w_m^\top \tilde x)` (seed 001 eq. 4.6). Larger :math:`\beta` is closer to ReLU;
-    its coefficients decay geometrically (like :math:`\rho^{-n}`, :math:`\rho = \pi/\beta +
+    :math:`\sigma(w_m^\top \tilde x)` (Dutordoir 2021, eq. 4.6). Larger :math:`\beta` is closer to
+    ReLU; its coefficients decay geometrically (like :math:`\rho^{-n}`, :math:`\rho = \pi/\beta +
     \sqrt{1 + \pi^2/\beta^2}`), so :math:`\|g_m\|^2_{\mathcal H}` converges with the truncation
     level. Coefficients by Gauss–Gegenbauer quadrature (``num_nodes`` nodes; the integrand is
     analytic, so 512 nodes give every coefficient to about 1e-16 absolute).
 
     Args:
-        beta: sharpness :math:`\beta > 0`; default 3, the activation of seed 001 Fig. 4.2.
+        beta: sharpness :math:`\beta > 0`; default 3, the activation of Dutordoir (2021), Fig. 4.2.
         num_nodes: quadrature nodes for the coefficients.
     """
 

@@ -6,7 +6,7 @@ zonal kernel on :math:`S^D`,
 :math:`k(\tilde x, \tilde x') = \sigma_k^2 \|\tilde x\|\|\tilde x'\|\kappa(\hat z
 \cdot \hat z')` with Funk–Hecke eigenvalues :math:`\lambda_n`. Unit :math:`m` has weights
 :math:`w_m \in \mathbb R^d` and the activated inducing variable
-:math:`u_m = \langle f, g_m\rangle_{\mathcal H}` (seed 001 §4.3; reference notes §D.1):
+:math:`u_m = \langle f, g_m\rangle_{\mathcal H}` (Dutordoir 2021, §4.3):
 
 * :math:`K_{uf}[m, x] = g_m(\tilde x)`, the activation itself (reproducing property);
 * :math:`K_{uu}[m, m'] = \|w_m\|\|w_{m'}\| \sum_{n<L} \frac{\sigma_n^2}{\sigma_k^2\lambda_n}
@@ -37,6 +37,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+from gpytorch.constraints import Positive
+from gpytorch.module import Module
+from gpytorch.utils.transforms import inv_softplus
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor, nn
 from torch.nn import functional
@@ -45,15 +48,11 @@ from manibo.exceptions import ConfigurationError
 from manibo.harmonics.gegenbauer import harmonic_dimension
 from manibo.harmonics.series import GegenbauerLevels, level_series
 from manibo.kernels.arccosine import ArcCosineKernel
-from manibo.kernels.zonal import ZonalKernel, _safe_sqrt
+from manibo.kernels.zonal import ZonalKernel, safe_sqrt
 from manibo.models.adgp.activations import Activation, make_activation
 from manibo.spaces.sphere import Sphere
 
 KernelFactory = Callable[[Sphere], ZonalKernel]
-
-
-def _inverse_softplus(value: float) -> float:
-    return float(torch.log(torch.expm1(torch.tensor(float(value), dtype=torch.float64))))
 
 
 def _relative_jitter(dtype: torch.dtype) -> float:
@@ -68,15 +67,19 @@ class LayerState:
         chol: lower Cholesky factor :math:`L_{uu}` of :math:`K_{uu}`, shape ``(M, M)``.
         inverse: :math:`L_{uu}^{-1}`, shape ``(M, M)``: whitening is then one matrix product for
             any batch of inputs (a broadcast triangular solve copies the factor per batch entry).
-        scale_tril: factors :math:`R_j` of the whitened covariances, shape ``(P, M, M)``.
+        scale_tril: factors :math:`R_j` of the whitened covariances, shape ``(*batch, P, M, M)``
+            (a batch for the conditioned layers of fantasy models).
+        readout: read-out weights :math:`V` (the posterior mean :math:`m_u = K_{uu} V`), shape
+            ``(*batch, M, P)``.
     """
 
     chol: Tensor
     inverse: Tensor
     scale_tril: Tensor
+    readout: Tensor
 
 
-class ActivatedGPLayer(nn.Module):
+class ActivatedGPLayer(Module):
     r"""A GP layer :math:`\mathbb R^D \to \mathbb R^P` with ``num_units`` activated inducing units.
 
     Args:
@@ -93,7 +96,7 @@ class ActivatedGPLayer(nn.Module):
         variance: initial kernel variance :math:`\sigma_k^2`.
         initial_scale: initial whitened posterior standard deviation (:math:`R_j = s I`).
         generator: random generator for the initial weights (Gaussian, variance ``1/d`` for ``W``
-            and ``1/M`` for ``V``).
+            and ``1/M`` for ``V``, drawn in float64 whatever ``dtype``).
         dtype: dtype of the parameters.
         device: device of the parameters.
     """
@@ -142,23 +145,24 @@ class ActivatedGPLayer(nn.Module):
         self.kernel.to(dtype=dtype, device=device)
         d = self.input_dim + 1
         factory = {"dtype": dtype, "device": device}
-        self.weights = nn.Parameter(
-            torch.randn(self.num_units, d, generator=generator, dtype=dtype).to(device) / d**0.5
+        # drawn in float64 and rounded: one seed gives the same network in every dtype
+        weights = torch.randn(self.num_units, d, generator=generator, dtype=torch.float64)
+        readout = torch.randn(
+            self.num_units, self.output_dim, generator=generator, dtype=torch.float64
         )
-        self.readout = nn.Parameter(
-            torch.randn(self.num_units, self.output_dim, generator=generator, dtype=dtype).to(
-                device
-            )
-            / self.num_units**0.5
-        )
-        self.raw_bias = nn.Parameter(torch.tensor(_inverse_softplus(bias), **factory))
-        self.raw_variance = nn.Parameter(torch.tensor(_inverse_softplus(variance), **factory))
+        self.weights = nn.Parameter((weights / d**0.5).to(**factory))
+        self.readout = nn.Parameter((readout / self.num_units**0.5).to(**factory))
+        for name, value in (("bias", bias), ("variance", variance)):
+            self.register_parameter(f"raw_{name}", nn.Parameter(torch.zeros((), **factory)))
+            self.register_constraint(f"raw_{name}", Positive())
+            getattr(self, f"raw_{name}_constraint").to(**factory)
+            self.initialize(**{f"raw_{name}": self._positive_to_raw(name, value)})
         self.scale_offdiag = nn.Parameter(
             torch.zeros(self.output_dim, self.num_units, self.num_units, **factory)
         )
         self.raw_scale_diag = nn.Parameter(
-            torch.full(
-                (self.output_dim, self.num_units), _inverse_softplus(initial_scale), **factory
+            inv_softplus(
+                torch.full((self.output_dim, self.num_units), float(initial_scale), **factory)
             )
         )
         levels = [n for n in range(self.num_levels) if not self.activation.vanishes(n)]
@@ -183,15 +187,30 @@ class ActivatedGPLayer(nn.Module):
         )
 
     # ------------------------------------------------------------------ hyperparameters
+    def _positive_to_raw(self, name: str, value: float | Tensor) -> Tensor:
+        raw = getattr(self, f"raw_{name}")
+        value = torch.as_tensor(value, dtype=raw.dtype, device=raw.device).reshape(())
+        return getattr(self, f"raw_{name}_constraint").inverse_transform(value)
+
     @property
     def bias(self) -> Tensor:
-        """The bias :math:`b` of the lift, a scalar tensor."""
-        return functional.softplus(self.raw_bias)
+        """The bias :math:`b > 0` of the lift, a scalar tensor (``raw_bias`` through a
+        ``Positive`` constraint)."""
+        return self.raw_bias_constraint.transform(self.raw_bias)
+
+    @bias.setter
+    def bias(self, value: float | Tensor) -> None:
+        self.initialize(raw_bias=self._positive_to_raw("bias", value))
 
     @property
     def variance(self) -> Tensor:
-        """The kernel variance :math:`\\sigma_k^2`, a scalar tensor."""
-        return functional.softplus(self.raw_variance)
+        """The kernel variance :math:`\\sigma_k^2 > 0`, a scalar tensor (``raw_variance`` through
+        a ``Positive`` constraint)."""
+        return self.raw_variance_constraint.transform(self.raw_variance)
+
+    @variance.setter
+    def variance(self, value: float | Tensor) -> None:
+        self.initialize(raw_variance=self._positive_to_raw("variance", value))
 
     def scale_tril(self) -> Tensor:
         """Whitened posterior factors :math:`R_j` (lower, positive diagonal), ``(P, M, M)``."""
@@ -200,8 +219,8 @@ class ActivatedGPLayer(nn.Module):
         )
 
     def set_variance(self, value: float | Tensor) -> None:
-        """Set :math:`\\sigma_k^2 > 0`."""
-        self.raw_variance.data.fill_(_inverse_softplus(float(value)))
+        """Set :math:`\\sigma_k^2 > 0` (the same as assigning ``variance``)."""
+        self.variance = value
 
     def set_scale_tril(self, value: Tensor) -> None:
         """Set the whitened covariance factors :math:`R_j`.
@@ -298,11 +317,11 @@ class ActivatedGPLayer(nn.Module):
         return self.variance * (h.pow(2).sum(-1) + self.bias**2) * kappa_one
 
     def state(self) -> LayerState:
-        """Cholesky factor of :math:`K_{uu}` (relative jitter added), its inverse and the
-        :math:`R_j`."""
+        """Cholesky factor of :math:`K_{uu}` (relative jitter added), its inverse, the
+        :math:`R_j` and the read-out :math:`V`."""
         chol, inverse = self._unit_cholesky()
         scale = self.variance.sqrt()
-        return LayerState(chol / scale, inverse * scale, self.scale_tril())
+        return LayerState(chol / scale, inverse * scale, self.scale_tril(), self.readout)
 
     def conditional_variance(self, h: Tensor, state: LayerState) -> tuple[Tensor, Tensor, Tensor]:
         r"""Whitened projections and :math:`\max(K_{ff} - Q_{ff}, 0)`.
@@ -338,7 +357,7 @@ class ActivatedGPLayer(nn.Module):
         # a broadcast matmul would copy every R_j per batch entry
         projected = torch.einsum("...nm,pmk->...pnk", whitened, state.scale_tril)
         variance = residual.unsqueeze(-1) + projected.pow(2).sum(-1).transpose(-1, -2)
-        return features @ self.readout, variance
+        return features @ state.readout, variance
 
     def sample(self, h: Tensor, state: LayerState, eps_u: Tensor, eps_f: Tensor) -> Tensor:
         r"""Reparameterised samples :math:`f(x) = K_{fu}(V + L_{uu}^{-\top}R\,\epsilon_u) +
@@ -362,10 +381,10 @@ class ActivatedGPLayer(nn.Module):
         features, _, residual = self.conditional_variance(h, state)
         # einsum, not a broadcast matmul: the batch dimensions along which one operand is
         # constant become rows of one GEMM instead of a small product per batch entry (~10x)
-        drawn = torch.einsum("pij,...pj->...pi", state.scale_tril, eps_u)  # (*sbatch, P, M)
+        drawn = torch.einsum("...pij,...pj->...pi", state.scale_tril, eps_u)  # (*sbatch, P, M)
         shift = (drawn @ state.inverse).transpose(-1, -2)  # L^-T R eps: (*sbatch, M, P)
-        mean = torch.einsum("...nm,...mp->...np", features, self.readout + shift)
-        return mean + _safe_sqrt(residual).unsqueeze(-1) * eps_f
+        mean = torch.einsum("...nm,...mp->...np", features, state.readout + shift)
+        return mean + safe_sqrt(residual).unsqueeze(-1) * eps_f
 
     def kl_divergence(self, state: LayerState) -> Tensor:
         r"""The whitened KL, :math:`\sum_j \mathrm{KL}[\mathcal N(L_{uu}^\top V_j, R_jR_j^\top)

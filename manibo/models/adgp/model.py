@@ -1,36 +1,48 @@
-r"""The activated deep GP as a BoTorch ``Model``, and the ``"adgp"`` surrogate (loop, CLI)."""
+r"""The activated deep GP as a BoTorch ``Model``: posterior, output selection, fantasy models."""
 
 from __future__ import annotations
 
-import inspect
+import copy
 import time
 
 import torch
 from botorch.acquisition.objective import ScalarizedPosteriorTransform
-from botorch.exceptions.errors import UnsupportedError
-from botorch.models.model import Model
+from botorch.models.model import FantasizeMixin, Model
+from botorch.models.transforms.input import InputTransform
+from botorch.models.transforms.outcome import Standardize
 from botorch.posteriors import Posterior
+from botorch.utils.types import DEFAULT
 from torch import Tensor
 
 from manibo._validation import as_tensor_arg, check_finite, check_same_dtype_device
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models.adgp.activations import Activation
+from manibo.models.adgp.conditioning import conditioned_last_layer
 from manibo.models.adgp.initialization import initialize_from_network
-from manibo.models.adgp.layer import KernelFactory
+from manibo.models.adgp.layer import KernelFactory, LayerState
 from manibo.models.adgp.network import ActivatedDeepGP
 from manibo.models.adgp.posterior import ActivatedDGPPosterior
 from manibo.models.adgp.training import STAGE_TWO_OBJECTIVES, fit_elbo, fit_network
-from manibo.models.exact_gp import validate_training_data
-from manibo.models.registry import register_surrogate
+from manibo.models.outputs import check_output_indices
+from manibo.models.transforms import (
+    OutcomeTransformArg,
+    TransformedTrainingInputs,
+    checked_input_transform,
+    fitted_outcome_transform,
+    transformed_training_inputs,
+)
+
+_CONDITIONED = ("last_readout", "last_scale_tril")
 
 
-class ActivatedDGPModel(Model):
+class ActivatedDGPModel(TransformedTrainingInputs, Model, FantasizeMixin):
     r"""A BoTorch model whose posterior is an activated deep GP trained in two stages.
 
-    Outcomes are standardised (per column) before training and the posterior is returned in data
-    units. Inputs are points of :math:`\mathbb R^D` (scale them to about unit size) or of a sphere
-    in ambient coordinates; every layer lifts its input to :math:`[h, b]`. Construction trains the
-    model unless ``fit=False`` (:mod:`manibo.models.adgp.training`):
+    Outcomes go through ``outcome_transform`` (BoTorch's ``Standardize`` per column by default)
+    before training, and the posterior is returned in data units. Inputs are points of
+    :math:`\mathbb R^D` (scale them to about unit size) or of a sphere in ambient coordinates;
+    every layer lifts its input to :math:`[h, b]`. Construction builds the network; :meth:`fit`
+    trains it (:mod:`manibo.models.adgp.training`):
 
     1. stage 1 fits the equivalent network for ``network_epochs`` full-batch Adam steps;
     2. :func:`~manibo.models.adgp.initialize_from_network` sets the noise, kernel variances and
@@ -71,11 +83,15 @@ class ActivatedDGPModel(Model):
         warm_network_epochs: stage-1 steps after a warm start.
         warm_elbo_epochs: stage-2 steps after a warm start.
         seed: seed of the initial weights and of the training samples.
-        fit: train now (otherwise call :meth:`fit`).
+        outcome_transform: ``Standardize`` (the default, ``Standardize(m)``) or None; the
+            posterior folds its affine map into the samples.
+        input_transform: a BoTorch input transform applied to every input, or None.
 
-    Fantasies (``condition_on_observations``) are not available, so knowledge-gradient acquisitions
-    are not either; every MC acquisition (qLogEI, qLogNEI, qUCB, ...) and the analytic ones (through
-    the Monte Carlo ``mean`` and ``variance`` of the posterior) work.
+    Every BoTorch acquisition works: Monte Carlo ones on the samples (the registered sampler drives
+    them from fixed base samples), analytic ones on the Monte Carlo ``mean`` and ``variance``, and
+    max-value entropy search on the moment-matched Gaussian ``distribution``. Fantasy models
+    (:meth:`condition_on_observations`, hence knowledge gradient and integrated variance) update the
+    last layer's inducing posterior (:mod:`manibo.models.adgp.conditioning`).
     """
 
     def __init__(
@@ -102,7 +118,8 @@ class ActivatedDGPModel(Model):
         warm_network_epochs: int = 100,
         warm_elbo_epochs: int = 50,
         seed: int = 0,
-        fit: bool = True,
+        outcome_transform: OutcomeTransformArg = DEFAULT,
+        input_transform: InputTransform | None = None,
     ) -> None:
         super().__init__()
         for name, value in (("train_X", train_X), ("train_Y", train_Y)):
@@ -124,11 +141,23 @@ class ActivatedDGPModel(Model):
                 "have the same number of rows, at least 2."
             )
         self.train_X, self.train_Y = train_X, train_Y
-        self.register_buffer("outcome_mean", train_Y.mean(0))
-        std = train_Y.std(0)
-        self.register_buffer("outcome_std", torch.where(std > 0, std, torch.ones_like(std)))
+        outcome_transform, _ = fitted_outcome_transform(train_Y, outcome_transform)
+        if outcome_transform is not None:
+            if not isinstance(outcome_transform, Standardize):
+                raise ConfigurationError(
+                    "`outcome_transform` of the activated deep GP must be Standardize or None (its "
+                    f"posterior folds an affine map into the samples), got "
+                    f"{type(outcome_transform).__name__}."
+                )
+            self.outcome_transform = outcome_transform
+        input_transform = checked_input_transform(input_transform)
+        if input_transform is not None:
+            self.input_transform = input_transform
+        self._outputs = list(range(train_Y.shape[-1]))
+        self.register_buffer("last_readout", None)
+        self.register_buffer("last_scale_tril", None)
         self.network = ActivatedDeepGP(
-            train_X.shape[-1],
+            self.transformed_inputs().shape[-1],
             train_Y.shape[-1],
             num_layers=num_layers,
             num_units=num_units,
@@ -157,22 +186,52 @@ class ActivatedDGPModel(Model):
         }
         self.warm_started = self._warm_start(previous_model)
         self.fit_seconds: float | None = None
-        if fit:
-            self.fit()
 
     @property
     def num_outputs(self) -> int:
-        """Number of outcomes ``m``."""
-        return self.network.output_dim
+        """Number of outcomes ``m`` (of the selected ones after :meth:`subset_output`)."""
+        return len(self._outputs)
 
     @property
     def batch_shape(self) -> torch.Size:
-        """Empty: one model, no model batch."""
-        return torch.Size([])
+        """``[]`` for a trained model; a fantasy model adds the fantasy and input batch."""
+        if self.last_readout is None:
+            return torch.Size([])
+        return torch.broadcast_shapes(self.last_readout.shape[:-2], self.last_scale_tril.shape[:-3])
 
-    def standardized_targets(self) -> Tensor:
-        """The training outcomes standardised per column, shape ``(n, m)``."""
-        return (self.train_Y - self.outcome_mean) / self.outcome_std
+    @property
+    def likelihood(self):
+        """The network's likelihood (Gaussian for a BoTorch model)."""
+        return self.network.likelihood
+
+    def transformed_inputs(self) -> Tensor:
+        """The training inputs after the input transform, shape ``(n, D)``."""
+        return transformed_training_inputs(self.train_X, getattr(self, "input_transform", None))
+
+    def transformed_targets(self) -> Tensor:
+        """The training outcomes after the outcome transform, shape ``(n, m)``."""
+        if not hasattr(self, "outcome_transform"):
+            return self.train_Y
+        shift, scale = self._outcome_affine()
+        return (self.train_Y - shift) / scale
+
+    def _outcome_affine(self) -> tuple[Tensor, Tensor]:
+        """``(shift, scale)`` of the outcome transform per network output, shapes ``(m,)``."""
+        transform = getattr(self, "outcome_transform", None)
+        ones = self.train_Y.new_ones(self.network.output_dim)
+        if transform is None:
+            return 0 * ones, ones
+        return transform.means.reshape(-1).to(ones), transform.stdvs.reshape(-1).to(ones)
+
+    def _states(self) -> list[LayerState]:
+        """The layers' states, with the conditioned last layer of a fantasy model."""
+        states = self.network.states()
+        if self.last_readout is not None:
+            last = states[-1]
+            states[-1] = LayerState(
+                last.chol, last.inverse, self.last_scale_tril, self.last_readout
+            )
+        return states
 
     def _warm_start(self, previous: ActivatedDGPModel | None) -> bool:
         """Copy the network weights of ``previous`` when its architecture is this one's."""
@@ -196,8 +255,13 @@ class ActivatedDGPModel(Model):
 
     def fit(self) -> ActivatedDGPModel:
         """Run both training stages on the training data; returns ``self``."""
+        if self.last_readout is not None or self.num_outputs != self.network.output_dim:
+            raise ConfigurationError(
+                "a fantasy model or an output subset shares the network of the model it came "
+                "from; fit that model instead."
+            )
         start = time.perf_counter()
-        o, x, y = self.options, self.train_X, self.standardized_targets()
+        o, x, y = self.options, self.transformed_inputs(), self.transformed_targets()
         warm = self.warm_started
         self.network.requires_grad_(True)
         fit_network(
@@ -238,85 +302,116 @@ class ActivatedDGPModel(Model):
 
         Args:
             X: inputs, shape ``(*batch, q, D)``.
-            output_indices: must be None or every output (no subsetting).
-            observation_noise: True adds the learned likelihood noise to the samples.
+            output_indices: None (every output) or the indices of the outputs to return.
+            observation_noise: True adds the learned likelihood noise to the samples; a tensor
+                ``(*batch, q, k)`` (``k`` the number of returned outputs, or 1) adds noise of
+                those variances, in transformed (standardised) units.
             posterior_transform: None or a ``ScalarizedPosteriorTransform`` (folded into the
                 posterior's affine output map).
 
         Returns:
             An :class:`~manibo.models.adgp.ActivatedDGPPosterior` with samples of shape
-            ``(*sample, *batch, q, m)`` (``m = 1`` after a scalarisation).
+            ``(*sample, *batch', q, k)`` (``k = 1`` after a scalarisation), ``batch'`` the
+            broadcast of ``batch`` and the model's batch shape.
+
+        Raises:
+            InputDataError: ``output_indices`` names an output the model does not have.
+            ConfigurationError: a posterior transform other than a scalarisation.
         """
-        self.network.check_inputs(X, "X")
-        if output_indices is not None and list(output_indices) != list(range(self.num_outputs)):
-            raise UnsupportedError(
-                f"`output_indices` {output_indices!r}: the activated deep GP predicts all of its "
-                f"{self.num_outputs} outputs jointly; pass None and select the outputs afterwards."
-            )
+        outputs = [self._outputs[i] for i in check_output_indices(output_indices, self.num_outputs)]
+        self.eval()
+        X = self.network.check_inputs(self.transform_inputs(X), "X")
+        X = X.expand(*torch.broadcast_shapes(X.shape[:-2], self.batch_shape), *X.shape[-2:])
+        shift, scale = self._outcome_affine()
+        weights, bias = torch.diag(scale)[:, outputs], shift[outputs]
         if isinstance(observation_noise, Tensor):
-            raise UnsupportedError(
-                "`observation_noise` must be True or False for the activated deep GP (it learns "
-                "one noise variance); a tensor of known noise levels is not supported."
-            )
-        weights, bias = torch.diag(self.outcome_std), self.outcome_mean
+            observation_noise = self._network_noise(observation_noise, outputs)
         if isinstance(posterior_transform, ScalarizedPosteriorTransform):
-            scalarise = posterior_transform.weights.to(weights).unsqueeze(-1)  # (m, 1)
+            scalarise = posterior_transform.weights.to(weights).unsqueeze(-1)  # (k, 1)
             weights, bias = weights @ scalarise, bias @ scalarise + posterior_transform.offset
         elif posterior_transform is not None:
-            raise UnsupportedError(
+            raise ConfigurationError(
                 f"{type(posterior_transform).__name__} is not supported by the activated deep GP; "
                 "use a ScalarizedPosteriorTransform or an MC objective on the samples."
             )
-        return ActivatedDGPPosterior(self.network, X, weights, bias, bool(observation_noise))
-
-    def condition_on_observations(self, X: Tensor, Y: Tensor, **kwargs) -> Model:
-        """Not available: retrain on the new data (knowledge-gradient acquisitions need it)."""
-        raise UnsupportedError(
-            "the activated deep GP has no fantasy models (condition_on_observations), so "
-            "knowledge-gradient acquisitions such as 'qkg' are unavailable; use 'qlognei', "
-            "'qlogei' or 'qucb'."
+        return ActivatedDGPPosterior(
+            self.network, X, weights, bias, observation_noise, states=self._states()
         )
 
+    def _network_noise(self, noise: Tensor, outputs: list[int]) -> Tensor:
+        """Noise variances of the selected outputs, shape ``(..., k)``, as ``(..., m)`` over the
+        network's outputs (0 for the others)."""
+        if noise.shape[-1] not in (1, len(outputs)):
+            raise InputDataError(
+                f"`observation_noise` must have 1 or {len(outputs)} columns (one per returned "
+                f"output), got shape {tuple(noise.shape)}."
+            )
+        full = noise.new_zeros(*noise.shape[:-1], self.network.output_dim)
+        full[..., outputs] = noise.expand(*noise.shape[:-1], len(outputs))
+        return full
 
-#: Defaults of the ``"adgp"`` surrogate: a small network and short training, so that one Bayesian
-#: optimisation iteration costs seconds on a CPU (measured in ``docs/adgp.md``).
-SURROGATE_DEFAULTS = {
-    "num_layers": 3,
-    "num_units": 32,
-    "network_epochs": 100,
-    "network_lr": 1e-2,
-    "elbo_epochs": 30,
-    "num_samples": 2,
-    "warm_network_epochs": 30,
-    "warm_elbo_epochs": 10,
-}
+    def subset_output(self, idcs: list[int]) -> ActivatedDGPModel:
+        """The model restricted to the outputs ``idcs``; it shares this model's network.
 
+        Raises:
+            InputDataError: ``idcs`` names an output the model does not have.
+        """
+        outputs = [self._outputs[i] for i in check_output_indices(idcs, self.num_outputs)]
+        model = self._sharing_copy()
+        model._outputs = outputs
+        return model
 
-@register_surrogate("adgp")
-def activated_dgp_surrogate(
-    space, train_X, train_Y, previous_model=None, warm_start=False, **options
-) -> ActivatedDGPModel:
-    """Activated deep GP on ambient coordinates (options: see :class:`ActivatedDGPModel`).
+    def _sharing_copy(self) -> ActivatedDGPModel:
+        """A copy that shares the network and the training data (a new view of one model)."""
+        shared = (self.network, self.train_X, self.train_Y)
+        return copy.deepcopy(self, {id(obj): obj for obj in shared})
 
-    The loop offers its previous surrogate as ``previous_model``. It is used only with
-    ``warm_start=True``: the network then starts from the previous one and trains for
-    ``warm_network_epochs`` and ``warm_elbo_epochs`` steps. Off by default, because a proposal then
-    depends on the surrogates before it, not only on the seed and the data, so a run resumed from
-    its journal (which starts cold) no longer proposes exactly the points of an uninterrupted run.
-    """
-    validate_training_data(space, train_X, train_Y)
-    accepted = set(inspect.signature(ActivatedDGPModel).parameters)
-    unknown = set(options) - (accepted - {"train_X", "train_Y", "previous_model"})
-    if unknown:
-        raise ConfigurationError(
-            f"unknown option(s) {sorted(unknown)} for the 'adgp' surrogate; see "
-            "manibo.models.adgp.ActivatedDGPModel for the accepted ones."
+    def condition_on_observations(
+        self, X: Tensor, Y: Tensor, noise: Tensor | None = None, **kwargs
+    ) -> ActivatedDGPModel:
+        """A fantasy model: the last layer's inducing posterior updated on ``(X, Y)``.
+
+        See :mod:`manibo.models.adgp.conditioning` for the update (Bayesian conditioning of the
+        predictive for a one-layer model; the best linear update of the last layer, hidden layers
+        kept, for a deep one). Differentiable in ``X`` and ``Y``; ``X`` may hold no points.
+
+        Args:
+            X: inputs, shape ``(*batch, n, D)``, ``n >= 0``.
+            Y: outcomes in original units, shape ``(*fantasy, *batch, n, k)``, ``k`` the number of
+                outputs.
+            noise: noise variances of the new observations in transformed units, shape
+                ``(*batch, n, k)``; default the learned noise.
+
+        Returns:
+            An :class:`ActivatedDGPModel` with batch shape ``broadcast(fantasy + batch,
+            batch_shape)`` that shares this model's network.
+        """
+        X = self.network.check_inputs(self.transform_inputs(X), "X")
+        as_tensor_arg("Y", Y)
+        check_finite("Y", Y)
+        k = self.num_outputs
+        if Y.dim() < 2 or Y.shape[-2:] != (X.shape[-2], k):
+            raise InputDataError(
+                f"`Y` must have shape (*batch, {X.shape[-2]}, {k}) to match `X` "
+                f"{tuple(X.shape)}, got {tuple(Y.shape)}."
+            )
+        shift, scale = self._outcome_affine()
+        P, outputs = self.network.output_dim, self._outputs
+        targets = Y.new_zeros(*Y.shape[:-1], P)
+        targets[..., outputs] = (Y - shift[outputs]) / scale[outputs]
+        variances = self.network.noise.detach().expand(*X.shape[:-1], P).clone()
+        if noise is not None:
+            variances[..., outputs] = noise.expand(*X.shape[:-1], len(outputs))
+        states = self._states()
+        readout, scale_tril = conditioned_last_layer(
+            self.network, states, X, targets, variances, seed=self.options["seed"]
         )
-    if not isinstance(warm_start, bool):
-        raise ConfigurationError(f"`warm_start` must be True or False, got {warm_start!r}.")
-    return ActivatedDGPModel(
-        train_X.reshape(train_X.shape[0], -1),
-        train_Y,
-        previous_model=previous_model if warm_start else None,
-        **{**SURROGATE_DEFAULTS, **options},
-    )
+        if len(outputs) < P:  # outputs outside a subset are not observed: keep them
+            kept = [j for j in range(P) if j not in outputs]
+            readout = readout.clone()
+            readout[..., kept] = states[-1].readout[..., kept]
+            scale_tril = scale_tril.clone()
+            scale_tril[..., kept, :, :] = states[-1].scale_tril[..., kept, :, :]
+        model = self._sharing_copy()
+        model.last_readout, model.last_scale_tril = readout, scale_tril
+        return model.eval()

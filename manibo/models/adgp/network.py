@@ -2,11 +2,12 @@ r"""The activated deep GP: stacked activated GP layers whose mean forward pass i
 
 Layer :math:`\ell` maps :math:`\mathbb R^{D_{\ell-1}} \to \mathbb R^{D_\ell}`; the hidden widths
 :math:`D_\ell` are the numbers of GP outputs ("heads") and ``num_units`` is the number of inducing
-variables (hidden units) of every layer. Seed 001 §4.4.1 uses three layers, 128 units and hidden
-heads equal to the input dimension, which are the defaults here. Inference is doubly stochastic
-(Salimbeni & Deisenroth 2017): samples are propagated through the layers by reparameterisation, and
-the likelihood's expectation under the last layer is taken in closed form (Gaussian, regression)
-or by Monte Carlo (categorical, classification; :mod:`manibo.models.adgp.likelihoods`).
+variables (hidden units) of every layer. Dutordoir (2021), §4.4.1, uses three layers, 128 units and
+hidden heads equal to the input dimension, which are the defaults here. Inference is doubly
+stochastic (Salimbeni & Deisenroth 2017): samples are propagated through the layers by
+reparameterisation, and the likelihood's expectation under the last layer is taken in closed form
+(Gaussian, regression) or by Monte Carlo (categorical, classification;
+:mod:`manibo.models.adgp.likelihoods`).
 """
 
 from __future__ import annotations
@@ -14,17 +15,18 @@ from __future__ import annotations
 import math
 
 import torch
+from gpytorch.constraints import Positive
+from gpytorch.module import Module
 from torch import Tensor, nn
-from torch.nn import functional
 
 from manibo._validation import as_tensor_arg, check_finite, check_same_dtype_device
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models.adgp.activations import Activation
-from manibo.models.adgp.layer import ActivatedGPLayer, KernelFactory, LayerState, _inverse_softplus
+from manibo.models.adgp.layer import ActivatedGPLayer, KernelFactory, LayerState
 from manibo.models.adgp.likelihoods import make_likelihood
 
 
-class ActivatedDeepGP(nn.Module):
+class ActivatedDeepGP(Module):
     r"""A deep GP of :class:`ActivatedGPLayer` s with a Gaussian or a categorical likelihood.
 
     Args:
@@ -32,7 +34,7 @@ class ActivatedDeepGP(nn.Module):
         output_dim: number of outputs of the last layer (for ``"categorical"``: of classes).
         num_layers: number of GP layers (>= 1).
         num_units: inducing variables (hidden units) per layer.
-        hidden_dim: outputs of each hidden layer (default ``input_dim``, as in seed 001).
+        hidden_dim: outputs of each hidden layer (default ``input_dim``, as in Dutordoir 2021).
         activation: ``"softplus"``, ``"relu"`` or an :class:`Activation`.
         kernel: factory ``Sphere(D) -> ZonalKernel`` (default: order-1 arc-cosine).
         num_levels: truncation level of every layer's :math:`K_{uu}`.
@@ -92,18 +94,25 @@ class ActivatedDeepGP(nn.Module):
             for i in range(int(num_layers))
         )
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
-        self.raw_noise = nn.Parameter(
-            torch.tensor(_inverse_softplus(noise), dtype=dtype, device=device)
-        )
+        self.raw_noise = nn.Parameter(torch.zeros((), dtype=dtype, device=device))
+        self.register_constraint("raw_noise", Positive())
+        self.raw_noise_constraint.to(dtype=dtype, device=device)
+        self.noise = noise
 
     @property
     def noise(self) -> Tensor:
-        """Likelihood noise variance :math:`\\sigma^2`, a scalar tensor."""
-        return functional.softplus(self.raw_noise)
+        """Likelihood noise variance :math:`\\sigma^2 > 0`, a scalar tensor (``raw_noise``
+        through a ``Positive`` constraint)."""
+        return self.raw_noise_constraint.transform(self.raw_noise)
+
+    @noise.setter
+    def noise(self, value: float | Tensor) -> None:
+        value = torch.as_tensor(value, dtype=self.raw_noise.dtype, device=self.raw_noise.device)
+        self.initialize(raw_noise=self.raw_noise_constraint.inverse_transform(value.reshape(())))
 
     def set_noise(self, value: float | Tensor) -> None:
-        """Set the likelihood noise variance (> 0)."""
-        self.raw_noise.data.fill_(_inverse_softplus(float(value)))
+        """Set the likelihood noise variance (> 0; the same as assigning ``noise``)."""
+        self.noise = value
 
     def check_inputs(self, x: Tensor, name: str = "x") -> Tensor:
         """Raise ``InputDataError`` unless ``x`` is finite ``(*batch, n, D)`` on the parameters'
@@ -153,7 +162,7 @@ class ActivatedDeepGP(nn.Module):
         point_normals: Tensor,
         shared_normals: Tensor,
         states: list[LayerState] | None = None,
-        observation_noise: bool = False,
+        observation_noise: bool | Tensor = False,
     ) -> Tensor:
         r"""Reparameterised samples at ``x``, a deterministic function of the normals.
 
@@ -163,8 +172,9 @@ class ActivatedDeepGP(nn.Module):
             shared_normals: shape ``(*sample, *ones, G)``, ``G = num_shared_normals()``, with
                 ``len(batch)`` singleton (or full) dimensions: one draw of :math:`u` per sample.
             states: from :meth:`states` (computed when omitted).
-            observation_noise: add the likelihood noise (its normals are the last ``output_dim``
-                of ``point_normals``).
+            observation_noise: add the likelihood noise (True) or noise of the given variances (a
+                tensor broadcastable to ``(*batch, n, output_dim)``); its normals are the last
+                ``output_dim`` of ``point_normals``.
 
         Returns:
             Samples, shape ``(*sample, *batch, n, output_dim)``, differentiable in ``x``.
@@ -177,8 +187,9 @@ class ActivatedDeepGP(nn.Module):
             eps_u = shared_normals[..., shared_at : shared_at + p * m].unflatten(-1, (p, m))
             h = layer.sample(h, state, eps_u, eps_f)
             point_at, shared_at = point_at + p, shared_at + p * m
-        if observation_noise:
-            h = h + self.noise.sqrt() * point_normals[..., point_at : point_at + self.output_dim]
+        if isinstance(observation_noise, Tensor) or observation_noise:
+            variance = self.noise if observation_noise is True else observation_noise
+            h = h + variance.sqrt() * point_normals[..., point_at : point_at + self.output_dim]
         return h
 
     def _hidden_samples(self, x: Tensor, num_samples: int, generator, states) -> Tensor:

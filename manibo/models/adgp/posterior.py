@@ -21,14 +21,17 @@ from botorch.posteriors import Posterior
 from botorch.sampling import IIDNormalSampler, SobolQMCNormalSampler
 from botorch.sampling.base import MCSampler
 from botorch.sampling.get_sampler import GetSampler
+from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
 from torch import Tensor
 from torch.quasirandom import SobolEngine
 
 from manibo.exceptions import InputDataError
+from manibo.models.adgp.layer import LayerState
 from manibo.models.adgp.network import ActivatedDeepGP
 
 MOMENT_SAMPLES = 256
-"""Samples behind :attr:`ActivatedDGPPosterior.mean` and ``variance`` (fixed Sobol normals)."""
+"""Samples behind :attr:`ActivatedDGPPosterior.mean`, ``variance`` and ``distribution`` (fixed
+Sobol normals)."""
 
 
 class ActivatedDGPPosterior(Posterior):
@@ -38,10 +41,14 @@ class ActivatedDGPPosterior(Posterior):
         network: the trained deep GP.
         X: inputs, shape ``(*batch, n, D)``.
         weights: the affine map from the network's ``m`` outputs to the posterior's ``k``, shape
-            ``(m, k)`` (``diag(std)`` to undo outcome standardisation, composed with the weights
-            of a scalarisation).
+            ``(m, k)`` (``diag(std)`` to undo outcome standardisation, restricted to the selected
+            outputs, composed with the weights of a scalarisation).
         bias: its offset, shape ``(k,)``.
-        observation_noise: sample noisy observations :math:`y` instead of :math:`f`.
+        observation_noise: sample noisy observations :math:`y` instead of :math:`f`: True for the
+            likelihood's noise, or noise variances in the network's units, a tensor
+            broadcastable to ``(*batch, n, m)``.
+        states: the layers' states (default ``network.states()``); a fantasy model passes its
+            conditioned last layer here.
     """
 
     def __init__(
@@ -50,15 +57,17 @@ class ActivatedDGPPosterior(Posterior):
         X: Tensor,
         weights: Tensor,
         bias: Tensor,
-        observation_noise: bool = False,
+        observation_noise: bool | Tensor = False,
+        states: list[LayerState] | None = None,
     ) -> None:
         self.network = network
         self.X = X
         self.weights, self.bias = weights, bias
-        self.observation_noise = bool(observation_noise)
-        self._states = network.states()
-        self._num_point = network.num_point_normals(self.observation_noise)
-        self._moments: tuple[Tensor, Tensor] | None = None
+        noisy = isinstance(observation_noise, Tensor) or bool(observation_noise)
+        self.observation_noise = observation_noise if noisy else False
+        self._states = network.states() if states is None else states
+        self._num_point = network.num_point_normals(noisy)
+        self._moments: tuple[Tensor, Tensor, Tensor] | None = None
 
     @property
     def device(self) -> torch.device:
@@ -146,12 +155,37 @@ class ActivatedDGPPosterior(Posterior):
             sample_shape, base.expand(sample_shape + self.base_sample_shape)
         )
 
-    def _moment_estimates(self) -> tuple[Tensor, Tensor]:
+    def _moment_estimates(self) -> tuple[Tensor, Tensor, Tensor]:
+        """Mean, variance and joint covariance: of :data:`MOMENT_SAMPLES` fixed Sobol samples of
+        the latent function, plus the observation noise exactly (it is independent of it)."""
         if self._moments is None:
-            sampler = _moment_sampler(self.base_sample_shape[-1], self.dtype, self.device)
-            samples = sampler(self)
-            self._moments = (samples.mean(0), samples.var(0))
+            latent = self
+            if self.observation_noise is not False:
+                latent = ActivatedDGPPosterior(
+                    self.network, self.X, self.weights, self.bias, False, self._states
+                )
+            sampler = _moment_sampler(latent.base_sample_shape[-1], self.dtype, self.device)
+            samples = sampler(latent)
+            mean, variance = samples.mean(0), samples.var(0)
+            centred = (samples - mean).flatten(-2)  # (S, *batch, n k): outputs vary fastest
+            covariance = centred.unsqueeze(-1) * centred.unsqueeze(-2)
+            covariance = covariance.sum(0) / (samples.shape[0] - 1)
+            if self.observation_noise is not False:
+                noise = self._noise_covariance()  # (*batch, n, k, k)
+                variance = variance + noise.diagonal(dim1=-2, dim2=-1)
+                eye = torch.eye(noise.shape[-3], dtype=noise.dtype, device=noise.device)
+                blocks = torch.einsum("...ikl,ij->...ikjl", noise, eye)
+                covariance = covariance + blocks.reshape(covariance.shape)
+            self._moments = (mean, variance, covariance)
         return self._moments
+
+    def _noise_covariance(self) -> Tensor:
+        """Covariance that the observation noise adds per point, ``W^T diag(noise) W``, shape
+        ``(*batch, n, k, k)``."""
+        noise = self.network.noise if self.observation_noise is True else self.observation_noise
+        n, m = self.X.shape[-2], self.weights.shape[-2]
+        noise = noise.to(self.X).expand(*self.batch_shape, n, m)
+        return torch.einsum("...i,ik,il->...kl", noise, self.weights, self.weights)
 
     @property
     def mean(self) -> Tensor:
@@ -162,6 +196,28 @@ class ActivatedDGPPosterior(Posterior):
     def variance(self) -> Tensor:
         """Posterior variance from the same fixed samples, shape ``(*batch, n, k)``."""
         return self._moment_estimates()[1]
+
+    @property
+    def distribution(self) -> MultivariateNormal:
+        r"""The moment-matched Gaussian: mean and joint covariance of the same fixed samples.
+
+        What acquisitions that need a Gaussian predictive (max-value entropy search: its
+        entropy, log density and covariance) see; the samples themselves stay those of the deep GP.
+        A small jitter (:math:`10^{-8}` of the mean variance in float64, :math:`10^{-5}` in
+        float32) keeps the covariance positive definite.
+
+        Returns:
+            A ``MultivariateNormal`` over the ``n`` points (one output), or a
+            ``MultitaskMultivariateNormal`` over ``n`` points and ``k`` outputs (interleaved).
+        """
+        mean, variance, covariance = self._moment_estimates()
+        relative = 1e-8 if self.dtype == torch.float64 else 1e-5
+        jitter = relative * variance.mean(dim=(-2, -1)).clamp_min(1e-30)
+        eye = torch.eye(covariance.shape[-1], dtype=covariance.dtype, device=covariance.device)
+        covariance = covariance + jitter[..., None, None] * eye
+        if mean.shape[-1] == 1:
+            return MultivariateNormal(mean[..., 0], covariance)
+        return MultitaskMultivariateNormal(mean, covariance, interleaved=True)
 
 
 def _normal_sampler(num_normals: int, sample_shape: torch.Size, seed: int | None) -> MCSampler:

@@ -3,7 +3,8 @@
 Modules: ``mirror_descent`` (the step: schedule, tempered prior, closed-form target, KL),
 ``networks`` (Gaussian-output networks), ``features`` (their feature maps), ``measurement`` (the
 measurement distribution c(x)), ``trainer`` (the iterations), ``pretrain`` (prior hyperparameters by
-exact marginal likelihood), ``model`` (the BoTorch model, registered as ``"gpnet"``).
+exact marginal likelihood), ``model`` (the BoTorch model), ``surrogate`` (the ``"gpnet"`` surrogate
+of the registry: default prior and network, pretraining, training).
 """
 
 from manibo.models.gpnet.features import (
@@ -14,9 +15,10 @@ from manibo.models.gpnet.features import (
 )
 from manibo.models.gpnet.measurement import MeasurementDistribution
 from manibo.models.gpnet.mirror_descent import beta_schedule, conjugate_target, tempered_prior
-from manibo.models.gpnet.model import GPNetModel, build_network, default_kernel, gpnet_surrogate
+from manibo.models.gpnet.model import GPNetModel
 from manibo.models.gpnet.networks import BayesianLinearNetwork
 from manibo.models.gpnet.pretrain import pretrain_hyperparameters
+from manibo.models.gpnet.surrogate import build_network, default_kernel, gpnet_surrogate
 from manibo.models.gpnet.trainer import GPNet, StepResult
 
 __all__ = [

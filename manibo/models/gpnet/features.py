@@ -237,7 +237,12 @@ class HarmonicFeatures(nn.Module):
     def _probe_point(self) -> Tensor:
         kwargs = _dtype_device(self)
         if self.space is not None:
-            return self.space.random(1, generator=torch.Generator().manual_seed(0), **kwargs)
+            # drawn on the CPU and moved: the same probe on every device (a CPU generator cannot
+            # draw on CUDA)
+            point = self.space.random(
+                1, generator=torch.Generator().manual_seed(0), dtype=kwargs["dtype"]
+            )
+            return point.to(kwargs["device"])
         return torch.zeros(1, self.kernel.input_dim, **kwargs)
 
     @property

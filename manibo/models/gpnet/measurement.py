@@ -2,10 +2,10 @@ r"""GPNet's measurement distribution :math:`c(x)`: uniform on the space mixed wi
 
 GPNet matches the network to the mirror-descent target at measurement points drawn from :math:`c(x)`
 every iteration. Low-dimensional problems use uniform draws; high-dimensional ones sample "near" the
-data by perturbing training inputs (seed 003, §3.3). Here a configurable fraction is uniform on the
-space and the rest are training inputs moved by tangent Gaussian noise through the space's
-retraction, so every measurement point lies on the space (on a graph or a mesh, training inputs are
-used as they are).
+data by perturbing training inputs (Shi, Khan & Zhu 2019, §3.3). Here a configurable fraction is
+uniform on the space and the rest are training inputs moved by tangent Gaussian noise through the
+space's retraction, so every measurement point lies on the space (on a graph or a mesh, training
+inputs are used as they are).
 """
 
 from __future__ import annotations

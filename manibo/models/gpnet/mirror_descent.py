@@ -1,7 +1,7 @@
-r"""GPNet's stochastic functional mirror-descent step (Shi, Khan, Zhu 2019): schedule, targets, KL.
+r"""GPNet's stochastic functional mirror-descent step (Shi, Khan & Zhu 2019): schedule, targets, KL.
 
 One step of the mirror descent with step size :math:`\beta_t` turns the current approximation
-:math:`q_t` into (seed 003, eqs. 6–7)
+:math:`q_t` into (Shi, Khan & Zhu 2019, eqs. 6–7)
 
 .. math::
     \hat q_{t+1}(f) \propto p(y_n \mid f)^{N\beta_t/n}\, p(f)^{\beta_t}\, q_t(f)^{1-\beta_t}.
@@ -158,7 +158,9 @@ def conjugate_target(
     beta: float,
     num_data: int,
 ) -> tuple[Tensor, Tensor]:
-    r"""The closed-form target :math:`\hat q_{t+1}(f_M)`, Gaussian likelihood (seed 003, eq. 27).
+    r"""The closed-form target :math:`\hat q_{t+1}(f_M)` of a Gaussian likelihood.
+
+    Shi, Khan & Zhu (2019), eq. 27.
 
     The minibatch likelihood is tempered by :math:`\beta N/n`: Gaussian with variance :math:`s^2 n /
     (\beta N)`. At :math:`\beta = 1` and :math:`n = N` this is the exact GP posterior at the

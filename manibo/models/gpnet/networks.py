@@ -6,10 +6,11 @@ A network maps ``P`` points to a Gaussian over the values of ``C`` latent functi
     f_c(x) = \phi(x)^\top w_c, \qquad w_c \sim \mathcal N(m_c, L_c L_c^\top),
 
 so that :math:`q(f_c(X)) = \mathcal N(\Phi m_c, (\Phi L_c)(\Phi L_c)^\top)` on any finite set, with
-full covariance (seed 003, eq. 30). :math:`L_c` is lower triangular with a softplus diagonal and
-starts at the identity, and :math:`m_c` starts at zero, so an untrained network is the GP whose
-kernel is :math:`\phi(x)^\top\phi(x')` — for features built from the prior kernel, a Monte Carlo or
-truncated version of the prior. The feature maps are in :mod:`manibo.models.gpnet.features`.
+full covariance (Shi, Khan & Zhu 2019, eq. 30). :math:`L_c` is lower triangular with a softplus
+diagonal and starts at the identity, and :math:`m_c` starts at zero, so an untrained network is the
+GP whose kernel is :math:`\phi(x)^\top\phi(x')` — for features built from the prior kernel, a Monte
+Carlo or truncated version of the prior. The feature maps are in
+:mod:`manibo.models.gpnet.features`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-r"""GPNet training (seed 003, Algorithm 1): minibatches, measurement points, KL and hyper steps.
+r"""GPNet training: minibatches, measurement points, KL and hyper steps.
+
+Shi, Khan & Zhu (2019), Algorithm 1.
 
 Iteration :math:`t` with step size :math:`\beta_t`, on a minibatch :math:`(X_n, y_n)` of size ``n``
 out of ``N`` and measurement points :math:`X_M \sim c(x)`:

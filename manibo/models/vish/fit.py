@@ -22,11 +22,14 @@ import math
 from collections.abc import Iterable
 
 import torch
+from botorch.models.transforms.input import InputTransform
+from botorch.models.transforms.outcome import OutcomeTransform
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from manibo._validation import as_tensor_arg, check_finite
 from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.models.transforms import checked_input_transform, transformed_training_inputs
 from manibo.models.vish.collapsed import collapsed_bound
 from manibo.models.vish.model import (
     DEFAULT_TOLERANCE,
@@ -145,6 +148,8 @@ def fit_vish(
     tolerance: float = DEFAULT_TOLERANCE,
     lift_tolerance: float = DEFAULT_LIFT_TOLERANCE,
     seed: int = 0,
+    outcome_transform: OutcomeTransform | None = None,
+    input_transform: InputTransform | None = None,
 ) -> VISHModel:
     r"""Fit VISH to in-memory data: (lift on a sample,) one pass, hyperparameters on the cache.
 
@@ -171,10 +176,17 @@ def fit_vish(
             :meth:`~manibo.models.vish.model.VISHModel.fit`).
         lift_tolerance: stopping tolerance of the lift search (see :func:`fit_lift`).
         seed: seed of the sample.
+        outcome_transform: the fitted outcome transform that ``train_Y`` already went through
+            (kept by the model and undone on its posteriors); None: the outcomes are standardised
+            here with their own mean and (population) standard deviation.
+        input_transform: a BoTorch input transform; the model sees ``train_X`` and every later
+            input through it.
 
     Returns:
         The fitted :class:`~manibo.models.vish.model.VISHModel` (eval mode).
     """
+    input_transform = checked_input_transform(input_transform)
+    train_X = transformed_training_inputs(train_X, input_transform)
     y = _check_data(train_X, train_Y)
     prior = VISHPrior(kernel, num_features).to(train_X.device)
     likelihood = (likelihood or default_likelihood()).to(device=train_X.device)
@@ -197,7 +209,11 @@ def fit_vish(
             lift_tolerance,
         )
     stats = gather_statistics(prior.features, train_X, y, chunk_size, compute_dtype)
-    return VISHModel.from_statistics(prior, stats, likelihood).fit(maxiter, tolerance)
+    if outcome_transform is None:
+        model = VISHModel.from_statistics(prior, stats, likelihood, input_transform)
+    else:
+        model = VISHModel(prior, stats, outcome_transform, likelihood, input_transform)
+    return model.fit(maxiter, tolerance)
 
 
 def fit_vish_streaming(

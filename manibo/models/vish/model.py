@@ -1,11 +1,10 @@
 r"""VISH as a BoTorch model: the collapsed posterior from cached statistics, joint over ``q``
 points, with hyperparameters trained on the cache and rank updates for fantasies.
 
-The model keeps the sufficient statistics of the *standardised* outcomes
-:math:`(y - \mu_y)/s_y` (the constants are fixed when the model is built, like BoTorch's
-``Standardize`` in eval mode) and the prior (:class:`~manibo.models.vish.prior.VISHPrior`).
-Everything it computes is float64 on the statistics' device; posteriors take the dtype of the test
-inputs.
+The model keeps the sufficient statistics of the *transformed* outcomes (by default standardised,
+:math:`(y - \mu_y)/s_y`, with BoTorch's ``Standardize`` fitted when the model is built) and the
+prior (:class:`~manibo.models.vish.prior.VISHPrior`). Everything it computes is float64 on the
+statistics' device; posteriors take the dtype of the test inputs.
 """
 
 from __future__ import annotations
@@ -18,8 +17,9 @@ import numpy as np
 import scipy.optimize
 import torch
 from botorch.models.model import FantasizeMixin, Model
+from botorch.models.transforms.input import InputTransform
+from botorch.models.transforms.outcome import OutcomeTransform, Standardize
 from botorch.posteriors.gpytorch import GPyTorchPosterior
-from gpytorch.constraints import GreaterThan
 from gpytorch.distributions import MultivariateNormal
 from gpytorch.likelihoods import GaussianLikelihood
 from linear_operator.operators import DenseLinearOperator
@@ -28,6 +28,13 @@ from torch import Tensor
 from manibo._validation import as_tensor_arg, check_finite
 from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning, TruncationWarning
 from manibo.kernels.spectral import GeometricMaternKernel
+from manibo.models.outputs import check_output_indices
+from manibo.models.priors import gaussian_likelihood
+from manibo.models.transforms import (
+    TransformedTrainingInputs,
+    checked_input_transform,
+    standardize_from_moments,
+)
 from manibo.models.vish.collapsed import WeightPosterior, collapsed_bound, weight_posterior
 from manibo.models.vish.prior import VISHPrior
 from manibo.models.vish.statistics import (
@@ -46,8 +53,8 @@ iteration that gains less than 1e-7 nats per point (0.1 nats over a million poin
 
 def default_likelihood() -> GaussianLikelihood:
     """A Gaussian likelihood whose noise variance stays above 1e-6 (of the standardised
-    outcomes)."""
-    return GaussianLikelihood(noise_constraint=GreaterThan(1e-6)).to(torch.float64)
+    outcomes), without a prior, in float64."""
+    return gaussian_likelihood(with_prior=False).to(torch.float64)
 
 
 def log_prior_density(*modules: torch.nn.Module) -> Tensor | float:
@@ -59,7 +66,7 @@ def log_prior_density(*modules: torch.nn.Module) -> Tensor | float:
     return total
 
 
-class VISHModel(Model, FantasizeMixin):
+class VISHModel(TransformedTrainingInputs, Model, FantasizeMixin):
     r"""A sparse GP with spherical-harmonic features, as a BoTorch model with one output.
 
     Build it with :func:`~manibo.models.vish.fit.fit_vish` (in-memory data),
@@ -69,20 +76,23 @@ class VISHModel(Model, FantasizeMixin):
 
     Args:
         prior: the prior and its features.
-        statistics: statistics of the standardised outcomes, float64.
-        outcome_mean: :math:`\mu_y`, shape ``()``.
-        outcome_std: :math:`s_y`, shape ``()``.
-        likelihood: Gaussian likelihood (noise variance of the standardised outcomes); default
+        statistics: statistics of the transformed outcomes, float64.
+        outcome_transform: the fitted BoTorch outcome transform the outcomes went through (in
+            eval mode; usually ``Standardize(m=1)``), undone on every posterior; None if the
+            statistics hold raw outcomes.
+        likelihood: Gaussian likelihood (noise variance of the transformed outcomes); default
             :func:`default_likelihood`.
+        input_transform: a BoTorch input transform applied to every input (the statistics hold
+            features of transformed inputs), or None.
     """
 
     def __init__(
         self,
         prior: VISHPrior,
         statistics: SufficientStatistics,
-        outcome_mean: Tensor | float = 0.0,
-        outcome_std: Tensor | float = 1.0,
+        outcome_transform: OutcomeTransform | None = None,
         likelihood: GaussianLikelihood | None = None,
+        input_transform: InputTransform | None = None,
     ) -> None:
         super().__init__()
         if statistics.num_features != prior.features.num_features:
@@ -95,9 +105,11 @@ class VISHModel(Model, FantasizeMixin):
         device = statistics.gram.device
         for name in _STATISTICS:
             self.register_buffer(f"_stat_{name}", getattr(statistics, name).to(torch.float64))
-        kwargs = {"dtype": torch.float64, "device": device}
-        self.register_buffer("outcome_mean", torch.as_tensor(outcome_mean, **kwargs).reshape(()))
-        self.register_buffer("outcome_std", torch.as_tensor(outcome_std, **kwargs).reshape(()))
+        if outcome_transform is not None:
+            self.outcome_transform = outcome_transform.to(device=device).eval()
+        input_transform = checked_input_transform(input_transform)
+        if input_transform is not None:
+            self.input_transform = input_transform.to(device=device)
         self.prior.to(device)
         self.likelihood.to(device=device, dtype=torch.float64)
         self._cache: WeightPosterior | None = None
@@ -108,11 +120,16 @@ class VISHModel(Model, FantasizeMixin):
         prior: VISHPrior,
         statistics: SufficientStatistics,
         likelihood: GaussianLikelihood | None = None,
+        input_transform: InputTransform | None = None,
     ) -> VISHModel:
-        """A model on raw statistics: outcomes are standardised with their own mean and std."""
+        """A model on raw statistics: outcomes are standardised with their own mean and
+        (population) standard deviation, held by a BoTorch ``Standardize``."""
         mean, std = statistics.outcome_moments()
         std = torch.where(std > 0, std, torch.ones_like(std))
-        return cls(prior, statistics.standardized(mean, std), mean, std, likelihood)
+        standardize = standardize_from_moments(mean.reshape(1), std.reshape(1))
+        return cls(
+            prior, statistics.standardized(mean, std), standardize, likelihood, input_transform
+        )
 
     # ------------------------------------------------------------------ state
     @property
@@ -183,10 +200,18 @@ class VISHModel(Model, FantasizeMixin):
 
     # ------------------------------------------------------------------ posterior
     def weight_posterior(self) -> WeightPosterior:
-        """The posterior over the weights (cached until the model is trained or moved)."""
-        if self._cache is None:
-            with torch.no_grad():
-                self._cache = weight_posterior(self.statistics, self.prior.scale(), self.noise)
+        """The posterior over the weights.
+
+        Cached until the model is trained or moved, unless the statistics carry gradients (a
+        fantasy model conditioned on inputs that require them): then it is recomputed with them
+        on every call, so that the posterior is differentiable in the conditioning inputs.
+        """
+        if self._cache is not None:
+            return self._cache
+        if self._stat_gram.requires_grad:
+            return weight_posterior(self.statistics, self.prior.scale(), self.noise)
+        with torch.no_grad():
+            self._cache = weight_posterior(self.statistics, self.prior.scale(), self.noise)
         return self._cache
 
     def _check_test_inputs(self, X: Tensor) -> None:
@@ -228,19 +253,19 @@ class VISHModel(Model, FantasizeMixin):
             X: inputs, shape ``(*batch, q, input_dim)`` (points on the sphere for sphere data).
             output_indices: only ``None`` or ``[0]`` (one output).
             observation_noise: False (latent ``f``), True (add the fitted noise), or a tensor of
-                noise variances in standardised units, shape ``(*batch, q, 1)``.
+                noise variances in transformed (standardised) units, shape ``(*batch, q, 1)``.
             posterior_transform: applied to the posterior before it is returned.
 
         Returns:
             A :class:`~botorch.posteriors.gpytorch.GPyTorchPosterior` over ``(*batch', q, 1)``,
             in ``X``'s dtype, differentiable in ``X``.
+
+        Raises:
+            InputDataError: ``output_indices`` names an output the model does not have.
         """
-        if output_indices not in (None, [0]):
-            raise ConfigurationError(
-                f"VISHModel has one output; `output_indices` must be None or [0], got "
-                f"{output_indices!r}."
-            )
+        check_output_indices(output_indices, self.num_outputs)
         self.eval()
+        X = self.transform_inputs(X)
         self._check_test_inputs(X)
         mean, covariance = self.latent(X)
         if isinstance(observation_noise, Tensor):
@@ -249,11 +274,11 @@ class VISHModel(Model, FantasizeMixin):
         elif observation_noise:
             eye = torch.eye(covariance.shape[-1], dtype=covariance.dtype, device=X.device)
             covariance = covariance + self.noise.detach() * eye
-        mean = mean * self.outcome_std + self.outcome_mean
-        covariance = covariance * self.outcome_std**2
         # lazy: low rank plus a small residual, so sampling needs BoTorch's jittered Cholesky
         covariance = DenseLinearOperator(covariance.to(X.dtype))
         posterior = GPyTorchPosterior(MultivariateNormal(mean.to(X.dtype), covariance))
+        if hasattr(self, "outcome_transform"):
+            posterior = self.outcome_transform.untransform_posterior(posterior, X=X)
         return posterior_transform(posterior) if posterior_transform is not None else posterior
 
     def predict(
@@ -286,6 +311,7 @@ class VISHModel(Model, FantasizeMixin):
             raise InputDataError(
                 f"`X` must have shape (N, {self.prior.features.input_dim}), got {tuple(X.shape)}."
             )
+        X = self.transform_inputs(X)
         self._check_test_inputs(X)
         dtype = compute_dtype or X.dtype
         post = self.weight_posterior()
@@ -295,7 +321,7 @@ class VISHModel(Model, FantasizeMixin):
         with torch.no_grad():
             residual = self.prior.residual_variance().to(dtype)
             noise = self.noise.to(dtype) if observation_noise else 0.0
-        scale, shift = self.outcome_std.to(dtype), self.outcome_mean.to(dtype)
+        shift, scale = (t.to(dtype) for t in self._outcome_affine())
         means, variances = [], []
         with torch.no_grad():
             for chunk in X.split(int(chunk_size)):
@@ -306,25 +332,43 @@ class VISHModel(Model, FantasizeMixin):
                 variances.append(variance * scale**2)
         return torch.cat(means), torch.cat(variances)
 
+    def _outcome_affine(self) -> tuple[Tensor, Tensor]:
+        """``(shift, scale)`` of the outcome transform (``y = shift + scale * z``), float64."""
+        transform = getattr(self, "outcome_transform", None)
+        one = self._stat_count.new_ones(())
+        if transform is None:
+            return 0.0 * one, one
+        if not isinstance(transform, Standardize):
+            raise ConfigurationError(
+                "`predict` streams affine outcome transforms only (Standardize); this model's is "
+                f"{type(transform).__name__}: use `posterior`."
+            )
+        return transform.means.reshape(()).to(one), transform.stdvs.reshape(()).to(one)
+
     # ------------------------------------------------------------------ conditioning
     def condition_on_observations(
         self, X: Tensor, Y: Tensor, noise: Tensor | None = None, **kwargs: Any
     ) -> VISHModel:
         r"""A new model conditioned on more observations, by a rank update of the statistics.
 
-        Hyperparameters and the standardisation constants are kept. Batched ``Y`` (fantasies)
-        gives a batched model; the Gram update depends on ``X`` only and is shared by all fantasies.
+        Hyperparameters and the outcome transform are kept. Batched ``Y`` (fantasies) gives a
+        batched model; the Gram update depends on ``X`` only and is shared by all fantasies. The
+        update is differentiable in ``X`` and ``Y`` (as BoTorch's fantasy models are), so that
+        acquisitions built on fantasies (knowledge gradient, integrated variance) have gradients
+        with respect to the fantasised points; ``X`` may hold no points.
 
         Args:
-            X: inputs, shape ``(*batch, n, input_dim)``.
+            X: inputs, shape ``(*batch, n, input_dim)``, ``n >= 0``.
             Y: outcomes in original units, shape ``(*fantasy_batch, *batch, n, 1)``.
-            noise: optional noise variances of the new points in standardised units, shape
-                ``(*batch, n, 1)``; rows are weighted by ``s^2 / noise`` (exact for the posterior).
+            noise: optional noise variances of the new points in transformed (standardised)
+                units, shape ``(*batch, n, 1)``; rows are weighted by ``s^2 / noise`` (exact for the
+                posterior).
 
         Returns:
             A :class:`VISHModel` with batch shape ``broadcast(fantasy_batch + batch, batch_shape)``.
         """
         as_tensor_arg("Y", Y)
+        X = self.transform_inputs(X)
         self._check_test_inputs(X)
         check_finite("Y", Y)
         if Y.shape[-1] != 1 or Y.dim() < 2 or Y.shape[-2] != X.shape[-2]:
@@ -332,25 +376,28 @@ class VISHModel(Model, FantasizeMixin):
                 f"`Y` must have shape (*batch, {X.shape[-2]}, 1) to match `X` {tuple(X.shape)}, "
                 f"got {tuple(Y.shape)}."
             )
-        with torch.no_grad():
-            Phi = self.prior.features.harmonics(X)
-            radius, _ = self.prior.features.radius_direction(X.to(torch.float64))
-            y = (Y[..., 0].to(torch.float64) - self.outcome_mean) / self.outcome_std
-            if noise is not None:
-                weight = (self.noise / noise.to(torch.float64)[..., 0]).sqrt()
-                Phi, y = Phi * weight.unsqueeze(-1), y * weight
-            update = SufficientStatistics(
-                gram=Phi.transpose(-1, -2) @ Phi,
-                cross=(y.unsqueeze(-2) @ Phi).squeeze(-2),
-                feature_sum=Phi.sum(-2),
-                y_sum=y.sum(-1),
-                y_squared=(y * y).sum(-1),
-                radius_squared=(radius * radius).sum(-1),
-                count=torch.full_like(radius[..., 0], float(X.shape[-2])),
-            )
-            statistics = self.statistics + update
+        Phi = self.prior.features.harmonics(X)
+        radius, _ = self.prior.features.radius_direction(X.to(torch.float64))
+        if hasattr(self, "outcome_transform"):
+            Y, _ = self.outcome_transform(Y)
+        y = Y[..., 0].to(torch.float64)
+        if noise is not None:
+            weight = (self.noise.detach() / noise.to(torch.float64)[..., 0]).sqrt()
+            Phi, y = Phi * weight.unsqueeze(-1), y * weight
+        update = SufficientStatistics(
+            gram=Phi.transpose(-1, -2) @ Phi,
+            cross=(y.unsqueeze(-2) @ Phi).squeeze(-2),
+            feature_sum=Phi.sum(-2),
+            y_sum=y.sum(-1),
+            y_squared=(y * y).sum(-1),
+            radius_squared=(radius * radius).sum(-1),
+            count=radius.new_full(radius.shape[:-1], float(X.shape[-2])),
+        )
+        statistics = self.statistics + update
+        # the statistics are replaced below: share them instead of copying (they may carry a graph)
+        memo = {id(getattr(self, f"_stat_{name}")): None for name in _STATISTICS}
         self._cache, cache = None, self._cache
-        model = copy.deepcopy(self)
+        model = copy.deepcopy(self, memo)
         self._cache = cache
         for name in _STATISTICS:
             setattr(model, f"_stat_{name}", getattr(statistics, name))

@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import torch
-from gpytorch.constraints import GreaterThan
-from gpytorch.kernels import ScaleKernel
-from gpytorch.likelihoods import GaussianLikelihood
-from gpytorch.priors import GammaPrior, LogNormalPrior
+from botorch.models.transforms.input import InputTransform
+from botorch.utils.types import DEFAULT
 from torch import Tensor
 
 from manibo.kernels.spectral import GeometricMaternKernel
-from manibo.models.exact_gp import (
-    SURROGATE_TRUNCATION_TOL,
-    lengthscale_prior,
-    validate_training_data,
-)
+from manibo.models.exact_gp import SURROGATE_TRUNCATION_TOL, validate_training_data
+from manibo.models.priors import gaussian_likelihood, lengthscale_prior, scaled_kernel
 from manibo.models.registry import register_surrogate
+from manibo.models.transforms import OutcomeTransformArg, fitted_outcome_transform
 from manibo.models.vish.fit import fit_vish
 from manibo.models.vish.model import VISHModel
 from manibo.spaces.sphere import Sphere
@@ -42,40 +38,44 @@ def vish_surrogate(
     nu: float = 2.5,
     maxiter: int = 100,
     chunk_size: int = 8192,
+    outcome_transform: OutcomeTransformArg = DEFAULT,
+    input_transform: InputTransform | None = None,
 ) -> VISHModel:
     """VISH on a sphere with the geometric Matérn kernel (``nu = inf``: heat), fitted on the cache.
 
-    The priors are those of the exact ``"matern"`` surrogate (lengthscale, variance, noise), and
+    The priors are those of the exact ``"matern"`` surrogate (:mod:`manibo.models.priors`), and
     the kernel neglects at most 1e-4 of its spectral mass; the features carry the lowest levels that
-    ``num_features`` buys, and the rest of the prior variance is the residual. Outcomes are
-    standardised.
+    ``num_features`` buys, and the rest of the prior variance is the residual.
 
     Args:
         space: a :class:`~manibo.spaces.Sphere` of dimension ``>= 2``.
         train_X: points on the sphere, shape ``(n, dim + 1)``.
-        train_Y: outcomes, shape ``(n, 1)``.
+        train_Y: outcomes, shape ``(n, 1)`` (several columns: through
+            :func:`~manibo.models.build_surrogate`, one model per column).
         num_features: feature budget ``M``.
         nu: Matérn smoothness (``math.inf`` for the heat kernel).
         maxiter: L-BFGS iterations on the cache.
         chunk_size: rows per chunk of the pass.
+        outcome_transform: BoTorch outcome transform (default ``Standardize(m=1)``; None: none).
+        input_transform: BoTorch input transform whose outputs lie on the sphere (for example
+            :class:`~manibo.models.transforms.SpaceIsometry`), or None.
     """
-    validate_training_data(space, train_X, train_Y)
+    validate_training_data(space, train_X, train_Y, max_outputs=1)
+    outcome_transform, Y = fitted_outcome_transform(train_Y, outcome_transform)
     kernel = GeometricMaternKernel(
         space,
         nu=nu,
         truncation_tol=SURROGATE_TRUNCATION_TOL,
         lengthscale_prior=lengthscale_prior(),
     )
-    covar = ScaleKernel(kernel, outputscale_prior=GammaPrior(2.0, 0.15))
-    likelihood = GaussianLikelihood(
-        noise_prior=LogNormalPrior(loc=-4.0, scale=1.0), noise_constraint=GreaterThan(1e-6)
-    ).to(torch.float64)
     return fit_vish(
         train_X,
-        train_Y,
-        covar,
+        Y,
+        scaled_kernel(kernel),
         num_features,
-        likelihood=likelihood,
+        likelihood=gaussian_likelihood().to(torch.float64),
         chunk_size=chunk_size,
         maxiter=maxiter,
+        outcome_transform=outcome_transform,
+        input_transform=input_transform,
     )

@@ -11,7 +11,7 @@ from botorch.acquisition import (
     qLogNoisyExpectedImprovement,
     qUpperConfidenceBound,
 )
-from botorch.exceptions.errors import UnsupportedError
+from botorch.models.transforms.outcome import Log
 from botorch.sampling import SobolQMCNormalSampler
 
 from manibo.exceptions import ConfigurationError, InputDataError
@@ -93,25 +93,27 @@ def test_errors(fitted):
         model.posterior(X[:, :2])
     with pytest.raises(InputDataError, match="dtype"):
         model.posterior(X.float())
-    with pytest.raises(UnsupportedError, match="output_indices"):
+    with pytest.raises(InputDataError, match="output_indices"):
         model.posterior(X, output_indices=[1])
-    with pytest.raises(UnsupportedError, match="observation_noise"):
-        model.posterior(X, observation_noise=torch.ones(12, 1, dtype=X.dtype))
-    with pytest.raises(UnsupportedError, match="qkg"):
-        model.condition_on_observations(X, Y)
+    with pytest.raises(InputDataError, match="observation_noise"):
+        model.posterior(X, observation_noise=torch.ones(12, 2, dtype=X.dtype))
+    with pytest.raises(InputDataError, match="must have shape"):
+        model.condition_on_observations(X, Y[:3])
+    with pytest.raises(ConfigurationError, match="must be Standardize or None"):
+        ActivatedDGPModel(X, Y, outcome_transform=Log())
     with pytest.raises(ConfigurationError, match="unknown option"):
         build_surrogate("adgp", space, X, Y, width=3)
     with pytest.raises(InputDataError, match="norms must be 1"):
         build_surrogate("adgp", space, 2 * X, Y)
     with pytest.raises(InputDataError, match="same number of rows"):
-        ActivatedDGPModel(X, Y[:5], fit=False)
+        ActivatedDGPModel(X, Y[:5])
     with pytest.raises(ConfigurationError, match="`stage_two_objective` must be one of"):
-        ActivatedDGPModel(X, Y, stage_two_objective="marginal", fit=False)
+        ActivatedDGPModel(X, Y, stage_two_objective="marginal")
 
 
 def test_refitting_trains_again():
     space, X, Y = _data(8)
-    model = ActivatedDGPModel(X, Y, num_units=4, network_epochs=2, elbo_epochs=1, fit=False)
+    model = ActivatedDGPModel(X, Y, num_units=4, network_epochs=2, elbo_epochs=1)
     assert model.fit_seconds is None
     first = model.fit().fit_seconds
     assert first > 0 and not any(p.requires_grad for p in model.parameters())
@@ -122,13 +124,13 @@ def test_warm_start_copies_the_previous_network():
     """Same architecture: the new model starts from the previous network exactly (and trains for
     the warm step counts); another width, or the factory without warm_start=True: a cold start."""
     space, X, Y = _data(8)
-    previous = ActivatedDGPModel(X, Y, num_units=4, network_epochs=5, elbo_epochs=2)
+    previous = ActivatedDGPModel(X, Y, num_units=4, network_epochs=5, elbo_epochs=2).fit()
     X2, Y2 = torch.cat([X, X[:1].flip(-1)]), torch.cat([Y, Y[:1]])
-    warm = ActivatedDGPModel(X2, Y2, num_units=4, seed=3, previous_model=previous, fit=False)
+    warm = ActivatedDGPModel(X2, Y2, num_units=4, seed=3, previous_model=previous)
     assert warm.warm_started
     with torch.no_grad():
         assert torch.equal(warm.network.network(X2), previous.network.network(X2))
-    cold = ActivatedDGPModel(X2, Y2, num_units=5, seed=3, previous_model=previous, fit=False)
+    cold = ActivatedDGPModel(X2, Y2, num_units=5, seed=3, previous_model=previous)
     assert not cold.warm_started
     options = {"num_units": 4, "network_epochs": 5, "elbo_epochs": 2}
     assert not build_surrogate(

@@ -71,6 +71,31 @@ def test_posterior_is_the_networks_joint_gaussian_in_original_units(dtype, devic
     assert torch.isfinite(Xg.grad).all()
 
 
+@torch.no_grad()
+def test_conditioning_is_gp_conditioning_of_the_networks_joint_posterior():
+    """The weight-space update equals Gaussian conditioning in function space: with the joint
+    posterior K over test and new points (jitter included) and noise s^2 sigma^2 in data units,
+    mean mu_t + K_tn (K_nn + s^2 sigma^2 I)^-1 (y - mu_n) and covariance K_tt - K_tn (...)^-1 K_nt;
+    a batch of fantasies conditions each member alike."""
+    space, model = _model()
+    gen = torch.Generator().manual_seed(3)
+    X_test, X_new = space.random(4, generator=gen), space.random(3, generator=gen)
+    Y_new = torch.randn(2, 3, 1, generator=gen, dtype=torch.float64) + 4.0
+    conditioned = model.condition_on_observations(X_new, Y_new)
+    assert conditioned.batch_shape == torch.Size([2]) and model.batch_shape == torch.Size([])
+    joint = model.posterior(torch.cat([X_test, X_new]))
+    mu, K = joint.mean[:, 0], joint.distribution.covariance_matrix
+    s2 = 9.0  # Standardize of (1, 4, 7): unbiased variance 9
+    noise = s2 * float(model.likelihood.noise) * torch.eye(3, dtype=torch.float64)
+    K_tn, K_nn = K[:4, 4:], K[4:, 4:] + noise
+    posterior = conditioned.posterior(X_test)
+    for i in range(2):
+        expected = mu[:4] + K_tn @ torch.linalg.solve(K_nn, Y_new[i, :, 0] - mu[4:])
+        assert torch.allclose(posterior.mean[i, :, 0], expected, atol=1e-9)
+    covariance = K[:4, :4] - K_tn @ torch.linalg.solve(K_nn, K_tn.T)
+    assert torch.allclose(posterior.distribution.covariance_matrix[0], covariance, atol=1e-9)
+
+
 def test_posterior_errors():
     space, model = _model()
     with pytest.raises(InputDataError, match="output_indices"):

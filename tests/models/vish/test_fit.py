@@ -26,7 +26,7 @@ def test_sphere_data_end_to_end():
     f = torch.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2]
     Y = (f + 0.1 * torch.randn(1500, generator=g, dtype=torch.float64))[:, None]
     model = fit_vish(X, Y, GeometricMaternKernel(Sphere(2), nu=2.5), 100, chunk_size=256)
-    noise_sd = float((model.noise.detach() * model.outcome_std**2).sqrt())
+    noise_sd = float((model.noise.detach() * model.outcome_transform.stdvs**2).sqrt())
     assert 0.07 < noise_sd < 0.14  # the true noise sd is 0.1
     X_test = Sphere(2).random(300, generator=g)
     mean, _ = model.predict(X_test)

@@ -37,16 +37,17 @@ def test_posterior_contract():
     post = model.posterior(X_test)
     assert post.mean.shape == (3, 4, 1) and post.covariance_matrix.shape == (3, 4, 4)
     noisy = model.posterior(X_test, observation_noise=True)
-    extra = model.noise * model.outcome_std**2
+    std = model.outcome_transform.stdvs.reshape(())
+    extra = model.noise * std**2
     assert torch.allclose(noisy.variance - post.variance, extra.expand(3, 4, 1).detach())
     given = torch.full((3, 4, 1), 0.5, dtype=torch.float64)
     with_tensor = model.posterior(X_test, observation_noise=given)
-    assert torch.allclose(with_tensor.variance - post.variance, 0.5 * model.outcome_std**2)
+    assert torch.allclose(with_tensor.variance - post.variance, 0.5 * std**2)
     transform = ScalarizedPosteriorTransform(weights=torch.tensor([2.0], dtype=torch.float64))
     assert torch.allclose(
         model.posterior(X_test, posterior_transform=transform).mean, 2 * post.mean
     )
-    with pytest.raises(ConfigurationError, match="one output"):
+    with pytest.raises(InputDataError, match="output_indices"):
         model.posterior(X_test, output_indices=[1])
     with pytest.raises(InputDataError, match="norms must be 1"):
         model.posterior(2 * X_test)
@@ -66,7 +67,7 @@ def test_posterior_contract():
 def test_fit_on_the_cache_raises_the_bound():
     model, _, _ = _model()
     prior = model.prior
-    fresh = VISHModel(prior, model.statistics, model.outcome_mean, model.outcome_std)
+    fresh = VISHModel(prior, model.statistics, model.outcome_transform)
     fresh.likelihood.noise = 0.5
     prior.covar_module.outputscale = 0.3
     with torch.no_grad():
@@ -119,11 +120,9 @@ def test_conditioning_equals_rebuilding_on_augmented_data():
     post = conditioned.posterior(X_test)
     for i in range(3):
         y_all = torch.cat([Y, Y_new[i]])[:, 0]
-        y_std = (y_all - model.outcome_mean) / model.outcome_std
-        stats = gather_statistics(model.prior.features, torch.cat([X, X_new]), y_std)
-        rebuilt = VISHModel(
-            model.prior, stats, model.outcome_mean, model.outcome_std, model.likelihood
-        )
+        y_std, _ = model.outcome_transform(y_all[:, None])
+        stats = gather_statistics(model.prior.features, torch.cat([X, X_new]), y_std[:, 0])
+        rebuilt = VISHModel(model.prior, stats, model.outcome_transform, model.likelihood)
         ref = rebuilt.posterior(X_test)
         assert torch.allclose(post.mean[i], ref.mean, atol=1e-10)
         assert torch.allclose(post.covariance_matrix[i], ref.covariance_matrix, atol=1e-10)

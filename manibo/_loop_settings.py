@@ -1,0 +1,241 @@
+"""The settings of an optimisation loop: checked in full before a journal or an evaluation exists.
+
+:func:`validated_settings` checks every value and the combinations that cannot work (an analytic
+acquisition with batches, the projection optimiser on a finite space, ...);
+:func:`check_buildable` builds the surrogate and the acquisition once on a few random points, so
+that an option the surrogate factory refuses is reported by the constructor, not after the
+initial design; :func:`settings_differences` lists what differs between a journal and a resume.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from manibo._validation import check_bool, check_int
+from manibo.acquisitions import build_acquisition, check_acquisition, required_features
+from manibo.exceptions import ConfigurationError, InputDataError, ManiboError
+from manibo.models import build_surrogate, check_surrogate_supports
+from manibo.optim import LBFGSOptions
+from manibo.spaces.base import Space, UnsupportedError
+
+SETTINGS = (
+    "surrogate",
+    "acquisition",
+    "q",
+    "minimize",
+    "initial_design",
+    "seed",
+    "surrogate_options",
+    "optimizer",
+    "num_restarts",
+    "raw_samples",
+    "exclude_evaluated",
+    "optimizer_options",
+)
+"""The constructor settings recorded in a journal's header and compared on resume."""
+
+SEED_MAX = 2**32 - 1
+"""Largest seed: the loop derives per-step seeds from it that must stay within 64 bits."""
+
+
+def json_values(name: str, value: dict | None) -> dict[str, Any]:
+    """``value`` as it reads back from the journal (tuples become lists), or a clear error."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise ConfigurationError(
+            f"`{name}` must be a dict with string keys, got {type(value).__name__} {value!r}."
+        )
+    try:
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError) as err:
+        raise ConfigurationError(
+            f"`{name}` must hold JSON values (numbers, strings, booleans, lists, dicts) so that "
+            f"the journal can record them, got {value!r} ({err})."
+        ) from err
+
+
+def number_of_points(space: Space) -> int | None:
+    """How many points a finite space has; None for a continuous one."""
+    return int(space.all_points().shape[0]) if space.is_discrete else None
+
+
+def validated_settings(space: Space, **settings: Any) -> dict[str, Any]:
+    """Check every loop setting and return them normalised (plain ints, bools, JSON dicts).
+
+    Args:
+        space: the search space.
+        **settings: exactly the names in :data:`SETTINGS`.
+
+    Raises:
+        ConfigurationError: naming the setting, what it must be and what arrived.
+    """
+    s = dict(settings)
+    check_surrogate_supports(s["surrogate"], space)
+    s["q"] = check_int("q", s["q"], minimum=1)
+    check_acquisition(s["acquisition"], s["q"])
+    check_surrogate_supports(s["surrogate"], space, required_features(s["acquisition"]))
+    s["minimize"] = check_bool("minimize", s["minimize"])
+    s["exclude_evaluated"] = check_bool("exclude_evaluated", s["exclude_evaluated"])
+    s["initial_design"] = check_int("initial_design", s["initial_design"], minimum=1)
+    count = number_of_points(space)
+    if count is not None and s["initial_design"] > count:
+        raise ConfigurationError(
+            f"`initial_design` ({s['initial_design']}) exceeds the {count} points of {space!r}; "
+            f"choose at most {count}."
+        )
+    s["seed"] = check_int("seed", s["seed"], minimum=0, maximum=SEED_MAX)
+    s["num_restarts"] = check_int("num_restarts", s["num_restarts"], minimum=1)
+    s["raw_samples"] = check_int("raw_samples", s["raw_samples"], minimum=1)
+    if s["raw_samples"] < s["num_restarts"]:
+        raise ConfigurationError(
+            f"`raw_samples` ({s['raw_samples']}) must be at least `num_restarts` "
+            f"({s['num_restarts']}): the starts are chosen among the raw samples."
+        )
+    s["surrogate_options"] = json_values("surrogate_options", s["surrogate_options"])
+    s["optimizer_options"] = json_values("optimizer_options", s["optimizer_options"])
+    _check_optimizer(space, s)
+    return s
+
+
+def _check_optimizer(space: Space, s: dict[str, Any]) -> None:
+    if s["optimizer"] == "riemannian":
+        LBFGSOptions.from_options(s["optimizer_options"])
+    elif s["optimizer"] == "projection":
+        unknown = sorted(set(s["optimizer_options"]) - {"maxiter"})
+        if unknown:
+            raise ConfigurationError(
+                f"unknown optimizer option(s) {', '.join(map(repr, unknown))}; the 'projection' "
+                "optimiser (BoTorch's L-BFGS-B in the ambient box) takes maxiter."
+            )
+        if "maxiter" in s["optimizer_options"]:
+            check_int("maxiter", s["optimizer_options"]["maxiter"], minimum=1)
+        try:
+            space.ambient_bounds()
+        except UnsupportedError as err:
+            raise ConfigurationError(
+                f"optimizer='projection' needs a box around the space, and {space!r} has none "
+                f"({err}); use optimizer='riemannian'."
+            ) from err
+    else:
+        raise ConfigurationError(
+            f"`optimizer` must be 'riemannian' or 'projection', got {s['optimizer']!r}."
+        )
+    if space.is_discrete and s["acquisition"] == "qkg":
+        raise ConfigurationError(
+            "the one-shot knowledge gradient 'qkg' optimises fantasy points continuously and "
+            f"cannot run on the finite space {space!r}; use 'qlognei' or 'qucb'."
+        )
+
+
+def check_buildable(
+    space: Space, settings: dict[str, Any], design: Tensor, device: torch.device
+) -> None:
+    """Build the surrogate and the acquisition once on 4 design points and query the posterior.
+
+    The query is made where the optimiser will evaluate the acquisition: on the space, or for
+    the projection optimiser at points of the ambient box. Takes a fraction of a second for the
+    exact GPs; the global random state is left as it was and the build's warnings are dropped.
+
+    Args:
+        space: the search space.
+        settings: validated settings.
+        design: at least one point of the space ``(n, *point_shape)`` (the initial design).
+        device: where the loop fits surrogates.
+
+    Raises:
+        ConfigurationError: what failed, with the surrogate's or acquisition's own message.
+    """
+    name, options = settings["surrogate"], settings["surrogate_options"]
+    X = _dry_points(space, design).to(device)
+    n = X.shape[0]
+    X = X.reshape(n, -1)
+    Y = torch.linspace(-1.0, 1.0, n, dtype=torch.float64, device=device).reshape(n, 1)
+    cuda = [device] if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=cuda), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            model = build_surrogate(name, space, X, Y, **options)
+        except Exception as err:
+            raise _build_error(f"the surrogate {name!r}", space, options, err) from err
+        try:
+            build_acquisition(settings["acquisition"], model, X, Y, None, 0)
+        except Exception as err:
+            raise _build_error(
+                f"the acquisition {settings['acquisition']!r}", space, options, err
+            ) from err
+        if settings["optimizer"] == "projection":
+            bounds = space.ambient_bounds().to(X)
+            probe = bounds[0] + (bounds[1] - bounds[0]) * torch.rand(1, X.shape[-1]).to(X)
+            try:
+                model.posterior(probe)
+            except InputDataError as err:
+                raise ConfigurationError(
+                    "optimizer='projection' evaluates the surrogate at points of the ambient box, "
+                    f"off the space, but the surrogate {name!r} is defined only on {space!r} "
+                    f"({err}). Use optimizer='riemannian', or a surrogate defined off the space "
+                    "such as 'euclidean'."
+                ) from err
+
+
+def _dry_points(space: Space, design: Tensor) -> Tensor:
+    """Up to 4 design points; a design of one point is completed by seeded random points."""
+    if design.shape[0] >= 4 or (space.is_discrete and design.shape[0] == number_of_points(space)):
+        return design[:4]
+    extra = space.random(4 - design.shape[0], generator=torch.Generator().manual_seed(1))
+    return torch.cat([design, extra.to(design)])
+
+
+def _build_error(what: str, space: Space, options: dict, err: Exception) -> ConfigurationError:
+    advice = (
+        " Check the option names and values in the surrogate's documentation."
+        if isinstance(err, (TypeError, ConfigurationError))
+        else " Choose another surrogate for this space."
+        if isinstance(err, UnsupportedError)
+        else ""
+    )
+    kind = "" if isinstance(err, ManiboError) else f"{type(err).__name__}: "
+    reason = str(err).rstrip(".")
+    return ConfigurationError(
+        f"{what} cannot be built on {space!r} with surrogate_options={options}: {kind}{reason}."
+        f"{advice}"
+    )
+
+
+def settings_differences(recorded: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
+    """What differs between a journal's configuration and the one asked for.
+
+    One item per setting (per entry for dict settings such as ``surrogate_options``), as
+    ``"q: 1 in the journal, 2 now"``.
+    """
+    differences = []
+    for key in (*SETTINGS, "metadata"):
+        old, new = recorded.get(key), wanted.get(key)
+        if isinstance(old, dict) and isinstance(new, dict):
+            for sub in sorted(set(old) | set(new), key=str):
+                if old.get(sub, _ABSENT) != new.get(sub, _ABSENT):
+                    differences.append(
+                        f"{key}.{sub}: {_shown(old.get(sub, _ABSENT))} in the journal, "
+                        f"{_shown(new.get(sub, _ABSENT))} now"
+                    )
+        elif old != new:
+            differences.append(f"{key}: {old!r} in the journal, {new!r} now")
+    if recorded.get("space_fingerprint") != wanted["space_fingerprint"]:
+        same = recorded.get("space") == wanted["space"]
+        differences.append(
+            f"space: {recorded.get('space')} in the journal, {wanted['space']} now"
+            + (" (same description, other content)" if same else "")
+        )
+    return differences
+
+
+_ABSENT = object()
+
+
+def _shown(value: object) -> str:
+    return "(not set)" if value is _ABSENT else repr(value)

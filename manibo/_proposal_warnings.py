@@ -1,0 +1,94 @@
+"""Warnings issued while the loop proposes points: gathered, counted and reported in one summary.
+
+A run fits a surrogate and optimises an acquisition at every step; BoTorch, GPyTorch and
+linear_operator warn along the way (jitter added to a nearly singular matrix, a line search that
+stopped early), often hundreds of times per run. Printed as they come they break the progress bar
+and bury the warnings that matter, so the loop gathers them and reports them once: manibo's own
+warnings (each names the option that fixes it) are issued again as they are, the others are
+counted by kind in one :class:`~manibo.exceptions.ProposalWarningSummary`.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+from botorch.exceptions.warnings import BadInitialCandidatesWarning, OptimizationWarning
+
+from manibo.exceptions import ManiboWarning, ProposalWarningSummary, TruncationWarning
+
+_NUMBER = re.compile(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?")
+
+
+def _advice(category: type[Warning], message: str) -> str:
+    if "added jitter" in message:
+        return (
+            "the kernel matrix of the observations was nearly singular (evaluations close "
+            "together, as near an optimum), so GPyTorch added jitter to its diagonal; the "
+            "proposals stay valid."
+        )
+    if issubclass(category, BadInitialCandidatesWarning):
+        return "few good starts were found for the acquisition ascent: raise `raw_samples`."
+    if issubclass(category, OptimizationWarning):
+        return (
+            "a hyperparameter fit or an acquisition ascent stopped early (a failed line search or "
+            "the iteration cap) and kept its best point; if proposals stall, raise "
+            "`num_restarts` and `raw_samples`."
+        )
+    return ""
+
+
+def _label(category: type[Warning], message: str) -> str:
+    return "added jitter" if "added jitter" in message else category.__name__
+
+
+class ProposalWarnings:
+    """The warnings of the proposals made since the last :meth:`report`."""
+
+    def __init__(self) -> None:
+        self._kinds: dict[tuple[type[Warning], str], list] = {}
+        self._own: dict[tuple[type[Warning], str], warnings.WarningMessage] = {}
+        self._truncation_reported = False
+        self.proposals = 0
+
+    def add(self, caught: list[warnings.WarningMessage]) -> None:
+        """Count the warnings caught during one proposal."""
+        self.proposals += 1
+        for w in caught:
+            text = str(w.message)
+            if issubclass(w.category, ManiboWarning):
+                # a new surrogate every step: a binding truncation is said once per optimiser
+                if issubclass(w.category, TruncationWarning):
+                    if self._truncation_reported:
+                        continue
+                    self._truncation_reported = True
+                self._own.setdefault((w.category, text), w)
+                continue
+            key = (w.category, _NUMBER.sub("#", text.splitlines()[0] if text else "")[:160])
+            self._kinds.setdefault(key, [0, text.splitlines()[0][:300] if text else ""])
+            self._kinds[key][0] += 1
+
+    def report(self, stacklevel: int) -> None:
+        """Issue manibo's own warnings and one summary of the others, then start afresh."""
+        for w in self._own.values():
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if self._kinds:
+            kinds = sorted(self._kinds.items(), key=lambda item: -item[1][0])
+            total = sum(count for _, (count, _) in kinds)
+            heading = ", ".join(
+                f"{count} × {_label(category, example)}"
+                for (category, _), (count, example) in kinds
+            )
+            lines = [
+                f"while proposing {self.proposals} point(s), BoTorch and GPyTorch warned {total} "
+                f"time(s): {heading}."
+            ]
+            for (category, _), (count, example) in kinds:
+                advice = _advice(category, example)
+                lines.append(f"  {count} × {category.__name__}: {example}")
+                if advice:
+                    lines.append(f"    {advice}")
+            warnings.warn(ProposalWarningSummary("\n".join(lines)), stacklevel=stacklevel + 1)
+        self._kinds.clear()
+        self._own.clear()
+        self.proposals = 0

@@ -1,0 +1,112 @@
+r"""The default Matérn kernel of every kind of space, chosen by the type of the space.
+
+:func:`matern_kernel` is a :func:`functools.singledispatch` function: a package that adds a kind
+of space registers its kernel with ``@matern_kernel.register`` and a function of the same
+signature, and the default surrogate and products with that space as a factor use it.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+
+from gpytorch.kernels import Kernel
+from gpytorch.priors import Prior
+
+from manibo.exceptions import ConfigurationError
+from manibo.kernels.box import BoxMaternKernel
+from manibo.kernels.noncompact import NoncompactMaternKernel
+from manibo.kernels.product import FactorProductKernel
+from manibo.kernels.spectral import DEFAULT_TRUNCATION_TOL, GeometricMaternKernel
+from manibo.spaces.base import CompactSpace, NoncompactSpace, Space
+from manibo.spaces.box import Box
+from manibo.spaces.product import CompactProductSpace, ProductSpace
+
+
+@functools.singledispatch
+def matern_kernel(
+    space: Space,
+    nu: float = 2.5,
+    truncation_tol: float = DEFAULT_TRUNCATION_TOL,
+    lengthscale_prior: Prior | None = None,
+    max_levels: int | None = None,
+) -> Kernel:
+    r"""The Matérn kernel of ``space`` with unit variance (wrap it in a ``ScaleKernel``).
+
+    * compact spaces (spheres, SO(n), SU(n), RP^d, tori and other compact products, meshes,
+      graphs): :class:`~manibo.kernels.GeometricMaternKernel`, the Matérn kernel of the manifold;
+    * a :class:`~manibo.spaces.Box`: :class:`~manibo.kernels.BoxMaternKernel`, one lengthscale per
+      coordinate;
+    * a product with a non-compact factor (a box, a hyperbolic space, ...):
+      :class:`~manibo.kernels.FactorProductKernel` of each factor's ``matern_kernel``, each with
+      its own lengthscales;
+    * a non-compact space (:class:`~manibo.spaces.Hyperbolic`,
+      :class:`~manibo.spaces.SymmetricPositiveDefinite`):
+      :class:`~manibo.kernels.NoncompactMaternKernel`.
+
+    Args:
+        space: the space.
+        nu: smoothness (on a box: 0.5, 1.5, 2.5 or ``math.inf``).
+        truncation_tol: spectral mass a level sum may neglect (compact spaces).
+        lengthscale_prior: prior of the lengthscale(s) (copied for each factor of a product).
+        max_levels: cap on the levels of a compact space's series (default: the space's
+            ``default_max_levels``); a non-compact space refuses it. Kernels registered for new
+            kinds of space receive it as a keyword, and only when it is given.
+
+    Raises:
+        ConfigurationError: no kernel is registered for the type of ``space``.
+    """
+    raise ConfigurationError(
+        f"no default Matérn kernel is known for {type(space).__name__}; register one with "
+        "`@manibo.kernels.matern_kernel.register` or build the kernel yourself."
+    )
+
+
+def _prior(lengthscale_prior: Prior | None) -> dict:
+    return (
+        {} if lengthscale_prior is None else {"lengthscale_prior": copy.deepcopy(lengthscale_prior)}
+    )
+
+
+@matern_kernel.register(CompactSpace)
+@matern_kernel.register(CompactProductSpace)
+def _compact(
+    space, nu=2.5, truncation_tol=DEFAULT_TRUNCATION_TOL, lengthscale_prior=None, max_levels=None
+):
+    return GeometricMaternKernel(
+        space,
+        nu=nu,
+        truncation_tol=truncation_tol,
+        max_levels=max_levels,
+        **_prior(lengthscale_prior),
+    )
+
+
+@matern_kernel.register(NoncompactSpace)
+def _noncompact(
+    space, nu=2.5, truncation_tol=DEFAULT_TRUNCATION_TOL, lengthscale_prior=None, max_levels=None
+):
+    # truncation_tol is the level-series tolerance of compact spaces; the spectral integral of a
+    # non-compact space keeps its own defaults
+    return NoncompactMaternKernel(space, nu=nu, max_levels=max_levels, **_prior(lengthscale_prior))
+
+
+@matern_kernel.register(Box)
+def _box(
+    space, nu=2.5, truncation_tol=DEFAULT_TRUNCATION_TOL, lengthscale_prior=None, max_levels=None
+):
+    return BoxMaternKernel(space, nu=nu, **_prior(lengthscale_prior))
+
+
+@matern_kernel.register(ProductSpace)
+def _product(
+    space, nu=2.5, truncation_tol=DEFAULT_TRUNCATION_TOL, lengthscale_prior=None, max_levels=None
+):
+    # max_levels goes only where it was given: kernels registered for other kinds of space may
+    # take just (space, nu, truncation_tol, lengthscale_prior)
+    options = {} if max_levels is None else {"max_levels": max_levels}
+    factors = [
+        matern_kernel(factor, nu, truncation_tol, lengthscale_prior, **options)
+        for factor in space.factors
+    ]
+    return FactorProductKernel(space, factors)

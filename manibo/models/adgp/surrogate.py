@@ -1,0 +1,66 @@
+"""The ``"adgp"`` surrogate of the registry: the activated deep GP on ambient coordinates."""
+
+from __future__ import annotations
+
+import inspect
+
+from manibo.exceptions import ConfigurationError
+from manibo.models.adgp.model import ActivatedDGPModel
+from manibo.models.exact_gp import validate_training_data
+from manibo.models.registry import register_surrogate
+
+#: Defaults of the ``"adgp"`` surrogate: a small network and short training, so that one Bayesian
+#: optimisation iteration costs seconds on a CPU (measured in ``docs/adgp.md``).
+SURROGATE_DEFAULTS = {
+    "num_layers": 3,
+    "num_units": 32,
+    "network_epochs": 100,
+    "network_lr": 1e-2,
+    "elbo_epochs": 30,
+    "num_samples": 2,
+    "warm_network_epochs": 30,
+    "warm_elbo_epochs": 10,
+}
+
+
+def _indices_not_coordinates(space) -> str | None:
+    if not space.is_discrete:
+        return None
+    return (
+        f"the 'adgp' surrogate needs coordinates, but the points of {space} are indices; use a "
+        "geometric surrogate ('matern', 'heat')."
+    )
+
+
+@register_surrogate("adgp", unsupported=_indices_not_coordinates, multi_output=True)
+def activated_dgp_surrogate(
+    space, train_X, train_Y, previous_model=None, warm_start=False, **options
+) -> ActivatedDGPModel:
+    """Activated deep GP on ambient coordinates (options: see :class:`ActivatedDGPModel`).
+
+    Builds the model, then trains it (:meth:`ActivatedDGPModel.fit`). Several columns of
+    ``train_Y`` are modelled jointly by one network with one output per column.
+
+    The loop offers its previous surrogate as ``previous_model``. It is used only with
+    ``warm_start=True``: the network then starts from the previous one and trains for
+    ``warm_network_epochs`` and ``warm_elbo_epochs`` steps. Off by default, because a proposal then
+    depends on the surrogates before it, not only on the seed and the data, so a run resumed from
+    its journal (which starts cold) no longer proposes exactly the points of an uninterrupted run.
+    """
+    validate_training_data(space, train_X, train_Y)
+    accepted = set(inspect.signature(ActivatedDGPModel).parameters)
+    unknown = set(options) - (accepted - {"train_X", "train_Y", "previous_model"})
+    if unknown:
+        raise ConfigurationError(
+            f"unknown option(s) {sorted(unknown)} for the 'adgp' surrogate; see "
+            "manibo.models.adgp.ActivatedDGPModel for the accepted ones."
+        )
+    if not isinstance(warm_start, bool):
+        raise ConfigurationError(f"`warm_start` must be True or False, got {warm_start!r}.")
+    model = ActivatedDGPModel(
+        train_X.reshape(train_X.shape[0], -1),
+        train_Y,
+        previous_model=previous_model if warm_start else None,
+        **{**SURROGATE_DEFAULTS, **options},
+    )
+    return model.fit()

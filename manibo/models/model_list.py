@@ -1,0 +1,94 @@
+"""Independent single-output surrogates as one multi-output BoTorch model."""
+
+from __future__ import annotations
+
+import torch
+from botorch.models.model import ModelList
+from botorch.posteriors import Posterior
+from botorch.posteriors.gpytorch import GPyTorchPosterior
+from gpytorch.distributions import MultitaskMultivariateNormal
+from torch import Tensor
+
+from manibo.exceptions import InputDataError
+from manibo.models.outputs import check_output_indices
+
+
+class OutcomeList(ModelList):
+    """One single-output model per outcome, as a BoTorch ``ModelList`` that also conditions.
+
+    BoTorch's ``ModelList`` subsets outputs and builds fantasy models; this subclass checks
+    ``output_indices`` like every surrogate, returns one Gaussian posterior over all outcomes when
+    every model's posterior is Gaussian (so that posterior transforms such as
+    ``ScalarizedPosteriorTransform`` apply, as for BoTorch's ``ModelListGP``), and adds
+    :meth:`condition_on_observations`, which hands each model its own column of ``Y``.
+
+    Args:
+        *models: single-output models, one per outcome, in the order of the outcomes.
+    """
+
+    def posterior(
+        self,
+        X: Tensor,
+        output_indices: list[int] | None = None,
+        observation_noise: bool | Tensor = False,
+        posterior_transform=None,
+        **kwargs,
+    ) -> Posterior:
+        """The joint posterior of the selected outcomes at ``X``.
+
+        Args:
+            X: inputs, shape ``(*batch, q, d)``.
+            output_indices: None or the outcomes to return.
+            observation_noise: as for BoTorch's ``ModelList`` (a tensor has one column per
+                returned outcome).
+            posterior_transform: applied last.
+
+        Returns:
+            A ``GPyTorchPosterior`` over ``(*batch', q, k)`` when every model's posterior is
+            Gaussian, else a ``PosteriorList``.
+
+        Raises:
+            InputDataError: ``output_indices`` names an outcome the list does not have.
+        """
+        check_output_indices(output_indices, self.num_outputs)
+        posterior = super().posterior(X, output_indices, observation_noise)
+        parts = posterior.posteriors
+        if all(type(p) is GPyTorchPosterior for p in parts) and len(parts) > 1:
+            mvns = [p.distribution for p in parts]
+            batch = torch.broadcast_shapes(*(mvn.batch_shape for mvn in mvns))
+            mvns = [mvn.expand(batch) for mvn in mvns]
+            posterior = GPyTorchPosterior(MultitaskMultivariateNormal.from_independent_mvns(mvns))
+        elif len(parts) == 1:
+            posterior = parts[0]
+        return posterior if posterior_transform is None else posterior_transform(posterior)
+
+    def condition_on_observations(
+        self, X: Tensor, Y: Tensor, noise: Tensor | None = None, **kwargs
+    ) -> OutcomeList:
+        """Each model conditioned on its column of ``Y``.
+
+        Args:
+            X: inputs, shape ``(*batch, n, d)``.
+            Y: outcomes, shape ``(*batch', n, m)`` with ``m`` the number of models.
+            noise: noise variances in the models' transformed units, shape of ``Y``, or None.
+            **kwargs: passed to every model.
+
+        Returns:
+            An :class:`OutcomeList` of the conditioned models.
+        """
+        if Y.dim() < 2 or Y.shape[-1] != len(self.models):
+            raise InputDataError(
+                f"`Y` must have one column per model ({len(self.models)}), got shape "
+                f"{tuple(Y.shape)}."
+            )
+        return type(self)(
+            *(
+                model.condition_on_observations(
+                    X,
+                    Y[..., j : j + 1],
+                    **({} if noise is None else {"noise": noise[..., j : j + 1]}),
+                    **kwargs,
+                )
+                for j, model in enumerate(self.models)
+            )
+        )

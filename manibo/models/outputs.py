@@ -1,0 +1,39 @@
+"""Output selection shared by the surrogates: one check, one error, for every model."""
+
+from __future__ import annotations
+
+import numbers
+
+from manibo.exceptions import InputDataError
+
+
+def check_output_indices(output_indices: list[int] | None, num_outputs: int) -> list[int]:
+    """The outputs a posterior is asked for, checked against the model's outputs.
+
+    Args:
+        output_indices: None (every output) or distinct indices in ``0 .. num_outputs - 1``.
+        num_outputs: the model's number of outputs.
+
+    Returns:
+        The indices as a list (every output for None).
+
+    Raises:
+        InputDataError: ``output_indices`` is not a non-empty list of distinct valid indices.
+    """
+    if output_indices is None:
+        return list(range(num_outputs))
+    indices = list(output_indices) if isinstance(output_indices, (list, tuple)) else None
+    valid = (
+        indices is not None
+        and len(indices) > 0
+        and all(isinstance(i, numbers.Integral) and not isinstance(i, bool) for i in indices)
+        and all(0 <= i < num_outputs for i in indices)
+        and len(set(indices)) == len(indices)
+    )
+    if not valid:
+        raise InputDataError(
+            f"`output_indices` must be None or a list of distinct output indices in "
+            f"0..{num_outputs - 1} (the model has {num_outputs} output"
+            f"{'s' if num_outputs != 1 else ''}), got {output_indices!r}."
+        )
+    return [int(i) for i in indices]

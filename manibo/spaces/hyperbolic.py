@@ -1,0 +1,372 @@
+r"""The hyperbolic space :math:`H^d` in the hyperboloid model, with a geodesic ball as BO domain.
+
+Points are ``(*batch, d + 1)`` vectors :math:`x` with :math:`\langle x, x\rangle_L = -1`,
+:math:`x_0 > 0`, where :math:`\langle x, y\rangle_L = -x_0 y_0 + \sum_{i \ge 1} x_i y_i` is the
+Lorentz inner product; the distance is :math:`\operatorname{arccosh}(-\langle x, y\rangle_L)`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from manibo._validation import default_tolerance
+from manibo.exceptions import ConfigurationError
+from manibo.harmonics.hyperbolic import (
+    check_dimension,
+    heat_table,
+    hyperbolic_heat,
+    interpolate,
+    log_plancherel,
+    r_over_sinh,
+    sinhc,
+    superpose,
+)
+from manibo.spaces.base import NoncompactSpace, pairwise_in_chunks
+
+MAX_RADIUS = 15.0
+"""Largest domain radius (kernels are tabulated to distance 40; beyond ~20 float64 loses the
+hyperboloid constraint)."""
+_QUADRATURE = np.polynomial.legendre.leggauss(8)
+_NEAR = 1e-4  # pairs with sinh^2(d/2) below this are recomputed from differences
+
+
+def lorentz(a: Tensor, b: Tensor) -> Tensor:
+    r""":math:`\langle a, b\rangle_L = -a_0 b_0 + \sum_{i\ge1} a_i b_i` over the last dimension."""
+    return -a[..., 0] * b[..., 0] + (a[..., 1:] * b[..., 1:]).sum(-1)
+
+
+def _safe_sqrt(u: Tensor) -> Tensor:
+    """:math:`\\sqrt{\\max(u, 0)}` with gradient 0 (not NaN) where ``u <= 0``."""
+    positive = u > 0
+    return torch.where(positive, torch.where(positive, u, torch.ones_like(u)).sqrt(), 0.0 * u)
+
+
+class Hyperbolic(NoncompactSpace):
+    r"""The hyperbolic space :math:`H^d` (curvature :math:`-1`), hyperboloid model.
+
+    The BO domain is the closed geodesic ball of radius ``radius`` around the origin
+    :math:`o = (1, 0, \dots, 0)`: ``random`` samples it uniformly with respect to the volume
+    (radial density :math:`\propto \sinh^{d-1} r`, so most of the volume lies near the boundary
+    sphere), ``check`` refuses points outside it, ``project`` maps ambient vectors to the
+    hyperboloid (keeping :math:`x_1..x_d`) and then pulls points outside the ball back to its
+    boundary along the geodesic to the origin, and ``retract`` is the exponential map followed by
+    ``project``, so the acquisition optimiser never leaves the ball. The chart is the Poincaré
+    ball, :math:`u = (x_1, \dots, x_d) / (1 + x_0)`.
+
+    Kernels: the heat and Matérn kernels of this space are evaluated exactly through its heat
+    kernels (:meth:`heat_kernel`, :meth:`heat_mixture`, see :mod:`manibo.harmonics.hyperbolic`)
+    or by random-phase features from its Plancherel density
+    :math:`|c(\lambda)|^{-2} \propto \lambda^2 \prod_{j=1}^{(d-3)/2}(\lambda^2 + j^2)` (odd
+    :math:`d`) or :math:`\lambda\tanh(\pi\lambda)\prod_{j=1}^{d/2-1}(\lambda^2 + (j-\tfrac12)^2)`
+    (even :math:`d`) and horocyclic projection :math:`H(x) = -\log(x_0 - \vec x\cdot\omega)`,
+    :math:`\omega \in S^{d-1}`.
+
+    Args:
+        dim: :math:`d \ge 2`.
+        radius: radius of the domain ball, in :math:`(0, 15]`.
+    """
+
+    def __init__(self, dim: int, radius: float = 2.0) -> None:
+        self.dim = check_dimension(dim)
+        radius = float(radius)
+        if not 0 < radius <= MAX_RADIUS:
+            raise ConfigurationError(
+                f"`radius` must lie in (0, {MAX_RADIUS}] (the domain is a geodesic ball), got "
+                f"{radius}."
+            )
+        self.radius = radius
+        self.point_shape = (self.dim + 1,)
+        self.rank = 1
+        self.spectral_dim = self.dim
+        self.uniform_dims = (1, self.dim)
+        self._tables: dict = {}
+        self._volume_grid: dict = {}
+
+    def __repr__(self) -> str:
+        return f"Hyperbolic({self.dim}, radius={self.radius:g})"
+
+    # geometry -------------------------------------------------------------------------------
+    def origin(self, dtype: torch.dtype = torch.float64, device=None) -> Tensor:
+        """The centre of the domain, :math:`(1, 0, \\dots, 0)`, shape ``(d + 1,)``."""
+        o = torch.zeros(self.dim + 1, dtype=dtype, device=device)
+        o[0] = 1.0
+        return o
+
+    def _volume(self, device) -> tuple[Tensor, Tensor, float]:
+        r"""Grid on :math:`[0, R]`, the volume fraction of the ball within each grid radius, and
+        :math:`\log\int_0^R \sinh^{d-1}`."""
+        if device not in self._volume_grid:
+            grid = torch.linspace(0.0, self.radius, 4097, dtype=torch.float64)
+            log_cells = self._log_mass(grid[:-1], grid[1:])
+            log_cum = torch.logcumsumexp(log_cells, 0)
+            total = float(log_cum[-1])
+            cdf = torch.cat([torch.zeros(1, dtype=torch.float64), torch.exp(log_cum - total)])
+            self._volume_grid[device] = (grid.to(device), cdf.to(device), total)
+        return self._volume_grid[device]
+
+    def _log_mass(self, lo: Tensor, hi: Tensor) -> Tensor:
+        r""":math:`\log\int_{lo}^{hi} \sinh^{d-1}`, by 8-point Gauss–Legendre (``hi > lo``)."""
+        nodes, weights = (torch.from_numpy(a).to(lo) for a in _QUADRATURE)
+        half = 0.5 * (hi - lo).clamp_min(1e-300)
+        s = lo.unsqueeze(-1) + half.unsqueeze(-1) * (nodes + 1)
+        log_sinh = torch.log(torch.sinh(s).clamp_min(1e-300))
+        return torch.logsumexp(
+            torch.log(half.unsqueeze(-1) * weights) + (self.dim - 1) * log_sinh, -1
+        )
+
+    def _radii(self, u: Tensor) -> Tensor:
+        r"""Radii with density :math:`\propto\sinh^{d-1}` on :math:`[0, R]` at quantiles ``u``:
+        the tabulated distribution function, then Newton steps on its exact value."""
+        grid, cdf, log_total = self._volume(u.device)
+        i = torch.searchsorted(cdf, u).clamp(1, grid.shape[0] - 1)
+        lo, hi, c_lo = grid[i - 1], grid[i], cdf[i - 1]
+        r = lo + (u - c_lo) / (cdf[i] - c_lo).clamp_min(1e-300) * (hi - lo)
+        for _ in range(3):
+            mass = torch.exp(self._log_mass(lo, r) - log_total) * (r > lo)
+            log_density = (self.dim - 1) * torch.log(torch.sinh(r).clamp_min(1e-300)) - log_total
+            step = (c_lo + mass - u) / torch.exp(log_density).clamp_min(1e-300)
+            r = torch.minimum(torch.maximum(r - step, lo), hi)
+        return r
+
+    def random(self, n, generator=None, dtype=torch.float64, device=None) -> Tensor:
+        """Uniform points of the domain ball (volume measure), shape ``(n, d + 1)``."""
+        u = torch.rand(n, generator=generator, dtype=torch.float64, device=device)
+        r = self._radii(u)
+        z = torch.randn(n, self.dim, generator=generator, dtype=torch.float64, device=device)
+        direction = z / z.norm(dim=-1, keepdim=True)
+        x = torch.cat([torch.cosh(r)[:, None], torch.sinh(r)[:, None] * direction], -1)
+        return x.to(dtype)
+
+    def _check_membership(self, x: Tensor, name: str) -> None:
+        x = x.detach()
+        tol = default_tolerance(x.dtype)
+        off = (lorentz(x, x) + 1).abs() / (1 + x[..., 0].square())
+        if (off > tol).any() or (x[..., 0] <= 0).any():
+            raise self._membership_error(
+                name,
+                f"points must satisfy -x0^2 + |x1..xd|^2 = -1 with x0 > 0 (relative tolerance "
+                f"{tol:g}); the worst is off by {float(off.max()):.3g}",
+                f"Map them to the hyperboloid with `space.project({name})`.",
+            )
+        limit = math.cosh(self.radius) * (1 + tol)
+        if (x[..., 0] > limit).any():
+            far = float(torch.acosh(x[..., 0].max().clamp_min(1)))
+            raise self._membership_error(
+                name,
+                f"points must lie within distance {self.radius:g} of the origin (the domain); "
+                f"the farthest is at {far:.4g}",
+                f"Pull them into the domain with `space.project({name})`, or build "
+                f"Hyperbolic({self.dim}, radius=...) with a larger radius.",
+            )
+
+    def project(self, x: Tensor) -> Tensor:
+        """Onto the hyperboloid (keeping :math:`x_1..x_d`), then into the domain ball.
+
+        Shapes ``(*batch, d + 1)``.
+        """
+        spatial = x[..., 1:]
+        norm = spatial.norm(dim=-1, keepdim=True)
+        cap = math.sinh(self.radius)
+        spatial = spatial * torch.where(norm > cap, cap / norm.clamp_min(1e-300), 1.0)
+        x0 = torch.sqrt(1 + spatial.square().sum(-1, keepdim=True))
+        return torch.cat([x0, spatial], -1)
+
+    def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
+        r"""Euclidean-orthogonal projection onto :math:`T_x = \{v : \langle x, v\rangle_L = 0\}`.
+
+        The normal is :math:`(-x_0, x_1, \dots, x_d)`.
+        """
+        normal = torch.cat([-x[..., :1], x[..., 1:]], -1)
+        coeff = (normal * v).sum(-1, keepdim=True) / normal.square().sum(-1, keepdim=True)
+        return v - coeff * normal
+
+    def exp(self, x: Tensor, v: Tensor) -> Tensor:
+        r"""Exponential map :math:`\cosh(|v|) x + \sinh(|v|) v / |v|`, :math:`|v|^2 =
+        \langle v, v\rangle_L` (``v`` tangent at ``x``). Shapes ``(*batch, d + 1)``."""
+        norm = _safe_sqrt(lorentz(v, v)).unsqueeze(-1)
+        return torch.cosh(norm) * x + sinhc(norm) * v
+
+    def log(self, x: Tensor, y: Tensor) -> Tensor:
+        r"""Logarithm map: the tangent vector at ``x`` of length :math:`d(x, y)` towards ``y``.
+
+        Shapes ``(*batch, d + 1)``.
+        """
+        d = self.distance(x, y).unsqueeze(-1)
+        return (y + lorentz(x, y).unsqueeze(-1) * x) / sinhc(d)
+
+    def retract(self, x: Tensor, v: Tensor) -> Tensor:
+        r"""The exponential map, then :meth:`project` (back onto the hyperboloid and the ball).
+
+        Steps longer than 40 are shortened to 40 first (they leave the ball anyway), so that
+        :math:`\cosh` stays finite in float32.
+        """
+        length = _safe_sqrt(lorentz(v, v)).unsqueeze(-1)
+        v = v * torch.where(length > 40.0, 40.0 / length.clamp_min(1e-300), 1.0)
+        return self.project(self.exp(x, v))
+
+    def distance(self, x: Tensor, y: Tensor) -> Tensor:
+        r""":math:`2\operatorname{asinh}(\tfrac12\sqrt{\langle x-y, x-y\rangle_L})`.
+
+        This equals :math:`\operatorname{arccosh}(-\langle x, y\rangle_L)` and keeps relative
+        accuracy near 0 and for large distances. Shapes: broadcastable ``(*batch, d + 1)`` →
+        ``(*batch)``.
+        """
+        diff = x - y
+        return 2 * torch.asinh(0.5 * _safe_sqrt(lorentz(diff, diff)))
+
+    def pairwise_distance(self, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
+        r"""Distances of all pairs through the Gram matrix of Lorentz products.
+
+        The gradient is finite (zero) at coincident points.
+
+        Args:
+            x1: ``(*batch, n, d + 1)``.
+            x2: ``(*batch, m, d + 1)``.
+            diag: only the distances of ``x1[i]`` and ``x2[i]`` (``n == m``).
+
+        Returns:
+            ``(*batch, n, m)``, or ``(*batch, n)`` when ``diag``.
+        """
+        if diag:
+            return self.distance(x1, x2)
+        gram = x1[..., :1] @ x2[..., :1].transpose(-1, -2) - x1[..., 1:] @ x2[..., 1:].transpose(
+            -1, -2
+        )
+        q = 0.5 * (gram - 1)  # sinh^2(d/2), with an absolute rounding error of eps * x0 * y0
+        near = q.detach() < _NEAR
+        if near.any():  # recompute close pairs from their differences (relative accuracy)
+            batch = q.shape[:-2]
+            index = near.nonzero(as_tuple=True)
+            a = x1.expand(*batch, *x1.shape[-2:])[index[:-1]]
+            b = x2.expand(*batch, *x2.shape[-2:])[(*index[:-2], index[-1])]
+            diff = a - b
+            q = q.masked_scatter(near, 0.25 * lorentz(diff, diff))
+        return 2 * torch.asinh(_safe_sqrt(q))
+
+    def chart(self, x: Tensor) -> Tensor:
+        """Poincaré-ball coordinates :math:`\\vec x / (1 + x_0)`, shape ``(*batch, d)``."""
+        return x[..., 1:] / (1 + x[..., :1])
+
+    def ambient_bounds(self) -> Tensor:
+        r"""The box :math:`[1, \cosh R] \times [-\sinh R, \sinh R]^d`, shape ``(2, d + 1)``."""
+        lower = torch.full((self.dim + 1,), -math.sinh(self.radius), dtype=torch.float64)
+        upper = -lower
+        lower[0], upper[0] = 1.0, math.cosh(self.radius)
+        return torch.stack([lower, upper])
+
+    # spectrum -------------------------------------------------------------------------------
+    @property
+    def rho(self) -> Tensor:
+        r""":math:`\rho = ((d - 1)/2,)`; the spectrum of :math:`-\Delta` starts at \rho^2."""
+        return torch.tensor([(self.dim - 1) / 2], dtype=torch.float64)
+
+    def log_plancherel(self, lam: Tensor) -> Tensor:
+        return log_plancherel(lam[..., 0].abs(), self.dim)
+
+    def spectral_base(self, uniforms: Tensor, nu: float) -> Tensor:
+        """The quantiles themselves, ``(L, 1)`` (sampling is by inverse transform)."""
+        return uniforms.to(torch.float64)
+
+    def spectral_sample(self, base, nu, lengthscale, shifted=True):
+        r"""Exact inverse-transform samples of :math:`S(\lambda) P_d(\lambda)` on
+        :math:`\lambda > 0`, at the quantiles ``base``.
+
+        The distribution function is tabulated on 4096 points of :math:`\log\lambda` around the
+        spectral scale; the quantiles are interpolated linearly, so the samples are continuous
+        and differentiable in ``lengthscale``.
+        """
+        ell = lengthscale
+        if math.isinf(nu):
+            log_scale = -torch.log(ell)
+            top = 6.0
+        else:
+            a2 = 2 * nu / ell.square() + (0.0 if shifted else ((self.dim - 1) / 2) ** 2)
+            log_scale = 0.5 * torch.log(a2)
+            top = max(6.0, 15.0 / nu)
+        offsets = torch.linspace(-12.0, top, 4096, dtype=ell.dtype, device=ell.device)
+        x = log_scale + offsets  # (*W, G)
+        lam = torch.exp(x)
+        if math.isinf(nu):
+            log_s = -0.5 * (ell * lam).square()
+        else:
+            log_s = -(nu + self.dim / 2) * torch.log(a2 + lam.square())
+        log_density = log_s + log_plancherel(lam, self.dim) + x
+        density = torch.exp(log_density - log_density.max(-1, keepdim=True).values)
+        cells = 0.5 * (density[..., 1:] + density[..., :-1]) * (x[..., 1:] - x[..., :-1])
+        cdf = torch.cat([torch.zeros_like(cells[..., :1]), cells.cumsum(-1)], -1)
+        cdf = cdf / cdf[..., -1:]
+        u = base[:, 0].to(ell).expand(*cdf.shape[:-1], base.shape[0]).contiguous()
+        i = torch.searchsorted(cdf.detach().contiguous(), u).clamp(1, cdf.shape[-1] - 1)
+        c0, c1 = cdf.gather(-1, i - 1), cdf.gather(-1, i)
+        x0, x1 = x.gather(-1, i - 1), x.gather(-1, i)
+        sample = x0 + (u - c0) / (c1 - c0).clamp_min(1e-300) * (x1 - x0)
+        return torch.exp(sample).unsqueeze(-1), torch.zeros_like(sample)
+
+    def boundary_points(self, uniforms: Tensor) -> Tensor:
+        """Uniform directions :math:`\\omega \\in S^{d-1}`, ``(L, d)``."""
+        u = uniforms.to(torch.float64).clamp(1e-12, 1 - 1e-12)
+        z = math.sqrt(2) * torch.erfinv(2 * u - 1)
+        return z / z.norm(dim=-1, keepdim=True)
+
+    def horocyclic(self, x: Tensor, boundary: Tensor) -> Tensor:
+        r""":math:`H = -\log(x_0 - \vec x\cdot\omega)`, ``(*batch, n, L, 1)``."""
+        inner = x[..., :1] - x[..., 1:] @ boundary.to(x).transpose(-1, -2)
+        return -torch.log(inner).unsqueeze(-1)
+
+    def _on(self, key: tuple, make) -> tuple[Tensor, ...]:
+        if key not in self._tables:
+            if len(self._tables) >= 16:
+                self._tables.clear()
+            self._tables[key] = make()
+        return self._tables[key]
+
+    def heat_kernel(self, time, x1, x2, diag=False):
+        r"""The normalised heat kernel of :math:`-\Delta - \rho^2` at ``time`` ``(*W, 1)``.
+
+        On :math:`H^3` it is :math:`\frac{r}{\sinh r} e^{-r^2/4t}`; in other dimensions it is
+        tabulated from the closed forms of :mod:`manibo.harmonics.hyperbolic` and interpolated.
+        """
+        if self.dim == 3:
+
+            def block(a: Tensor, b: Tensor) -> Tensor:
+                r = self.pairwise_distance(a, b, diag)
+                return r_over_sinh(r) * torch.exp(-r.square() / (4 * _time_like(time, r, diag)))
+
+        else:
+            values, slopes = hyperbolic_heat(self.dim).profile(time[..., 0].to(torch.float64))
+            values, slopes = values.to(x1.dtype), slopes.to(x1.dtype)
+
+            def block(a: Tensor, b: Tensor) -> Tensor:
+                return interpolate(
+                    values, slopes, self.pairwise_distance(a, b, diag), 1 if diag else 2
+                )
+
+        return block(x1, x2) if diag else pairwise_in_chunks(block, x1, x2, point_ndim=1)
+
+    def heat_times(self, log_time_start: float) -> tuple[Tensor, Tensor]:
+        log_times, log_origin, _, _ = heat_table(self.dim, float(log_time_start))
+        return log_times, log_origin
+
+    def heat_mixture(self, log_weights, log_time_start, x1, x2, diag=False):
+        key = (float(log_time_start), log_weights.dtype, log_weights.device)
+
+        def make() -> tuple[Tensor, Tensor]:
+            _, _, values, slopes = heat_table(self.dim, float(log_time_start))
+            return values.to(log_weights), slopes.to(log_weights)
+
+        table_values, table_slopes = self._on(key, make)
+        values, slopes = superpose(log_weights, table_values, table_slopes)
+
+        def block(a: Tensor, b: Tensor) -> Tensor:
+            return interpolate(values, slopes, self.pairwise_distance(a, b, diag), 1 if diag else 2)
+
+        return block(x1, x2) if diag else pairwise_in_chunks(block, x1, x2, point_ndim=1)
+
+
+def _time_like(time: Tensor, r: Tensor, diag: bool) -> Tensor:
+    """Broadcast a ``(*W, 1)`` parameter against ``r`` (``(*b, n, m)``, or ``(*b, n)``)."""
+    return time if diag else time.unsqueeze(-1)

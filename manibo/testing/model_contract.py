@@ -1,0 +1,689 @@
+r"""The contract every registered surrogate honours: BoTorch's model API and BoTorch's acquisitions.
+
+A concrete test supplies a :class:`SurrogateCase` (a registered surrogate name, a space, small
+options) and calls :func:`run_model_check` for each name in :data:`MODEL_CHECKS` and
+:func:`run_acquisition_check` for each name in :data:`ACQUISITIONS` and each ``q`` in
+:data:`BATCH_SIZES`, as BoTorch's and GPyTorch's own test utilities do. A check raises
+``AssertionError`` with a reason on failure. Where a surrogate declares a model feature out of its
+reach (``unsupported_features`` of :func:`~manibo.models.register_surrogate`), the check verifies
+that the declaration is honoured instead: the loop refuses the combination when it is built, before
+any evaluation.
+
+The checks compare against independent computations wherever one exists: a batch against its
+members computed alone, noise against its variance, a posterior transform against the transformed
+moments (or samples), conditioning on two sets of points against conditioning on their union,
+fantasies with enormous noise against the model itself, an output subset against the full
+posterior, transformed outcomes against the affine map, an input transform against a model fitted
+to transformed inputs, float32 against float64, and gradients against finite differences along
+geodesics of the space (``space.retract``).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import torch
+from botorch.acquisition import (
+    AcquisitionFunction,
+    LogExpectedImprovement,
+    PosteriorMean,
+    UpperConfidenceBound,
+    qKnowledgeGradient,
+    qLogExpectedImprovement,
+    qLogNoisyExpectedImprovement,
+    qNegIntegratedPosteriorVariance,
+    qUpperConfidenceBound,
+)
+from botorch.acquisition.max_value_entropy_search import qMaxValueEntropy
+from botorch.acquisition.multi_objective.parego import qLogNParEGO
+from botorch.acquisition.objective import ScalarizedPosteriorTransform
+from botorch.exceptions.warnings import InputDataWarning, OptimizationWarning
+from botorch.models import ModelListGP, SingleTaskGP
+from botorch.models.model import Model, ModelList
+from botorch.models.transforms.outcome import Standardize
+from botorch.posteriors.gpytorch import GPyTorchPosterior
+from botorch.sampling import SobolQMCNormalSampler
+from botorch.sampling.get_sampler import get_sampler
+from botorch.settings import propagate_grads
+from gpytorch.distributions import MultitaskMultivariateNormal
+from torch import Tensor
+
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.models.registry import build_surrogate, check_surrogate_supports
+from manibo.models.registry import unsupported_feature as declared_unsupported
+from manibo.models.transforms import SpaceIsometry
+from manibo.optim import LBFGSOptions, optimize_acqf_on_space
+from manibo.spaces.base import Space
+
+BATCH_SIZES = (1, 3)
+"""The ``q`` every acquisition is optimised at (analytic acquisitions: ``q = 1`` only)."""
+
+TOLERANCES = {"conditioning": 1e-6, "transform": 1e-6, "float32": 1e-3, "moments": 1e-9}
+"""Relative tolerances of the checks that compare two fits or two computations: ``conditioning``
+(sequential against joint conditioning), ``transform`` (two fits of the same standardised data),
+``float32`` (one fitted state evaluated in float32 and float64), all relative to the outcomes'
+standard deviation; ``moments``: relative error of posterior moments (0 up to rounding for
+Gaussian posteriors, the Monte Carlo error for sample-based ones)."""
+
+
+@dataclass
+class SurrogateCase:
+    """One registered surrogate on one space, with the options that keep the checks fast.
+
+    Args:
+        name: the registered surrogate name.
+        space: the space of the inputs.
+        options: passed to the factory (small training budgets for the neural surrogates).
+        tolerances: looser values for keys of :data:`TOLERANCES` (say why where you set them).
+        num_train: training points.
+        seed: seed of the data.
+        device: where the data, and hence the models, live (``"cpu"``, ``"cuda"``).
+    """
+
+    name: str
+    space: Space
+    options: Mapping[str, object] = field(default_factory=dict)
+    tolerances: Mapping[str, float] = field(default_factory=dict)
+    num_train: int = 10
+    seed: int = 0
+    device: str | torch.device = "cpu"
+    _models: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.tolerances) - set(TOLERANCES)
+        if unknown:
+            raise ConfigurationError(
+                f"unknown tolerance(s) {sorted(unknown)}; the keys are {sorted(TOLERANCES)}."
+            )
+
+    def tolerance(self, what: str) -> float:
+        """The tolerance ``what`` (a key of :data:`TOLERANCES`) for this case."""
+        return self.tolerances.get(what, TOLERANCES[what])
+
+    def points(self, *shape: int, dtype: torch.dtype = torch.float64, seed: int = 1) -> Tensor:
+        """Uniform points of the space, flattened, shape ``(*shape, d)`` (drawn in float64, so
+        that float32 points are the same points rounded)."""
+        generator = torch.Generator().manual_seed(self.seed * 1000 + seed)
+        x = self.space.random(math.prod(shape), generator=generator, dtype=torch.float64)
+        return x.reshape(*shape, math.prod(self.space.point_shape)).to(self.device, dtype)
+
+    def objective(self, X: Tensor, num_outputs: int = 1) -> Tensor:
+        """A smooth test function of geodesic distances to fixed anchors, shape ``(n, m)``."""
+        anchors = self.points(3, dtype=X.dtype, seed=99)
+        d = [self.space.distance(X, a.expand_as(X)) for a in anchors]
+        columns = [torch.cos(d[0]) + 0.5 * torch.cos(2 * d[1]), torch.cos(1.5 * d[2])]
+        return torch.stack(columns[:num_outputs], dim=-1)
+
+    def data(
+        self, num_outputs: int = 1, dtype: torch.dtype = torch.float64
+    ) -> tuple[Tensor, Tensor]:
+        """Training data: ``num_train`` points ``(n, d)`` and outcomes ``(n, num_outputs)``."""
+        X = self.points(self.num_train, dtype=dtype, seed=0)
+        return X, self.objective(X, num_outputs)
+
+    def build(self, train_X: Tensor, train_Y: Tensor, **extra) -> Model:
+        """The surrogate fitted to ``(train_X, train_Y)`` through the registry."""
+        options = {**self.options, **extra}
+        return build_surrogate(self.name, self.space, train_X, train_Y, **options)
+
+    def model(self, num_outputs: int = 1, dtype: torch.dtype = torch.float64) -> Model:
+        """The surrogate fitted to :meth:`data` (built once per case, output count and dtype)."""
+        key = (num_outputs, dtype)
+        if key not in self._models:
+            self._models[key] = self.build(*self.data(num_outputs, dtype))
+        return self._models[key]
+
+
+# ---------------------------------------------------------------------------------- helpers
+def _tol(dtype: torch.dtype) -> float:
+    return 1e-6 if dtype == torch.float64 else 1e-3
+
+
+def _close(actual: Tensor, expected: Tensor, atol: float, what: str, rtol: float = 0.0) -> None:
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    actual, expected = actual.detach(), expected.detach()
+    error = (actual - expected).abs()
+    bound = atol + rtol * expected.abs()
+    worst = float((error - bound).max()) if error.numel() else -1.0
+    assert worst <= 0, (
+        f"{what}: max abs error {float(error.max()):.3g} (tolerance {atol:.3g} + {rtol:.3g}|x|)"
+    )
+
+
+def _moments(model: Model, X: Tensor, **kwargs) -> tuple[Tensor, Tensor]:
+    posterior = model.posterior(X, **kwargs)
+    return posterior.mean.detach(), posterior.variance.detach()
+
+
+def _covariance(posterior) -> Tensor | None:
+    distribution = getattr(posterior, "distribution", None)
+    return None if distribution is None else distribution.covariance_matrix
+
+
+def _output_covariances(posterior) -> Tensor | None:
+    """Covariances between the outputs at each point, ``(*batch, q, m, m)``, of a Gaussian
+    posterior; None for a sample-based one."""
+    if not isinstance(posterior, GPyTorchPosterior):
+        return None
+    distribution = posterior.distribution
+    if not isinstance(distribution, MultitaskMultivariateNormal):
+        return posterior.variance.unsqueeze(-1)
+    q, m = distribution.event_shape
+    covariance = distribution.covariance_matrix
+    if distribution._interleaved:
+        grid = covariance.reshape(*covariance.shape[:-2], q, m, q, m)
+        return grid.diagonal(dim1=-4, dim2=-2).permute(*range(grid.dim() - 4), -1, -3, -2)
+    grid = covariance.reshape(*covariance.shape[:-2], m, q, m, q)
+    return grid.diagonal(dim1=-3, dim2=-1).permute(*range(grid.dim() - 4), -1, -3, -2)
+
+
+def _scale(case: SurrogateCase) -> float:
+    return float(case.data()[1].std())
+
+
+def _tangent(space: Space, x: Tensor, seed: int) -> Tensor:
+    """Unit tangent vectors at the flattened points ``x``, same shape."""
+    generator = torch.Generator().manual_seed(seed)
+    shaped = x.reshape(*x.shape[:-1], *space.point_shape)
+    v = torch.randn(shaped.shape, generator=generator, dtype=x.dtype).to(x.device)
+    v = space.to_tangent(shaped, v).reshape(x.shape)
+    return v / v.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+
+
+def _retract(space: Space, x: Tensor, v: Tensor) -> Tensor:
+    shaped = x.reshape(*x.shape[:-1], *space.point_shape)
+    return space.retract(shaped, v.reshape(shaped.shape)).reshape(x.shape)
+
+
+def _gradient(value: Tensor, x: Tensor) -> Tensor:
+    """d value / d x, zeros where ``value`` does not depend on ``x`` (a graph that was cut)."""
+    if not value.requires_grad:
+        return torch.zeros_like(x)
+    (gradient,) = torch.autograd.grad(value, x, allow_unused=True)
+    return torch.zeros_like(x) if gradient is None else gradient
+
+
+def _geodesic_derivative(
+    space: Space, f: Callable[[Tensor], Tensor], x: Tensor, v: Tensor, step: float
+) -> tuple[float, float]:
+    """``(autograd, central difference)`` of ``t -> f(retract(x, t v))`` at ``t = 0``."""
+    xg = x.detach().clone().requires_grad_(True)
+    gradient = _gradient(f(xg).sum(), xg)
+    analytic = float((gradient * v).sum())
+    with torch.no_grad():
+        plus = f(_retract(space, x, step * v)).sum()
+        minus = f(_retract(space, x, -step * v)).sum()
+    return analytic, float((plus - minus) / (2 * step))
+
+
+# ---------------------------------------------------------------------------------- model checks
+def check_posterior_shapes(case: SurrogateCase) -> None:
+    """Posteriors at ``n x d``, ``b x q x d`` and ``b1 x b2 x q x d`` inputs, one and two
+    outputs: means, variances and samples of the shapes BoTorch expects, finite, variances > 0."""
+    for m in (1, 2):
+        model = case.model(m)
+        assert model.num_outputs == m, f"num_outputs is {model.num_outputs}, expected {m}"
+        assert model.batch_shape == torch.Size([]), f"batch_shape is {model.batch_shape}"
+        for shape in ((5,), (3, 2), (2, 3, 2)):
+            X = case.points(*shape)
+            posterior = model.posterior(X)
+            mean, variance = posterior.mean, posterior.variance
+            expected = (*shape, m)
+            assert mean.shape == expected, f"mean shape {tuple(mean.shape)} != {expected}"
+            assert variance.shape == expected, f"variance shape {tuple(variance.shape)}"
+            assert torch.isfinite(mean).all() and torch.isfinite(variance).all(), "not finite"
+            assert (variance > 0).all(), f"variance <= 0: min {float(variance.min()):.3g}"
+            samples = posterior.rsample(torch.Size([4]))
+            assert samples.shape == (4, *expected), f"samples shape {tuple(samples.shape)}"
+
+
+def check_batch_independence(case: SurrogateCase) -> None:
+    """A batch ``b x q x d`` equals its members computed alone (mean, variance, covariance)."""
+    model = case.model()
+    X = case.points(3, 2)
+    posterior = model.posterior(X)
+    covariance = _covariance(posterior)
+    for i in range(3):
+        alone = model.posterior(X[i])
+        _close(posterior.mean[i], alone.mean, 1e-9, f"mean of batch member {i}")
+        _close(posterior.variance[i], alone.variance, 1e-9, f"variance of batch member {i}")
+        if covariance is not None:
+            _close(covariance[i], _covariance(alone), 1e-9, f"covariance of member {i}")
+
+
+def check_observation_noise(case: SurrogateCase) -> None:
+    """``observation_noise=True`` adds one positive variance to every point; a noise tensor (in
+    standardised units) adds ``noise * std(Y)^2`` (``Standardize``: the unbiased standard
+    deviation of the training outcomes)."""
+    model = case.model()
+    X = case.points(2, 3)
+    _, latent = _moments(model, X)
+    _, noisy = _moments(model, X, observation_noise=True)
+    added = noisy - latent
+    assert (added > 0).all(), "observation_noise=True did not add a positive variance"
+    spread = float(added.max() - added.min())
+    allowed = 2 * case.tolerance("moments") * float(noisy.max()) + 1e-9 * float(added.mean())
+    assert spread <= allowed, f"noise not homoscedastic: spread {spread:.3g}"
+    scale2 = float(case.data()[1].std()) ** 2
+    noise = 0.2 + 0.1 * torch.arange(6, dtype=X.dtype, device=X.device).reshape(2, 3, 1)
+    _, given = _moments(model, X, observation_noise=noise)
+    rtol = max(case.tolerance("moments"), 1e-9)
+    _close(given - latent, noise * scale2, 0.0, "variance added by a noise tensor", rtol=rtol)
+
+
+def check_posterior_transform(case: SurrogateCase) -> None:
+    """``ScalarizedPosteriorTransform``: mean ``w . mu + c`` and variance ``w' Sigma w`` (Gaussian
+    posteriors), or samples ``w . f + c`` from the same base samples (sample-based posteriors)."""
+    X = case.points(2, 3)
+    for m, weights in ((1, [2.0]), (2, [0.7, -1.3])):
+        model = case.model(m)
+        w = torch.tensor(weights, dtype=X.dtype, device=X.device)
+        transform = ScalarizedPosteriorTransform(weights=w, offset=1.5)
+        posterior, scalar = model.posterior(X), model.posterior(X, posterior_transform=transform)
+        _close(scalar.mean, posterior.mean @ w.unsqueeze(-1) + 1.5, 1e-9, "transformed mean")
+        blocks = _output_covariances(posterior)
+        if blocks is not None:
+            expected = (w @ blocks @ w).unsqueeze(-1)
+            _close(scalar.variance, expected, 1e-9, "transformed variance", rtol=1e-7)
+        else:
+            sampler = SobolQMCNormalSampler(torch.Size([8]), seed=0)
+            plain = SobolQMCNormalSampler(torch.Size([8]), seed=0)(posterior)
+            _close(sampler(scalar), plain @ w.unsqueeze(-1) + 1.5, 1e-9, "transformed samples")
+
+
+def check_seeded_sampler(case: SurrogateCase) -> None:
+    """``get_sampler(posterior, shape, seed=s)``: the same seed gives identical samples, another
+    seed other samples."""
+    posterior = case.model().posterior(case.points(2, 3))
+    first = get_sampler(posterior, torch.Size([8]), seed=3)(posterior)
+    again = get_sampler(posterior, torch.Size([8]), seed=3)(posterior)
+    other = get_sampler(posterior, torch.Size([8]), seed=4)(posterior)
+    assert torch.equal(first, again), "a seeded sampler gave different samples"
+    assert not torch.equal(first, other), "samplers with different seeds gave equal samples"
+
+
+def check_condition_on_observations(case: SurrogateCase) -> None:
+    """Conditioning on ``(X1, Y1)`` then ``(X2, Y2)`` equals conditioning on their union;
+    one observation moves the mean at its point towards it and lowers the variance there; and under
+    ``propagate_grads`` the conditioned posterior is differentiable in the new points, with the
+    gradient of the variance equal to its finite difference along a geodesic."""
+    model = case.model()
+    X_test = case.points(4, seed=5)
+    X1, X2 = case.points(2, seed=6), case.points(1, seed=7)
+    scale = _scale(case)
+    Y1, Y2 = case.objective(X1), case.objective(X2) + 2 * scale
+    both = model.condition_on_observations(torch.cat([X1, X2]), torch.cat([Y1, Y2]))
+    one = model.condition_on_observations(X1, Y1)
+    sequential = one.condition_on_observations(X2, Y2)
+    mean_b, var_b = _moments(both, X_test)
+    mean_s, var_s = _moments(sequential, X_test)
+    atol = case.tolerance("conditioning") * scale
+    _close(mean_s, mean_b, atol, "mean: sequential conditioning vs the union")
+    _close(var_s, var_b, atol * scale, "variance: sequential conditioning vs the union")
+    mean0, var0 = _moments(model, X2)
+    mean1, var1 = _moments(model.condition_on_observations(X2, Y2), X2)
+    assert float((mean1 - Y2).abs()) < float((mean0 - Y2).abs()), "mean did not move towards Y"
+    assert float(var1) < float(var0), "conditioning did not lower the variance at the new point"
+
+    def conditioned_variance(x: Tensor) -> Tensor:
+        with propagate_grads(True):
+            return model.condition_on_observations(x, Y1).posterior(X_test).variance
+
+    v = _tangent(case.space, X1, seed=8)
+    analytic, numeric = _geodesic_derivative(case.space, conditioned_variance, X1, v, 1e-4)
+    assert analytic != 0.0, "gradient of the conditioned variance in the new points is 0"
+    assert math.isfinite(analytic), "gradient of the conditioned variance is not finite"
+    assert abs(analytic - numeric) <= 1e-3 * max(abs(numeric), 1e-6 * scale**2), (
+        f"gradient of the conditioned variance {analytic:.6g} != finite difference {numeric:.6g}"
+    )
+
+
+def check_fantasize(case: SurrogateCase) -> None:
+    """``fantasize`` at ``n x d``, ``b x n x d`` and empty inputs, and with a noise tensor: batch
+    shapes ``sample x batch``, an empty X (or enormous noise) leaves every fantasy equal to the
+    model, and fantasies are differentiable in X."""
+    model = case.model()
+    sampler = SobolQMCNormalSampler(torch.Size([3]), seed=0)
+    X_test = case.points(4, seed=5)
+    mean, variance = _moments(model, X_test)
+    X = case.points(2, seed=6)
+    fantasy = model.fantasize(X, sampler)
+    assert fantasy.batch_shape == torch.Size([3]), f"batch_shape {fantasy.batch_shape}"
+    f_mean, f_var = _moments(fantasy, X_test)
+    assert f_mean.shape == (3, 4, 1) and torch.isfinite(f_mean).all(), "fantasy posterior"
+    allowed = variance * (1 + case.tolerance("moments")) + 1e-9 * _scale(case) ** 2
+    assert (f_var <= allowed).all(), "fantasies raised the variance"
+    batched = model.fantasize(case.points(2, 2, seed=9), sampler)
+    assert batched.batch_shape == torch.Size([3, 2]), f"b x n: batch {batched.batch_shape}"
+    assert batched.posterior(X_test).mean.shape == (3, 2, 4, 1), "b x n: posterior shape"
+    noise = torch.full((2, 1), 1e12, dtype=X.dtype, device=X.device)
+    vague = model.fantasize(X, sampler, observation_noise=noise)
+    v_mean, v_var = _moments(vague, X_test)
+    _close(v_mean, mean.expand(3, 4, 1), 1e-5 * _scale(case), "enormous noise: fantasy mean")
+    _close(v_var, variance.expand(3, 4, 1), 1e-5 * _scale(case) ** 2, "enormous noise: variance")
+    empty = model.fantasize(X[:0], sampler)
+    assert empty.batch_shape == torch.Size([3]), f"empty X: batch {empty.batch_shape}"
+    e_mean, e_var = _moments(empty, X_test)
+    _close(e_mean, mean.expand(3, 4, 1), 1e-8 * _scale(case), "empty X: fantasy mean")
+    _close(e_var, variance.expand(3, 4, 1), 1e-8 * _scale(case) ** 2, "empty X: variance")
+    Xg = X.clone().requires_grad_(True)
+    gradient = _gradient(model.fantasize(Xg, sampler).posterior(X_test).mean.sum(), Xg)
+    assert torch.isfinite(gradient).all() and gradient.abs().sum() > 0, "no gradient in X"
+
+
+def check_outputs(case: SurrogateCase) -> None:
+    """Two outputs: ``output_indices=[j]`` and ``subset_output([j])`` equal column ``j`` of the
+    full posterior; one output: ``[0]`` equals None; a bad index raises ``InputDataError``."""
+    X = case.points(2, 3)
+    model = case.model(2)
+    mean, variance = _moments(model, X)
+    for j in (0, 1):
+        sub_mean, sub_var = _moments(model, X, output_indices=[j])
+        _close(sub_mean, mean[..., j : j + 1], 1e-9, f"output_indices=[{j}]: mean")
+        _close(sub_var, variance[..., j : j + 1], 1e-9, f"output_indices=[{j}]: variance")
+        subset = model.subset_output([j])
+        assert subset.num_outputs == 1, f"subset_output([{j}]) has {subset.num_outputs} outputs"
+        _close(_moments(subset, X)[0], mean[..., j : j + 1], 1e-9, f"subset_output([{j}])")
+    single = case.model(1)
+    _close(_moments(single, X, output_indices=[0])[0], _moments(single, X)[0], 0.0, "[0]")
+    for bad_model, bad in ((single, [1]), (model, [2]), (model, [0, 0]), (model, [-1])):
+        try:
+            bad_model.posterior(X, output_indices=bad)
+        except InputDataError:
+            continue
+        except Exception as error:  # noqa: BLE001  (the type is what is checked)
+            raise AssertionError(
+                f"output_indices={bad}: raised {type(error).__name__}, expected InputDataError"
+            ) from error
+        raise AssertionError(f"output_indices={bad}: nothing was raised")
+
+
+def check_outcome_transform(case: SurrogateCase) -> None:
+    """``outcome_transform=Standardize(m=1)`` equals the default; a model of ``a Y + b`` predicts
+    ``a mu + b`` with variance ``a^2 sigma^2`` (the standardised data are the same)."""
+    X_train, Y = case.data()
+    X = case.points(2, 3)
+    mean, variance = _moments(case.model(), X)
+    explicit = case.build(X_train, Y, outcome_transform=Standardize(m=1))
+    tol = case.tolerance("transform")
+    _close(_moments(explicit, X)[0], mean, tol * _scale(case), "explicit Standardize: mean")
+    a, b = 7.0, -40.0
+    affine = case.build(X_train, a * Y + b)
+    a_mean, a_var = _moments(affine, X)
+    _close(a_mean, a * mean + b, tol * a * _scale(case), "model of a Y + b: mean")
+    _close(a_var, a**2 * variance, tol * (a * _scale(case)) ** 2, "model of a Y + b: variance")
+
+
+def check_input_transform(case: SurrogateCase) -> None:
+    """With ``input_transform=SpaceIsometry(space)`` the model predicts at ``X`` what a model
+    fitted to the moved training points predicts at the moved ``X``."""
+    X_train, Y = case.data()
+    isometry = SpaceIsometry(case.space, seed=4)
+    transformed = case.build(X_train, Y, input_transform=isometry)
+    with torch.no_grad():
+        moved = isometry.transform(X_train)
+        X = case.points(2, 3)
+        X_moved = isometry.transform(X)
+    reference = case.build(moved, Y)
+    mean, variance = _moments(transformed, X)
+    r_mean, r_var = _moments(reference, X_moved)
+    tol = case.tolerance("transform")
+    _close(mean, r_mean, tol * _scale(case), "input transform: mean")
+    _close(variance, r_var, tol * _scale(case) ** 2, "input transform: variance")
+
+
+def check_float32(case: SurrogateCase) -> None:
+    """Fitted to float32 data the surrogate predicts in float32, finite and differentiable, within
+    one outcome standard deviation of its float64 twin (a float32 fit may settle on other
+    hyperparameters); with the float64 twin's fitted state, its float32 predictions agree with the
+    float64 ones to the ``float32`` tolerance. BoTorch's advice to use float64 and its warnings
+    about line searches that end on float32 rounding are silenced here."""
+    X = case.points(2, 3, dtype=torch.float32)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=InputDataWarning)
+        warnings.filterwarnings("ignore", category=OptimizationWarning)
+        model = case.model(dtype=torch.float32)
+        Xg = X.clone().requires_grad_(True)
+        posterior = model.posterior(Xg)
+        assert posterior.mean.dtype == torch.float32, f"mean dtype {posterior.mean.dtype}"
+        (gradient,) = torch.autograd.grad(posterior.mean.sum() + posterior.variance.sum(), Xg)
+        assert torch.isfinite(gradient).all(), "float32 gradient not finite"
+        reference, reference_var = _moments(case.model(), X.double())
+        fitted = float((posterior.mean.detach().double() - reference).abs().max())
+        assert fitted <= _scale(case), f"float32 fit: mean off by {fitted:.3g} standard deviations"
+        twin = copy.deepcopy(model)
+        twin.load_state_dict(case.model().state_dict())
+        twin.train()
+        mean, variance = _moments(twin.eval(), X)
+    tol = case.tolerance("float32")
+    _close(mean.double(), reference, tol * _scale(case), "float64 state in float32: mean")
+    _close(variance.double(), reference_var, tol * _scale(case) ** 2, "float32: variance")
+
+
+def check_geodesic_gradients(case: SurrogateCase) -> None:
+    """The gradients of the posterior mean and variance equal central differences along geodesics
+    (``space.retract``) at random points, within 1e-4 relative."""
+    model = case.model()
+    X = case.points(6, 1, seed=11)
+    v = _tangent(case.space, X, seed=12)
+    for what in ("mean", "variance"):
+
+        def f(x: Tensor, what: str = what) -> Tensor:
+            return getattr(model.posterior(x), what)
+
+        analytic, numeric = _geodesic_derivative(case.space, f, X, v, 1e-5)
+        size = max(abs(numeric), 1e-3 * _scale(case) ** (1 if what == "mean" else 2))
+        assert abs(analytic - numeric) <= 1e-4 * size, (
+            f"{what}: gradient along a geodesic {analytic:.8g} != finite difference {numeric:.8g}"
+        )
+
+
+def check_model_list(case: SurrogateCase) -> None:
+    """Two single-output surrogates in a BoTorch ``ModelList`` (``ModelListGP`` for exact GPs):
+    the joint posterior holds each model's, and the list fantasizes."""
+    X_train, Y = case.data(2)
+    models = [case.build(X_train, Y[:, j : j + 1]) for j in (0, 1)]
+    gps = all(isinstance(m, SingleTaskGP) for m in models)
+    joint = ModelListGP(*models) if gps else ModelList(*models)
+    X = case.points(2, 3)
+    posterior = joint.posterior(X)
+    for j, model in enumerate(models):
+        _close(posterior.mean[..., j : j + 1], _moments(model, X)[0], 1e-9, f"list mean {j}")
+        _close(posterior.variance[..., j : j + 1], _moments(model, X)[1], 1e-9, f"list var {j}")
+    fantasy = joint.fantasize(
+        case.points(2, seed=6), SobolQMCNormalSampler(torch.Size([2]), seed=0)
+    )
+    shape = fantasy.posterior(case.points(4)).mean.shape
+    assert shape == (2, 4, 2), f"fantasy of the list: posterior shape {tuple(shape)}"
+
+
+MODEL_CHECKS: dict[str, tuple[Callable[[SurrogateCase], None], str | None]] = {
+    "posterior shapes": (check_posterior_shapes, None),
+    "batch independence": (check_batch_independence, None),
+    "observation noise": (check_observation_noise, "observation_noise_tensor"),
+    "posterior transform": (check_posterior_transform, None),
+    "seeded sampler": (check_seeded_sampler, None),
+    "condition_on_observations": (check_condition_on_observations, "fantasize"),
+    "fantasize": (check_fantasize, "fantasize"),
+    "outputs": (check_outputs, None),
+    "outcome transform": (check_outcome_transform, "outcome_transform"),
+    "input transform": (check_input_transform, "input_transform"),
+    "float32": (check_float32, None),
+    "geodesic gradients": (check_geodesic_gradients, None),
+    "ModelList": (check_model_list, None),
+}
+"""Name to ``(check, feature)``: the feature (a key of :data:`manibo.models.FEATURES`) a surrogate
+may declare out of reach, or None where every surrogate must pass."""
+
+
+def run_model_check(case: SurrogateCase, check: str) -> None:
+    """Run the model check ``check`` (a key of :data:`MODEL_CHECKS`) on ``case``.
+
+    Where the surrogate declares the check's feature out of reach, verify instead that the
+    declaration stops the loop at construction with a ``ConfigurationError``.
+    """
+    function, feature = MODEL_CHECKS[check]
+    if feature is not None and declared_unsupported(case.name, feature) is not None:
+        _check_refused(case, (feature,))
+        return
+    function(case)
+
+
+def _check_refused(case: SurrogateCase, features: tuple[str, ...]) -> None:
+    try:
+        check_surrogate_supports(case.name, case.space, features)
+    except ConfigurationError as error:
+        assert case.name in str(error) and len(str(error)) > 40, f"terse refusal: {error}"
+        return
+    raise AssertionError(f"{case.name} declares {features} unsupported but is not refused")
+
+
+# ---------------------------------------------------------------------------------- acquisitions
+def _sampler() -> SobolQMCNormalSampler:
+    return SobolQMCNormalSampler(torch.Size([16]), seed=0)
+
+
+@dataclass(frozen=True)
+class AcquisitionSpec:
+    """How the suite builds one BoTorch acquisition.
+
+    Args:
+        build: ``build(case, model, train_X, train_Y) -> AcquisitionFunction``.
+        analytic: an analytic acquisition (``q = 1`` only).
+        num_outputs: outputs of the model it needs.
+        features: model features it needs, per ``q`` (``q > 1`` for sequential ones).
+        sequential: optimised one point at a time for ``q > 1`` (``q = 1`` only in its forward).
+    """
+
+    build: Callable[..., AcquisitionFunction]
+    analytic: bool = False
+    num_outputs: int = 1
+    features: tuple[str, ...] = ()
+    sequential: bool = False
+
+
+ACQUISITIONS: dict[str, AcquisitionSpec] = {
+    "LogEI": AcquisitionSpec(lambda c, m, X, Y: LogExpectedImprovement(m, Y.max()), analytic=True),
+    "UCB": AcquisitionSpec(lambda c, m, X, Y: UpperConfidenceBound(m, beta=2.0), analytic=True),
+    "PosteriorMean": AcquisitionSpec(lambda c, m, X, Y: PosteriorMean(m), analytic=True),
+    "qLogEI": AcquisitionSpec(
+        lambda c, m, X, Y: qLogExpectedImprovement(m, Y.max(), sampler=_sampler())
+    ),
+    "qLogNEI": AcquisitionSpec(
+        lambda c, m, X, Y: qLogNoisyExpectedImprovement(
+            m, X, sampler=_sampler(), prune_baseline=False, cache_root=False
+        )
+    ),
+    "qUCB": AcquisitionSpec(
+        lambda c, m, X, Y: qUpperConfidenceBound(m, beta=2.0, sampler=_sampler())
+    ),
+    "qKnowledgeGradient": AcquisitionSpec(
+        lambda c, m, X, Y: qKnowledgeGradient(m, num_fantasies=4), features=("fantasize",)
+    ),
+    "qMaxValueEntropy": AcquisitionSpec(
+        lambda c, m, X, Y: qMaxValueEntropy(
+            m, c.points(32, seed=21), num_fantasies=4, num_mv_samples=8
+        ),
+        features=("fantasize",),
+        sequential=True,
+    ),
+    "qNegIntegratedPosteriorVariance": AcquisitionSpec(
+        lambda c, m, X, Y: qNegIntegratedPosteriorVariance(m, c.points(16, seed=22)),
+        features=("fantasize",),
+    ),
+    "qLogNParEGO": AcquisitionSpec(
+        lambda c, m, X, Y: qLogNParEGO(
+            m,
+            X,
+            scalarization_weights=torch.tensor([0.6, 0.4], dtype=X.dtype, device=X.device),
+            sampler=_sampler(),
+            prune_baseline=False,
+            cache_root=False,
+        ),
+        num_outputs=2,
+    ),
+}
+"""The BoTorch acquisitions every surrogate works with, by name."""
+
+OPTIMIZER_OPTIONS = {"num_restarts": 2, "raw_samples": 12, "options": LBFGSOptions(maxiter=4)}
+"""Budget of :func:`~manibo.optim.optimize_acqf_on_space` in the acquisition checks."""
+
+
+def acquisition_features(name: str, q: int) -> tuple[str, ...]:
+    """The model features the acquisition ``name`` needs at batch size ``q``.
+
+    Sequential acquisitions need their features (fantasies of the pending points) for
+    ``q > 1`` only.
+    """
+    spec = ACQUISITIONS[name]
+    if spec.sequential and q == 1:
+        return ()
+    return spec.features
+
+
+def run_acquisition_check(case: SurrogateCase, name: str, q: int) -> None:
+    """Optimise the acquisition ``name`` on the surrogate with
+    :func:`~manibo.optim.optimize_acqf_on_space` at batch size ``q``.
+
+    Checks: the candidates lie on the space and their value is finite, and the gradient of the
+    acquisition with respect to the actual candidate points (for one-shot knowledge gradient: not
+    its fantasy points) is finite and not zero at random points, projected on the tangent space.
+    Where the surrogate declares a needed feature out of reach, verify the refusal instead.
+    """
+    spec = ACQUISITIONS[name]
+    if spec.analytic and q != 1:
+        raise ConfigurationError(f"{name} is analytic: q must be 1, got {q}.")
+    features = acquisition_features(name, q)
+    if any(declared_unsupported(case.name, f) is not None for f in features):
+        _check_refused(case, features)
+        return
+    X_train, Y = case.data(spec.num_outputs)
+    model = case.model(spec.num_outputs)
+    acqf = spec.build(case, model, X_train, Y.max(-1, keepdim=True).values)
+    sequential = spec.sequential and q > 1
+    candidates, value = optimize_acqf_on_space(
+        acqf, case.space, q=q, seed=0, sequential=sequential, **OPTIMIZER_OPTIONS
+    )
+    assert candidates.shape == (q, *case.space.point_shape), f"candidates {candidates.shape}"
+    case.space.check(candidates, "candidates")
+    assert torch.isfinite(value).all(), f"{name}: acquisition value {value}"
+    _check_candidate_gradient(case, acqf, 1 if sequential else q, name)
+
+
+def _check_candidate_gradient(case: SurrogateCase, acqf, q: int, name: str) -> None:
+    X = case.points(3, q, seed=31)
+    extra = acqf.get_augmented_q_batch_size(q) - q if isinstance(acqf, qKnowledgeGradient) else 0
+    fantasy_points = case.points(3, extra, seed=32)
+    X = X.clone().requires_grad_(True)
+    value = acqf(torch.cat([X, fantasy_points], dim=-2))
+    gradient = _gradient(value.sum(), X)
+    assert torch.isfinite(gradient).all(), f"{name}: gradient not finite"
+    shaped = X.detach().reshape(*X.shape[:-1], *case.space.point_shape)
+    tangent = case.space.to_tangent(shaped, gradient.reshape(shaped.shape))
+    norms = tangent.flatten(-len(case.space.point_shape)).norm(dim=-1)  # per candidate point
+    assert bool((norms.sum(-1) > 0).all()), (
+        f"{name}: the gradient with respect to the actual candidates is zero"
+    )
+
+
+def covered(registered: list[str], cases: Mapping[str, object], kind: str) -> None:
+    """Fail unless every registered name has a case: a new surrogate, kernel or space must join
+    the contract suite before it is used.
+
+    Args:
+        registered: the names that exist (registered surrogates, exported classes).
+        cases: the names the contract tests cover.
+        kind: what the names are, for the message.
+
+    Raises:
+        AssertionError: naming what is not covered.
+    """
+    missing = sorted(set(registered) - set(cases))
+    assert not missing, (
+        f"{kind} without contract coverage: {missing}; add a case for each to the contract tests' "
+        "registry."
+    )

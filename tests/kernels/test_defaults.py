@@ -1,0 +1,69 @@
+"""The default Matérn kernel of each kind of space, and registering one for a new kind."""
+
+import math
+
+import pytest
+import torch
+from gpytorch.kernels import RBFKernel
+from gpytorch.priors import LogNormalPrior
+
+from manibo.exceptions import ConfigurationError
+from manibo.kernels import (
+    BoxMaternKernel,
+    FactorProductKernel,
+    GeometricMaternKernel,
+    matern_kernel,
+)
+from manibo.spaces import SE3, Box, ProductSpace, Space, SpecialOrthogonal, Sphere, Torus
+
+
+def test_compact_spaces_get_the_geometric_kernel_and_boxes_the_ard_kernel():
+    for space in (Sphere(2), Torus(2), SpecialOrthogonal(4), ProductSpace(Sphere(2), Sphere(1))):
+        kernel = matern_kernel(space, 1.5, 1e-4)
+        assert type(kernel) is GeometricMaternKernel and kernel.space is space
+        assert kernel.nu == 1.5 and kernel.truncation_tol == 1e-4
+    box = Box([0.0, 0.0], [1.0, 2.0])
+    assert isinstance(matern_kernel(box), BoxMaternKernel)
+    assert isinstance(matern_kernel(box, math.inf).base, RBFKernel)
+
+
+def test_products_with_a_box_multiply_the_factor_kernels():
+    space = SE3([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])
+    prior = LogNormalPrior(0.0, 1.0)
+    kernel = matern_kernel(space, 2.5, lengthscale_prior=prior).double()
+    assert isinstance(kernel, FactorProductKernel)
+    box_kernel, rotation_kernel = kernel.factor_kernels
+    assert isinstance(box_kernel, BoxMaternKernel)
+    assert isinstance(rotation_kernel, GeometricMaternKernel)
+    priors = [p for name, p, *_ in kernel.named_priors()]
+    assert len(priors) == 2 and priors[0] is not priors[1]  # each factor has its own copy
+    x = space.random(6, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        expected = box_kernel(x[:, :3]).to_dense() * rotation_kernel(x[:, 3:]).to_dense()
+        assert (kernel(x).to_dense() - expected).abs().max() < 1e-14
+
+
+def test_a_new_kind_of_space_is_registered_and_unknown_ones_are_refused():
+    class Plane(Box):
+        pass
+
+    class Opaque(Space):
+        dim, point_shape = 1, (1,)
+
+        def random(self, n, generator=None, dtype=torch.float64, device=None):
+            return torch.zeros(n, 1, dtype=dtype, device=device)
+
+        def _check_membership(self, x, name):
+            pass
+
+        project = to_tangent = retract = distance = None
+
+    with pytest.raises(ConfigurationError, match="no default Matérn kernel is known for Opaque"):
+        matern_kernel(Opaque())
+
+    @matern_kernel.register(Opaque)
+    def _(space, nu=2.5, truncation_tol=1e-6, lengthscale_prior=None):
+        return RBFKernel()
+
+    assert isinstance(matern_kernel(ProductSpace(Opaque(), Sphere(2))).factor_kernels[0], RBFKernel)
+    assert isinstance(matern_kernel(Plane([0.0], [1.0])), BoxMaternKernel)

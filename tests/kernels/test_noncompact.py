@@ -1,0 +1,307 @@
+"""Kernels on H^d and SPD(n): exact evaluation against closed forms and spectral integrals, the
+random-phase features within their Monte Carlo error, seeded determinism, gradients, BoTorch."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from botorch.acquisition.logei import qLogNoisyExpectedImprovement
+from botorch.models import SingleTaskGP
+from botorch.sampling import SobolQMCNormalSampler
+from gpytorch.kernels import ScaleKernel
+from scipy import special
+
+from manibo.exceptions import ConfigurationError, TruncationWarning
+from manibo.kernels import (
+    GeometricHeatKernel,
+    GeometricMaternKernel,
+    NoncompactHeatKernel,
+    NoncompactMaternKernel,
+)
+from manibo.kernels.noncompact import DEFAULT_NUM_PHASES
+from manibo.optim import LBFGSOptions, optimize_acqf_on_space
+from manibo.spaces import Hyperbolic, SymmetricPositiveDefinite
+from manibo.testing.references import hyperbolic_kernel, spd2_kernel
+
+
+def _gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def _kernel(space, nu, ell, **options):
+    kernel = GeometricMaternKernel(space, nu=nu, **options).double()
+    kernel.lengthscale = ell
+    return kernel
+
+
+def _dense(kernel, x1, x2=None):
+    with torch.no_grad():
+        return kernel(x1, x1 if x2 is None else x2).to_dense()
+
+
+def _along_geodesic(space, distances):
+    """Points at the given distances from the origin along one direction."""
+    o = space.origin()
+    v = torch.zeros(space.dim + 1, dtype=torch.float64)
+    v[1] = 1.0
+    return torch.stack([space.exp(o, float(r) * v) for r in distances])
+
+
+def _h3_closed_form(nu, a, r):
+    """(r / sinh r) times the Euclidean Matérn profile (any nu, Bessel K) or the Gaussian."""
+    s = np.where(r > 0, r / np.sinh(np.where(r > 0, r, 1.0)), 1.0)
+    if math.isinf(nu):
+        return s * np.exp(-(r**2) / (2 * a**2))  # here a is the lengthscale
+    z = np.where(r > 0, a * r, 1.0)
+    profile = 2 ** (1 - nu) / special.gamma(nu) * z**nu * special.kv(nu, z)
+    return s * np.where(r > 0, profile, 1.0)
+
+
+@pytest.mark.parametrize("nu", [0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.5, math.inf])
+@pytest.mark.parametrize("shifted", [True, False])
+@pytest.mark.parametrize("ell", [0.1, 1.0, 5.0])
+def test_h3_matches_the_closed_form(nu, shifted, ell):
+    # closed forms for half-integer nu and heat; the heat-kernel superposition otherwise
+    space = Hyperbolic(3, radius=3.0)
+    r = np.array([0.0, 1e-3, 0.02, 0.3, 1.0, 2.5, 6.0])
+    x = _along_geodesic(space, r / 2)
+    y = _along_geodesic(space, -r / 2)
+    kernel = _kernel(space, nu, ell, shifted_laplacian=shifted)
+    with torch.no_grad():
+        got = kernel(x, y, diag=True).numpy()
+    a = ell if math.isinf(nu) else math.sqrt(2 * nu / ell**2 + (0 if shifted else 1))
+    tol = 2e-6 if nu < 1 else 1e-8  # the interpolated superposition; closed forms are exact
+    assert np.abs(got - _h3_closed_form(nu, a, r)).max() < tol
+
+
+@pytest.mark.parametrize("d", [2, 4, 5])
+@pytest.mark.parametrize("nu", [1.5, 2.5, math.inf])
+def test_other_dimensions_match_the_spectral_integral(d, nu):
+    space = Hyperbolic(d, radius=2.0)
+    r = np.array([0.0, 0.15, 0.8, 2.0, 3.9])
+    x, y = _along_geodesic(space, r / 2), _along_geodesic(space, -r / 2)
+    ell = 0.7
+    with torch.no_grad():
+        got = _kernel(space, nu, ell)(x, y, diag=True).numpy()
+    tol = 3e-6 if nu == 1.5 else 1e-7  # the reference's spectral tail
+    assert np.abs(got - hyperbolic_kernel(d, nu, ell, r)).max() < tol
+
+
+def _h3_exact(space, nu, ell, x):
+    return _dense(_kernel(space, nu, ell, method="exact"), x)
+
+
+def _spd2_exact(nu, ell, x):
+    m = x.reshape(-1, 2, 2).numpy()
+    out = np.eye(len(m))
+    for i in range(len(m)):
+        for j in range(i + 1, len(m)):
+            out[i, j] = out[j, i] = spd2_kernel(nu, ell, m[i], m[j])
+    return torch.from_numpy(out)
+
+
+@pytest.mark.parametrize(
+    ("case", "ell", "num_phases"),
+    [("h3", 0.8, 4096), ("h2", 0.8, 4096), ("spd2", 0.8, 4096), ("spd2", 3.0, 16384)],
+)
+def test_features_are_within_five_standard_errors(case, ell, num_phases):
+    # the long SPD(2) lengthscale weighs the small frequencies, where the tanh of the c-function
+    # matters: tanh(2 pi |lam_i - lam_j|) instead of tanh(pi |...|) puts it 8 errors off
+    nu = 2.5
+    if case == "spd2":
+        space = SymmetricPositiveDefinite(2, eigenvalue_bounds=(0.05, 5.0))
+        x = space.random(8, generator=_gen(1))
+        exact = _spd2_exact(nu, ell, x)
+    else:
+        space = Hyperbolic(3 if case == "h3" else 2, radius=2.0)
+        x = space.random(20, generator=_gen(1))
+        exact = _h3_exact(space, nu, ell, x)
+    kernel = _kernel(space, nu, ell, method="features", num_phases=num_phases)
+    estimate = _dense(kernel, x)
+    with torch.no_grad():
+        error = kernel.feature_standard_error(x, x)
+    assert ((estimate - exact).abs() <= 5 * error + 1e-12).all()
+    # the bound is sharp enough to reject a kernel that is off by 30% in the lengthscale
+    some = x[:4]
+    if case == "spd2":
+        wrong = _spd2_exact(nu, 1.3 * ell, some)
+    else:
+        wrong = _h3_exact(space, nu, 1.3 * ell, some)
+    assert not ((estimate[:4, :4] - wrong).abs() <= 5 * error[:4, :4] + 1e-12).all()
+
+
+def test_stated_tolerances_at_the_default_number_of_phases():
+    # documented in docs/noncompact.md: max abs error over 40 (H^3) and 10 (SPD(2)) volume-uniform
+    # points of the domain, Matérn-5/2, lengthscale 1, default seed
+    assert DEFAULT_NUM_PHASES == 4096
+    space = Hyperbolic(3, radius=2.0)
+    x = space.random(40, generator=_gen(11))
+    features = _dense(_kernel(space, 2.5, 1.0, method="features"), x)
+    assert float((features - _h3_exact(space, 2.5, 1.0, x)).abs().max()) < 0.05
+    space = SymmetricPositiveDefinite(2)  # eigenvalues in [1e-3, 5]
+    x = space.random(10, generator=_gen(11))
+    features = _dense(_kernel(space, 2.5, 1.0), x)
+    assert float((features - _spd2_exact(2.5, 1.0, x)).abs().max()) < 0.12
+
+
+def test_a_priori_bound_of_the_h3_features():
+    # Var <= E[e^{4 rho H}] / L = phi_{-3i}(R) / L = (4 cosh^2 R - 1) / (3 L) on H^3
+    radius, num_phases = 2.0, 2048
+    space = Hyperbolic(3, radius=radius)
+    x = space.random(30, generator=_gen(2))
+    kernel = _kernel(space, math.inf, 1.0, method="features", num_phases=num_phases)
+    bound = math.sqrt((4 * math.cosh(radius) ** 2 - 1) / (3 * num_phases))
+    error = (_dense(kernel, x) - _h3_exact(space, math.inf, 1.0, x)).abs().max()
+    assert float(error) < 4 * bound
+
+
+@pytest.mark.parametrize("space", [Hyperbolic(2), SymmetricPositiveDefinite(3, (0.1, 10.0))])
+def test_feature_gram_matrices_are_positive_semidefinite(space):
+    x = space.random(60, generator=_gen(3))
+    kernel = _kernel(space, 1.5, 0.3, method="features", num_phases=64)
+    eig = torch.linalg.eigvalsh(_dense(kernel, x))
+    assert float(eig.min()) > -1e-10 * float(eig.max())
+    if isinstance(space, Hyperbolic):  # the exact kernel too
+        eig = torch.linalg.eigvalsh(_dense(_kernel(space, 1.5, 0.3), x))
+        assert float(eig.min()) > -1e-9
+
+
+@pytest.mark.parametrize("space", [Hyperbolic(3), SymmetricPositiveDefinite(2)])
+def test_seeded_features_are_deterministic_and_smooth(space):
+    x = space.random(9, generator=_gen(4))
+    a = _dense(_kernel(space, 2.5, 0.9, method="features", seed=3), x)
+    b = _dense(_kernel(space, 2.5, 0.9, method="features", seed=3), x)
+    c = _dense(_kernel(space, 2.5, 0.9, method="features", seed=4), x)
+    assert torch.equal(a, b) and not torch.equal(a, c)
+    # smooth in the lengthscale: the gradient matches central differences
+    kernel = _kernel(space, 2.5, 0.9, method="features", num_phases=256)
+    total = kernel(x).to_dense().sum()
+    (grad,) = torch.autograd.grad(total, kernel.raw_lengthscale)
+    h = 1e-6
+    values = []
+    for sign in (1, -1):
+        with torch.no_grad():
+            kernel.raw_lengthscale.add_(sign * h)
+            values.append(float(kernel(x).to_dense().sum()))
+            kernel.raw_lengthscale.sub_(sign * h)
+    assert abs(float(grad) - (values[0] - values[1]) / (2 * h)) < 1e-5 * max(1, abs(float(grad)))
+
+
+def _model(space, n=12):
+    x = space.random(n, generator=_gen(5))
+    y = -space.distance(x, x[:1]).unsqueeze(-1)
+    covar = ScaleKernel(GeometricMaternKernel(space, nu=2.5))
+    return SingleTaskGP(x, y, covar_module=covar).double().eval(), x
+
+
+@pytest.mark.parametrize("space", [Hyperbolic(3), Hyperbolic(2), SymmetricPositiveDefinite(2)])
+def test_qlognei_is_deterministic_with_gradients_that_match_finite_differences(space):
+    model, x = _model(space)
+    acqf = qLogNoisyExpectedImprovement(
+        model, X_baseline=x, sampler=SobolQMCNormalSampler(torch.Size([64]), seed=0)
+    )
+    b, q = 4, 3
+    candidates = space.random(b * q, generator=_gen(6)).reshape(b, q, -1).requires_grad_(True)
+    first = acqf(candidates)
+    assert first.shape == (b,) and torch.isfinite(first).all()
+    assert torch.equal(first.detach(), acqf(candidates).detach())  # L-BFGS sees one function
+    (grad,) = torch.autograd.grad(first.sum(), candidates)
+    assert torch.isfinite(grad).all()
+    # towards other points of the domain: tangent vectors scaled to the geometry (on SPD(2) the
+    # domain reaches eigenvalues of 1e-3, where a Euclidean step of 1e-5 is already large)
+    targets = space.random(b * q, generator=_gen(7)).reshape(b, q, -1)
+    direction = space.log(candidates.detach(), targets)
+    h = 1e-5
+    with torch.no_grad():
+        plus = acqf(space.exp(candidates.detach(), h * direction))
+        minus = acqf(space.exp(candidates.detach(), -h * direction))
+    slope = (grad * direction).flatten(1).sum(-1)
+    assert torch.allclose(slope, (plus - minus) / (2 * h), rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.parametrize("space", [Hyperbolic(3, radius=1.5), SymmetricPositiveDefinite(2)])
+def test_optimize_acqf_on_space_keeps_candidates_in_the_domain(space):
+    model, x = _model(space)
+    acqf = qLogNoisyExpectedImprovement(
+        model, X_baseline=x, sampler=SobolQMCNormalSampler(torch.Size([32]), seed=0)
+    )
+    candidates, value = optimize_acqf_on_space(
+        acqf, space, q=2, num_restarts=3, raw_samples=32, options=LBFGSOptions(maxiter=15), seed=0
+    )
+    assert candidates.shape == (2, *space.point_shape) and torch.isfinite(value)
+    space.check(candidates)
+
+
+def test_float32_matches_float64():
+    for space, method in (
+        (Hyperbolic(2), "exact"),
+        (Hyperbolic(3), "features"),
+        (SymmetricPositiveDefinite(2, (0.1, 5.0)), "features"),
+    ):
+        x = space.random(10, generator=_gen(8))
+        kernel = _kernel(space, 1.5, 0.7, method=method, num_phases=512)
+        k64 = _dense(kernel, x)
+        k32 = _dense(kernel.float(), x.float())
+        assert k32.dtype == torch.float32
+        assert float((k32.double() - k64).abs().max()) < 2e-4
+
+
+def test_batch_shape_broadcasts_like_separate_kernels():
+    space = Hyperbolic(2)
+    x = space.random(6, generator=_gen(9))
+    kernel = GeometricMaternKernel(space, nu=1.5, batch_shape=torch.Size([2])).double()
+    kernel.lengthscale = torch.tensor([[[0.4]], [[1.3]]], dtype=torch.float64)
+    batched = _dense(kernel, x)
+    assert batched.shape == (2, 6, 6)
+    for i, ell in enumerate((0.4, 1.3)):
+        assert torch.allclose(batched[i], _dense(_kernel(space, 1.5, ell), x), atol=1e-12)
+    with torch.no_grad():
+        diag = kernel(x, diag=True)
+    assert torch.allclose(diag, batched.diagonal(dim1=-2, dim2=-1), atol=1e-12)
+
+
+def test_constructors_dispatch_and_refuse_bad_options():
+    assert isinstance(GeometricMaternKernel(Hyperbolic(3), nu=1.5), NoncompactMaternKernel)
+    heat = GeometricHeatKernel(SymmetricPositiveDefinite(2))
+    assert isinstance(heat, NoncompactHeatKernel) and heat.method == "features"
+    assert GeometricMaternKernel(Hyperbolic(2)).method == "exact"
+    bad = [
+        (Hyperbolic(3), {"num_levels": 10}),
+        (SymmetricPositiveDefinite(2), {"method": "exact"}),
+        (Hyperbolic(3), {"method": "fast"}),
+        (Hyperbolic(3), {"nu": 0.0}),
+        (Hyperbolic(3), {"num_phases": 0}),
+        (Hyperbolic(3), {"truncation_tol": 2.0}),
+    ]
+    for space, options in bad:
+        with pytest.raises(ConfigurationError):
+            GeometricMaternKernel(space, **options)
+    with pytest.raises(ConfigurationError, match="non-compact"):
+        NoncompactMaternKernel(object())
+
+
+def test_lengthscales_outside_the_time_grid_warn():
+    space = Hyperbolic(2)
+    kernel = _kernel(space, 2.5, 1e7)
+    x = space.random(3, generator=_gen())
+    with pytest.warns(TruncationWarning, match="lengthscale"):
+        _dense(kernel, x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _dense(_kernel(space, 2.5, 0.5), x)
+
+
+@pytest.mark.parametrize(
+    ("space", "method"),
+    [(Hyperbolic(2), "exact"), (Hyperbolic(3), "features"), (SymmetricPositiveDefinite(2), "auto")],
+)
+def test_inputs_without_points_give_empty_matrices(space, method):
+    kernel = _kernel(space, 1.5, 0.7, method=method, num_phases=64)
+    x = space.random(3, generator=_gen())
+    for a, b, shape in ((x[:0], x, (0, 3)), (x, x[:0], (3, 0)), (x[:0], x[:0], (0, 0))):
+        assert _dense(kernel, a, b).shape == shape
+    with torch.no_grad():
+        assert kernel(x[:0], diag=True).shape == (0,)
+        assert kernel.feature_map(x[:0]).shape == (0, 128)

@@ -1,0 +1,205 @@
+"""H^d: geometry against geomstats and the Poincaré ball, uniform sampling of the domain ball,
+projection and retraction into the ball, plane waves as Laplace eigenfunctions, spectral
+sampling against the spectral measure."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy import integrate, stats
+
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.spaces import Hyperbolic
+from manibo.spaces._geomstats import geomstats_module
+from manibo.spaces.hyperbolic import lorentz
+from manibo.testing.references import hyperbolic_log_plancherel
+
+
+def _gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def _at(space, r, direction=None):
+    """The point at distance ``r`` from the origin, along ``direction`` (default e_1)."""
+    u = torch.zeros(space.dim, dtype=torch.float64)
+    u[0] = 1.0
+    u = u if direction is None else direction / direction.norm()
+    return torch.cat([torch.tensor([math.cosh(r)]), math.sinh(r) * u]).to(torch.float64)
+
+
+@pytest.mark.parametrize("d", [2, 3, 5])
+def test_geometry_matches_geomstats(d):
+    space = Hyperbolic(d, radius=3.0)
+    x, y = space.random(6, generator=_gen()), space.random(6, generator=_gen(1))
+    hyperboloid = geomstats_module("geometry.hyperboloid").Hyperboloid(d)
+    assert torch.allclose(space.distance(x, y), hyperboloid.metric.dist(x, y), atol=1e-9)
+    log = space.log(x, y)
+    assert torch.allclose(log, hyperboloid.metric.log(y, x), atol=1e-8)
+    assert torch.allclose(space.exp(x, log), y, atol=1e-9)
+    assert torch.allclose(lorentz(x, log), torch.zeros(6, dtype=torch.float64), atol=1e-10)
+
+
+def test_distance_keeps_relative_accuracy_near_zero_and_far_away():
+    space = Hyperbolic(3, radius=15.0)
+    o = space.origin()
+    direction = torch.tensor([1.0, 2.0, -1.0], dtype=torch.float64)
+    for r in (1e-9, 1e-5, 0.5, 12.0, 29.0):  # a and b on either side of the origin
+        a, b = _at(space, r / 2, direction), _at(space, r / 2, -direction)
+        assert abs(float(space.distance(a, b)) / r - 1) < 1e-12
+    assert float(space.distance(o, o)) == 0.0
+
+
+def test_poincare_chart_gives_the_same_distance():
+    space = Hyperbolic(4, radius=2.5)
+    x, y = space.random(50, generator=_gen()), space.random(50, generator=_gen(2))
+    u, v = space.chart(x), space.chart(y)
+    assert (u.norm(dim=-1) < math.tanh(2.5 / 2) + 1e-12).all()
+    ball = torch.acosh(
+        1 + 2 * (u - v).square().sum(-1) / ((1 - u.square().sum(-1)) * (1 - v.square().sum(-1)))
+    )
+    assert torch.allclose(space.distance(x, y), ball, atol=1e-9)
+
+
+@pytest.mark.parametrize("d", [2, 3, 6])
+def test_random_is_uniform_on_the_ball(d):
+    radius = 1.7
+    space = Hyperbolic(d, radius=radius)
+    x = space.random(4000, generator=_gen())
+    space.check(x)
+    r = torch.acosh(x[:, 0].clamp_min(1)).numpy()
+
+    def cdf(s):
+        mass = integrate.quad(lambda t: math.sinh(t) ** (d - 1), 0, s)[0]
+        return mass / integrate.quad(lambda t: math.sinh(t) ** (d - 1), 0, radius)[0]
+
+    assert stats.kstest(r, np.vectorize(cdf)).pvalue > 0.01
+    directions = x[:, 1:] / x[:, 1:].norm(dim=-1, keepdim=True)
+    assert float(directions.mean(0).norm()) < 4 / math.sqrt(4000)
+
+
+def test_project_maps_to_the_hyperboloid_and_pulls_back_into_the_ball():
+    space = Hyperbolic(3, radius=2.0)
+    inside = space.random(5, generator=_gen())
+    assert torch.allclose(space.project(inside), inside, atol=1e-12)
+    far = torch.stack([_at(space, 3.5, torch.tensor([1.0, -2.0, 0.5])), _at(space, 9.0)])
+    pulled = space.project(far)
+    space.check(pulled)
+    assert torch.allclose(space.distance(pulled, space.origin()), torch.full((2,), 2.0).double())
+    # along the geodesic from the origin: the spatial directions are kept
+    cosine = torch.nn.functional.cosine_similarity(pulled[:, 1:], far[:, 1:], dim=-1)
+    assert torch.allclose(cosine, torch.ones(2, dtype=torch.float64))
+    ambient = torch.tensor([[5.0, 0.3, -0.2, 0.1]], dtype=torch.float64)  # off the hyperboloid
+    projected = space.project(ambient)
+    assert torch.allclose(lorentz(projected, projected), -torch.ones(1, dtype=torch.float64))
+
+
+def test_retraction_is_first_order_and_stays_in_the_ball():
+    space = Hyperbolic(3, radius=2.0)
+    x = space.random(8, generator=_gen())
+    v = space.to_tangent(x, torch.randn(x.shape, generator=_gen(3), dtype=torch.float64))
+    assert torch.allclose(lorentz(x, v), torch.zeros(8, dtype=torch.float64), atol=1e-12)
+    t = 1e-6
+    moved = space.retract(x, t * v)
+    assert torch.allclose((moved - x) / t, v, atol=1e-5)
+    for scale in (10.0, 1e3, 1e8):
+        far = space.retract(x, scale * v)
+        space.check(far)
+        assert torch.isfinite(far).all()
+
+
+def test_to_tangent_is_the_euclidean_orthogonal_projection():
+    space = Hyperbolic(2, radius=2.0)
+    x = space.random(5, generator=_gen())
+    v = torch.randn(x.shape, generator=_gen(4), dtype=torch.float64)
+    tangent = space.to_tangent(x, v)
+    normal = torch.cat([-x[:, :1], x[:, 1:]], -1)
+    residual = v - tangent
+    assert torch.allclose(torch.linalg.cross(residual, normal), torch.zeros_like(v), atol=1e-12)
+
+
+def test_pairwise_distance_matches_and_has_a_finite_gradient_at_coincident_points():
+    space = Hyperbolic(3, radius=2.0)
+    x = space.random(7, generator=_gen()).requires_grad_(True)
+    pairwise = space.pairwise_distance(x, x)
+    expected = space.distance(x.unsqueeze(-2), x.unsqueeze(-3))
+    assert torch.allclose(pairwise, expected, atol=1e-12)
+    assert float(pairwise.detach().diagonal().abs().max()) == 0.0
+    (grad,) = torch.autograd.grad(pairwise.square().sum(), x)
+    assert torch.isfinite(grad).all()
+
+
+@pytest.mark.parametrize("d", [2, 3, 4])
+def test_plane_waves_are_laplace_eigenfunctions(d):
+    # Delta e^{(i lam + rho) H} = -(lam^2 + rho^2) e^{(i lam + rho) H}, by second differences along
+    # geodesics in an orthonormal tangent frame
+    space = Hyperbolic(d, radius=3.0)
+    boundary = space.boundary_points(torch.rand(1, d, generator=_gen(5), dtype=torch.float64))
+    x = space.random(1, generator=_gen(6))[0]
+    lam, rho = 1.3, (d - 1) / 2
+
+    def wave(points):
+        h = space.horocyclic(points.unsqueeze(0), boundary)[0, 0, 0]
+        return torch.exp(rho * h) * torch.cos(lam * h)
+
+    basis, step, laplacian = [], 1e-3, 0.0
+    for column in space.to_tangent(x.expand(d + 1, -1), torch.eye(d + 1).double()):
+        for b in basis:
+            column = column - lorentz(column, b) * b
+        norm2 = float(lorentz(column, column))  # tangent vectors are spacelike
+        if norm2 > 1e-10 and len(basis) < d:
+            basis.append(column / math.sqrt(norm2))
+    for e in basis:
+        forward, backward = wave(space.exp(x, step * e)), wave(space.exp(x, -step * e))
+        laplacian = laplacian + (forward - 2 * wave(x) + backward) / step**2
+    assert abs(float(laplacian / wave(x)) + lam**2 + rho**2) < 1e-4 * (lam**2 + rho**2)
+
+
+def test_spectral_samples_follow_the_spectral_measure():
+    space = Hyperbolic(4)
+    nu, ell = 1.5, 0.8
+    u = torch.rand(3000, 1, generator=_gen(7), dtype=torch.float64)
+    lengthscale = torch.tensor([[ell]], dtype=torch.float64, requires_grad=True)
+    lam, log_weight = space.spectral_sample(space.spectral_base(u, nu), nu, lengthscale)
+    assert lam.shape == (1, 3000, 1) and torch.all(log_weight == 0)
+    a2 = 2 * nu / ell**2
+
+    def density(x):
+        return math.exp(-(nu + 2) * math.log(a2 + x * x) + hyperbolic_log_plancherel(x, 4))
+
+    total = integrate.quad(density, 0, np.inf, limit=200)[0]
+
+    def cdf(x):
+        return integrate.quad(density, 0, x, limit=200)[0] / total
+
+    samples = lam.detach()[0, :, 0].numpy()
+    assert stats.kstest(samples, np.vectorize(cdf)).pvalue > 0.01
+    (grad,) = torch.autograd.grad(lam.sum(), lengthscale)
+    assert torch.isfinite(grad).all() and float(grad) < 0  # shorter lengthscales, higher frequency
+
+
+def test_boundary_points_are_uniform_directions():
+    space = Hyperbolic(3)
+    points = space.boundary_points(torch.rand(5000, 3, generator=_gen(8), dtype=torch.float64))
+    assert torch.allclose(points.norm(dim=-1), torch.ones(5000, dtype=torch.float64))
+    assert float(points.mean(0).norm()) < 4 / math.sqrt(5000)
+
+
+def test_bad_points_and_configurations_are_refused():
+    space = Hyperbolic(2, radius=1.0)
+    with pytest.raises(InputDataError, match="hyperboloid"):
+        space.check(torch.tensor([[1.0, 0.5, 0.5]], dtype=torch.float64))
+    with pytest.raises(InputDataError, match="project"):
+        space.check(torch.tensor([[-1.0, 0.0, 0.0]], dtype=torch.float64))
+    with pytest.raises(InputDataError, match="within distance 1"):
+        space.check(_at(Hyperbolic(2, radius=3.0), 2.0).unsqueeze(0))
+    for bad in ({"dim": 1}, {"dim": 2.5}, {"dim": 2, "radius": 0.0}, {"dim": 2, "radius": 40}):
+        with pytest.raises(ConfigurationError):
+            Hyperbolic(**bad)
+
+
+def test_ambient_bounds_contain_the_ball():
+    space = Hyperbolic(3, radius=2.0)
+    x = space.random(500, generator=_gen())
+    bounds = space.ambient_bounds()
+    assert ((x >= bounds[0] - 1e-12) & (x <= bounds[1] + 1e-12)).all()

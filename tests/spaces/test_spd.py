@@ -1,0 +1,210 @@
+"""SPD(n): affine-invariant geometry against geomstats and SciPy, volume-uniform sampling of the
+eigenvalue box, projection and retraction into it, the Iwasawa plane waves as Laplace
+eigenfunctions, and the Plancherel density against Gindikin–Karpelevich."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy import integrate, linalg, special, stats
+
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.kernels import GeometricMaternKernel
+from manibo.spaces import SymmetricPositiveDefinite
+from manibo.spaces._geomstats import geomstats_module
+from manibo.testing import check_kernel_contract, check_space_contract
+
+
+def _gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def _metric(n):
+    module = geomstats_module("geometry.spd_matrices")
+    manifold = module.SPDMatrices(n)
+    manifold.equip_with_metric(module.SPDAffineMetric)
+    return manifold.metric
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_geometry_matches_geomstats(n):
+    space = SymmetricPositiveDefinite(n)
+    x, y = space.random(5, generator=_gen()), space.random(5, generator=_gen(1))
+    metric = _metric(n)
+    mx, my = x.reshape(5, n, n), y.reshape(5, n, n)
+    assert torch.allclose(space.distance(x, y), metric.dist(mx, my), rtol=1e-8)
+    log = space.log(x, y)
+    assert torch.allclose(log.reshape(5, n, n), metric.log(my, mx), rtol=1e-6, atol=1e-8)
+    assert torch.allclose(space.exp(x, log), y, rtol=1e-9, atol=1e-12)
+
+
+def test_distance_is_the_norm_of_the_log_of_generalised_eigenvalues():
+    space = SymmetricPositiveDefinite(3)
+    x, y = space.random(4, generator=_gen()), space.random(4, generator=_gen(2))
+    for a, b, d in zip(x.reshape(4, 3, 3), y.reshape(4, 3, 3), space.distance(x, y), strict=True):
+        eig = linalg.eigh(b.numpy(), a.numpy(), eigvals_only=True)
+        assert abs(float(d) - float(np.sqrt((np.log(eig) ** 2).sum()))) < 1e-10
+
+
+def test_random_is_volume_uniform_on_the_eigenvalue_box():
+    # for n = 2 the log-eigenvalue gap g has density ~ sinh(g / 2) (W - g) on [0, W]
+    bounds = (0.01, 4.0)
+    space = SymmetricPositiveDefinite(2, eigenvalue_bounds=bounds)
+    x = space.random(3000, generator=_gen())
+    space.check(x)
+    eig = torch.linalg.eigvalsh(x.reshape(-1, 2, 2))
+    assert float(eig.min()) >= bounds[0] * (1 - 1e-9) and float(eig.max()) <= bounds[1] * 1.0001
+    gap = torch.log(eig[:, 1] / eig[:, 0]).numpy()
+    width = math.log(bounds[1] / bounds[0])
+
+    def density(g):
+        return math.sinh(g / 2) * (width - g)
+
+    total = integrate.quad(density, 0, width)[0]
+    cdf = np.vectorize(lambda g: integrate.quad(density, 0, g)[0] / total)
+    assert stats.kstest(gap, cdf).pvalue > 0.01
+
+
+def test_project_clamps_eigenvalues_and_keeps_points_of_the_domain():
+    space = SymmetricPositiveDefinite(2, eigenvalue_bounds=(0.1, 2.0))
+    inside = space.random(4, generator=_gen())
+    assert torch.allclose(space.project(inside), inside, atol=1e-12)
+    outside = torch.tensor([[5.0, 1.0, 1.2, 0.01]], dtype=torch.float64)  # not symmetric either
+    projected = space.project(outside)
+    space.check(projected)
+    eig = torch.linalg.eigvalsh(projected.reshape(2, 2))
+    assert torch.allclose(eig, torch.tensor([0.1, 2.0], dtype=torch.float64))
+
+
+def test_retraction_is_first_order_and_stays_in_the_box():
+    space = SymmetricPositiveDefinite(3)
+    x = space.random(6, generator=_gen())
+    v = space.to_tangent(x, torch.randn(x.shape, generator=_gen(3), dtype=torch.float64))
+    assert torch.allclose(v.reshape(6, 3, 3), v.reshape(6, 3, 3).transpose(-1, -2))
+    t = 1e-7
+    assert torch.allclose((space.retract(x, t * v) - x) / t, v, rtol=1e-4, atol=1e-5)
+    for scale in (10.0, 1e4, 1e9):
+        far = space.retract(x, scale * v)
+        assert torch.isfinite(far).all()
+        space.check(far)
+
+
+def test_chart_is_the_mandel_vector_of_the_matrix_logarithm():
+    space = SymmetricPositiveDefinite(3)
+    x = space.random(3, generator=_gen())
+    for point, coordinates in zip(x.reshape(3, 3, 3), space.chart(x), strict=True):
+        log = linalg.logm(point.numpy()).real
+        expected = [log[0, 0], log[1, 1], log[2, 2], *(math.sqrt(2) * log[[0, 0, 1], [1, 2, 2]])]
+        assert np.allclose(coordinates.numpy(), expected, atol=1e-10)
+
+
+def test_two_by_two_horocyclic_projection_equals_the_cholesky_one():
+    space = SymmetricPositiveDefinite(2)
+    x = space.random(5, generator=_gen())
+    k = space.boundary_points(torch.rand(7, 4, generator=_gen(4), dtype=torch.float64))
+    fast = space.horocyclic(x, k)
+    y = k.transpose(-1, -2) @ x.reshape(5, 1, 2, 2) @ k
+    chol = torch.linalg.cholesky(y)
+    assert torch.allclose(fast, 2 * torch.log(torch.diagonal(chol, dim1=-2, dim2=-1)), atol=1e-12)
+
+
+def _exp_frame(space, x):
+    """Orthonormal tangent vectors at x for the affine-invariant metric: X^1/2 B X^1/2."""
+    n = space.n
+    w, v = torch.linalg.eigh(x.reshape(n, n))
+    root = (v * w.sqrt()) @ v.T
+    basis = []
+    for i in range(n):
+        for j in range(i, n):
+            b = torch.zeros(n, n, dtype=torch.float64)
+            b[i, j] = b[j, i] = 1.0 if i == j else 1 / math.sqrt(2)
+            basis.append((root @ b @ root).reshape(-1))
+    return basis
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_plane_waves_are_laplace_eigenfunctions(n):
+    # Delta e^{(i lam + rho) . H(k^T X k)} = -(|lam|^2 + |rho|^2) e^{...}
+    space = SymmetricPositiveDefinite(n, eigenvalue_bounds=(0.2, 5.0))
+    k = space.boundary_points(torch.rand(1, n * n, generator=_gen(5), dtype=torch.float64))
+    x = space.random(1, generator=_gen(6))[0]
+    lam = torch.linspace(-0.7, 1.1, n, dtype=torch.float64)
+    rho = space.rho
+
+    def wave(point):
+        h = space.horocyclic(point.reshape(1, 1, -1), k)[0, 0, 0]
+        return torch.exp(rho @ h) * torch.cos(lam @ h)
+
+    step, laplacian = 1e-3, 0.0
+    for e in _exp_frame(space, x):
+        forward, backward = wave(space.exp(x, step * e)), wave(space.exp(x, -step * e))
+        laplacian = laplacian + (forward - 2 * wave(x) + backward) / step**2
+    eigenvalue = float(lam @ lam + rho @ rho)
+    assert abs(float(laplacian / wave(x)) + eigenvalue) < 1e-4 * eigenvalue
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_plancherel_density_is_gindikin_karpelevich(n):
+    # prod over roots e_i - e_j of |Gamma(i y + 1/2) / Gamma(i y)|^2, y = lam_i - lam_j
+    space = SymmetricPositiveDefinite(n)
+    lam = torch.randn(6, n, generator=_gen(7), dtype=torch.float64) * 2
+    i, j = np.triu_indices(n, 1)
+    y = 1j * (lam.numpy()[:, i] - lam.numpy()[:, j])
+    expected = 2 * np.real(special.loggamma(y + 0.5) - special.loggamma(y)).sum(-1)
+    difference = space.log_plancherel(lam).numpy() - expected
+    assert np.ptp(difference) < 1e-10
+
+
+def test_spectral_samples_reweight_to_the_spectral_measure():
+    # heat measure on SPD(2): E|lam|^2 under exp(-l^2 |lam|^2 / 2) |c(lam)|^-2 by quadrature
+    space = SymmetricPositiveDefinite(2)
+    ell = 0.6
+    u = torch.rand(20000, space.uniform_dims[0], generator=_gen(8), dtype=torch.float64)
+    lengthscale = torch.tensor([[ell]], dtype=torch.float64)
+    lam, log_weight = space.spectral_sample(space.spectral_base(u, math.inf), math.inf, lengthscale)
+    assert (log_weight <= 0).all()
+    weights = torch.softmax(log_weight[0], -1)
+    estimate = float((weights * lam[0].square().sum(-1)).sum())
+
+    def integrand(moment):
+        def f(a, b):
+            gap = abs(a - b)
+            return (
+                (a * a + b * b) ** moment
+                * math.exp(-(ell**2) * (a * a + b * b) / 2)
+                * (gap * math.tanh(math.pi * gap))
+            )
+
+        return integrate.dblquad(f, -8, 8, -8, 8, epsabs=1e-10)[0]
+
+    expected = integrand(1) / integrand(0)
+    assert abs(estimate / expected - 1) < 0.02
+
+
+def test_bad_points_and_configurations_are_refused():
+    space = SymmetricPositiveDefinite(2, eigenvalue_bounds=(0.1, 2.0))
+    with pytest.raises(InputDataError, match="symmetric"):
+        space.check(torch.tensor([[1.0, 0.5, 0.0, 1.0]], dtype=torch.float64))
+    with pytest.raises(InputDataError, match="eigenvalues must lie"):
+        space.check(torch.tensor([[3.0, 0.0, 0.0, 1.0]], dtype=torch.float64))
+    with pytest.raises(InputDataError, match="eigenvalues must lie"):
+        space.check(torch.tensor([[1.0, 1.0, 1.0, 1.0]], dtype=torch.float64))  # singular
+    for bad in (
+        {"n": 0},
+        {"n": 2, "eigenvalue_bounds": (0.0, 1.0)},
+        {"n": 2, "eigenvalue_bounds": (2, 1)},
+    ):
+        with pytest.raises(ConfigurationError):
+            SymmetricPositiveDefinite(**bad)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_larger_matrices_pass_the_contracts(dtype):
+    # SPD(2) is in the registry of every contract test; SPD(3) and SPD(4) take the Cholesky path
+    for n in (3, 4):
+        space = SymmetricPositiveDefinite(n, eigenvalue_bounds=(0.1, 10.0))
+        check_space_contract(space, dtype, "cpu")
+        kernel = GeometricMaternKernel(space, nu=1.5, num_phases=256)
+        kernel.lengthscale = 0.7
+        check_kernel_contract(kernel, space, dtype, "cpu")
