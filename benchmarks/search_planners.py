@@ -1,29 +1,25 @@
-"""Search planners compared without detection luck: each plan's probability of success over time.
+"""Search planners compared without luck: the expected fraction found over time, on many scenarios.
 
-The demo (``manibo demo search``) reports realised times to detection: with 80 scenarios they still
-depend on where each object happens to lie. This benchmark measures what a plan is worth on average
-over the prior: every mission is played to the end of its endurance (``simulate(...,
-stop_at_detection=False)``: after a detection the planner is told the contact was not confirmed), so
-the cumulative POS of the record at time t is the plan's probability of having found the object by
-t, computed from the exact belief and free of detection luck. Averaged over scenarios, it is the
-expected fraction of missions that have found the object by t; the realised fraction (first
-detections, common random numbers) is reported beside it, and between the two the probability that
-the plan finds each scenario's own object (``found_given_object``: the detection dice averaged out,
-where the object lies kept), which tells the luck of the dice from the luck of the objects.
+Every planner of ``manibo.search.planners.COMPARED`` (looked up by id in the planner registry) flies
+each scenario to its end; the plan is then played against hidden objects drawn from the scenario's
+prior (``manibo.search.evaluation``). A plan's expected fraction found at t, averaged over the
+scenarios, is free of the luck of objects and detection dice; the realised times to detection
+(every scenario against each of its objects) are reported beside it. Planners are compared
+scenario by scenario (paired: the same objects, currents and assets).
 
-The scenarios are random ocean-route losses with seeds ``--first-seed + i``, disjoint from the
-demo's (the default demo, seed 0, uses seeds 1 to 79), so nothing measured here is tuned on the
-demo's scenarios. ``--min-abs-latitude`` keeps only the seeds whose last known position
-lies at least that far from the equator (the first ``--scenarios`` such seeds from
-``--first-seed`` on), where a latitude/longitude chart is furthest from the sphere.
+Scenario ``i`` has the seed ``--first-seed + i`` and alternates between satellite arcs (even ``i``)
+and lost flights on ocean routes (odd ``i``), the families of ``manibo.search.scenarios``; the
+default demo uses seeds 1 to 99 and the AF447-style scenario, so nothing measured here is tuned on
+the demo's scenarios.
 
-    python benchmarks/search_planners.py                    # 40 scenarios, 320 h, all planners
-    python benchmarks/search_planners.py --smoke            # seconds; used by the test suite
+    python benchmarks/search_planners.py --scenarios 200 --first-seed 10000   # the judged run
+    python benchmarks/search_planners.py --smoke                              # seconds; tests
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import time
@@ -36,222 +32,241 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import environment, load_average, write_json  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).parent / "results"
-CHECKPOINTS_H = (40, 60, 80, 100, 120, 160, 200, 240, 280, 320)
-MANIBO = "manibo GP (S²)"
-#: Planners whose later searches read the unconfirmed contact reported after a detection (greedy
-#: Bayes updates its exact belief with it; the GP planners treat it as a miss, and the patterns
-#: ignore outcomes): their found-given-the-object curve is not their plan's own after a detection.
-READS_CONTACTS = ("greedy Bayes",)
+FAMILY_CYCLE = ("arc", "route")
+HEADLINE = "manibo"
 
 
-def run_one(seed: int, planner: str, budget_h: float, num_particles: int, device: str) -> dict:
-    """One mission played to its endurance: its hourly POS curve and its first detection."""
+def scenario_family(index: int) -> str:
+    """The family of the benchmark's scenario ``index``."""
+    return FAMILY_CYCLE[index % len(FAMILY_CYCLE)]
+
+
+def run_one(
+    index: int,
+    seed: int,
+    planner: str,
+    duration_h: float,
+    num_particles: int,
+    num_objects: int,
+    device: str,
+) -> dict:
+    """One mission to its end, played against the scenario's hidden objects: its hourly expected
+    fraction found and each object's realised time to detection."""
     import torch
 
     torch.set_num_threads(1)
-    from dataclasses import replace
+    from manibo.search import MissionSettings, make_planner, ocean_mask, scenario, simulate
+    from manibo.search.evaluation import evaluate, scenario_objects
 
-    from manibo.demos.search_mission import PLANNERS
-    from manibo.search.metrics import found_given_object, pos_against_time
-    from manibo.search.mission import simulate
-    from manibo.search.ocean import ocean_mask
-    from manibo.search.scenarios import MissionSettings, random_scenario
-
-    settings = MissionSettings()
-    settings = replace(settings, asset=replace(settings.asset, endurance_hours=budget_h))
-    scenario = random_scenario(seed, settings, ocean_mask(), device)
+    settings = MissionSettings(duration_h=duration_h)
+    case = scenario(scenario_family(index), seed, settings, ocean_mask(), device)
     start = time.process_time()
-    record = simulate(scenario, PLANNERS[planner](), num_particles, stop_at_detection=False)
-    hours = torch.arange(0, int(budget_h) + 1, dtype=torch.float64)
+    record = simulate(case, make_planner(planner), num_particles)
+    cpu = time.process_time() - start
+    hours = torch.arange(0, int(duration_h) + 1, dtype=torch.float64)
+    result = evaluate(record.legs, scenario_objects(case, num_objects), hours)
+    ttd = result.time_to_detection_h
     return {
         "seed": seed,
+        "family": case.family,
         "planner": planner,
-        "scenario": scenario.name,
-        "time_to_detection_h": record.time_to_detection_h,
-        "expected_found": [round(v, 6) for v in pos_against_time(record, hours).tolist()],
-        "found_given_object": [
-            round(v, 6) for v in found_given_object(record, scenario.sensor, hours).tolist()
-        ],
-        "searches": len(record.steps),
-        "cpu_s": time.process_time() - start,
+        "scenario": case.name,
+        "expected_found": [round(v, 6) for v in result.expected_found.tolist()],
+        "time_to_detection_h": [None if math.isinf(t) else round(t, 3) for t in ttd.tolist()],
+        "legs": len(record.legs),
+        "cpu_s": cpu,
     }
 
 
-def scenario_seeds(first_seed: int, count: int, min_abs_latitude: float = 0.0) -> list[int]:
-    """The first ``count`` seeds from ``first_seed`` on whose LKP lies at ``|latitude| >=
-    min_abs_latitude`` (degrees)."""
-    from manibo.search.geography import unit_to_latlon
-    from manibo.search.ocean import ocean_mask
-    from manibo.search.scenarios import random_scenario
+def summarise(runs: list[dict], planners: list[str], duration_h: float) -> dict:
+    """Per planner: mean expected fraction found, hours to half, realised detections; the
+    headline planner's paired lead over each other planner at the checkpoints."""
+    import torch
 
-    if not 0 <= min_abs_latitude < 90:
-        raise ValueError(f"--min-abs-latitude must lie in [0, 90), got {min_abs_latitude}")
-    seeds, seed, mask = [], first_seed, ocean_mask()
-    while len(seeds) < count:
-        latitude = float(unit_to_latlon(random_scenario(seed, mask=mask).lkp)[0])
-        if abs(latitude) >= min_abs_latitude:
-            seeds.append(seed)
-        seed += 1
-    return seeds
+    from manibo.search.metrics import hours_to_fraction, median, paired_difference
 
-
-def summarise(runs: list[dict], planners: list[str], budget_h: float) -> dict:
-    """Per planner: mean expected and realised fraction found, medians, paired differences."""
-    hours = list(range(int(budget_h) + 1))
-    checkpoints = [t for t in CHECKPOINTS_H if t <= budget_h]
+    hours = list(range(int(duration_h) + 1))
+    checkpoints = [round(duration_h * k / 6) for k in range(1, 7)]
     by = {
         p: sorted((r for r in runs if r["planner"] == p), key=lambda r: r["seed"]) for p in planners
     }
     out = {"hours": hours, "checkpoints_h": checkpoints, "planners": {}}
+    curves = {
+        p: torch.tensor([r["expected_found"] for r in rs], dtype=torch.float64)
+        for p, rs in by.items()
+    }
     for name, rs in by.items():
-        n = len(rs)
-        expected = [sum(r["expected_found"][t] for r in rs) / n for t in hours]
-        given = [sum(r["found_given_object"][t] for r in rs) / n for t in hours]
-        ttd = sorted(
-            math.inf if r["time_to_detection_h"] is None else r["time_to_detection_h"] for r in rs
-        )
-        realised = [sum(t <= h for t in ttd) / n for h in hours]
-        half = next((h for h, e in zip(hours, expected, strict=True) if e >= 0.5), None)
+        mean = curves[name].mean(0)
+        ttd = [math.inf if t is None else t for r in rs for t in r["time_to_detection_h"]]
+        realised = [sum(t <= h for t in ttd) / len(ttd) for h in hours]
+        half = hours_to_fraction(torch.tensor(hours, dtype=torch.float64), mean)
+        middle = median(ttd)
         out["planners"][name] = {
-            "scenarios": n,
-            "mean_expected_found": expected,
-            "mean_found_given_object": given,
+            "scenarios": len(rs),
+            "mean_expected_found": mean.tolist(),
             "realised_found": realised,
-            "expected_found_at": {str(t): expected[t] for t in checkpoints},
-            "found_given_object_at": {str(t): given[t] for t in checkpoints},
+            "expected_found_at": {str(t): float(mean[t]) for t in checkpoints},
             "realised_found_at": {str(t): realised[t] for t in checkpoints},
             "hours_to_expected_half": half,
-            "realised_median_ttd_h": _median(ttd),
-            "mean_searches": sum(r["searches"] for r in rs) / n,
-            "mean_cpu_s": sum(r["cpu_s"] for r in rs) / n,
+            "realised_median_ttd_h": middle if math.isfinite(middle) else None,
+            "mean_legs": sum(r["legs"] for r in rs) / len(rs),
+            "mean_cpu_s": sum(r["cpu_s"] for r in rs) / len(rs),
         }
-    if MANIBO in by:
-        out["paired_manibo_minus"] = {
-            name: {str(t): _paired(by[MANIBO], rs, t) for t in checkpoints}
-            for name, rs in by.items()
-            if name != MANIBO
-        }
+    if HEADLINE in by and len(by[HEADLINE]) > 1:
+        out["paired_manibo_minus"] = {}
+        for name in by:
+            if name == HEADLINE:
+                continue
+            gap, se = paired_difference(
+                curves[HEADLINE][:, checkpoints], curves[name][:, checkpoints]
+            )
+            out["paired_manibo_minus"][name] = {
+                str(t): {"mean": float(g), "standard_error": float(s)}
+                for t, g, s in zip(checkpoints, gap, se, strict=True)
+            }
     return out
 
 
-def _median(values: list[float]) -> float | None:
-    n = len(values)
-    mid = (values[(n - 1) // 2] + values[n // 2]) / 2
-    return mid if math.isfinite(mid) else None
-
-
-def _paired(a: list[dict], b: list[dict], t: int) -> dict:
-    """Mean and standard error of the per-scenario difference in expected fraction found at t."""
-    diff = [x["expected_found"][t] - y["expected_found"][t] for x, y in zip(a, b, strict=True)]
-    n = len(diff)
-    mean = sum(diff) / n
-    var = sum((d - mean) ** 2 for d in diff) / max(n - 1, 1)
-    return {"mean": mean, "standard_error": math.sqrt(var / n)}
-
-
-def plot(summary: dict, path: Path) -> None:
-    """Fraction of missions that found the object: expected, given the objects, realised."""
+def plot(runs: list[dict], planners: list[str], duration_h: float, path: Path) -> None:
+    """The search's own figure of expected and realised fraction found and paired leads."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import torch
 
-    from manibo.demos.search_mission import COLORS
+    from manibo.search.figures import expected_found_figure
 
-    hours = summary["hours"]
-    fig, axes = plt.subplots(1, 3, figsize=(18, 4.8), constrained_layout=True)
-    for name, s in summary["planners"].items():
-        color = COLORS.get(name)
-        axes[0].plot(hours, s["mean_expected_found"], color=color, linewidth=2, label=name)
-        if name not in READS_CONTACTS:
-            axes[1].plot(hours, s["mean_found_given_object"], color=color, linewidth=2, label=name)
-        axes[2].step(
-            hours, s["realised_found"], where="post", color=color, linewidth=1.8, label=name
+    hours = torch.arange(0, int(duration_h) + 1, dtype=torch.float64)
+    by = {
+        p: sorted((r for r in runs if r["planner"] == p), key=lambda r: r["seed"]) for p in planners
+    }
+    expected = {
+        p: torch.tensor([r["expected_found"] for r in rs], dtype=torch.float64)
+        for p, rs in by.items()
+    }
+    realised = {
+        p: torch.tensor(
+            [[math.inf if t is None else t for t in r["time_to_detection_h"]] for r in rs]
         )
-    n = next(iter(summary["planners"].values()))["scenarios"]
-    axes[0].set_title(
-        f"a. Expected: mean over {n} scenarios of each plan's probability\n"
-        "of success over the prior (no luck of objects or dice)",
-        fontsize=10,
-    )
-    axes[1].set_title(
-        "b. Given the objects: mean probability that the plan finds each\n"
-        f"scenario's own object (dice averaged out; {', '.join(READS_CONTACTS)} left out*)",
-        fontsize=10,
-    )
-    axes[2].set_title(
-        f"c. Realised: first detections ({n} scenarios);\n"
-        "the dotted line is crossed at the median time to detection",
-        fontsize=10,
-    )
-    for ax in axes:
-        ax.axhline(0.5, color="0.5", linewidth=0.8, linestyle=":")
-        ax.set_xlabel("mission time [h] (transit included)")
-        ax.set_ylabel("fraction of missions that found the object")
-        ax.set_ylim(0, 1)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+        for p, rs in by.items()
+    }
+    expected_found_figure(path, hours, expected, realised, HEADLINE)
 
 
 def main(argv: list[str] | None = None) -> int:
-    from manibo.demos.search_mission import PLANNERS
+    from manibo.search.planners import COMPARED, PLANNERS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenarios", type=int, default=40)
+    parser.add_argument("--scenarios", type=int, default=200)
     parser.add_argument("--first-seed", type=int, default=10_000)
-    parser.add_argument(
-        "--min-abs-latitude",
-        type=float,
-        default=0.0,
-        help="keep only scenarios whose last known position is at least this far from the equator",
-    )
-    parser.add_argument("--budget", type=float, default=320.0, help="endurance in hours")
-    parser.add_argument("--planners", default=",".join(PLANNERS))
+    parser.add_argument("--budget", type=float, default=72.0, help="mission hours")
+    parser.add_argument("--planners", default=",".join(COMPARED), help="planner ids")
     parser.add_argument("--particles", type=int, default=1500)
+    parser.add_argument("--objects", type=int, default=300, help="hidden objects per scenario")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--smoke", action="store_true", help="2 scenarios, 12 h, 200 particles")
+    parser.add_argument("--smoke", action="store_true", help="2 scenarios, 14 h, 200 particles")
+    parser.add_argument(
+        "--from-runs",
+        type=Path,
+        help="summarise the missions of an interrupted run (its search_planners_runs.jsonl): the "
+        "longest prefix of scenarios whose missions have all finished",
+    )
     args = parser.parse_args(argv)
     if args.smoke:
-        args.scenarios, args.budget, args.particles, args.workers = 2, 12.0, 200, 1
+        args.scenarios, args.budget, args.particles, args.objects, args.workers = (
+            2,
+            14.0,
+            200,
+            40,
+            1,
+        )
     planners = args.planners.split(",")
-    unknown = set(planners) - set(PLANNERS)
+    unknown = [p for p in planners if p not in PLANNERS]
     if unknown:
-        parser.error(f"unknown planners {sorted(unknown)}; choose from {list(PLANNERS)}")
+        parser.error(f"unknown planner ids {unknown}; choose from {PLANNERS.names()}")
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.from_runs is not None:
+        lines = args.from_runs.read_text().splitlines()
+        runs = complete_prefix([json.loads(x) for x in lines if x], args.first_seed, planners)
+        if not runs:
+            parser.error(f"--from-runs {args.from_runs}: no scenario has all of {planners}")
+        report(args, planners, runs, [None, load_average()], None)
+        return 0
     load_start, wall = load_average(), time.perf_counter()
-    seeds = scenario_seeds(args.first_seed, args.scenarios, args.min_abs_latitude)
     tasks = [
-        (seed, p, args.budget, args.particles, args.device) for p in planners for seed in seeds
+        (i, args.first_seed + i, p, args.budget, args.particles, args.objects, args.device)
+        for i in range(args.scenarios)
+        for p in planners
     ]
+    progress = args.out / "search_planners_runs.jsonl"
+    progress.write_text("")
+    runs = []
+
+    def keep(run: dict) -> None:
+        """Keep a finished mission, also on disk, so that an interrupted run leaves its data."""
+        runs.append(run)
+        with progress.open("a") as f:
+            f.write(json.dumps(run) + "\n")
+        print(f"{len(runs)}/{len(tasks)} missions", flush=True)
+
     if args.workers <= 1:
-        runs = [run_one(*task) for task in tasks]
+        for task in tasks:
+            keep(run_one(*task))
     else:
         with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn")) as pool:
             futures = [pool.submit(run_one, *task) for task in tasks]
-            runs = []
             for future in as_completed(futures):
-                runs.append(future.result())
-                print(f"{len(runs)}/{len(tasks)} missions", flush=True)
+                keep(future.result())
+    report(args, planners, runs, [load_start, load_average()], time.perf_counter() - wall)
+    return 0
+
+
+def complete_prefix(runs: list[dict], first_seed: int, planners: list[str]) -> list[dict]:
+    """The runs of the longest prefix of scenarios (seeds ``first_seed``, ``first_seed + 1``, ...)
+    whose missions have all finished, for every planner."""
+    done = {(r["seed"], r["planner"]) for r in runs}
+    count = 0
+    while all((first_seed + count, p) in done for p in planners):
+        count += 1
+    return [r for r in runs if first_seed <= r["seed"] < first_seed + count]
+
+
+def report(
+    args: argparse.Namespace,
+    planners: list[str],
+    runs: list[dict],
+    load: list,
+    wall_s: float | None,
+) -> None:
+    """Write the JSON and the figure of ``runs`` and print their table."""
     summary = summarise(runs, planners, args.budget)
     data = {
         "config": {**{k: v for k, v in vars(args).items() if k != "out"}, "planners": planners},
         "environment": environment(args.device),
-        "load_average_start_end": [load_start, load_average()],
-        "wall_s": time.perf_counter() - wall,
+        "load_average_start_end": load,
+        "wall_s": wall_s,
         "summary": summary,
         "runs": runs,
     }
+    if args.from_runs is not None:
+        data["config"]["from_runs"] = str(args.from_runs)
+        data["config"]["scenarios"] = len(runs) // len(planners)
     write_json(args.out / "search_planners.json", data)
-    plot(summary, args.out / "search_planners.png")
+    plot(runs, planners, args.budget, args.out / "search_planners.png")
     print(f"{'planner':18s} " + " ".join(f"{'E@' + str(t):>7s}" for t in summary["checkpoints_h"]))
     for name, s in summary["planners"].items():
         values = " ".join(f"{v:7.3f}" for v in s["expected_found_at"].values())
-        print(f"{name:18s} {values}  realised median TTD {s['realised_median_ttd_h']}")
-    return 0
+        print(
+            f"{name:18s} {values}  half at {s['hours_to_expected_half']}  "
+            f"realised median TTD {s['realised_median_ttd_h']}"
+        )
+    for name, gaps in summary.get("paired_manibo_minus", {}).items():
+        print(
+            f"manibo minus {name:16s} "
+            + " ".join(f"{g['mean']:+.3f}±{g['standard_error']:.3f}" for g in gaps.values())
+        )
 
 
 if __name__ == "__main__":

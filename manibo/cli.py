@@ -25,7 +25,8 @@ import torch
 from manibo import _json
 from manibo.exceptions import ConfigurationError, ManiboError
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+#: Where an editable install's checkout would be (the folder that holds the ``manibo`` package).
+SOURCE_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _info(_: argparse.Namespace) -> int:
@@ -61,7 +62,7 @@ def _demo(args: argparse.Namespace) -> int:
     run_search(
         out,
         num_scenarios=args.scenarios,
-        budget_h=args.budget,
+        duration_h=args.budget,
         seed=args.seed,
         device=args.device,
         workers=args.workers,
@@ -289,15 +290,30 @@ def _file_safe(text: str) -> str:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    """Run ``benchmarks/run_all.py`` of the source checkout with the remaining arguments."""
+    """Run ``benchmarks/run_all.py`` of a manibo source checkout with the remaining arguments.
+
+    The benchmarks are not part of the installed package: the checkout is the current folder or
+    one above it, else the one an editable install runs from; a folder counts only when its
+    ``pyproject.toml`` names the project ``manibo`` and it holds ``benchmarks/run_all.py``.
+    """
+    import re
     import subprocess
 
-    script = BENCHMARKS / "run_all.py"
-    if not script.exists():
+    def is_checkout(folder: Path) -> bool:
+        project = folder / "pyproject.toml"
+        if not (project.is_file() and (folder / "benchmarks" / "run_all.py").is_file()):
+            return False
+        return re.search(r'^name\s*=\s*"manibo"', project.read_text(), re.MULTILINE) is not None
+
+    here = Path.cwd().resolve()
+    root = next((f for f in (here, *here.parents, SOURCE_ROOT) if is_checkout(f)), None)
+    if root is None:
         raise ConfigurationError(
-            f"manibo bench runs benchmarks/run_all.py of a source checkout, and there is none at "
-            f"{script}: clone the repository and install it with `pip install -e .`."
+            "manibo bench runs benchmarks/run_all.py of a manibo source checkout, which the "
+            f"installed package does not include, and found none in {here} or above it, nor at "
+            f"{SOURCE_ROOT}: clone the repository and run `manibo bench` inside it."
         )
+    script = root / "benchmarks" / "run_all.py"
     return subprocess.run([sys.executable, str(script), *args.arguments]).returncode
 
 
@@ -385,12 +401,8 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--out", default="demo-output", help="directory for figures and JSON")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--device", default="cpu", help="cpu or cuda")
-    demo.add_argument(
-        "--scenarios", type=int, default=80, help="search: scenarios in the comparison"
-    )
-    demo.add_argument(
-        "--budget", type=float, default=240.0, help="search: the asset's endurance in hours"
-    )
+    demo.add_argument("--scenarios", type=int, default=8, help="search: scenarios compared")
+    demo.add_argument("--budget", type=float, default=72.0, help="search: mission hours")
     demo.add_argument("--workers", type=int, default=2, help="search: processes for the comparison")
     demo.add_argument(
         "--num-train", type=int, default=150, help="sphere-regression: number of noisy observations"

@@ -163,6 +163,9 @@ class Registry(Generic[T]):
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
 
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r}, names={list(self._objects)!r})"
+
     def __len__(self) -> int:
         return len(self.names())
 

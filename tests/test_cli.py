@@ -83,10 +83,19 @@ def test_bench_needs_a_source_checkout_and_other_commands_reject_extra_arguments
 ):
     import manibo.cli
 
-    monkeypatch.setattr(manibo.cli, "BENCHMARKS", tmp_path)
-    with pytest.raises(SystemExit) as exit_info:
+    monkeypatch.setattr(manibo.cli, "SOURCE_ROOT", tmp_path)  # as for an installed package
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "run_all.py").write_text("raise SystemExit(7)\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "other"\n')
+    with pytest.raises(SystemExit) as exit_info:  # another project's benchmarks are not run
         main(["bench", "--list"])
     assert exit_info.value.code == 2 and "source checkout" in capsys.readouterr().err
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "manibo"\n')
+    inside = tmp_path / "docs"
+    inside.mkdir()
+    monkeypatch.chdir(inside)  # found from a folder inside the checkout
+    assert main(["bench", "--list"]) == 7
     with pytest.raises(SystemExit):
         main(["info", "--list"])
 

@@ -299,41 +299,27 @@ def test_adgp_classifier_on_cuda():
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_search_drift_and_belief_on_cuda(dtype):
-    from manibo.search.belief import ParticleBelief
-    from manibo.search.drift import Drift
-    from manibo.search.geography import latlon, offset
-    from manibo.search.sensor import Outcome, Sensor
+def test_search_sweeps_and_belief_on_cuda(dtype):
+    from search.test_belief import test_found_and_unfound_mass_add_up_to_one_with_several_assets
+    from search.test_evaluation import (
+        test_the_expected_fraction_found_is_the_mean_of_the_realised_detections,
+    )
 
-    centre = latlon(2.98, -30.59, dtype=dtype, device="cuda")
-    gen = torch.Generator().manual_seed(0)
-    east, north = (torch.randn(2, 2000, generator=gen, dtype=dtype) * 100).to("cuda")
-    belief = ParticleBelief(offset(centre, east, north))
-    start = belief.positions.clone()
-    drift = Drift(latlon(40.0, 10.0, dtype=dtype, device="cuda"), 1.8)
-    belief.drift(drift, 100.0)
-    assert torch.allclose(drift.advect(belief.positions, -100.0), start, atol=1e-5)
-    cpu = ParticleBelief(belief.positions.cpu())
-    sensor = Sensor()
-    pos = belief.update(sensor, drift.advect(centre, 100.0), Outcome.NOTHING)
-    pos_cpu = cpu.update(sensor, drift.advect(centre, 100.0).cpu(), Outcome.NOTHING)
-    assert belief.weights.device.type == "cuda" and abs(pos - pos_cpu) < 1e-4
-    assert torch.allclose(belief.weights.cpu(), cpu.weights, rtol=1e-3)
+    test_found_and_unfound_mass_add_up_to_one_with_several_assets(dtype, "cuda")
+    test_the_expected_fraction_found_is_the_mean_of_the_realised_detections("cuda")
 
 
-def test_search_mission_with_the_gp_planner_on_cuda():
-    from dataclasses import replace
-
-    from manibo.search.mission import simulate
-    from manibo.search.planners import GPPlanner
+def test_search_mission_with_the_manibo_planner_on_cuda():
+    from manibo.search import evaluate, make_planner, simulate
+    from manibo.search.evaluation import scenario_objects
     from manibo.search.scenarios import MissionSettings, af447_scenario
 
-    settings = MissionSettings()
-    settings = replace(settings, asset=replace(settings.asset, endurance_hours=20.0))
-    scenario = af447_scenario(settings, seed=0, device="cuda")
-    record = simulate(scenario, GPPlanner("sphere", num_gp_particles=300), num_particles=400)
-    assert record.steps and record.steps[0].point.device.type == "cuda"
+    scenario = af447_scenario(0, MissionSettings(duration_h=14.0), device="cuda")
+    record = simulate(scenario, make_planner("manibo"), num_particles=300)
+    assert record.legs and record.legs[0].end.device.type == "cuda"
     assert record.belief.positions.device.type == "cuda"
+    result = evaluate(record.legs, scenario_objects(scenario, 50), torch.arange(0.0, 15.0))
+    assert result.expected_found.device.type == "cuda" and float(result.expected_found[-1]) > 0
 
 
 # ---------------------------------------------------------------------------------------- GPNet

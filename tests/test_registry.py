@@ -247,3 +247,9 @@ def test_an_installed_plugin_reaches_manibo_run_by_name(tmp_path):
         [sys.executable, *command], cwd=tmp_path, env=env, capture_output=True, text=True
     )
     assert plain.returncode == 2 and "unknown surrogate 'counted-matern'" in plain.stderr
+
+
+def test_the_repr_names_the_kind_and_the_entries_without_an_address():
+    registry = Registry("widget")
+    registry.register("a", 1)
+    assert repr(registry) == "Registry('widget', names=['a'])"

@@ -1,9 +1,13 @@
-"""``manibo demo search``: plan the search for a lost aircraft on the globe, and compare planners.
+"""``manibo demo search``: plan a multi-asset ocean search on the globe, and compare planners.
 
-The demo tells one seeded AF447-style mission step by step (the manibo planner: a GP on S² driving a
-travel-aware BoTorch acquisition), and meanwhile runs every planner on the same scenarios (the AF447
-one and random ones over the world ocean) in worker processes. It prints a table and writes figures
-and a JSON summary. Everything is offline and reproducible from ``seed``.
+Every registered planner of :data:`~manibo.search.planners.COMPARED` flies the same scenarios (the
+AF447-style one, then satellite arcs and lost flights on ocean routes, alternating), in worker
+processes. Each mission is played to its end and then against hidden objects drawn from the
+scenario's prior (:mod:`manibo.search.evaluation`): the table leads with the expected fraction
+found over time and the hours to half found, then gives the realised times to detection. The
+demo then tells one representative mission (the one at the median of the manibo planner's
+realised times to detection) and writes figures and a JSON summary. Everything is offline and
+reproducible from ``seed``.
 """
 
 from __future__ import annotations
@@ -12,56 +16,30 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
 import torch
-from torch import Tensor
 
 from manibo._validation import checked_device
 from manibo.exceptions import ConfigurationError
-from manibo.search.geography import unit_to_latlon
-from manibo.search.metrics import (
-    median,
-    pos_against_effort,
-    pos_against_time,
-    quantile,
-    regret,
-    survival,
-    time_to_detection,
-    travel_share,
-)
-from manibo.search.mission import MissionRecord, Scenario, StepRecord, simulate
+from manibo.geo import unit_to_latlon
+from manibo.search.evaluation import Evaluation, evaluate, scenario_objects
+from manibo.search.metrics import hours_to_fraction, median, paired_difference, quantile
+from manibo.search.mission import MissionRecord, Scenario, simulate
 from manibo.search.ocean import ocean_mask
-from manibo.search.planners import ExpandingSquare, GPPlanner, GreedyBayes, Planner, RandomSearch
-from manibo.search.scenarios import (
-    DEFAULT_ENDURANCE_H,
-    MissionSettings,
-    af447_scenario,
-    random_scenario,
-)
-from manibo.search.sensor import Outcome
+from manibo.search.planners import COMPARED, PLANNERS, make_planner
+from manibo.search.scenarios import DEFAULT_DURATION_H, MissionSettings, af447_scenario, scenario
 
-MANIBO = "manibo GP (S²)"
-#: Scenarios of the default comparison (the first is the AF447-style one).
-DEFAULT_SCENARIOS = 80
-PLANNERS: dict[str, Callable[[], Planner]] = {
-    MANIBO: lambda: GPPlanner("sphere"),
-    "GP on lat/lon": lambda: GPPlanner("latlon"),
-    "greedy Bayes": GreedyBayes,
-    "expanding square": ExpandingSquare,
-    "random": RandomSearch,
-}
-COLORS = {
-    MANIBO: "#1f5fbf",
-    "GP on lat/lon": "#e08a1e",
-    "greedy Bayes": "#2e9e4f",
-    "expanding square": "#c43b3b",
-    "random": "#7f7f7f",
-}
+HEADLINE = "manibo"
+#: Scenarios of the default demo (the first is the AF447-style one).
+DEFAULT_SCENARIOS = 8
+#: Hidden objects each plan is played against.
+DEFAULT_OBJECTS = 300
+FAMILY_CYCLE = ("arc", "route")
+GRID_STEP_H = 0.5
 
 
 @dataclass(frozen=True)
@@ -70,292 +48,305 @@ class DemoConfig:
 
     Attributes:
         num_scenarios: scenarios in the comparison (the first is the AF447-style one).
-        budget_h: the asset's endurance in mission hours.
-        seed: seeds the AF447 truth and every random scenario.
+        duration_h: each mission's length in hours.
+        seed: seeds every scenario.
         device: torch device of the simulations.
-        workers: worker processes for the comparison (1: run in this process).
+        workers: worker processes (1: run in this process).
         num_particles: particles of the exact belief.
+        num_objects: hidden objects per scenario.
     """
 
     num_scenarios: int = DEFAULT_SCENARIOS
-    budget_h: float = DEFAULT_ENDURANCE_H
+    duration_h: float = DEFAULT_DURATION_H
     seed: int = 0
     device: str = "cpu"
     workers: int = 2
     num_particles: int = 1500
-    settings: MissionSettings = field(init=False)
+    num_objects: int = DEFAULT_OBJECTS
 
-    def __post_init__(self) -> None:
-        asset = replace(MissionSettings().asset, endurance_hours=self.budget_h)
-        object.__setattr__(self, "settings", MissionSettings(asset=asset))
+    @property
+    def checkpoints_h(self) -> list[float]:
+        """Six evenly spaced checkpoints up to the mission's end (12 h apart for 72 h)."""
+        return [self.duration_h * k / 6 for k in range(1, 7)]
 
 
 def build_scenario(index: int, config: DemoConfig) -> Scenario:
-    """Scenario ``index`` of the comparison: 0 is AF447-style, the others are random."""
+    """Scenario ``index`` of the demo: 0 is AF447-style, then arcs and routes alternate."""
+    settings = MissionSettings(duration_h=config.duration_h)
     mask = ocean_mask()
     if index == 0:
-        return af447_scenario(config.settings, mask, seed=config.seed, device=config.device)
-    return random_scenario(config.seed * 100_003 + index, config.settings, mask, config.device)
+        return af447_scenario(config.seed, settings, mask, config.device)
+    family = FAMILY_CYCLE[(index - 1) % len(FAMILY_CYCLE)]
+    return scenario(family, config.seed * 100_003 + index, settings, mask, config.device)
 
 
-def _run_task(
-    index: int, planner: str, config: DemoConfig
-) -> tuple[int, str, MissionRecord, float]:
+def _grid(config: DemoConfig) -> torch.Tensor:
+    return torch.arange(0, config.duration_h + 1e-9, GRID_STEP_H, dtype=torch.float64)
+
+
+def _run_task(index: int, planner: str, config: DemoConfig) -> tuple:
     torch.set_num_threads(1)
-    start = time.perf_counter()
-    record = simulate(build_scenario(index, config), PLANNERS[planner](), config.num_particles)
-    return index, planner, record, time.perf_counter() - start
+    case = build_scenario(index, config)
+    start = time.process_time()
+    record = simulate(case, make_planner(planner), config.num_particles)
+    evaluation = evaluate(record.legs, scenario_objects(case, config.num_objects), _grid(config))
+    return index, planner, record, evaluation, time.process_time() - start
 
 
-def _narrate(step: StepRecord) -> None:
-    lat, lon = (float(v) for v in unit_to_latlon(step.point))
-    outcome = {
-        Outcome.NOTHING: "nothing",
-        Outcome.CONTACT: "a contact; investigated: not the object",
-        Outcome.FOUND: "CONTACT CONFIRMED - the object is found",
-    }[step.outcome]
-    print(
-        f"  {step.index + 1:3d}  t={step.arrive_h:6.1f} h  transit {step.transit_km:5.0f} km  "
-        f"search {abs(lat):5.2f}°{'N' if lat >= 0 else 'S'} "
-        f"{abs(lon):6.2f}°{'E' if lon >= 0 else 'W'}"
-        f": {outcome:8s}  POS {step.pos:.3f}  cumulative {step.cumulative_pos:.3f}  "
-        f"[hidden: object {step.truth_distance_km:4.0f} km away]"
-    )
+def compare(config: DemoConfig) -> tuple[dict, dict, dict]:
+    """Every planner on every scenario: ``records``, ``evaluations`` and CPU ``seconds``, each
+    keyed by ``(scenario index, planner id)``."""
+    tasks = [(i, p) for i in range(config.num_scenarios) for p in COMPARED]
+    records, evaluations, seconds = {}, {}, {}
 
-
-def introduce_mission(scenario: Scenario) -> None:
-    """Print the told mission's setting: prior, current, asset, sensor, planner."""
-    s, a = scenario.sensor, scenario.asset
-    print(f"\nThe mission: {scenario.name}")
-    lat, lon = (float(v) for v in unit_to_latlon(scenario.lkp))
-    print(
-        f"  Last known position {lat:.2f}°N {abs(lon):.2f}°W; prior = 0.50 LKP blob "
-        "+ 0.35 corridor "
-        "ahead on the great circle to Paris + 0.15 reverse-drift sighting, masked to the ocean."
-    )
-    print(
-        f"  Current {float(scenario.drift.velocity_kmh(scenario.lkp).norm()) / 3.6:.2f} m/s "
-        "at the LKP "
-        "(solid-body rotation about a tilted axis) "
-        f"+ diffusion {scenario.drift.diffusion_km2_per_day:.0f} km²/day."
-    )
-    print(
-        f"  Asset: {a.speed_kmh:.0f} km/h, {a.search_hours:.0f} h per search, endurance "
-        f"{a.endurance_hours:.0f} h. Sensor: POD {s.max_pod:.2f}·exp(-½(d/{s.range_km:.0f} km)²), "
-        f"false alarms {s.false_alarm:.2f} per search, confirmation {s.confirm_pod:.2f}."
-    )
-
-
-def tell_mission(record: MissionRecord) -> None:
-    """Print the told mission step by step, then how it ended."""
-    print(f"  Planner: {record.planner}. Step by step:")
-    for step in record.steps:
-        _narrate(step)
-    if record.found:
-        print(f"  Found after {record.time_to_detection_h:.1f} h and {len(record.steps)} searches.")
-    else:
-        last = record.steps[-1].cumulative_pos if record.steps else 0.0
-        print(f"  Not found within {record.endurance_h:.0f} h; cumulative POS {last:.3f}.")
-
-
-def compare(config: DemoConfig) -> tuple[dict, dict]:
-    """Every planner on every scenario; returns ``records[(index, planner)]`` and seconds.
-
-    The told mission (scenario 0, the manibo planner) runs first and is printed step by step as
-    soon as it is done; with ``config.workers > 1`` the others run meanwhile in worker processes.
-    """
-    told = (0, MANIBO)
-    tasks = [told] + [
-        (index, name)
-        for name in PLANNERS
-        for index in range(config.num_scenarios)
-        if (index, name) != told
-    ]
-    records, seconds = {}, {}
-
-    def collect(index: int, name: str, record: MissionRecord, secs: float) -> None:
-        records[(index, name)], seconds[(index, name)] = record, secs
-        if (index, name) == told:
-            tell_mission(record)
-            print(
-                f"\nComparing {len(PLANNERS)} planners on {config.num_scenarios} scenarios "
-                f"({config.workers} workers)...",
-                flush=True,
-            )
+    def collect(index, planner, record, evaluation, cpu):
+        records[(index, planner)] = record
+        evaluations[(index, planner)] = evaluation
+        seconds[(index, planner)] = cpu
 
     if config.workers <= 1:
-        for index, name in tasks:
-            collect(*_run_task(index, name, config))
-        return records, seconds
-    done = 0
+        for i, p in tasks:
+            collect(*_run_task(i, p, config))
+        return records, evaluations, seconds
     with ProcessPoolExecutor(config.workers, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(_run_task, i, n, config) for i, n in tasks]
-        for future in as_completed(futures):
+        futures = [pool.submit(_run_task, i, p, config) for i, p in tasks]
+        for done, future in enumerate(as_completed(futures), start=1):
             collect(*future.result())
-            done += 1
-            if done % max(1, len(tasks) // 10) == 0 or done == len(tasks):
-                print(f"  comparison: {done}/{len(tasks)} missions done", flush=True)
-    return records, seconds
+            if done % max(1, len(tasks) // 8) == 0 or done == len(tasks):
+                print(f"  {done}/{len(tasks)} missions done", flush=True)
+    return records, evaluations, seconds
 
 
-def summarise(records: dict, config: DemoConfig) -> dict:
-    """Per-planner metrics over the scenarios (JSON-ready)."""
+def summarise(evaluations: dict, seconds: dict, config: DemoConfig) -> dict:
+    """Per planner: expected fraction found at the checkpoints, hours to half, realised times,
+    and the headline planner's paired lead (JSON-ready)."""
+    hours = _grid(config)
+    at = [int(round(c / GRID_STEP_H)) for c in config.checkpoints_h]
+    expected = _expected(evaluations, config)
     summary = {}
-    for name in PLANNERS:
-        runs = [records[(i, name)] for i in range(config.num_scenarios)]
-        ttd = [time_to_detection(r) for r in runs]
-        final = [r.steps[-1].cumulative_pos if r.steps else 0.0 for r in runs]
-        regrets = [regret(r) for r in runs]
-        summary[name] = {
-            "found": sum(math.isfinite(t) for t in ttd),
-            "missions": len(runs),
-            "median_ttd_h": _finite_or_none(median(ttd)),
-            "ttd_q25_h": _finite_or_none(quantile(ttd, 0.25)),
-            "ttd_q75_h": _finite_or_none(quantile(ttd, 0.75)),
-            "mean_final_cumulative_pos": sum(final) / len(final),
-            "mean_travel_share": sum(travel_share(r) for r in runs) / len(runs),
-            "mean_searches": sum(len(r.steps) for r in runs) / len(runs),
-            "mean_adjusted_regret": sum(g["adjusted"] for g in regrets) / len(runs),
-            "mean_myopic_regret": sum(g["myopic"] for g in regrets) / len(runs),
-            "time_to_detection_h": [_finite_or_none(t) for t in ttd],
+    for planner in COMPARED:
+        ttd = _realised(evaluations, planner, config)
+        mean = expected[planner].mean(0)
+        half = hours_to_fraction(hours, mean)
+        summary[planner] = {
+            "label": PLANNERS.get(planner).label,
+            "expected_found_at": {
+                f"{c:g}": float(mean[i]) for c, i in zip(config.checkpoints_h, at, strict=True)
+            },
+            "hours_to_half_expected": half,
+            "realised_found": float(torch.isfinite(ttd).double().mean()),
+            "realised_median_ttd_h": _finite(median(ttd.flatten().tolist())),
+            "realised_ttd_quartiles_h": [
+                _finite(quantile(ttd.flatten().tolist(), q)) for q in (0.25, 0.75)
+            ],
+            "mean_cpu_s": sum(seconds[(i, planner)] for i in range(config.num_scenarios))
+            / config.num_scenarios,
         }
+        if planner != HEADLINE and config.num_scenarios > 1:
+            gap, se = paired_difference(expected[HEADLINE][:, at], expected[planner][:, at])
+            summary[planner]["manibo_lead_at"] = {
+                f"{c:g}": {"mean": float(g), "standard_error": float(s)}
+                for c, g, s in zip(config.checkpoints_h, gap, se, strict=True)
+            }
     return summary
 
 
-def _finite_or_none(value: float) -> float | None:
+def _expected(evaluations: dict, config: DemoConfig) -> dict:
+    return {
+        p: torch.stack([evaluations[(i, p)].expected_found for i in range(config.num_scenarios)])
+        for p in COMPARED
+    }
+
+
+def _realised(evaluations: dict, planner: str, config: DemoConfig) -> torch.Tensor:
+    return torch.stack(
+        [evaluations[(i, planner)].time_to_detection_h for i in range(config.num_scenarios)]
+    )
+
+
+def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
 def print_table(summary: dict, config: DemoConfig) -> None:
-    """The comparison table on stdout."""
+    """The comparison table: expected fraction found first, then the realised detections."""
+    checkpoints = list(next(iter(summary.values()))["expected_found_at"])
     print(
-        f"\nAll planners on {config.num_scenarios} scenarios (endurance {config.budget_h:.0f} h; "
-        "TTD = time to detection, censored missions count as never):"
+        f"\nExpected fraction found (mean over {config.num_scenarios} scenarios of each plan's "
+        "probability of success; no luck of objects or dice), then the realised detections:"
     )
-    header = (
-        f"{'planner':18s} {'found':>7s} {'median TTD [h]':>15s} {'IQR [h]':>15s} "
-        f"{'cum. POS':>9s} {'travel':>7s} {'regret':>7s} {'searches':>9s}"
-    )
+    header = f"{'planner':24s} " + " ".join(f"{c + ' h':>7s}" for c in checkpoints)
+    header += f" {'half at':>8s} | {'found':>6s} {'median TTD':>11s} {'TTD quartiles':>15s}"
     print(header)
     print("-" * len(header))
-    for name, s in summary.items():
-        med = "never" if s["median_ttd_h"] is None else f"{s['median_ttd_h']:.1f}"
-        q25 = "never" if s["ttd_q25_h"] is None else f"{s['ttd_q25_h']:.0f}"
-        q75 = "never" if s["ttd_q75_h"] is None else f"{s['ttd_q75_h']:.0f}"
+    for s in summary.values():
+        values = " ".join(f"{v:7.3f}" for v in s["expected_found_at"].values())
+        half, median_h = s["hours_to_half_expected"], s["realised_median_ttd_h"]
+        quartiles = "–".join(_hours(v, "") for v in s["realised_ttd_quartiles_h"]) + " h"
         print(
-            f"{name:18s} {s['found']:3d}/{s['missions']:<3d} {med:>15s} {q25 + '–' + q75:>15s} "
-            f"{s['mean_final_cumulative_pos']:9.3f} {s['mean_travel_share']:7.2f} "
-            f"{s['mean_adjusted_regret']:7.2f} {s['mean_searches']:9.1f}"
+            f"{s['label']:24s} {values} {_hours(half):>8s} | {s['realised_found']:6.1%} "
+            f"{_hours(median_h):>11s} {quartiles:>15s}"
         )
+    print(
+        f"(right of |: realised over {config.num_scenarios} × {config.num_objects} missions, each "
+        "scenario's plan against each of its hidden objects; TTD = time to detection)"
+    )
+    lead = [(s["label"], s["manibo_lead_at"]) for s in summary.values() if "manibo_lead_at" in s]
+    if lead:
+        middle = checkpoints[len(checkpoints) // 2 - 1]
+        gaps = [
+            f"{n} {v[middle]['mean']:+.3f} ± {v[middle]['standard_error']:.3f}" for n, v in lead
+        ]
+        print(f"manibo's lead at {middle} h, paired by scenario (mean ± standard error):")
+        print("  " + "; ".join(gaps))
 
 
-def _curves(records: dict, config: DemoConfig) -> dict:
-    """Per planner and scenario: cumulative POS against time and effort, and the fraction found
-    against time, on 161 points each (probabilities to 6 decimals, which keeps the JSON small)."""
-    hours = torch.linspace(0, config.budget_h, 161, dtype=torch.float64)
-    effort = torch.linspace(0, config.budget_h, 161, dtype=torch.float64)
-
-    def listed(values: Tensor) -> list:
-        return values.round(decimals=6).tolist()
-
-    out = {"hours": hours.tolist(), "effort_hours": effort.tolist(), "planners": {}}
-    for name in PLANNERS:
-        runs = [records[(i, name)] for i in range(config.num_scenarios)]
-        out["planners"][name] = {
-            "cumulative_pos_vs_time": listed(
-                torch.stack([pos_against_time(r, hours) for r in runs])
-            ),
-            "cumulative_pos_vs_effort": listed(
-                torch.stack([pos_against_effort(r, effort) for r in runs])
-            ),
-            "fraction_found_vs_time": listed(
-                1 - survival([time_to_detection(r) for r in runs], hours)
-            ),
-        }
-    return out
+def _hours(value: float | None, unit: str = " h") -> str:
+    return "never" if value is None else f"{value:.1f}{unit}" if unit else f"{value:.0f}"
 
 
-def _mission_json(record: MissionRecord) -> dict:
-    return {
-        "scenario": record.scenario,
-        "planner": record.planner,
-        "found": record.found,
-        "time_to_detection_h": record.time_to_detection_h,
-        "steps": [
-            {
-                "lat_lon": [round(float(v), 4) for v in unit_to_latlon(s.point)],
-                "arrive_h": round(s.arrive_h, 3),
-                "transit_km": round(s.transit_km, 2),
-                "outcome": s.outcome.name.lower(),
-                "pos": s.pos,
-                "cumulative_pos": s.cumulative_pos,
-            }
-            for s in record.steps
-        ],
-    }
+def representative(evaluations: dict, config: DemoConfig) -> tuple[int, int]:
+    """The (scenario, object) whose realised time to detection is the median of the headline
+    planner's (the lower median; ties broken by scenario, then object)."""
+    ttd = _realised(evaluations, HEADLINE, config)
+    order = torch.argsort(ttd.flatten(), stable=True)
+    pick = int(order[(order.numel() - 1) // 2])
+    return divmod(pick, ttd.shape[1])
+
+
+def tell_mission(case: Scenario, record: MissionRecord, evaluation: Evaluation, index: int) -> None:
+    """Print the representative mission: the scenario, each asset's legs, the detection."""
+    ttd = float(evaluation.time_to_detection_h[index])
+    until = ttd if math.isfinite(ttd) else case.duration_h
+    lat, lon = (float(v) for v in unit_to_latlon(case.datum))
+    planner = PLANNERS.get(record.planner).label
+    parts = ", ".join(c.name for c in case.prior.components)
+    speed = float(case.drift.velocity_kmh(case.datum).norm()) / 3.6
+    print(f"\nThe representative mission (the median of {planner}'s times to detection):")
+    print(f"  {case.name}. Datum {_latlon(lat, lon)}; prior: {parts}, at sea.")
+    print(
+        f"  Current {speed:.2f} m/s at the datum (a rotation about a tilted axis), diffusion "
+        f"{case.drift.diffusion_km2_per_day:.0f} km²/day."
+    )
+    for a, asset in enumerate(case.assets):
+        legs = [leg for leg in record.legs if leg.asset == a and leg.depart_h < until]
+        km = sum(float(asset.hours(leg.start, leg.end)) * asset.speed_kmh for leg in legs)
+        where = "sorties from its airfield" if asset.returns_to_base else "on scene"
+        print(
+            f"  {asset.name} ({asset.speed_kmh:.0f} km/h, {asset.sweep.width_km:.0f} km "
+            f"{asset.sweep.law} sweep, {where}): {len(legs)} legs, {km:,.0f} km by {until:.1f} h"
+        )
+    if math.isfinite(ttd):
+        leg = record.legs[int(evaluation.detection_leg[index])]
+        plat, plon = (float(v) for v in unit_to_latlon(evaluation.detection_point[index]))
+        print(
+            f"  DETECTED after {ttd:.1f} h by {case.assets[leg.asset].name} at "
+            f"{_latlon(plat, plon)}; the plan had a probability "
+            f"{evaluation.expected_found_by(ttd):.2f} of finding such an object by then."
+        )
+    else:
+        print(f"  Not found within {case.duration_h:.0f} h.")
+
+
+def _latlon(lat: float, lon: float) -> str:
+    return f"{abs(lat):.2f}°{'N' if lat >= 0 else 'S'} {abs(lon):.2f}°{'E' if lon >= 0 else 'W'}"
 
 
 def run(
     out_dir: Path,
     num_scenarios: int = DEFAULT_SCENARIOS,
-    budget_h: float = DEFAULT_ENDURANCE_H,
+    duration_h: float = DEFAULT_DURATION_H,
     seed: int = 0,
     device: str = "cpu",
     workers: int = 2,
     num_particles: int = 1500,
+    num_objects: int = DEFAULT_OBJECTS,
 ) -> dict:
-    """The whole demo: tell one mission, compare the planners, print a table, write figures, JSON.
+    """The whole demo: compare the planners, print the table, tell a mission, write figures, JSON.
 
     Args:
         out_dir: folder for ``search_*.png`` and ``search_summary.json``.
-        num_scenarios: scenarios in the comparison (at least 1; the first is AF447-style).
-        budget_h: the asset's endurance in hours.
+        num_scenarios: scenarios in the comparison (the first is AF447-style).
+        duration_h: each mission's length in hours.
         seed: reproduces everything.
         device: ``"cpu"`` or ``"cuda"``.
         workers: processes for the comparison (1 runs it in this process).
         num_particles: particles of the exact belief.
+        num_objects: hidden objects per scenario.
 
     Returns:
         The JSON summary as a dict.
     """
-    from manibo.demos import search_figures
+    from manibo.search import figures
 
-    if num_scenarios < 1 or workers < 1 or budget_h <= 0:
+    if num_scenarios < 1 or workers < 1 or not duration_h > 0 or num_objects < 1:
         raise ConfigurationError(
-            f"need num_scenarios >= 1, workers >= 1 and budget_h > 0, got {num_scenarios}, "
-            f"{workers} and {budget_h}."
+            f"need num_scenarios >= 1, workers >= 1, duration_h > 0 and num_objects >= 1, got "
+            f"{num_scenarios}, {workers}, {duration_h} and {num_objects}."
         )
     device = str(checked_device(device))
-    wall = time.perf_counter()
-    load_start = _load_average()
+    wall, load_start = time.perf_counter(), _load_average()
     out_dir.mkdir(parents=True, exist_ok=True)
-    config = DemoConfig(num_scenarios, budget_h, seed, device, workers, num_particles)
-    print("manibo search demo: planning the search for a lost aircraft on the globe (offline).")
-    mask_start = time.perf_counter()
-    ocean_mask()
-    mask_seconds = time.perf_counter() - mask_start
-    scenario = build_scenario(0, config)
-    introduce_mission(scenario)
-    records, seconds = compare(config)
-    summary = summarise(records, config)
+    config = DemoConfig(
+        num_scenarios, duration_h, seed, device, workers, num_particles, num_objects
+    )
+    print("manibo search demo: an ocean search by two aircraft and a ship on the globe (offline).")
+    print(
+        f"Comparing {len(COMPARED)} planners on {num_scenarios} scenarios of {duration_h:.0f} h "
+        f"({workers} workers)...",
+        flush=True,
+    )
+    records, evaluations, seconds = compare(config)
+    summary = summarise(evaluations, seconds, config)
     print_table(summary, config)
-    curves = _curves(records, config)
-    figures = search_figures.write_all(out_dir, scenario, records, summary, curves, config, COLORS)
+    told_scenario, told_object = representative(evaluations, config)
+    case = build_scenario(told_scenario, config)
+    told = records[(told_scenario, HEADLINE)]
+    tell_mission(case, told, evaluations[(told_scenario, HEADLINE)], told_object)
+    hours = _grid(config)
+    expected = _expected(evaluations, config)
+    realised = {p: _realised(evaluations, p, config) for p in COMPARED}
+    paths = [
+        figures.expected_found_figure(out_dir / "search_pos_curves.png", hours, expected, realised),
+        figures.time_to_detection_figure(
+            out_dir / "search_time_to_detection.png", realised, duration_h
+        ),
+        figures.mission_figure(
+            out_dir / "search_mission.png",
+            case,
+            told,
+            evaluations[(told_scenario, HEADLINE)],
+            scenario_objects(case, num_objects),
+            told_object,
+            num_particles,
+        ),
+        figures.paths_figure(
+            out_dir / "search_paths.png",
+            case,
+            {p: records[(told_scenario, p)] for p in COMPARED},
+            {p: expected[p][told_scenario] for p in COMPARED},
+            hours,
+            num_particles,
+        ),
+    ]
     result = {
-        "config": {k: v for k, v in vars(config).items() if k != "settings"},
-        "scenario_names": [records[(i, MANIBO)].scenario for i in range(num_scenarios)],
+        "config": {**vars(config), "checkpoints_h": config.checkpoints_h},
+        "scenario_names": [records[(i, HEADLINE)].scenario for i in range(num_scenarios)],
         "planners": summary,
-        "told_mission": _mission_json(records[(0, MANIBO)]),
-        "curves": curves,
-        "figures": [p.name for p in figures],
+        "told_mission": {
+            "scenario": told_scenario,
+            "object": told_object,
+            "name": case.name,
+            "time_to_detection_h": _finite(
+                float(evaluations[(told_scenario, HEADLINE)].time_to_detection_h[told_object])
+            ),
+        },
+        "expected_found": {p: expected[p].mean(0).round(decimals=5).tolist() for p in COMPARED},
+        "hours": hours.tolist(),
+        "figures": [p.name for p in paths],
         "seconds": {
             "total": time.perf_counter() - wall,
-            "ocean_mask": mask_seconds,
-            "told_mission": seconds[(0, MANIBO)],
-            "per_planner_mission_mean": {
-                name: sum(seconds[(i, name)] for i in range(num_scenarios)) / num_scenarios
-                for name in PLANNERS
-            },
+            "cpu_per_mission": {p: summary[p]["mean_cpu_s"] for p in COMPARED},
         },
         "load_average_start_end": [load_start, _load_average()],
         "cpu_count": os.cpu_count(),
@@ -363,7 +354,7 @@ def run(
     path = out_dir / "search_summary.json"
     path.write_text(json.dumps(result, indent=1) + "\n")
     print(
-        f"\nWrote {', '.join(p.name for p in figures)} and {path.name} in {out_dir}/ "
+        f"\nWrote {', '.join(p.name for p in paths)} and {path.name} in {out_dir}/ "
         f"({result['seconds']['total']:.0f} s)."
     )
     return result

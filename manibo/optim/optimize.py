@@ -14,12 +14,23 @@ from manibo.optim.riemannian_lbfgs import LBFGSOptions, riemannian_lbfgs_ascent
 from manibo.spaces.base import Space
 
 
-def _reference_tensor(acq_function: AcquisitionFunction) -> Tensor:
+def _reference_tensor(acq_function: AcquisitionFunction, starts: Tensor | None) -> Tensor:
+    """A tensor whose dtype and device the candidates take: the model's training inputs, else the
+    given starts (an acquisition without a model, e.g. a Monte Carlo value over particles), else
+    the model's parameters."""
     model = acq_function.model
     train = getattr(model, "train_inputs", None)
     if train:
         return train[0]
-    return next(model.parameters())
+    if starts is not None:
+        return starts
+    parameter = next(iter(model.parameters()), None) if model is not None else None
+    if parameter is None:
+        raise ConfigurationError(
+            "the acquisition has no model tensors to take a dtype and device from; pass "
+            "`batch_initial_conditions`."
+        )
+    return parameter
 
 
 def optimize_acqf_on_space(
@@ -58,6 +69,8 @@ def optimize_acqf_on_space(
         batch_initial_conditions: continuous spaces, joint optimisation only: the starts
             ``(r, q, *point_shape)`` on the space, used instead of raw samples (for acquisitions
             that vanish on most of the space, such as a search confined to a region of the globe).
+            An acquisition without a model (``model=None``) needs them, and its candidates take
+            their dtype and device.
 
     Returns:
         ``(candidates, value)``: candidates ``(q, *point_shape)`` on the space and the acquisition
@@ -71,7 +84,7 @@ def optimize_acqf_on_space(
             f"need 1 <= num_restarts <= raw_samples, got num_restarts={num_restarts}, "
             f"raw_samples={raw_samples}."
         )
-    ref = _reference_tensor(acq_function)
+    ref = _reference_tensor(acq_function, batch_initial_conditions)
     if space.is_discrete:
         return _optimize_discrete(acq_function, space, q, exclude, max_batch_size, ref)
     if exclude is not None:

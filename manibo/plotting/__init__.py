@@ -5,6 +5,7 @@ from manibo.plotting.convergence import best_so_far, plot_convergence
 from manibo.plotting.curves import plot_censored_distributions, plot_mean_curves
 from manibo.plotting.globe import (
     AzimuthalView,
+    LandMask,
     density_colormap,
     draw_density,
     draw_graticule,
@@ -15,6 +16,7 @@ from manibo.plotting.globe import (
 
 __all__ = [
     "AzimuthalView",
+    "LandMask",
     "best_so_far",
     "density_colormap",
     "draw_density",

@@ -13,6 +13,8 @@ smoothed with a Gaussian filter.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 import torch
 from matplotlib.axes import Axes
@@ -20,16 +22,24 @@ from matplotlib.colors import Colormap, ListedColormap
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
-from manibo.search.geography import (
+from manibo.geo import (
     EARTH_RADIUS_KM,
     check_points,
     great_circle_track,
     latlon_to_unit,
     local_frame,
 )
-from manibo.search.ocean import OceanMask
 
 KINDS = ("orthographic", "equidistant")
+
+
+class LandMask(Protocol):
+    """Anything that says which points of the globe are land (e.g. ``manibo.search.OceanMask``)."""
+
+    def is_land(self, x: Tensor) -> Tensor:
+        """Booleans ``(*batch)`` for unit vectors ``(*batch, 3)``: True over land."""
+
+
 OCEAN_RGB = (0.80, 0.88, 0.95)
 LAND_RGB = (0.87, 0.84, 0.76)
 COAST_COLOR = "0.35"
@@ -106,9 +116,10 @@ class AzimuthalView:
 
 
 def draw_land_and_sea(
-    ax: Axes, view: AzimuthalView, mask: OceanMask | None, size: int = 500
+    ax: Axes, view: AzimuthalView, mask: LandMask | None, size: int = 500
 ) -> None:
-    """Paint sea and land at every pixel from the mask; the coastline is the 0.5 contour."""
+    """Paint sea and land at every pixel from the mask (None: all sea); the coastline is the 0.5
+    contour."""
     x, y = view.pixel_grid(size)
     points, valid = view.unproject(x, y)
     land = np.zeros(x.shape, dtype=float)

@@ -2,101 +2,91 @@
 
 Modules, from the ground up:
 
-* ``geography`` — the Earth as :math:`S^2` with radius 6371 km: lat/lon, great circles, rotations.
+* ``sweep`` — lateral range curves (definite range, inverse cube), sweep width, hazard of a leg.
 * ``ocean`` — the land/sea mask (from ``global-land-mask``, sampled once and cached).
-* ``prior`` — the prior mixture (LKP blob, route corridor, reverse-drift sighting) over the ocean.
-* ``sensor`` — detection probability against distance, false alarms, verification, reliability.
+* ``prior`` — prior components (last known position, route corridor, satellite arc) at sea.
 * ``drift`` — solid-body rotation about a tilted axis (exact, invertible) plus diffusion.
-* ``assets`` — the search asset: speed, dwell, endurance.
-* ``belief`` — the exact Bayesian belief on particles: p ∝ p(1 − POD), drift, cumulative POS.
-* ``detection_gp`` — the GP of the detection field with the prior belief as its mean and scale.
-* ``planners`` — one interface; the manibo GP planner and the baselines.
-* ``mission`` — the simulator; ``scenarios`` — AF447-style and random missions; ``metrics``.
+* ``assets`` — aircraft flying sorties from a base, vessels on scene; their endurance.
+* ``legs`` — legs in space and time, and their hazard in the water's frame.
+* ``belief`` — the exact Bayesian belief on particles: p ∝ p·exp(−H), cumulative POS.
+* ``planners`` — one interface and a registry by id: the manibo multi-leg planner and baselines.
+* ``mission`` — the simulator; ``scenarios`` — arcs, routes, AF447-style.
+* ``evaluation`` — a plan against hidden objects: expected fraction found, realised detections.
+* ``metrics`` — summaries over scenarios; ``figures`` — the search's own maps and curves.
 """
 
 from manibo.search.assets import Asset
 from manibo.search.belief import ParticleBelief
-from manibo.search.detection_gp import (
-    DetectionFieldFeatures,
-    correlation_kernel,
-    detection_field_gp,
-)
 from manibo.search.drift import Drift
-from manibo.search.geography import (
-    EARTH_RADIUS_KM,
-    distance_km,
-    latlon,
-    latlon_to_unit,
-    offset,
-    unit_to_latlon,
-)
-from manibo.search.metrics import (
-    cumulative_pos,
-    found_given_object,
-    pos_against_effort,
-    pos_against_time,
-    regret,
-    survival,
-    time_to_detection,
-    travel_share,
-)
-from manibo.search.mission import MissionRecord, Scenario, StepRecord, simulate
+from manibo.search.evaluation import Evaluation, HiddenObjects, evaluate
+from manibo.search.legs import Leg, total_hazard
+from manibo.search.mission import MissionRecord, Scenario, prior_particles, simulate
 from manibo.search.ocean import OceanMask, ocean_mask
 from manibo.search.planners import (
+    COMPARED,
+    PLANNERS,
     ExpandingSquare,
-    GPPlanner,
     GreedyBayes,
     MissionBrief,
+    MultiLegPlanner,
+    ParallelSweep,
     Planner,
+    PlannerSpec,
     PlannerState,
+    PlanValue,
     RandomSearch,
-    TravelTimeAcquisition,
+    make_planner,
 )
-from manibo.search.prior import GaussianBlob, PriorMixture, RouteCorridor
-from manibo.search.scenarios import MissionSettings, af447_scenario, random_scenario
-from manibo.search.sensor import Outcome, Sensor
+from manibo.search.prior import ArcBand, GaussianBlob, PriorMixture, RouteCorridor
+from manibo.search.scenarios import (
+    FAMILIES,
+    MissionSettings,
+    af447_scenario,
+    arc_scenario,
+    route_scenario,
+    scenario,
+)
+from manibo.search.sweep import SweepLaw, leg_coordinates, leg_hazard
 
 __all__ = [
-    "EARTH_RADIUS_KM",
+    "COMPARED",
+    "FAMILIES",
+    "PLANNERS",
+    "ArcBand",
     "Asset",
-    "DetectionFieldFeatures",
     "Drift",
+    "Evaluation",
     "ExpandingSquare",
-    "GPPlanner",
     "GaussianBlob",
     "GreedyBayes",
+    "HiddenObjects",
+    "Leg",
     "MissionBrief",
     "MissionRecord",
     "MissionSettings",
+    "MultiLegPlanner",
     "OceanMask",
-    "Outcome",
+    "ParallelSweep",
     "ParticleBelief",
+    "PlanValue",
     "Planner",
+    "PlannerSpec",
     "PlannerState",
     "PriorMixture",
     "RandomSearch",
     "RouteCorridor",
     "Scenario",
-    "Sensor",
-    "StepRecord",
-    "TravelTimeAcquisition",
+    "SweepLaw",
     "af447_scenario",
-    "correlation_kernel",
-    "cumulative_pos",
-    "detection_field_gp",
-    "distance_km",
-    "found_given_object",
-    "latlon",
-    "latlon_to_unit",
+    "arc_scenario",
+    "evaluate",
+    "leg_coordinates",
+    "leg_hazard",
+    "make_planner",
     "ocean_mask",
-    "offset",
-    "pos_against_effort",
-    "pos_against_time",
-    "random_scenario",
-    "regret",
+    "prior_particles",
+    "route_scenario",
+    "scenario",
     "simulate",
-    "survival",
-    "time_to_detection",
-    "travel_share",
-    "unit_to_latlon",
+    "total_hazard",
 ]

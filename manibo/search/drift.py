@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
-from manibo.search.geography import (
+from manibo.geo import (
     EARTH_RADIUS_KM,
     GLOBE,
     check_points,

@@ -1,134 +1,97 @@
-r"""The mission simulator: a planner searches for a hidden drifting object until found or late.
+r"""The mission simulator: several assets fly legs chosen by a planner; the exact belief follows.
 
-One step: the planner proposes a search point; the asset transits there along a great circle while
-the object and the belief drift; it searches (the outcome is drawn from the sensor model with the
-true object); the exact belief is updated; a contact costs an investigation. The object's position
-is used only to draw outcomes, never shown to the planner. The step also records, for the metrics,
-the exact value (POS) of the chosen search and of the best candidate search at that decision.
+Events are the ends of legs, taken in time order over all assets. When an asset ends a leg, the
+belief is updated with that leg (its particles diffuse to that time first) and the planner is asked
+for the asset's next leg. An aircraft takes off from its base at each of its sortie times and flies
+home when the time it has left no longer allows another leg and the way back; a vessel searches
+until its endurance or the mission ends. A leg that would break an asset's endurance (the way home
+included) is refused with an error: planners must never propose one. A leg lasts at least
+:data:`~manibo.search.assets.MIN_LEG_HOURS` (the asset loiters at the end of a shorter one), and
+legs still in the air at the end of the mission are cut there.
 
-The world is drawn with common random numbers (:mod:`manibo.search.truth`): the object's path and
-the detection thresholds come from the scenario's seed and do not depend on the planner, so every
-planner of a scenario searches for the same object with the same luck.
+The planner is never told where the object is, nor that it was detected: the mission is played to
+its end, which gives the mission of every possible object at once (see
+:mod:`manibo.search.evaluation`).
 """
 
 from __future__ import annotations
 
+import heapq
+import math
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor
 
-from manibo.exceptions import ConfigurationError
-from manibo.search.assets import Asset
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.geo import check_points, move_fraction
+from manibo.search.assets import MIN_LEG_HOURS, Asset
 from manibo.search.belief import ParticleBelief
 from manibo.search.drift import Drift
-from manibo.search.geography import check_points, distance_km
+from manibo.search.legs import Leg
 from manibo.search.ocean import OceanMask
-from manibo.search.planners.base import MissionBrief, Planner, PlannerState, SearchRecord
-from manibo.search.planners.greedy import best_search_rate
+from manibo.search.planners.base import MissionBrief, Planner, PlannerState
 from manibo.search.prior import PriorMixture
-from manibo.search.sensor import Outcome, Sensor
-from manibo.search.truth import DetectionDraws, ObjectTrack
 
 DEFAULT_PARTICLES = 1500
-REGRET_CANDIDATES = 128
+_TOLERANCE_H = 1e-6
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Scenario:
-    """A lost-object mission: the prior, the physics, the asset, and the hidden truth.
+    """A lost-object mission: the prior, the current, the assets; its landmarks for maps.
 
     Attributes:
         name: label.
-        lkp: last known position ``(3,)``.
-        origin: where the route came from ``(3,)`` (for maps).
-        destination: where the route led ``(3,)``; the corridor runs towards it.
-        sighting: the reverse-drifted debris sighting ``(3,)``.
-        prior: the prior mixture (masked to the ocean).
+        family: ``"arc"``, ``"route"`` or ``"af447"``.
+        datum: the reference point of the search (last known position, middle of the arc), ``(3,)``.
+        prior: the prior mixture over the object's position at mission time 0 (at sea).
         drift: the current that moves the object.
-        sensor: the detection model.
-        asset: the search asset.
-        start: the asset's position at mission time 0, ``(3,)``.
-        truth: the object's position at mission time 0, ``(3,)`` (drawn from the prior).
+        assets: the search assets.
+        duration_h: the mission's length.
         mask: the ocean mask.
-        seed: seed of everything random in the scenario.
+        seed: seeds everything random in the scenario.
+        landmarks: named points for maps (e.g. ``"last known position"``), each ``(3,)``.
+        lines: named polylines for maps (a route, an arc), each ``(k, 3)``.
     """
 
     name: str
-    lkp: Tensor
-    origin: Tensor
-    destination: Tensor
-    sighting: Tensor
+    family: str
+    datum: Tensor
     prior: PriorMixture
     drift: Drift
-    sensor: Sensor
-    asset: Asset
-    start: Tensor
-    truth: Tensor
+    assets: tuple[Asset, ...]
+    duration_h: float
     mask: OceanMask | None
     seed: int
-
-
-@dataclass
-class StepRecord:
-    """One search of a mission.
-
-    Attributes:
-        index: 0 for the first search.
-        point: where it searched ``(3,)``.
-        depart_h: mission time when the asset left for it; ``arrive_h`` when the search began;
-            ``end_h`` when the search (and any investigation) ended.
-        transit_km: great-circle distance flown or sailed.
-        outcome: what the search reported.
-        pos: its probability of success given that earlier searches failed (unfound prior mass).
-        cumulative_pos: probability that the searches so far found the object.
-        value: POS of this search under the exact posterior at the decision.
-        best_value: highest POS of a candidate search under the same posterior (travel ignored).
-        best_rate: highest POS per hour (transit plus search) of a candidate search.
-        truth_distance_km: distance from the searched point to the object (for narration only).
-    """
-
-    index: int
-    point: Tensor
-    depart_h: float
-    arrive_h: float
-    end_h: float
-    transit_km: float
-    outcome: Outcome
-    pos: float
-    cumulative_pos: float
-    value: float
-    best_value: float
-    best_rate: float
-    truth_distance_km: float
+    landmarks: dict[str, Tensor] = field(default_factory=dict)
+    lines: dict[str, Tensor] = field(default_factory=dict)
 
 
 @dataclass
 class MissionRecord:
-    """The whole mission of one planner in one scenario.
+    """One planner's mission in one scenario.
 
     Attributes:
-        scenario: scenario name; ``planner``: planner name.
-        start: the asset's starting point ``(3,)``.
-        steps: the searches, in order.
-        found: whether the object was found; ``time_to_detection_h`` when (None if not).
-        truth_track: the object's position at each search ``(len(steps), 3)``.
-        belief: the exact belief at the end of the mission.
-        endurance_h: the asset's endurance.
-        search_hours: dwell per search.
+        scenario: the scenario's name; ``planner``: the planner's id.
+        legs: every leg flown, in the order they ended.
+        pos: probability of success of each leg given that the earlier ones failed (the belief's).
+        cumulative_pos: the belief's cumulative probability of success after each leg.
+        belief: the exact belief at the end.
+        duration_h: the mission's length.
+        planner_seconds: CPU seconds spent in the planner.
     """
 
     scenario: str
     planner: str
-    start: Tensor
-    steps: list[StepRecord]
-    found: bool
-    time_to_detection_h: float | None
-    truth_track: Tensor
+    legs: list[Leg]
+    pos: list[float]
+    cumulative_pos: list[float]
     belief: ParticleBelief
-    endurance_h: float
-    search_hours: float
+    duration_h: float
+    planner_seconds: float
 
 
 def prior_particles(scenario: Scenario, num_particles: int = DEFAULT_PARTICLES) -> Tensor:
@@ -141,107 +104,136 @@ def simulate(
     scenario: Scenario,
     planner: Planner,
     num_particles: int = DEFAULT_PARTICLES,
-    on_step: Callable[[StepRecord, ParticleBelief], None] | None = None,
-    max_steps: int = 10_000,
-    stop_at_detection: bool = True,
+    on_leg: Callable[[Leg, ParticleBelief], None] | None = None,
 ) -> MissionRecord:
-    """Run one mission.
-
-    Every planner in a scenario sees the same prior particles and searches for the same object
-    (its path and its detection draws are common random numbers, see :mod:`manibo.search.truth`):
-    differences between planners come from their choices.
+    """Run one mission to its end.
 
     Args:
         scenario: the mission.
-        planner: chooses the search points.
-        num_particles: particles of the exact belief (and of the prior told to the planner).
-        on_step: called after each search with its record and the updated belief.
-        max_steps: a safety cap on the number of searches.
-        stop_at_detection: end the mission when the object is found (a real mission). False
-            plays the whole plan for evaluation: a confirmed contact is recorded (the record's
-            ``found`` and ``time_to_detection_h`` are the first one), but the planner and the
-            belief are told that the contact was not confirmed, so the mission goes on as it would
-            have without the detection, until the endurance runs out. The cumulative POS of such
-            a record at time t is then the plan's probability of success by t, free of the luck of
-            the detection draws.
+        planner: chooses every asset's legs.
+        num_particles: particles of the exact belief (also the prior sample the planner is told).
+        on_leg: called after each leg with the leg and the updated belief.
 
     Returns:
         The mission record.
+
+    Raises:
+        InputDataError: the planner proposed a leg beyond an asset's endurance (or not a point of
+            the globe).
     """
     if num_particles < 10:
         raise ConfigurationError(f"`num_particles` must be at least 10, got {num_particles}.")
     particles = prior_particles(scenario, num_particles)
     belief = ParticleBelief(particles)
     brief = MissionBrief(
-        lkp=scenario.lkp,
+        datum=scenario.datum,
         prior_particles=particles.clone(),
         drift=scenario.drift,
-        sensor=scenario.sensor,
-        asset=scenario.asset,
-        start=scenario.start,
+        assets=scenario.assets,
+        duration_h=scenario.duration_h,
         mask=scenario.mask,
     )
+    clock = time.process_time()
     planner.start(brief, seed=scenario.seed)
-    world = ObjectTrack(scenario.truth, scenario.drift, seed=scenario.seed * 7919 + 2)
-    draws = DetectionDraws(scenario.sensor, seed=scenario.seed * 7919 + 6)
-    model = torch.Generator().manual_seed(scenario.seed * 7919 + 3)  # the belief's particles
-    asset, sensor, drift = scenario.asset, scenario.sensor, scenario.drift
-    time_h, position = 0.0, scenario.start
-    steps, history, track, found_at = [], [], [], None
-    for index in range(max_steps):
-        point = planner.propose(PlannerState(time_h, position, belief, list(history)))
-        check_points("the planner's proposal", point)
-        transit = float(asset.transit_hours(position, point))
-        if time_h + transit + asset.search_hours > asset.endurance_hours:
-            break
-        candidates = belief.sample_points(REGRET_CANDIDATES, model)
-        rates, values, _ = best_search_rate(belief, position, brief, candidates)
-        depart = time_h
-        belief.drift(drift, transit, model)
-        value_now = float(belief.probability_of_success(sensor, point.unsqueeze(0))[0])
-        time_h += transit
-        truth = world.position(time_h)
-        true_distance = float(distance_km(point, truth))
-        outcome = draws.outcome(true_distance)
-        if outcome == Outcome.FOUND and found_at is None:
-            found_at = time_h + asset.search_hours + asset.investigate_hours
-        seen = Outcome.CONTACT if outcome == Outcome.FOUND and not stop_at_detection else outcome
-        pos = belief.update(sensor, point, seen)
-        dwell = asset.search_hours + (asset.investigate_hours if outcome != Outcome.NOTHING else 0)
-        record = StepRecord(
-            index=index,
-            point=point,
-            depart_h=depart,
-            arrive_h=time_h,
-            end_h=time_h + dwell,
-            transit_km=transit * asset.speed_kmh,
-            outcome=outcome,
-            pos=pos,
-            cumulative_pos=belief.cumulative_pos,
-            value=max(value_now, 0.0),
-            best_value=max(float(values.max()), value_now),
-            best_rate=float(rates.max()),
-            truth_distance_km=true_distance,
+    spent = time.process_time() - clock
+    generator = torch.Generator().manual_seed(scenario.seed * 7919 + 3)  # the particles' diffusion
+    queue, flights = [], []
+    for index, asset in enumerate(scenario.assets):
+        sorties = [s for s in asset.sorties(scenario.duration_h) if s[0] < scenario.duration_h]
+        flights.append(_Flight(asset, sorties))
+        if sorties:
+            heapq.heappush(queue, (sorties[0][0], index))
+    record = MissionRecord(scenario.name, planner.id, [], [], [], belief, scenario.duration_h, 0.0)
+    while queue:
+        now, index = heapq.heappop(queue)
+        flight = flights[index]
+        if flight.leg is not None:
+            leg, flight.leg = flight.leg, None
+            belief.advance(scenario.drift, now, generator)
+            record.pos.append(belief.observe_legs([leg], scenario.drift))
+            record.cumulative_pos.append(belief.cumulative_pos)
+            record.legs.append(leg)
+            if on_leg is not None:
+                on_leg(leg, belief)
+        if now >= scenario.duration_h - _TOLERANCE_H:
+            continue
+        point = flight.next_point(now)
+        if point is None:  # the planner chooses
+            pending = [f.leg for f in flights if f.leg is not None]
+            state = PlannerState(
+                now, index, flight.position, flight.deadline_h, belief, pending, record.legs
+            )
+            clock = time.process_time()
+            point = planner.propose(state)
+            spent += time.process_time() - clock
+            _check_proposal(flight, point, now)
+        elif point is False:  # between sorties, or done
+            if flight.next_takeoff is not None:
+                heapq.heappush(queue, (flight.next_takeoff, index))
+            continue
+        leg = flight.fly(index, point, now, scenario.duration_h)
+        heapq.heappush(queue, (leg.arrive_h, index))
+    record.planner_seconds = spent
+    return record
+
+
+def _check_proposal(flight: _Flight, point: Tensor, now: float) -> None:
+    check_points("the planner's proposal", point)
+    if point.shape != (3,):
+        raise InputDataError(
+            f"a planner proposes one point of shape (3,), got {tuple(point.shape)}."
         )
-        steps.append(record)
-        track.append(truth)
-        history.append(SearchRecord(point, time_h, seen))
-        if on_step is not None:
-            on_step(record, belief)
-        if seen == Outcome.FOUND:
-            break
-        belief.drift(drift, dwell, model)
-        time_h += dwell
-        position = point
-    return MissionRecord(
-        scenario=scenario.name,
-        planner=planner.name,
-        start=scenario.start,
-        steps=steps,
-        found=found_at is not None,
-        time_to_detection_h=found_at,
-        truth_track=torch.stack(track) if track else scenario.truth.unsqueeze(0),
-        belief=belief,
-        endurance_h=asset.endurance_hours,
-        search_hours=asset.search_hours,
-    )
+    slack = float(flight.asset.slack_h(flight.position, point, now, flight.deadline_h))
+    if slack < -_TOLERANCE_H * 1e3:
+        raise InputDataError(
+            f"the planner proposed a leg beyond the endurance of {flight.asset.name!r}: it would "
+            f"end {-slack:.3f} h after the sortie's deadline ({flight.deadline_h:.2f} h), the way "
+            "home included. Clip proposals with `Asset.within_endurance`."
+        )
+
+
+class _Flight:
+    """The state of one asset: where it is, its sorties, its leg in the air."""
+
+    def __init__(self, asset: Asset, sorties: list[tuple[float, float]]) -> None:
+        self.asset = asset
+        self.sorties = sorties
+        self.sortie = -1
+        self.position = asset.start
+        self.deadline_h = -math.inf
+        self.airborne = False
+        self.leg: Leg | None = None
+
+    @property
+    def next_takeoff(self) -> float | None:
+        following = self.sortie + 1
+        return self.sorties[following][0] if following < len(self.sorties) else None
+
+    def next_point(self, now: float) -> Tensor | None | bool:
+        """None: ask the planner; a point: fly there (home); False: nothing to do now."""
+        if not self.airborne:
+            following = self.sortie + 1
+            if following >= len(self.sorties) or now < self.sorties[following][0] - _TOLERANCE_H:
+                return False
+            self.sortie, self.airborne = following, True
+            self.position, self.deadline_h = self.asset.start, self.sorties[following][1]
+        slack = float(self.asset.slack_h(self.position, self.position, now, self.deadline_h))
+        if slack >= 2 * MIN_LEG_HOURS:  # room for a leg, however short, and the way home
+            return None
+        self.airborne = False
+        if self.asset.returns_to_base and not torch.equal(self.position, self.asset.start):
+            return self.asset.start
+        return False
+
+    def fly(self, index: int, point: Tensor, now: float, end_h: float) -> Leg:
+        """Start the leg to ``point`` (cut at ``end_h``); the asset is there when it ends.
+
+        A leg lasts at least :data:`MIN_LEG_HOURS`: the asset loiters at the end of a shorter one.
+        """
+        hours = max(float(self.asset.hours(self.position, point)), MIN_LEG_HOURS)
+        if now + hours > end_h:
+            fraction = torch.tensor((end_h - now) / hours, dtype=point.dtype)
+            point, hours = move_fraction(self.position, point, fraction), end_h - now
+        self.leg = Leg(index, self.position, point, now, now + hours, self.asset.sweep)
+        self.position = point
+        return self.leg

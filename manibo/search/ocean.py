@@ -22,7 +22,7 @@ from torch import Tensor
 
 from manibo._cache import cache_dir, save_npz_atomically
 from manibo.exceptions import ConfigurationError
-from manibo.search.geography import check_points, unit_to_latlon
+from manibo.geo import check_points, unit_to_latlon
 
 DEFAULT_RESOLUTION_DEG = 0.25
 _CACHE_VERSION = 1

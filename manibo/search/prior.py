@@ -7,7 +7,10 @@ mixture of scenarios. The components here are
   the sphere by the exponential map (for the last known position, or for a reverse-drifted debris
   sighting);
 * :class:`RouteCorridor` — the object flew on along the great-circle route ahead of the last known
-  position: along-track distance uniform on :math:`[0, L]`, cross-track distance normal.
+  position: along-track distance uniform on :math:`[0, L]`, cross-track distance normal;
+* :class:`ArcBand` — a band along an arc of a *small* circle, as a satellite's range measurement
+  gives (the MH370 "seventh arc": the aircraft was at a known distance from the satellite's
+  sub-point): along-arc position uniform or normal, distance across the arc normal.
 
 :class:`PriorMixture` draws samples (the particles of the exact belief) and keeps only those over
 the ocean, component by component: each component is conditioned on the ocean and keeps its weight,
@@ -28,7 +31,7 @@ import torch
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
-from manibo.search.geography import EARTH_RADIUS_KM, check_points, offset
+from manibo.geo import EARTH_RADIUS_KM, check_points, offset
 from manibo.search.ocean import OceanMask
 
 
@@ -123,6 +126,90 @@ class RouteCorridor:
         c = (cross / EARTH_RADIUS_KM).unsqueeze(-1)
         on_route = torch.cos(a) * self.start + torch.sin(a) * self.heading
         return torch.cos(c) * on_route + torch.sin(c) * self.pole
+
+
+class ArcBand:
+    r"""A band along an arc of the small circle of angular radius ``radius_deg`` around ``pole``.
+
+    The arc is centred on ``middle`` (a point of the circle) and spans ``length_km`` along the
+    circle; a sample's position along the arc is uniform, or normal with ``along_sigma_km`` around
+    ``along_offset_km`` from ``middle`` (then truncated to the arc), and its distance across the
+    arc (radially, along the great circle through the pole) is normal with ``cross_sigma_km``.
+    Points are :math:`\cos\psi\,c + \sin\psi\,(\cos\alpha\,e_1 + \sin\alpha\,e_2)` with
+    :math:`c` the pole, :math:`\psi = \theta + \delta / R` and :math:`\alpha = s / (R\sin\theta)`
+    for an along-arc distance :math:`s` and a cross-arc distance :math:`\delta`.
+
+    Args:
+        pole: the circle's centre (e.g. the satellite's sub-point), unit vector ``(3,)``.
+        middle: a point at angular distance ``radius_deg`` from ``pole``, ``(3,)``.
+        radius_deg: the circle's angular radius, in (0, 90].
+        length_km: length of the arc along the circle.
+        cross_sigma_km: standard deviation across the arc.
+        along_sigma_km: standard deviation along the arc (None: uniform along it).
+        along_offset_km: centre of the along-arc normal, from ``middle`` (counter-clockwise about
+            ``pole`` is positive).
+        name: label used in reports.
+    """
+
+    def __init__(
+        self,
+        pole: Tensor,
+        middle: Tensor,
+        radius_deg: float,
+        length_km: float,
+        cross_sigma_km: float,
+        along_sigma_km: float | None = None,
+        along_offset_km: float = 0.0,
+        name: str = "arc",
+    ) -> None:
+        check_points("pole", pole)
+        check_points("middle", middle)
+        if not 0 < radius_deg <= 90:
+            raise ConfigurationError(f"`radius_deg` must lie in (0, 90], got {radius_deg!r}.")
+        theta = math.radians(radius_deg)
+        if abs(float(pole @ middle) - math.cos(theta)) > 1e-6:
+            raise ConfigurationError(
+                f"`middle` must lie {radius_deg}° from `pole`, got "
+                f"{math.degrees(math.acos(max(-1.0, min(1.0, float(pole @ middle))))):.6g}°."
+            )
+        self.length_km = _positive("length_km", length_km)
+        if self.length_km >= 2 * math.pi * EARTH_RADIUS_KM * math.sin(theta):
+            raise ConfigurationError(
+                f"`length_km` = {length_km} exceeds the whole circle of radius {radius_deg}°."
+            )
+        self.cross_sigma_km = _positive("cross_sigma_km", cross_sigma_km)
+        self.along_sigma_km = (
+            None if along_sigma_km is None else _positive("along_sigma_km", along_sigma_km)
+        )
+        self.along_offset_km = float(along_offset_km)
+        self.pole, self.theta, self.name = pole, theta, name
+        first = middle - (middle @ pole) * pole
+        self.first = first / first.norm()
+        self.second = torch.linalg.cross(pole, self.first, dim=-1)
+
+    def point(self, along_km: Tensor, cross_km: Tensor) -> Tensor:
+        """Points at along-arc and cross-arc distances (km, ``(*batch)``); ``(*batch, 3)``."""
+        alpha = (along_km / (EARTH_RADIUS_KM * math.sin(self.theta))).unsqueeze(-1)
+        psi = (self.theta + cross_km / EARTH_RADIUS_KM).unsqueeze(-1)
+        around = torch.cos(alpha) * self.first + torch.sin(alpha) * self.second
+        return torch.cos(psi) * self.pole + torch.sin(psi) * around
+
+    def sample(self, n: int, generator: torch.Generator) -> Tensor:
+        """Draw ``n`` points, shape ``(n, 3)``, in the dtype and device of ``pole``."""
+        dtype, device = self.pole.dtype, self.pole.device
+        half = self.length_km / 2
+        if self.along_sigma_km is None:
+            along = (2 * torch.rand(n, generator=generator, dtype=dtype) - 1) * half
+        else:
+            parts, have = [], 0
+            while have < n:
+                z = torch.randn(2 * (n - have) + 8, generator=generator, dtype=dtype)
+                z = self.along_offset_km + self.along_sigma_km * z
+                parts.append(z[z.abs() <= half])
+                have += parts[-1].shape[0]
+            along = torch.cat(parts)[:n]
+        cross = torch.randn(n, generator=generator, dtype=dtype) * self.cross_sigma_km
+        return self.point(along.to(device), cross.to(device))
 
 
 class PriorMixture:

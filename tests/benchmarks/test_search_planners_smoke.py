@@ -1,4 +1,4 @@
-"""The search-planner benchmark runs at smoke size and writes its JSON and PNG."""
+"""The search-planner benchmark at smoke size: JSON and PNG, paired leads, planners by id."""
 
 import importlib.util
 import json
@@ -21,40 +21,43 @@ def _load(monkeypatch):
 
 def test_search_planners_smoke(tmp_path, monkeypatch):
     benchmark = _load(monkeypatch)
-    assert benchmark.main(["--smoke", "--out", str(tmp_path)]) == 0
+    planners = "manibo,greedy,parallel-sweep"
+    assert benchmark.main(["--smoke", "--planners", planners, "--out", str(tmp_path)]) == 0
     assert (tmp_path / "search_planners.png").stat().st_size > 10_000
     data = json.loads((tmp_path / "search_planners.json").read_text())
     assert data["config"]["smoke"] is True and "versions" in data["environment"]
-    planners = data["config"]["planners"]
-    assert len(data["runs"]) == 2 * len(planners)
+    assert len(data["runs"]) == 2 * 3
+    assert {r["family"] for r in data["runs"]} == {"arc", "route"}
     for run in data["runs"]:
-        for curve in (run["expected_found"], run["found_given_object"]):
-            assert len(curve) == 13 and curve[0] == 0.0 and 0 <= curve[-1] <= 1
-            assert all(b >= a for a, b in zip(curve[:-1], curve[1:], strict=True))
-    assert any(run["searches"] >= 1 for run in data["runs"])  # 6.25 h transit + 4 h fit in 12 h
-    summary = data["summary"]["planners"]
-    assert set(summary) == set(planners)
-    for s in summary.values():
-        assert s["scenarios"] == 2 and len(s["mean_expected_found"]) == 13
-        assert len(s["mean_found_given_object"]) == 13
-    assert set(data["summary"]["paired_manibo_minus"]) == set(planners) - {"manibo GP (S²)"}
+        curve = run["expected_found"]
+        assert len(curve) == 15 and curve[0] == 0.0 and 0 <= curve[-1] <= 1
+        assert all(b >= a for a, b in zip(curve[:-1], curve[1:], strict=True))
+        assert len(run["time_to_detection_h"]) == 40
+    summary = data["summary"]
+    assert set(summary["planners"]) == set(planners.split(","))
+    assert summary["checkpoints_h"] == [2, 5, 7, 9, 12, 14]
+    assert set(summary["paired_manibo_minus"]) == {"greedy", "parallel-sweep"}
+
+    # An interrupted run: its finished missions are on disk; the summary keeps the longest prefix
+    # of scenarios that every planner finished (the second scenario lacks one mission here).
+    lines = (tmp_path / "search_planners_runs.jsonl").read_text().splitlines()
+    assert sorted(lines) == sorted(json.dumps(r) for r in data["runs"])
+    second = min(r["seed"] for r in data["runs"]) + 1
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(
+        "\n".join(x for x in lines if json.loads(x)["seed"] != second or "greedy" not in x)
+    )
+    out = tmp_path / "prefix"
+    args = ["--smoke", "--planners", planners, "--out", str(out), "--from-runs", str(cut)]
+    assert benchmark.main(args) == 0
+    prefix = json.loads((out / "search_planners.json").read_text())
+    assert prefix["config"]["scenarios"] == 1 and prefix["config"]["from_runs"] == str(cut)
+    assert {r["seed"] for r in prefix["runs"]} == {second - 1} and len(prefix["runs"]) == 3
 
 
-def test_scenarios_can_be_restricted_to_high_latitudes(monkeypatch):
+def test_unknown_planner_ids_are_refused(monkeypatch, capsys):
     benchmark = _load(monkeypatch)
-    from manibo.search.geography import unit_to_latlon
-    from manibo.search.ocean import ocean_mask
-    from manibo.search.scenarios import random_scenario
-
-    assert benchmark.scenario_seeds(10_000, 5) == list(range(10_000, 10_005))
-    seeds = benchmark.scenario_seeds(10_000, 4, min_abs_latitude=50.0)
-    assert len(seeds) == 4 and seeds == sorted(seeds)
-    latitude = [
-        abs(float(unit_to_latlon(random_scenario(s, mask=ocean_mask()).lkp)[0]))
-        for s in range(seeds[0], seeds[-1] + 1)
-    ]
-    kept = [s - seeds[0] for s in seeds]
-    assert all(latitude[i] >= 50.0 for i in kept)
-    assert all(lat < 50.0 for i, lat in enumerate(latitude) if i not in kept)  # none skipped
-    with pytest.raises(ValueError, match="min-abs-latitude"):
-        benchmark.scenario_seeds(10_000, 1, min_abs_latitude=90.0)
+    with pytest.raises(SystemExit):
+        benchmark.main(["--smoke", "--planners", "manibo GP (S²)"])
+    assert "unknown planner ids" in capsys.readouterr().err
+    assert [benchmark.scenario_family(i) for i in range(4)] == ["arc", "route", "arc", "route"]

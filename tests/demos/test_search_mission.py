@@ -1,23 +1,30 @@
-"""The search demo at smoke size: tells a mission, compares every planner, writes figures, JSON."""
+"""The search demo at smoke size: the table leads with the expected fraction found, the told
+mission is the median one, the figures and the JSON are written; the CLI passes its options."""
 
 import json
 
 import pytest
+import torch
 
 from manibo.cli import main
 from manibo.demos import search_mission
 from manibo.exceptions import ConfigurationError
+from manibo.search.planners import COMPARED, PLANNERS
 
 
 def test_demo_runs_at_smoke_size_and_writes_its_figures(tmp_path, capsys):
-    # smallest mission that still searches: a 250 km transit (6.25 h) and one 4 h search
     summary = search_mission.run(
-        tmp_path, num_scenarios=2, budget_h=12.0, workers=1, num_particles=200
+        tmp_path, num_scenarios=2, duration_h=12.0, workers=1, num_particles=100, num_objects=30
     )
     out = capsys.readouterr().out
-    assert "Step by step" in out and "median TTD" in out
-    for name in search_mission.PLANNERS:
-        assert name in out and summary["planners"][name]["missions"] == 2
+    assert out.index("Expected fraction found") < out.index("median TTD")
+    assert "The representative mission" in out
+    for planner in COMPARED:
+        assert PLANNERS.get(planner).label in out
+        at = summary["planners"][planner]["expected_found_at"]
+        assert list(at) == ["2", "4", "6", "8", "10", "12"]
+        values = list(at.values())
+        assert all(b >= a for a, b in zip(values[:-1], values[1:], strict=True))
     for figure in (
         "search_mission",
         "search_paths",
@@ -28,11 +35,20 @@ def test_demo_runs_at_smoke_size_and_writes_its_figures(tmp_path, capsys):
     saved = json.loads((tmp_path / "search_summary.json").read_text())
     assert saved["config"]["num_scenarios"] == 2 and len(saved["scenario_names"]) == 2
     told = saved["told_mission"]
-    assert told["planner"] == search_mission.MANIBO and told["steps"]
-    curves = saved["curves"]["planners"][search_mission.MANIBO]["cumulative_pos_vs_time"]
-    assert all(
-        b >= a for a, b in zip(curves[0][:-1], curves[0][1:], strict=True)
-    )  # never decreases
+    assert told["scenario"] in (0, 1) and 0 <= told["object"] < 30
+
+
+def test_the_told_mission_is_at_the_median_of_the_headline_planners_detections():
+    class _Result:
+        def __init__(self, ttd):
+            self.time_to_detection_h = torch.tensor(ttd)
+
+    config = search_mission.DemoConfig(num_scenarios=2, num_objects=3)
+    evaluations = {
+        (0, "manibo"): _Result([5.0, 40.0, float("inf")]),
+        (1, "manibo"): _Result([9.0, 1.0, 30.0]),
+    }
+    assert search_mission.representative(evaluations, config) == (1, 0)  # 1, 5, [9], 30, 40, inf
 
 
 def test_demo_rejects_bad_sizes(tmp_path):
@@ -40,7 +56,10 @@ def test_demo_rejects_bad_sizes(tmp_path):
         search_mission.run(tmp_path, num_scenarios=0)
 
 
-def test_cli_runs_the_search_demo_by_default_and_keeps_the_regression_demo(monkeypatch, tmp_path):
+def test_the_cli_passes_the_search_options_and_keeps_the_regression_demo(monkeypatch, tmp_path):
+    import inspect
+
+    defaults = inspect.signature(search_mission.run).parameters
     calls = []
     monkeypatch.setattr(search_mission, "run", lambda out, **kw: calls.append(("search", out, kw)))
     import manibo.demos.sphere_regression as regression
@@ -48,20 +67,13 @@ def test_cli_runs_the_search_demo_by_default_and_keeps_the_regression_demo(monke
     monkeypatch.setattr(regression, "run", lambda out, **kw: calls.append(("regression", out, kw)))
     assert main(["demo", "--out", str(tmp_path), "--scenarios", "3", "--budget", "50"]) == 0
     assert main(["demo", "sphere-regression", "--out", str(tmp_path)]) == 0
-    assert calls[0][0] == "search" and calls[0][2]["num_scenarios"] == 3
-    assert calls[0][2]["budget_h"] == 50.0 and calls[0][2]["workers"] == 2
-    assert calls[1][0] == "regression"
-
-
-def test_the_cli_defaults_are_the_demos_and_the_missions(monkeypatch, tmp_path):
-    import inspect
-
-    from manibo.search.scenarios import DEFAULT_ENDURANCE_H, MissionSettings
-
-    run_default = inspect.signature(search_mission.run).parameters["num_scenarios"].default
-    calls = []
-    monkeypatch.setattr(search_mission, "run", lambda out, **kw: calls.append(kw))
     assert main(["demo", "--out", str(tmp_path)]) == 0
-    assert calls[0]["budget_h"] == DEFAULT_ENDURANCE_H == search_mission.DemoConfig().budget_h
-    assert calls[0]["num_scenarios"] == search_mission.DemoConfig().num_scenarios == run_default
-    assert MissionSettings().asset.endurance_hours == DEFAULT_ENDURANCE_H
+    assert calls[0][0] == "search" and calls[0][2]["num_scenarios"] == 3
+    assert calls[0][2]["duration_h"] == 50.0 and calls[0][2]["workers"] == 2
+    assert calls[1][0] == "regression"
+    assert calls[2][2]["num_scenarios"] == defaults["num_scenarios"].default
+    assert (
+        calls[2][2]["duration_h"]
+        == defaults["duration_h"].default
+        == search_mission.DemoConfig().duration_h
+    )

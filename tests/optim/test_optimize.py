@@ -160,6 +160,37 @@ def test_given_starts_replace_raw_samples_and_are_validated():
         optimize_acqf_on_space(acqf, space, q=2, sequential=True, batch_initial_conditions=starts)
 
 
+class _CloseTo(AcquisitionFunction):
+    """An acquisition without a model: the mean cosine of q points to a target (most at it)."""
+
+    def __init__(self, target):
+        super().__init__(model=None)
+        self.target = target
+
+    def forward(self, X):
+        return (X @ self.target).mean(-1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_an_acquisition_without_a_model_takes_its_dtype_from_the_starts(dtype):
+    from manibo.spaces import Sphere
+
+    space = Sphere(2)
+    target = torch.tensor([0.0, 0.6, 0.8], dtype=dtype)
+    starts = space.random(2 * 3, generator=torch.Generator().manual_seed(1)).reshape(2, 3, 3)
+    candidate, _ = optimize_acqf_on_space(
+        _CloseTo(target),
+        space,
+        q=3,
+        batch_initial_conditions=starts.to(dtype),
+        options=LBFGSOptions(maxiter=30),
+    )
+    assert candidate.dtype == dtype and candidate.shape == (3, 3)
+    assert torch.allclose(candidate, target.expand(3, 3), atol=1e-2)
+    with pytest.raises(ConfigurationError, match="batch_initial_conditions"):
+        optimize_acqf_on_space(_CloseTo(target), space)  # no model, no starts: no dtype to take
+
+
 class _LinearAcquisition(AcquisitionFunction):
     """d·u + slope·h on S² x [0, 1]: maximised at u = d and at the upper bound of the height."""
 

@@ -10,6 +10,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from manibo.exceptions import ConfigurationError  # noqa: E402
+from manibo.geo import EARTH_RADIUS_KM, distance_km, latlon, offset  # noqa: E402
 from manibo.plotting import (  # noqa: E402
     AzimuthalView,
     draw_density,
@@ -18,8 +19,6 @@ from manibo.plotting import (  # noqa: E402
     draw_path,
     draw_points,
 )
-from manibo.search.geography import EARTH_RADIUS_KM, distance_km, latlon, offset  # noqa: E402
-from manibo.search.ocean import ocean_mask  # noqa: E402
 
 
 @pytest.mark.parametrize("kind", ["orthographic", "equidistant"])
@@ -46,14 +45,21 @@ def test_equidistant_plane_distance_from_the_centre_is_the_great_circle_distance
         AzimuthalView(centre, "mercator")
 
 
+class _NorthIsLand:
+    """A land mask for tests: land north of 5°N (anything with ``is_land`` will do)."""
+
+    def is_land(self, x):
+        return x[..., 2] > np.sin(np.radians(5.0))
+
+
 def test_a_globe_and_a_regional_map_render(tmp_path):
     centre = latlon(2.98, -30.59)
     fig, axes = plt.subplots(1, 2, figsize=(8, 4))
     globe = AzimuthalView(centre, "orthographic")
-    draw_land_and_sea(axes[0], globe, ocean_mask(), size=120)
+    draw_land_and_sea(axes[0], globe, _NorthIsLand(), size=120)
     draw_graticule(axes[0], globe)
     zoom = AzimuthalView(centre, "equidistant", 800.0)
-    draw_land_and_sea(axes[1], zoom, ocean_mask(), size=80)
+    draw_land_and_sea(axes[1], zoom, _NorthIsLand(), size=80)
     draw_graticule(axes[1], zoom, step_deg=5.0, labels=True)
     gen = torch.Generator().manual_seed(0)
     particles = offset(centre, *(torch.randn(2, 300, generator=gen, dtype=torch.float64) * 150))
@@ -66,3 +72,12 @@ def test_a_globe_and_a_regional_map_render(tmp_path):
     plt.close(fig)
     assert (tmp_path / "map.png").stat().st_size > 5000
     assert EARTH_RADIUS_KM == globe.extent_km
+
+
+def test_plotting_does_not_import_the_search_application():
+    import subprocess
+    import sys
+
+    code = "import sys, manibo.plotting; print(any('manibo.search' in m for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

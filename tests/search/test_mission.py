@@ -1,107 +1,93 @@
-"""The simulator: reproducible, finds what it searches on top of, respects endurance."""
-
-import math
+"""The simulator: sorties from base and back, legs in time order, the belief of every leg, and a
+planner that breaks an asset's endurance is stopped."""
 
 import pytest
 import torch
 
 from manibo.exceptions import InputDataError
-from manibo.search.assets import Asset
-from manibo.search.mission import simulate
-from manibo.search.planners import ExpandingSquare, Planner
+from manibo.geo import destination
+from manibo.search.legs import total_hazard
+from manibo.search.mission import prior_particles, simulate
+from manibo.search.planners import COMPARED, Planner, make_planner
 from manibo.search.scenarios import MissionSettings, af447_scenario
-from manibo.search.sensor import Sensor
 
-SHORT = MissionSettings(asset=Asset(endurance_hours=40.0))
+SHORT = MissionSettings(duration_h=30.0, aircraft_endurance_h=8.0, turnaround_h=4.0)
 
 
-class _Cheat(Planner):
-    """Test double handed the object's hidden position (real planners never get it)."""
+class _Zigzag(Planner):
+    """Test double: each asset flies 300 km legs on alternating bearings, clipped to endurance."""
 
-    name = "cheat"
-
-    def __init__(self, scenario):
-        self.scenario = scenario
+    id = "zigzag"
 
     def propose(self, state):
-        drift = self.scenario.drift
-        return drift.advect(self.scenario.truth, state.time_h + 10.0)  # roughly where it will be
+        bearing = 30.0 if len(state.flown) % 2 else 150.0
+        target = destination(state.position, bearing, 300.0 if state.asset < 2 else 30.0)
+        return self.within_endurance(state, target)
 
 
-class _Replay(Planner):
-    """Test double that searches a given list of points, in order."""
-
-    name = "replay"
-
-    def __init__(self, points):
-        self.points = points
+class _Rogue(Planner):
+    id = "rogue"
 
     def propose(self, state):
-        return self.points[len(state.history)]
+        return destination(state.position, 0.0, 3000.0)  # never clipped
 
 
 class _OffTheGlobe(Planner):
-    name = "broken"
+    id = "broken"
 
     def propose(self, state):
         return torch.tensor([2.0, 0.0, 0.0], dtype=torch.float64)
 
 
-def test_same_seed_same_mission_and_cumulative_pos_identity():
-    scenario = af447_scenario(SHORT, seed=3)
-    first = simulate(scenario, ExpandingSquare(), num_particles=400)
-    second = simulate(scenario, ExpandingSquare(), num_particles=400)
-    assert [s.outcome for s in first.steps] == [s.outcome for s in second.steps]
-    assert [s.cumulative_pos for s in first.steps] == [s.cumulative_pos for s in second.steps]
-    product = 1.0
-    for step in first.steps:
-        product *= 1 - step.pos
-        assert step.cumulative_pos == pytest.approx(1 - product, rel=1e-10)
-    last = first.steps[-1]
-    assert last.end_h <= SHORT.asset.endurance_hours + SHORT.asset.investigate_hours
-    assert all(s.arrive_h - s.depart_h == pytest.approx(s.transit_km / 40.0) for s in first.steps)
+def test_aircraft_fly_sorties_from_their_base_and_are_home_by_each_deadline():
+    scenario = af447_scenario(0, SHORT)
+    record = simulate(scenario, _Zigzag(), num_particles=200)
+    ends = [leg.arrive_h for leg in record.legs]
+    assert ends == sorted(ends) and max(ends) <= SHORT.duration_h + 1e-9
+    for index, asset in enumerate(scenario.assets):
+        legs = [leg for leg in record.legs if leg.asset == index]
+        assert legs, asset.name
+        for before, after in zip(legs[:-1], legs[1:], strict=True):
+            assert after.depart_h >= before.arrive_h - 1e-9  # one leg at a time
+        if not asset.returns_to_base:
+            continue
+        for takeoff, deadline in asset.sorties(SHORT.duration_h):
+            sortie = [leg for leg in legs if takeoff - 1e-9 <= leg.depart_h < deadline]
+            assert sortie[0].depart_h == pytest.approx(takeoff)
+            assert torch.equal(sortie[0].start, asset.start)
+            assert sortie[-1].arrive_h <= deadline + 1e-6
+            if deadline < SHORT.duration_h:
+                assert torch.allclose(sortie[-1].end, asset.start)
+            for before, after in zip(sortie[:-1], sortie[1:], strict=True):
+                assert torch.equal(before.end, after.start)
 
 
-def test_searching_on_top_of_the_object_finds_it():
-    settings = MissionSettings(sensor=Sensor(max_pod=1.0, confirm_pod=1.0, range_km=60.0))
-    scenario = af447_scenario(settings, seed=1)
-    record = simulate(scenario, _Cheat(scenario), num_particles=200)
-    assert record.found and len(record.steps) <= 3
-    assert math.isfinite(record.time_to_detection_h)
-    assert record.steps[-1].truth_distance_km < 60.0
+def test_the_belief_holds_the_hazard_of_every_leg_flown():
+    settings = MissionSettings(duration_h=20.0, diffusion_km2_per_day=0.0)
+    scenario = af447_scenario(3, settings)
+    record = simulate(scenario, _Zigzag(), num_particles=300)
+    particles = prior_particles(scenario, 300)
+    for k in (0, len(record.legs) // 2, len(record.legs) - 1):
+        hazard = total_hazard(record.legs[: k + 1], scenario.drift, particles)
+        assert record.cumulative_pos[k] == pytest.approx(
+            1 - float(torch.exp(-hazard).mean()), abs=1e-12
+        )
+    again = simulate(scenario, _Zigzag(), num_particles=300)
+    assert [float(leg.arrive_h) for leg in again.legs] == [
+        float(leg.arrive_h) for leg in record.legs
+    ]
 
 
-def test_a_proposal_off_the_globe_is_rejected():
+@pytest.mark.parametrize("planner", COMPARED)
+def test_no_registered_planner_proposes_a_leg_beyond_an_assets_endurance(planner):
+    # the simulator refuses such a leg with InputDataError; short sorties make the limit bite
+    settings = MissionSettings(duration_h=14.0, aircraft_endurance_h=6.0, turnaround_h=2.0)
+    record = simulate(af447_scenario(1, settings), make_planner(planner), num_particles=100)
+    assert record.planner == planner and len(record.legs) >= 6
+
+
+def test_a_leg_beyond_the_endurance_or_off_the_globe_is_refused():
+    with pytest.raises(InputDataError, match="beyond the endurance of 'aircraft 1'"):
+        simulate(af447_scenario(0, SHORT), _Rogue(), num_particles=50)
     with pytest.raises(InputDataError, match="proposal"):
-        simulate(af447_scenario(SHORT, seed=0), _OffTheGlobe(), num_particles=100)
-
-
-def test_planners_making_the_same_searches_get_the_same_outcomes_and_detection_time():
-    # Common random numbers: the object's path and the detection draws belong to the scenario, not
-    # to the planner, so replaying a mission's searches (with another planner and a belief of
-    # another size, which draws its own particle noise) reproduces every outcome.
-    settings = MissionSettings(sensor=Sensor(range_km=60.0), asset=Asset(endurance_hours=60.0))
-    scenario = af447_scenario(settings, seed=1)
-    first = simulate(scenario, _Cheat(scenario), num_particles=200)
-    assert first.found  # the cheat searches near the object
-    replay = simulate(scenario, _Replay([s.point for s in first.steps]), num_particles=350)
-    assert [s.outcome for s in replay.steps] == [s.outcome for s in first.steps]
-    assert replay.time_to_detection_h == first.time_to_detection_h
-    assert torch.equal(replay.truth_track, first.truth_track)
-
-
-def test_a_mission_played_past_its_detection_keeps_its_start_and_its_detection_time():
-    # stop_at_detection=False is for evaluation: the same searches up to the detection, the same
-    # time to detection, then the plan goes on (told "not confirmed") until the endurance.
-    settings = MissionSettings(sensor=Sensor(range_km=60.0), asset=Asset(endurance_hours=60.0))
-    scenario = af447_scenario(settings, seed=1)
-    stopped = simulate(scenario, _Cheat(scenario), num_particles=200)
-    played = simulate(scenario, _Cheat(scenario), num_particles=200, stop_at_detection=False)
-    assert stopped.found and played.found
-    assert played.time_to_detection_h == stopped.time_to_detection_h
-    k = len(stopped.steps)
-    assert [s.outcome for s in played.steps[:k]] == [s.outcome for s in stopped.steps]
-    assert [s.cumulative_pos for s in played.steps[:k]] == [s.cumulative_pos for s in stopped.steps]
-    assert len(played.steps) > k
-    assert stopped.steps[-1].end_h < played.steps[-1].end_h <= 60.0 + 1.0  # (+ investigation)
-    assert played.steps[-1].cumulative_pos > stopped.steps[-1].cumulative_pos
+        simulate(af447_scenario(0, SHORT), _OffTheGlobe(), num_particles=50)

@@ -6,7 +6,7 @@ import torch
 
 import manibo.search.ocean as ocean_module
 from manibo.exceptions import ConfigurationError, InputDataError
-from manibo.search.geography import latlon
+from manibo.geo import latlon
 from manibo.search.ocean import OceanMask, ocean_mask
 
 LAND = {

@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from manibo.exceptions import ConfigurationError
-from manibo.search.geography import EARTH_RADIUS_KM, distance_km, latlon, tangent_offsets
+from manibo.geo import EARTH_RADIUS_KM, destination, distance_km, latlon, tangent_offsets
 from manibo.search.ocean import ocean_mask
-from manibo.search.prior import GaussianBlob, PriorMixture, RouteCorridor
+from manibo.search.prior import ArcBand, GaussianBlob, PriorMixture, RouteCorridor
 
 
 def test_gaussian_blob_has_the_requested_spread_and_truncation():
@@ -41,6 +41,52 @@ def test_route_corridor_along_and_cross_track_match_the_reference_formulas():
     assert float(distance_km(x[along > 550].mean(0) / x[along > 550].mean(0).norm(), cdg)) < float(
         distance_km(lkp, cdg)
     )
+
+
+def test_an_arc_band_lies_along_the_small_circle_with_the_requested_spread():
+    # a satellite over the equator at 64.5°E and an arc 40° from its sub-point, as in the MH370
+    # search; across the arc the angular distance to the pole is normal, along it uniform
+    pole = latlon(0.0, 64.5)
+    middle = destination(pole, 140.0, math.radians(40.0) * EARTH_RADIUS_KM)
+    band = ArcBand(pole, middle, 40.0, 2400.0, 50.0)
+    x = band.sample(20000, torch.Generator().manual_seed(9))
+    across = distance_km(x, pole) - math.radians(40.0) * EARTH_RADIUS_KM
+    assert float(across.mean()) == pytest.approx(0.0, abs=1.5)
+    assert float(across.std()) == pytest.approx(50.0, rel=0.03)
+    on_arc = band.point(
+        torch.linspace(-1200, 1200, 3, dtype=torch.float64), torch.zeros(3, dtype=torch.float64)
+    )
+    assert torch.allclose(
+        distance_km(on_arc, pole),
+        torch.full((3,), math.radians(40.0) * EARTH_RADIUS_KM, dtype=torch.float64),
+    )
+    assert float(distance_km(on_arc[0], on_arc[1])) == pytest.approx(
+        2
+        * EARTH_RADIUS_KM
+        * math.asin(
+            math.sin(math.radians(40))
+            * math.sin(1200 / (2 * EARTH_RADIUS_KM * math.sin(math.radians(40))))
+        ),
+        rel=1e-9,
+    )
+    # along the arc: the angle around the pole is uniform over the arc's 2400 km
+    around = (
+        torch.atan2(x @ band.second, x @ band.first)
+        * EARTH_RADIUS_KM
+        * math.sin(math.radians(40.0))
+    )
+    assert float(around.min()) >= -1200.0 - 1e-6 and float(around.max()) <= 1200.0 + 1e-6
+    assert float(around.std()) == pytest.approx(2400.0 / math.sqrt(12), rel=0.02)
+    peaked = ArcBand(pole, middle, 40.0, 2400.0, 50.0, along_sigma_km=200.0, along_offset_km=300.0)
+    y = peaked.sample(5000, torch.Generator().manual_seed(10))
+    along = (
+        torch.atan2(y @ band.second, y @ band.first)
+        * EARTH_RADIUS_KM
+        * math.sin(math.radians(40.0))
+    )
+    assert float(along.mean()) == pytest.approx(300.0, abs=10.0)
+    with pytest.raises(ConfigurationError, match="middle"):
+        ArcBand(pole, latlon(0.0, 0.0), 40.0, 1000.0, 20.0)
 
 
 def test_mixture_weights_and_ocean_mask():

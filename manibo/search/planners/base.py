@@ -11,70 +11,66 @@ from torch import Tensor
 from manibo.search.assets import Asset
 from manibo.search.belief import ParticleBelief
 from manibo.search.drift import Drift
+from manibo.search.legs import Leg
 from manibo.search.ocean import OceanMask
-from manibo.search.sensor import Outcome, Sensor
 
 INTERCEPT_ITERATIONS = 4
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class MissionBrief:
     """What every planner is told when the mission starts; never the object's position.
 
     Attributes:
-        lkp: last known position, unit vector ``(3,)``.
+        datum: the search's reference point (last known position, middle of an arc), ``(3,)``.
         prior_particles: samples of the prior at mission time 0, ``(n, 3)``.
         drift: the current model (the same one that moves the object).
-        sensor: the detection model.
-        asset: the search asset.
-        start: the asset's position at mission time 0, ``(3,)``.
+        assets: the search assets.
+        duration_h: the mission's length.
         mask: the ocean mask (None: no land).
     """
 
-    lkp: Tensor
+    datum: Tensor
     prior_particles: Tensor
     drift: Drift
-    sensor: Sensor
-    asset: Asset
-    start: Tensor
+    assets: tuple[Asset, ...]
+    duration_h: float
     mask: OceanMask | None = None
-
-
-@dataclass(frozen=True)
-class SearchRecord:
-    """A completed search as planners see it: where, when its dwell began (h), what it reported."""
-
-    point: Tensor
-    time_h: float
-    outcome: Outcome
 
 
 @dataclass
 class PlannerState:
-    """The situation at a decision.
+    """The situation when an asset needs its next leg.
 
     Attributes:
-        time_h: mission time now, in hours.
-        position: the asset's position now, ``(3,)``.
-        belief: the exact posterior over the object's position now (drifted to ``time_h``).
-        history: the searches done so far, oldest first.
+        time_h: mission time now.
+        asset: index of the asset that needs a leg.
+        position: where it is, ``(3,)``.
+        deadline_h: when its sortie ends (it must be home by then) or its time on scene ends.
+        belief: the exact posterior given that the legs flown so far have not found the object.
+        pending: the other assets' legs in the air now (not yet in the belief).
+        flown: the legs flown so far by all assets, in the order they ended.
     """
 
     time_h: float
+    asset: int
     position: Tensor
+    deadline_h: float
     belief: ParticleBelief
-    history: list[SearchRecord] = field(default_factory=list)
+    pending: list[Leg] = field(default_factory=list)
+    flown: list[Leg] = field(default_factory=list)
 
 
 class Planner(ABC):
-    """Chooses where the asset searches next.
+    """Chooses where each asset flies next.
 
-    A planner is told the mission once (:meth:`start`) and then asked for one search point per
-    decision (:meth:`propose`); the simulator moves the asset there along a great circle, searches,
-    and records the outcome in the next state's history.
+    A planner is told the mission once (:meth:`start`) and is then asked, whenever an asset ends a
+    leg, for the end of that asset's next leg (:meth:`propose`); the asset flies there along the
+    great circle and searches on the way. A proposal must leave the asset enough time to get home
+    (:meth:`within_endurance` clips one that does not).
     """
 
-    name: str = "planner"
+    id: str = "planner"
 
     def start(self, brief: MissionBrief, seed: int = 0) -> None:
         """Receive the mission brief; ``seed`` seeds any randomness of the planner."""
@@ -83,26 +79,37 @@ class Planner(ABC):
 
     @abstractmethod
     def propose(self, state: PlannerState) -> Tensor:
-        """The next search point, a unit vector of shape ``(3,)``."""
+        """The end of the asset's next leg, a unit vector of shape ``(3,)``."""
+
+    def within_endurance(self, state: PlannerState, point: Tensor) -> Tensor:
+        """``point`` ``(3,)``, or the farthest point towards it that the asset can fly to and
+        still get home in time (see :meth:`~manibo.search.assets.Asset.within_endurance`)."""
+        asset = self.brief.assets[state.asset]
+        return asset.within_endurance(state.position, point, state.time_h, state.deadline_h)
 
 
-def intercept(position: Tensor, target_now: Tensor, brief: MissionBrief) -> tuple[Tensor, Tensor]:
-    """Where to meet water parcels that are at ``target_now`` now, and the transit hours there.
+def intercept(
+    position: Tensor, comoving: Tensor, time_h: float, asset: Asset, drift: Drift
+) -> tuple[Tensor, Tensor]:
+    """Where to meet water parcels, and the hours to get there.
 
-    The parcels drift while the asset transits; a few fixed-point iterations of
-    ``point = advect(target_now, transit(position, point))`` converge because the current is far
-    slower than the asset.
+    The parcels are given by their comoving positions (where their water was at mission time 0);
+    a few fixed-point iterations of ``point = advect(comoving, now + hours(position, point))``
+    converge because the current is far slower than the asset.
 
     Args:
         position: the asset, ``(3,)``.
-        target_now: parcels' positions now, ``(m, 3)``.
-        brief: the mission brief (drift and asset).
+        comoving: the parcels, ``(m, 3)``.
+        time_h: mission time now.
+        asset: the asset (its speed).
+        drift: the current.
 
     Returns:
         ``(points (m, 3), hours (m,))``.
     """
-    hours = brief.asset.transit_hours(position, target_now)
+    points = drift.advect(comoving, time_h)
+    hours = asset.hours(position, points)
     for _ in range(INTERCEPT_ITERATIONS):
-        points = brief.drift.advect(target_now, hours)
-        hours = brief.asset.transit_hours(position, points)
+        points = drift.advect(comoving, time_h + hours)
+        hours = asset.hours(position, points)
     return points, hours

@@ -1,52 +1,43 @@
-"""Greedy Bayes: the best POS per hour by hand; without travel cost it picks the highest POS."""
+"""Greedy Bayes: each candidate leg's POS per hour by hand; the best one within the endurance."""
 
 import pytest
 import torch
+from search.planners.conftest import state
 
-from manibo.search.assets import Asset
-from manibo.search.belief import ParticleBelief
-from manibo.search.drift import Drift
-from manibo.search.geography import distance_km, latlon, offset
-from manibo.search.planners import GreedyBayes, MissionBrief, PlannerState, best_search_rate
-from manibo.search.sensor import Sensor
+from manibo.geo import EARTH_RADIUS_KM, GLOBE
+from manibo.search.legs import Leg, total_hazard
+from manibo.search.planners import GreedyBayes, leg_rates
 
 
-def _setup(speed):
-    lkp = latlon(0.0, 0.0)
-    gen = torch.Generator().manual_seed(0)
-    east, north = torch.randn(2, 600, generator=gen, dtype=torch.float64) * 60
-    particles = offset(lkp, east, north)
-    near = offset(
-        latlon(0.0, 3.0),
-        torch.randn(200, generator=gen, dtype=torch.float64) * 5,
-        torch.zeros(200, dtype=torch.float64),
+def test_leg_rates_are_each_legs_probability_of_success_per_hour(brief):
+    decision = state(brief, 2, 3.0, brief.assets[2].start, float("inf"))
+    decision.belief.hazard = torch.rand(
+        400, generator=torch.Generator().manual_seed(0), dtype=torch.float64
     )
-    particles = torch.cat([particles, near])  # a tight cluster 330 km east
-    drift = Drift(latlon(90.0, 0.0), 0.0)
-    asset = Asset(speed_kmh=speed, search_hours=2.0)
-    brief = MissionBrief(lkp, particles, drift, Sensor(range_km=30.0), asset, latlon(0.0, -2.0))
-    return brief, ParticleBelief(particles)
+    water = brief.prior_particles[:5]
+    rates, pos, points = leg_rates(decision, brief, water)
+    ship = brief.assets[2]
+    for k in range(5):
+        hours = float(GLOBE.distance(ship.start, points[k])) * EARTH_RADIUS_KM / ship.speed_kmh
+        leg = Leg(2, ship.start, points[k], 3.0, 3.0 + hours, ship.sweep)
+        found = -torch.expm1(-total_hazard([leg], brief.drift, decision.belief.positions))
+        assert float(pos[k]) == pytest.approx(
+            float(found @ decision.belief.weights), rel=1e-9, abs=1e-15
+        )
+        charged = max(hours, 0.05)  # the simulator charges a leg at least 3 minutes
+        assert float(rates[k]) == pytest.approx(float(pos[k]) / charged, rel=1e-9, abs=1e-15)
 
 
-def test_rate_is_pos_over_transit_plus_search():
-    brief, belief = _setup(speed=50.0)
-    candidates = belief.positions[:5]
-    rates, pos, points = best_search_rate(belief, brief.start, brief, candidates)
-    hours = distance_km(candidates, brief.start) / 50.0
-    assert torch.allclose(rates, pos / (hours + 2.0))
-    assert torch.allclose(points, candidates)  # no current: meet the parcel where it is
-
-
-def test_travel_cost_changes_the_choice():
-    brief, belief = _setup(speed=1e7)  # travel is free: go where POS is highest (the cluster)
-    planner = GreedyBayes(num_candidates=400)
-    planner.start(brief)
-    choice = planner.propose(PlannerState(0.0, brief.start, belief))
-    assert float(distance_km(choice, latlon(0.0, 3.0))) < 30.0
-    slow_brief, belief = _setup(speed=5.0)  # the cluster is 550 km away: 110 h of transit
-    planner.start(slow_brief)
-    choice = planner.propose(PlannerState(0.0, slow_brief.start, belief))
-    assert float(distance_km(choice, latlon(0.0, 3.0))) > 200.0
-    assert float(distance_km(choice, slow_brief.start)) == pytest.approx(
-        float(distance_km(choice, slow_brief.start)), rel=1e-12
-    )
+def test_greedy_flies_the_best_leg_that_still_gets_home(brief):
+    planner = GreedyBayes(num_candidates=64)
+    planner.start(brief, seed=3)
+    aircraft = brief.assets[0]
+    decision = state(brief, 0, 1.0, brief.datum, 4.0)  # 3 h left, 2 of them to fly home
+    point = planner.propose(decision)
+    assert float(aircraft.slack_h(brief.datum, point, 1.0, 4.0)) >= -1e-9
+    free = state(brief, 0, 1.0, brief.datum, 40.0)
+    planner.start(brief, seed=3)
+    water = free.belief.positions[free.belief.sample(64, planner.generator)]
+    planner.start(brief, seed=3)
+    rates, _, points = leg_rates(free, brief, water)
+    assert torch.equal(planner.propose(free), points[int(torch.argmax(rates))])

@@ -1,48 +1,51 @@
-"""The expanding square: the IAMSAR leg sequence, spacing, drift of the datum, land skipped."""
+"""IAMSAR patterns: parallel tracks one sweep width apart over the prior's rectangle, shared by
+effort; the expanding square's legs; waypoints drift with the water."""
 
 import pytest
+import torch
+from search.planners.conftest import state
 
 from manibo.exceptions import ConfigurationError
-from manibo.search.assets import Asset
-from manibo.search.belief import ParticleBelief
-from manibo.search.drift import Drift
-from manibo.search.geography import distance_km, latlon
-from manibo.search.planners import (
-    ExpandingSquare,
-    MissionBrief,
-    PlannerState,
-    expanding_square_offsets,
-)
-from manibo.search.sensor import Sensor
+from manibo.geo import distance_km, tangent_offsets
+from manibo.search.planners import ExpandingSquare, ParallelSweep, expanding_square_offsets
 
 
-def test_leg_sequence_is_the_expanding_square():
-    offsets = expanding_square_offsets(10, 1.0).tolist()
-    # N 1, E 1, S 2, W 2, N 3 (partly): clockwise legs of 1, 1, 2, 2, 3, ...
-    assert offsets == [
-        [0, 0],
-        [0, 1],
-        [1, 1],
-        [1, 0],
-        [1, -1],
-        [0, -1],
-        [-1, -1],
-        [-1, 0],
-        [-1, 1],
-        [-1, 2],
+def test_parallel_sweep_tracks_are_one_sweep_width_apart_within_the_prior(brief):
+    planner = ParallelSweep()
+    planner.start(brief)
+    particles = brief.prior_particles
+    centre = particles.mean(0) / particles.mean(0).norm()
+    for asset, corners in zip(brief.assets, planner.waypoints, strict=True):
+        plane = tangent_offsets(centre, corners)
+        across = torch.linalg.svd(
+            tangent_offsets(centre, particles) - tangent_offsets(centre, particles).mean(0),
+            full_matrices=False,
+        )[2][1]
+        tracks = (plane @ across).reshape(-1, 2)[:, 0]  # one value per track
+        gaps = (tracks[1:] - tracks[:-1]).abs()
+        assert torch.allclose(gaps, torch.full_like(gaps, asset.sweep.width_km), rtol=1e-3)
+        assert float(plane.norm(dim=-1).max()) < 2.5 * 250.0  # within the 90% rectangle
+    lengths = [
+        float(distance_km(c[0], c[1])) / (a.sweep.width_km * a.speed_kmh)
+        for a, c in zip(brief.assets, planner.waypoints, strict=True)
     ]
+    # each asset's share of the long axis is proportional to its effort: the ratios agree
+    effort_hours = [9.0 * 2, 9.0 * 2 + 3.0, 48.0]  # sorties at 0, 24; 1, 23, 45 (3 h left); ship
+    shares = [length / hours for length, hours in zip(lengths, effort_hours, strict=True)]
+    assert shares[0] == pytest.approx(shares[1], rel=0.02)
+    assert shares[0] == pytest.approx(shares[2], rel=0.02)
+
+
+def test_expanding_square_corners_and_drift(brief):
+    corners = expanding_square_offsets(7, 1.0).tolist()
+    assert corners == [[0, 0], [0, 1], [1, 1], [1, -1], [-1, -1], [-1, 2], [2, 2]]
     with pytest.raises(ConfigurationError):
         expanding_square_offsets(0, 1.0)
-
-
-def test_proposals_follow_the_drifting_datum_at_the_sweep_width():
-    lkp = latlon(40.0, -40.0)
-    drift = Drift.through(lkp, 90.0, 1.8)
-    brief = MissionBrief(lkp, lkp.unsqueeze(0), drift, Sensor(), Asset(speed_kmh=1e6), lkp)
     planner = ExpandingSquare()
     planner.start(brief)
-    belief = ParticleBelief(lkp.unsqueeze(0))
-    first = planner.propose(PlannerState(100.0, lkp, belief))
-    assert float(distance_km(first, drift.advect(lkp, 100.0))) < 1e-3  # the datum, drifted 180 km
-    second = planner.propose(PlannerState(100.0, first, belief))
-    assert float(distance_km(first, second)) == pytest.approx(Sensor().sweep_width_km, rel=1e-6)
+    first = planner.propose(state(brief, 2, 10.0, brief.assets[2].start, float("inf")))
+    hours = float(brief.assets[2].hours(brief.assets[2].start, first))
+    assert float(distance_km(first, brief.drift.advect(brief.datum, 10.0 + hours))) < 0.01
+    arrived = 10.0 + hours  # the next asset, there now, takes the next leg
+    second = planner.propose(state(brief, 0, arrived, first, arrived + 8.0))
+    assert float(distance_km(second, first)) == pytest.approx(20.0, rel=0.01)

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from manibo.exceptions import ConfigurationError, InputDataError
-from manibo.search.geography import (
+from manibo.geo import (
     EARTH_RADIUS_KM,
     destination,
     distance_km,
