@@ -724,7 +724,13 @@ CAMPAIGN = (
     "orientation-so3",
 )
 #: the problems of the geometry campaign with committed runs (5 + 25 evaluations, 20 seeds)
-GEOMETRY = ("ackley-hyperbolic3", "pose-se3", "orientation-so4")
+GEOMETRY = (
+    "ackley-hyperbolic3",
+    "rosenbrock-hyperbolic3",
+    "styblinski-tang-hyperbolic3",
+    "pose-se3",
+    "orientation-so4",
+)
 
 TABLES: dict[str, Table] = {
     **{
