@@ -226,6 +226,30 @@ class NoncompactMaternKernel(Kernel):
             )
         return torch.cat(blocks, dim=-2)
 
+    def _distinct_features(self, x: Tensor) -> Tensor:
+        r""":meth:`_features` of ``x`` ``(*batch, n, *point_shape)``, computed once along every
+        batch dimension whose entries are equal and expanded (a view) to ``(*batch, n, 2L)``.
+
+        GPyTorch's exact prediction expands the training inputs to the batch of the test inputs
+        (``b`` restarts of an acquisition optimiser make ``b`` copies); their features would
+        otherwise cost ``b`` times over. The values are identical either way. Gradients reach the
+        copies through the first one, which is exact for copies of one tensor (``expand``,
+        ``repeat``, ``cat``) and is why a leaf tensor that requires grad is never reduced.
+        """
+        if x.is_leaf and x.requires_grad:
+            return self._features(x)
+        batch_dims = x.dim() - 1 - len(self.space.point_shape)
+        reduced = x
+        for dim in range(batch_dims):
+            first = reduced.narrow(dim, 0, 1)
+            if reduced.shape[dim] > 1 and torch.equal(first.expand_as(reduced), reduced):
+                reduced = first
+        phi = self._features(reduced)
+        if reduced is x:
+            return phi
+        batch = torch.broadcast_shapes(x.shape[:batch_dims], phi.shape[:-2])
+        return phi.expand(*batch, *phi.shape[-2:])
+
     def feature_standard_error(self, x1: Tensor, x2: Tensor) -> Tensor:
         r"""Standard error of :math:`\Phi(x_1)\Phi(x_2)^\top` as a Monte Carlo mean.
 
@@ -262,8 +286,8 @@ class NoncompactMaternKernel(Kernel):
     ) -> Tensor:
         check_forward(self, x1, x2, last_dim_is_batch)
         if self.method == "features":
-            phi1 = self._features(x1)
-            phi2 = phi1 if x2 is x1 else self._features(x2)
+            phi1 = self._distinct_features(x1)
+            phi2 = phi1 if _same_points(x1, x2) else self._distinct_features(x2)
             if diag:
                 return (phi1 * phi2).sum(-1)
             return phi1 @ phi2.transpose(-1, -2)
@@ -288,6 +312,18 @@ class NoncompactMaternKernel(Kernel):
             return block(x1, x2) if diag else pairwise_in_chunks(block, x1, x2, point_ndim=1)
         log_weights = self._mixture_log_weights(ell)
         return self.space.heat_mixture(log_weights, self._log_time_start, x1, x2, diag)
+
+
+def _same_points(x1: Tensor, x2: Tensor) -> bool:
+    """True when ``x2`` is ``x1`` or a view of the same memory (as GPyTorch's lazy kernel slices
+    the test block twice): their features are computed once."""
+    return x2 is x1 or (
+        x1.device == x2.device
+        and x1.data_ptr() == x2.data_ptr()
+        and x1.shape == x2.shape
+        and x1.stride() == x2.stride()
+        and x1.requires_grad == x2.requires_grad
+    )
 
 
 class NoncompactHeatKernel(NoncompactMaternKernel):

@@ -221,6 +221,77 @@ def test_qlognei_is_deterministic_with_gradients_that_match_finite_differences(s
     assert torch.allclose(slope, (plus - minus) / (2 * h), rtol=1e-3, atol=1e-5)
 
 
+def _count_feature_rows(kernel, monkeypatch):
+    """Count the points whose horocyclic coordinates the kernel computes."""
+    rows = []
+    horocyclic = kernel.space.horocyclic
+
+    def counted(x, boundary):
+        rows.append(x.shape[:-1].numel())
+        return horocyclic(x, boundary)
+
+    monkeypatch.setattr(kernel.space, "horocyclic", counted)
+    return rows
+
+
+def test_features_of_repeated_batches_are_computed_once(monkeypatch):
+    space = SymmetricPositiveDefinite(2)
+    kernel = _kernel(space, 2.5, 0.8, num_phases=256)
+    train = space.random(6, generator=_gen(20))
+    test = space.random(8, generator=_gen(21)).reshape(8, 1, 4).requires_grad_(True)
+    repeated = torch.cat([train.expand(8, 6, 4), test.detach()], dim=-2)[..., :6, :]
+    rows = _count_feature_rows(kernel, monkeypatch)
+    cross = kernel(test, repeated).to_dense()
+    assert sum(rows) == 8 + 6  # each training point once, not once per test batch (8 + 48)
+    (grad,) = torch.autograd.grad(cross.square().sum(), test)
+    # independent reference: one test point at a time against the unrepeated training points
+    phi_train = kernel.feature_map(train).detach()
+    for b in range(8):
+        point = test[b].detach().clone().requires_grad_(True)
+        expected = kernel.feature_map(point) @ phi_train.T
+        assert torch.allclose(cross[b], expected, rtol=0, atol=1e-14)
+        (expected_grad,) = torch.autograd.grad(expected.square().sum(), point)
+        assert torch.allclose(grad[b], expected_grad, rtol=1e-12, atol=1e-14)
+
+
+def test_two_views_of_the_test_block_share_their_features(monkeypatch):
+    space = SymmetricPositiveDefinite(2)
+    kernel = _kernel(space, 2.5, 0.8, num_phases=256)
+    full = space.random(10, generator=_gen(22))
+    rows = _count_feature_rows(kernel, monkeypatch)
+    block = kernel(full[6:], full[6:]).to_dense()  # two slices, one memory
+    assert sum(rows) == 4
+    phi = kernel.feature_map(full[6:].clone())
+    assert torch.allclose(block, phi @ phi.T, rtol=0, atol=1e-14)
+
+
+def test_identical_leaf_copies_that_require_grad_each_get_their_gradient():
+    space = SymmetricPositiveDefinite(2)
+    kernel = _kernel(space, 2.5, 0.8, num_phases=256)
+    point = space.random(3, generator=_gen(23))
+    copies = point.expand(2, 3, 4).clone().requires_grad_(True)  # two leaves, equal values
+    other = space.random(5, generator=_gen(24))
+    (grad,) = torch.autograd.grad(kernel(copies, other).to_dense().sum(), copies)
+    assert grad[0].abs().max() > 0 and torch.allclose(grad[0], grad[1], rtol=0, atol=1e-14)
+
+
+def test_posterior_of_a_batch_equals_its_points_one_at_a_time(monkeypatch):
+    space = SymmetricPositiveDefinite(2)
+    model, _ = _model(space)
+    test = space.random(8, generator=_gen(25)).reshape(8, 1, 4)
+    rows = _count_feature_rows(model.covar_module.base_kernel, monkeypatch)
+    with torch.no_grad():
+        batched = model.posterior(test)
+    # test points twice (test-test, test-train), training points twice (train-train for the
+    # prediction cache, test-train): 40 rows, not 132 with the training points once per test batch
+    assert sum(rows) <= 2 * 8 + 2 * 12
+    for b in range(8):
+        with torch.no_grad():
+            single = model.posterior(test[b])
+        assert torch.allclose(batched.mean[b], single.mean, rtol=0, atol=1e-10)
+        assert torch.allclose(batched.variance[b], single.variance, rtol=0, atol=1e-10)
+
+
 @pytest.mark.parametrize("space", [Hyperbolic(3, radius=1.5), SymmetricPositiveDefinite(2)])
 def test_optimize_acqf_on_space_keeps_candidates_in_the_domain(space):
     model, x = _model(space)
