@@ -14,6 +14,7 @@ the demo's scenarios.
 
     python benchmarks/search_planners.py --scenarios 200 --first-seed 10000   # the judged run
     python benchmarks/search_planners.py --smoke                              # seconds; tests
+    python benchmarks/search_planners.py --merge a/search_planners.json b/search_planners.json
 """
 
 from __future__ import annotations
@@ -173,6 +174,14 @@ def main(argv: list[str] | None = None) -> int:
         help="summarise the missions of an interrupted run (its search_planners_runs.jsonl): the "
         "longest prefix of scenarios whose missions have all finished",
     )
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        nargs="+",
+        help="combine finished runs on disjoint seeds (their search_planners.json, e.g. parts of "
+        "one protocol run on different machines) into one report; each part's configuration, "
+        "environment, load and wall time are kept under 'parts'",
+    )
     args = parser.parse_args(argv)
     if args.smoke:
         args.scenarios, args.budget, args.particles, args.objects, args.workers = (
@@ -187,6 +196,20 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown planner ids {unknown}; choose from {PLANNERS.names()}")
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.merge:
+        parts = [json.loads(path.read_text()) for path in args.merge]
+        runs = merged_runs(parts, parser.error)
+        for key in ("budget", "particles", "objects"):
+            setattr(args, key, parts[0]["config"][key])
+        args.first_seed = min(r["seed"] for r in runs)
+        planners = parts[0]["config"]["planners"]
+        runs = complete_prefix(runs, args.first_seed, planners)
+        kept = ("config", "environment", "load_average_start_end", "wall_s")
+        report(args, planners, runs, [None, load_average()], None, [
+            {**{k: part.get(k) for k in kept}, "path": str(path)}
+            for part, path in zip(parts, args.merge, strict=True)
+        ])  # fmt: skip
+        return 0
     if args.from_runs is not None:
         lines = args.from_runs.read_text().splitlines()
         runs = complete_prefix([json.loads(x) for x in lines if x], args.first_seed, planners)
@@ -223,6 +246,29 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def merged_runs(parts: list[dict], fail) -> list[dict]:
+    """The missions of several benchmark JSONs; ``fail(message)`` when their settings differ or a
+    scenario and planner occurs twice."""
+    for key in ("budget", "particles", "objects", "planners"):
+        values = {json.dumps(part["config"][key]) for part in parts}
+        if len(values) > 1:
+            fail(f"--merge: the parts differ in {key}: {sorted(values)}; merge one protocol's runs")
+    runs = [run for part in parts for run in part["runs"]]
+    first, seen = min(run["seed"] for run in runs), set()
+    for run in runs:
+        key = (run["seed"], run["planner"])
+        if key in seen:
+            fail(f"--merge: scenario {key[0]} of planner {key[1]!r} occurs in two parts")
+        seen.add(key)
+        if run["family"] != scenario_family(run["seed"] - first):
+            fail(
+                f"--merge: scenario {run['seed']} is a {run['family']} scenario, but index "
+                f"{run['seed'] - first} of a run from seed {first} is a "
+                f"{scenario_family(run['seed'] - first)}; merge parts that start at even indices"
+            )
+    return runs
+
+
 def complete_prefix(runs: list[dict], first_seed: int, planners: list[str]) -> list[dict]:
     """The runs of the longest prefix of scenarios (seeds ``first_seed``, ``first_seed + 1``, ...)
     whose missions have all finished, for every planner."""
@@ -239,20 +285,26 @@ def report(
     runs: list[dict],
     load: list,
     wall_s: float | None,
+    parts: list[dict] | None = None,
 ) -> None:
-    """Write the JSON and the figure of ``runs`` and print their table."""
+    """Write the JSON and the figure of ``runs`` and print their table (``parts``: the runs a
+    merge combined, each with its configuration, environment, load and wall time)."""
     summary = summarise(runs, planners, args.budget)
+    config = {k: v for k, v in vars(args).items() if k not in ("out", "merge", "from_runs")}
     data = {
-        "config": {**{k: v for k, v in vars(args).items() if k != "out"}, "planners": planners},
+        "config": {**config, "planners": planners},
         "environment": environment(args.device),
         "load_average_start_end": load,
         "wall_s": wall_s,
         "summary": summary,
         "runs": runs,
     }
+    if args.from_runs is not None or parts is not None:
+        data["config"]["scenarios"] = len(runs) // len(planners)
     if args.from_runs is not None:
         data["config"]["from_runs"] = str(args.from_runs)
-        data["config"]["scenarios"] = len(runs) // len(planners)
+    if parts is not None:
+        data["parts"] = parts
     write_json(args.out / "search_planners.json", data)
     plot(runs, planners, args.budget, args.out / "search_planners.png")
     print(f"{'planner':18s} " + " ".join(f"{'E@' + str(t):>7s}" for t in summary["checkpoints_h"]))

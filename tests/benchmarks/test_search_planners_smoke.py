@@ -55,6 +55,38 @@ def test_search_planners_smoke(tmp_path, monkeypatch):
     assert {r["seed"] for r in prefix["runs"]} == {second - 1} and len(prefix["runs"]) == 3
 
 
+def test_runs_on_disjoint_seeds_merge_into_one_report(tmp_path, monkeypatch, capsys):
+    benchmark = _load(monkeypatch)
+    planners = "manibo,greedy"
+    paths = []
+    for first in (10000, 10002, 10003):
+        out = tmp_path / str(first)
+        args = ["--smoke", "--planners", planners, "--first-seed", str(first), "--out", str(out)]
+        assert benchmark.main(args) == 0
+        paths.append(str(out / "search_planners.json"))
+    parts = [json.loads(Path(p).read_text()) for p in paths]
+    out = tmp_path / "merged"
+    assert benchmark.main(["--merge", *paths[:2], "--out", str(out)]) == 0
+    merged = json.loads((out / "search_planners.json").read_text())
+    assert merged["config"]["scenarios"] == 4 and merged["config"]["first_seed"] == 10000
+    assert [p["path"] for p in merged["parts"]] == paths[:2]
+    assert merged["parts"][1]["environment"] == parts[1]["environment"]
+    assert sorted((r["seed"], r["planner"]) for r in merged["runs"]) == sorted(
+        (r["seed"], r["planner"]) for part in parts[:2] for r in part["runs"]
+    )
+    for name in planners.split(","):  # two scenarios in each part: the mean of the two means
+        both = [part["summary"]["planners"][name]["expected_found_at"] for part in parts[:2]]
+        for t, value in merged["summary"]["planners"][name]["expected_found_at"].items():
+            assert value == pytest.approx((both[0][t] + both[1][t]) / 2, abs=1e-12)
+    for bad, message in (
+        ([paths[0], paths[0]], "occurs in two parts"),
+        ([paths[0], paths[2]], "start at even indices"),  # index 3 of a run from 10000 is a route
+    ):
+        with pytest.raises(SystemExit):
+            benchmark.main(["--merge", *bad, "--out", str(tmp_path / "bad")])
+        assert message in capsys.readouterr().err
+
+
 def test_unknown_planner_ids_are_refused(monkeypatch, capsys):
     benchmark = _load(monkeypatch)
     with pytest.raises(SystemExit):
