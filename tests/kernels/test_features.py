@@ -284,3 +284,18 @@ def test_zonal_random_phases_are_unbiased():
         grams = torch.stack([feature_map(zonal, 2000, s, random=True).gram(x) for s in range(8)])
     assert float((grams.mean(0) - exact).abs().max()) < 0.03
     assert float((grams.mean(0) - exact).abs().max()) < float((grams[0] - exact).abs().max())
+
+
+def test_products_with_a_box_factor_combine_exact_and_random_fourier_maps():
+    from manibo.kernels import BoxMaternKernel
+    from manibo.spaces import Box
+
+    space = ProductSpace(Sphere(2), Box([0.0], [3.0]))
+    sphere = GeometricMaternKernel(space.factors[0], nu=2.5, num_levels=4)
+    kernel = FactorProductKernel(space, [sphere, BoxMaternKernel(space.factors[1])]).double()
+    x = space.random(6, generator=_gen())
+    exact = _dense(kernel, x)
+    with torch.no_grad():
+        grams = torch.stack([feature_map(kernel, 800, seed).gram(x) for seed in range(16)])
+    assert not feature_map(kernel).exact and feature_map(kernel, 800).num_features == 16 * 1600
+    assert float((grams.mean(0) - exact).abs().max()) < 0.03
