@@ -219,10 +219,10 @@ def run_toy(args) -> dict:
     import torch
     from gpytorch.kernels import RBFKernel
 
+    from manibo.kernels import feature_map
     from manibo.models.gpnet import (
         BayesianLinearNetwork,
         MeasurementDistribution,
-        RandomFourierFeatures,
     )
     from manibo.spaces import Box
 
@@ -261,9 +261,7 @@ def run_toy(args) -> dict:
         svgp, svgp_s, inducing = train_svgp(
             prior, likelihood, X, Ys, X[rows], True, iterations, 20, args.toy_lr, args.seed
         )
-        features = RandomFourierFeatures.from_kernel(
-            prior, 20, torch.Generator().manual_seed(args.seed)
-        )
+        features = feature_map(prior, 20, args.seed, trainable=True, detach=True, input_dim=1)
         network = BayesianLinearNetwork(features).to(X)
         gpnet, gpnet_s, _ = train_gpnet(
             box, prior, likelihood, network, X, Ys, iterations, 20, M, args.toy_lr, 0.1,
@@ -308,9 +306,9 @@ def _prior_record(prior, noise):
 def run_sphere(args) -> dict:
     import torch
 
+    from manibo.kernels import feature_map
     from manibo.models.gpnet import (
         BayesianLinearNetwork,
-        HarmonicFeatures,
         MeasurementDistribution,
         default_kernel,
     )
@@ -348,7 +346,9 @@ def run_sphere(args) -> dict:
         svgp, svgp_s, _ = train_svgp(
             prior, likelihood, X, Ys, X[rows], False, iterations, 256, 0.01, args.seed
         )
-        network = BayesianLinearNetwork(HarmonicFeatures(prior, max_features=features)).to(X)
+        network = BayesianLinearNetwork(feature_map(prior, max_features=features, detach=True)).to(
+            X
+        )
         gpnet, gpnet_s, _ = train_gpnet(
             space, prior, likelihood, network, X, Ys, iterations, 256, M, 0.03, 0.1, c, args.seed
         )
@@ -369,10 +369,10 @@ def run_large(args) -> dict:
     import torch
     from gpytorch.kernels import RBFKernel
 
+    from manibo.kernels import feature_map
     from manibo.models.gpnet import (
         BayesianLinearNetwork,
         MeasurementDistribution,
-        RandomFourierFeatures,
     )
     from manibo.models.gpnet.measurement import lengthscale_noise
     from manibo.spaces import Box
@@ -420,9 +420,7 @@ def run_large(args) -> dict:
         svgp, svgp_s, _ = train_svgp(
             prior, likelihood, X, Ys, X[rows], True, iterations, batch, 0.01, args.seed
         )
-        features = RandomFourierFeatures.from_kernel(
-            prior, frequencies, torch.Generator().manual_seed(args.seed)
-        )
+        features = feature_map(prior, frequencies, args.seed, trainable=True, detach=True)
         network = BayesianLinearNetwork(features).to(X)
         gpnet, gpnet_s, _ = train_gpnet(
             box, prior, likelihood, network, X, Ys, iterations, batch, M, 0.03, 0.1, c, args.seed
@@ -441,12 +439,11 @@ def run_large(args) -> dict:
 
 def gpnet_scaling(args, prior, likelihood, frequencies, batch) -> dict:
     """GPNet's time per iteration at N = 1e5 and 1e6 (same minibatch): it does not grow with N."""
-    import torch
 
+    from manibo.kernels import feature_map
     from manibo.models.gpnet import (
         BayesianLinearNetwork,
         MeasurementDistribution,
-        RandomFourierFeatures,
     )
     from manibo.spaces import Box
 
@@ -456,9 +453,7 @@ def gpnet_scaling(args, prior, likelihood, frequencies, batch) -> dict:
     for n in sizes:
         X, y, _, _ = large_data(args.seed + 1, n=n, n_test=0)
         X, y = X.to(args.device), ((y - y.mean()) / y.std()).to(args.device)
-        features = RandomFourierFeatures.from_kernel(
-            prior, frequencies, torch.Generator().manual_seed(0)
-        )
+        features = feature_map(prior, frequencies, 0, trainable=True, detach=True)
         network = BayesianLinearNetwork(features).to(X)
         c = MeasurementDistribution(box, uniform_fraction=1.0)
         _, seconds, _ = train_gpnet(

@@ -102,10 +102,10 @@ def run_one(name: str, k: int, method: str, M: int, options: dict) -> dict:
     import torch
     from gpytorch.kernels import RBFKernel
 
+    from manibo.kernels import feature_map
     from manibo.models.gpnet import (
         BayesianLinearNetwork,
         MeasurementDistribution,
-        RandomFourierFeatures,
     )
     from manibo.models.gpnet.measurement import lengthscale_noise
     from manibo.spaces import Box
@@ -134,8 +134,7 @@ def run_one(name: str, k: int, method: str, M: int, options: dict) -> dict:
             prior, likelihood, X, Ys, X[rows], True, iterations, batch, lr, k
         )
     else:
-        generator = torch.Generator().manual_seed(k)
-        features = RandomFourierFeatures.from_kernel(prior, options["frequencies"], generator)
+        features = feature_map(prior, options["frequencies"], k, trainable=True, detach=True)
         network = BayesianLinearNetwork(features).to(X)
         measurement = MeasurementDistribution(
             box, X, 0.0, lengthscale_noise(prior.base_kernel.lengthscale)

@@ -103,6 +103,35 @@ def test_noncompact_kernels_on_cuda_match_the_cpu():
     noncompact_kernels_match_the_cpu("cuda")
 
 
+@pytest.mark.parametrize("name", ["sphere2", "torus2", "so3", "graph"])
+def test_capped_and_trainable_feature_maps_cuda(name):
+    import importlib
+
+    tests = importlib.import_module("kernels.test_features")
+    tests.test_capped_maps_are_the_kernel_truncated_to_whole_levels(name, "cuda")
+    tests.test_trainable_points_stay_on_the_space_and_train(name, "cuda")
+
+
+@pytest.mark.parametrize("nu", [float("inf"), 0.5, 2.5])
+def test_random_fourier_features_cuda(nu):
+    import importlib
+
+    tests = importlib.import_module("kernels.test_fourier_features")
+    tests.test_features_are_unbiased_for_the_kernel(nu, "cuda")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_vish_feature_map_cuda_matches_the_cpu(dtype):
+    features = _vish_prior().features
+    X = torch.randn(40, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        cpu = features(X)
+        on_device = features.to("cuda")(X.to("cuda", dtype))
+    assert on_device.device.type == "cuda" and on_device.dtype == dtype
+    tol = 1e-10 if dtype == torch.float64 else 1e-4
+    assert torch.allclose(on_device.double().cpu(), cpu, atol=tol * float(cpu.abs().max()))
+
+
 def test_sphere_kernel_large_matrix_cuda():
     from manibo.kernels import GeometricMaternKernel
     from manibo.spaces import Sphere
@@ -340,14 +369,14 @@ def test_gpnet_target_and_tempered_prior_cuda(dtype):
 def test_gpnet_features_and_networks_cuda(dtype):
     import math
 
-    from manibo.spaces import Sphere
-
     tests = _gpnet_tests("test_features")
     tests.test_network_starts_at_the_feature_kernel_and_marginals_match_the_joint(dtype, "cuda")
     if dtype == torch.float64:
-        tests.test_random_fourier_features_approach_the_kernel(math.inf, "cuda")
-        tests.test_harmonic_features_reproduce_the_truncated_kernel("cuda")
-        tests.test_random_phase_features_approach_the_kernel(Sphere(2), "cuda")
+        built = _gpnet_tests("test_surrogate")
+        for name in ("sphere2", "so3", "graph"):
+            built.test_harmonic_features_are_the_prior_truncated_to_whole_levels(name, "cuda")
+        built.test_rff_features_follow_the_spectral_recipe_and_are_unbiased(math.inf, "cuda")
+        built.test_rff_features_follow_the_spectral_recipe_and_are_unbiased(1.5, "cuda")
 
 
 def test_gpnet_measurement_and_box_cuda():

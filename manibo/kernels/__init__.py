@@ -8,7 +8,15 @@ space, and feature maps.
 from manibo.kernels.arccosine import ArcCosineKernel
 from manibo.kernels.box import BoxMaternKernel
 from manibo.kernels.defaults import matern_kernel
-from manibo.kernels.features import FeatureMap, feature_map
+from manibo.kernels.features import (
+    AdditionTheoremFeatureMap,
+    FeatureMap,
+    KernelFeatureMap,
+    ProductFeatureMap,
+    ScaledFeatureMap,
+    feature_map,
+)
+from manibo.kernels.fourier_features import RandomFourierFeatureMap
 from manibo.kernels.homogeneous import HomogeneousLiftKernel
 from manibo.kernels.noncompact import NoncompactHeatKernel, NoncompactMaternKernel
 from manibo.kernels.product import FactorProductKernel
@@ -16,6 +24,7 @@ from manibo.kernels.spectral import GeometricHeatKernel, GeometricMaternKernel
 from manibo.kernels.zonal import ChordalMaternKernel, ZonalKernel
 
 __all__ = [
+    "AdditionTheoremFeatureMap",
     "ArcCosineKernel",
     "BoxMaternKernel",
     "ChordalMaternKernel",
@@ -24,8 +33,12 @@ __all__ = [
     "GeometricHeatKernel",
     "GeometricMaternKernel",
     "HomogeneousLiftKernel",
+    "KernelFeatureMap",
     "NoncompactHeatKernel",
     "NoncompactMaternKernel",
+    "ProductFeatureMap",
+    "RandomFourierFeatureMap",
+    "ScaledFeatureMap",
     "ZonalKernel",
     "feature_map",
     "matern_kernel",

@@ -157,16 +157,17 @@ class HomogeneousLiftKernel(Kernel):
             return r1 * r2 * self.base_kernel.forward(z1, z2, diag=True)
         return r1.unsqueeze(-1) * r2.unsqueeze(-2) * self.base_kernel.forward(z1, z2)
 
-    def feature_map(self, x: Tensor) -> Tensor:
+    def feature_map(self, x: Tensor, num_levels: int | None = None) -> Tensor:
         r"""Explicit features :math:`\Phi = r(x) \sqrt{\lambda_n} Y_{nk}(z(x))`, so that
         :math:`K \approx \Phi\Phi^\top`.
 
         Args:
             x: inputs, shape ``(*batch, n, D)``.
+            num_levels: levels of the base kernel's features (default: its ``num_levels``).
 
         Returns:
             Shape ``(*batch, n, M)``, ``M`` the number of harmonics in the base kernel's levels.
         """
         self._check_inputs(x, x)
         radius, direction = self.lift(x)
-        return radius.unsqueeze(-1) * self.base_kernel.feature_map(direction)
+        return radius.unsqueeze(-1) * self.base_kernel.feature_map(direction, num_levels)

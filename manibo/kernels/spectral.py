@@ -153,11 +153,17 @@ class GeometricMaternKernel(Kernel):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.space!r}, nu={self.nu})"
 
-    def levels_for(self, lengthscale: Tensor) -> int:
-        """Number of levels used at ``lengthscale`` (shape ``(*batch, 1, 1)``)."""
-        return self._truncation(lengthscale)[0]
+    def levels_for(self, lengthscale: Tensor, warn: bool = True) -> int:
+        """Number of levels used at ``lengthscale`` (shape ``(*batch, 1, 1)``).
 
-    def _truncation(self, lengthscale: Tensor) -> tuple[int, Tensor | None]:
+        Args:
+            lengthscale: the lengthscale.
+            warn: emit the :class:`~manibo.exceptions.TruncationWarning` of a binding cap (once);
+                False asks quietly and leaves the warning for the kernel's next evaluation.
+        """
+        return self._truncation(lengthscale, warn)[0]
+
+    def _truncation(self, lengthscale: Tensor, warn: bool = True) -> tuple[int, Tensor | None]:
         r"""Levels used, and the factor by which each enters (None: every level fully).
 
         With automatic truncation, level :math:`l` enters with the factor :math:`3u^2 - 2u^3`,
@@ -186,7 +192,8 @@ class GeometricMaternKernel(Kernel):
             count = max(1, int((log_tail > log_start).sum(-1).max()))
         if needed > self.max_levels:
             neglected = float(log_tail[..., self.max_levels].detach().max().exp())
-            if not self._warned_cap and neglected > CAP_WARNING_FACTOR * self.truncation_tol:
+            cap_matters = neglected > CAP_WARNING_FACTOR * self.truncation_tol
+            if warn and not self._warned_cap and cap_matters:
                 warnings.warn(
                     f"{self!r}: {needed} levels are needed to neglect less than "
                     f"{self.truncation_tol:g} of the spectral mass at lengthscale "
@@ -216,11 +223,22 @@ class GeometricMaternKernel(Kernel):
         self._warned_cap = False
         return self.levels_for(self.lengthscale)
 
-    def level_weights(self, lengthscale: Tensor | None = None) -> Tensor:
-        r"""Normalised per-level weights :math:`w_l`, shape ``(*batch_shape, L)``."""
+    def level_weights(
+        self, lengthscale: Tensor | None = None, num_levels: int | None = None
+    ) -> Tensor:
+        r"""Normalised per-level weights :math:`w_l`, shape ``(*batch_shape, L)``.
+
+        Args:
+            lengthscale: shape ``(*batch_shape, 1, 1)`` (default: the kernel's).
+            num_levels: use exactly these first ``L`` levels, every one fully, renormalised over
+                them (default: the kernel's own truncation).
+        """
         lengthscale = self.lengthscale if lengthscale is None else lengthscale
         check_lengthscale(self, lengthscale)
-        num, phase = self._truncation(lengthscale)
+        if num_levels is None:
+            num, phase = self._truncation(lengthscale)
+        else:
+            num, phase = self._fixed_levels(num_levels), None
         eigenvalues = self._eigenvalues[:num].to(lengthscale)
         log_mult = self._log_multiplicities[:num].to(lengthscale)
         log_s = log_spectrum(eigenvalues, lengthscale[..., 0], self.nu, self.space.spectral_dim)
@@ -231,6 +249,9 @@ class GeometricMaternKernel(Kernel):
         norm = torch.logsumexp(log_s + log_phase + log_mult, dim=-1, keepdim=True)
         return phase * torch.exp(log_s - norm)
 
+    def _fixed_levels(self, num_levels: int) -> int:
+        return check_int("num_levels", num_levels, minimum=1, maximum=self._scan_levels)
+
     def forward(
         self, x1: Tensor, x2: Tensor, diag: bool = False, last_dim_is_batch: bool = False, **params
     ) -> Tensor:
@@ -240,20 +261,22 @@ class GeometricMaternKernel(Kernel):
         weights = self.level_weights()
         return self.space.spectral_sum(weights, x1, x2, diag=diag)
 
-    def feature_map(self, x: Tensor) -> Tensor:
+    def feature_map(self, x: Tensor, num_levels: int | None = None) -> Tensor:
         r"""Explicit features :math:`\Phi` with :math:`K \approx \Phi\Phi^\top`.
 
         They are exact for the truncated kernel.
 
         Args:
             x: points, shape ``(*batch, n, *point_shape)``.
+            num_levels: the features of the kernel truncated to its first ``L`` levels (weights
+                renormalised over them, see :meth:`level_weights`); default: the kernel's levels.
 
         Returns:
             Shape ``(*batch, n, M)``, ``M`` the number of eigenfunctions in the levels used.
         """
         self.space.check(x)
         check_parameters_match(self, x)
-        weights = self.level_weights()
+        weights = self.level_weights(num_levels=num_levels)
         _, multiplicities = self.space.levels(weights.shape[-1])
         per_feature = torch.repeat_interleave(
             weights, multiplicities.to(torch.long).to(weights.device), dim=-1

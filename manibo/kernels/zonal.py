@@ -178,26 +178,29 @@ class ZonalKernel(Kernel):
             return self.shape_function(t.unsqueeze(-1)).squeeze(-1)
         return self.shape_function((x1 @ x2.transpose(-1, -2)).clamp(-1, 1))
 
-    def feature_map(self, x: Tensor) -> Tensor:
+    def feature_map(self, x: Tensor, num_levels: int | None = None) -> Tensor:
         r"""Explicit features :math:`\Phi(x) = [\sqrt{\lambda_n}\, Y_{nk}(x)]`, so that
         :math:`K \approx \Phi\Phi^\top`.
 
-        Uses the first ``num_levels`` levels; :math:`|K - \Phi\Phi^\top|` is at most
+        Uses the first ``L`` levels; :math:`|K - \Phi\Phi^\top|` is at most
         :math:`\kappa(1) - \sum_{n<L}\lambda_n N(d, n)` entrywise (plus the eigenvalues' quadrature
         error).
 
         Args:
             x: unit vectors, shape ``(*batch, n, dim+1)``.
+            num_levels: ``L`` (default: the kernel's ``num_levels``).
 
         Returns:
             Shape ``(*batch, n, M)`` with ``M = sum_{n<L} N(dim+1, n)``, in ``x``'s dtype and
             device.
         """
         self._check_inputs(x, x)
+        levels = self.num_levels if num_levels is None else num_levels
+        _check_positive_int("num_levels", levels)
         d = self.sphere.dim + 1
-        roots = _sqrt_eigenvalues(self.eigenvalues(self.num_levels).to(x), d)
-        index = harmonic_level_index(d, self.num_levels).to(x.device)
-        return self.sphere.eigenfunctions(x, self.num_levels) * roots[..., index].unsqueeze(-2)
+        roots = _sqrt_eigenvalues(self.eigenvalues(levels).to(x), d)
+        index = harmonic_level_index(d, levels).to(x.device)
+        return self.sphere.eigenfunctions(x, levels) * roots[..., index].unsqueeze(-2)
 
 
 class ChordalMaternKernel(ZonalKernel):

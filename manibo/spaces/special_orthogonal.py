@@ -13,6 +13,7 @@ from manibo.harmonics.fourier import circle_harmonics
 from manibo.harmonics.series import GegenbauerLevels
 from manibo.harmonics.weights import OrthogonalWeights
 from manibo.spaces._lie_group import attach_characters, matrix_size, rotation_angles
+from manibo.spaces._polar import polar_factor
 from manibo.spaces.base import (
     CompactSpace,
     UnsupportedError,
@@ -168,11 +169,9 @@ class SpecialOrthogonal(CompactSpace):
             )
 
     def project(self, x: Tensor) -> Tensor:
-        """Nearest rotation in Frobenius norm (SVD, with the sign fix that keeps det = +1)."""
-        u, _, vh = torch.linalg.svd(_matrices(x))
-        sign = torch.linalg.det(u @ vh)
-        u = torch.cat([u[..., :-1], u[..., -1:] * sign[..., None, None]], dim=-1)
-        return _flat(u @ vh)
+        """Nearest rotation in Frobenius norm (SVD, with the sign fix that keeps det = +1),
+        differentiable on the group too (:func:`~manibo.spaces._polar.polar_factor`)."""
+        return _flat(polar_factor(_matrices(x), rotation=True))
 
     def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
         r""":math:`R\,\mathrm{skew}(R^\top V)`, shapes ``(*batch, n*n)``."""

@@ -11,6 +11,7 @@ from manibo._validation import default_tolerance
 from manibo.harmonics.series import GegenbauerLevels
 from manibo.harmonics.weights import UnitaryWeights
 from manibo.spaces._lie_group import attach_characters, matrix_size
+from manibo.spaces._polar import polar_factor
 from manibo.spaces.base import (
     CompactSpace,
     inner_product_series,
@@ -128,8 +129,7 @@ class SpecialUnitary(CompactSpace):
     def project(self, x: Tensor) -> Tensor:
         r"""The unitary polar factor :math:`WV^H` of :math:`U = W\Sigma V^H`, times
         :math:`e^{-i\arg\det/n}`: the nearest point of SU(n) for matrices near the group."""
-        w, _, vh = torch.linalg.svd(to_complex(x))
-        return to_real(_unit_determinant(w @ vh))
+        return to_real(_unit_determinant(polar_factor(to_complex(x))))
 
     def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
         r""":math:`U\,P(U^H V)`, :math:`P` the projection onto trace-free skew-Hermitian

@@ -1,10 +1,13 @@
-"""The feature-map protocol: exact maps reproduce the kernel on every space with eigenfunctions,
-random maps reproduce it in expectation, and ScaleKernel and FactorProductKernel compose."""
+"""The feature-map protocol: exact maps reproduce the kernel on every space with eigenfunctions
+(and its level truncation under a feature cap), random maps reproduce it in expectation and are
+their closed form through explicit eigenfunctions, ScaleKernel and FactorProductKernel compose,
+trainable points stay on the space, detached maps are frozen copies."""
 
 import math
 
 import pytest
 import torch
+from feature_closed_forms import addition_theorem_features
 from gpytorch.kernels import RBFKernel, ScaleKernel
 from registry import SPACES
 
@@ -18,7 +21,12 @@ from manibo.kernels import (
     HomogeneousLiftKernel,
     feature_map,
 )
-from manibo.kernels.features import AdditionTheoremFeatureMap, KernelFeatureMap
+from manibo.kernels.features import (
+    AdditionTheoremFeatureMap,
+    KernelFeatureMap,
+    capped_levels,
+    levels_within,
+)
 from manibo.spaces import (
     Circle,
     CompactSpace,
@@ -139,7 +147,13 @@ def test_zonal_and_lifted_kernels_use_their_own_maps():
 
 def test_kernels_without_a_feature_map_are_refused():
     with pytest.raises(ConfigurationError, match="no feature map"):
-        feature_map(RBFKernel())
+        feature_map(torch.nn.Linear(2, 2))
+    with pytest.raises(ConfigurationError, match="caps eigenfunction maps"):
+        feature_map(RBFKernel(ard_num_dims=2), max_features=10)
+    with pytest.raises(ConfigurationError, match="caps eigenfunction maps"):
+        feature_map(GeometricMaternKernel(SpecialOrthogonal(4), num_levels=3), max_features=10)
+    with pytest.raises(ConfigurationError, match="max_features"):
+        feature_map(GeometricMaternKernel(Sphere(2), num_levels=3), max_features=0)
     with pytest.raises(ConfigurationError, match="num_points"):
         feature_map(GeometricMaternKernel(SpecialOrthogonal(3), num_levels=3), 0, random=True)
 
@@ -152,3 +166,136 @@ def test_maps_follow_the_kernel_dtype():
         phi = feature_map(kernel)(x)
     assert phi.dtype == torch.float32 and torch.isfinite(phi).all()
     assert math.isclose(float(phi.square().sum(-1).mean()), 1.0, abs_tol=0.5)
+
+
+SMALL = ["sphere2", "torus2", "so3", "graph"]
+
+
+def _truncated(kernel, levels):
+    """The same kernel with ``levels`` fixed: an independent object, evaluated by the space's
+    addition theorem."""
+    copy = GeometricMaternKernel(kernel.space, nu=kernel.nu, num_levels=levels).double()
+    copy.lengthscale = kernel.lengthscale.detach()
+    return copy
+
+
+def test_levels_within_keeps_whole_levels():
+    assert levels_within([1, 3, 5, 7], 9) == 3  # 1 + 3 + 5 = 9
+    assert levels_within([1, 3, 5, 7], 8) == 2
+    assert levels_within([4, 5], 2) == 1  # at least one level
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_capped_maps_are_the_kernel_truncated_to_whole_levels(name, device="cpu"):
+    space = SPACES[name]()
+    kernel = GeometricMaternKernel(space, nu=2.5).double().to(device)  # automatic truncation
+    kernel.lengthscale = 0.5
+    wanted = kernel.levels_for(kernel.lengthscale, warn=False)
+    multiplicities = space.levels(wanted)[1].tolist()
+    fmap = feature_map(kernel, max_features=30)
+    levels = capped_levels(kernel, 30)
+    assert 1 <= levels <= wanted and sum(multiplicities[:levels]) <= 30
+    assert levels == wanted or sum(multiplicities[: levels + 1]) > 30
+    assert isinstance(fmap, KernelFeatureMap) and fmap.exact
+    assert fmap.num_features == sum(multiplicities[:levels])
+    x = space.random(9, generator=_gen()).to(device)
+    y = space.random(4, generator=_gen(1)).to(device)
+    with torch.no_grad():
+        expected = _dense(_truncated(kernel, levels).to(device), x, y)
+        assert torch.allclose(fmap.gram(x, y), expected, rtol=0, atol=1e-12)
+        kernel.lengthscale = 0.9  # shared: the weights follow the kernel, the levels stay
+        expected = _dense(_truncated(kernel, levels).to(device), x, y)
+        assert torch.allclose(fmap.gram(x, y), expected, rtol=0, atol=1e-12)
+
+
+def test_capped_zonal_and_lifted_maps_keep_whole_levels():
+    zonal = ArcCosineKernel(Sphere(2), order=1, num_levels=12).double()
+    fmap = feature_map(zonal, max_features=10)  # levels 0..2 hold 1 + 3 + 5 harmonics
+    assert fmap.num_features == 9
+    x = Sphere(2).random(6, generator=_gen())
+    with torch.no_grad():
+        expected = ArcCosineKernel(Sphere(2), order=1, num_levels=3).double().feature_map(x)
+        assert torch.allclose(fmap.gram(x), expected @ expected.T, atol=1e-12)
+    lift = HomogeneousLiftKernel(ArcCosineKernel(Sphere(2), num_levels=30), input_dim=2).double()
+    assert feature_map(lift, max_features=20).num_features == 16  # levels 0..3
+
+
+def test_detached_maps_are_frozen_copies():
+    space = Sphere(2)
+    kernel = ScaleKernel(GeometricMaternKernel(space, nu=1.5, num_levels=5)).double()
+    kernel.outputscale = 2.0
+    x = space.random(6, generator=_gen())
+    shared, frozen = feature_map(kernel), feature_map(kernel, detach=True)
+    before = _dense(kernel, x)
+    assert not any(p.requires_grad for p in frozen.parameters())
+    own = {id(p) for p in kernel.parameters()}
+    assert not own & {id(p) for p in frozen.parameters()}
+    kernel.outputscale = 5.0
+    kernel.base_kernel.lengthscale = 0.3
+    with torch.no_grad():
+        assert torch.allclose(frozen.gram(x), before, atol=1e-12)
+        assert torch.allclose(shared.gram(x), _dense(kernel, x), atol=1e-12)
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_random_phases_are_their_closed_form_through_eigenfunctions(name):
+    space = SPACES[name]()
+    kernel = GeometricMaternKernel(space, nu=2.5, num_levels=6).double()
+    kernel.lengthscale = 0.7
+    fmap = feature_map(kernel, 9, seed=4, random=True)
+    points = space.random(9, generator=_gen(4))  # the map's points: the same seed
+    x = space.random(5, generator=_gen(1))
+    with torch.no_grad():
+        assert torch.equal(fmap.points, points)
+        expected = addition_theorem_features(space, kernel.level_weights().detach(), points, x)
+        assert fmap(x).shape == expected.shape and fmap.num_features == 6 * 9
+        assert torch.allclose(fmap(x), expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["sphere2", "torus2", "so3", "graph"])
+def test_trainable_points_stay_on_the_space_and_train(name, device="cpu"):
+    space = SPACES[name]()
+    kernel = GeometricMaternKernel(space, nu=2.5, num_levels=5).double().to(device)
+    fmap = feature_map(kernel, 7, seed=0, random=True, trainable=True)
+    x = space.random(4, generator=_gen(1)).to(device)
+    if space.is_discrete:  # graph nodes: the points stay fixed
+        assert not fmap.trainable and "raw_points" in dict(fmap.named_buffers())
+        return
+    raw = fmap.raw_points
+    assert isinstance(raw, torch.nn.Parameter)
+    with torch.no_grad():
+        assert torch.allclose(fmap.points, raw, atol=1e-12)  # drawn on the space
+    fmap(x).square().sum().backward()
+    assert raw.grad is not None and torch.isfinite(raw.grad).all() and raw.grad.abs().sum() > 0
+    with torch.no_grad():
+        raw.add_(0.3 * torch.randn(raw.shape, generator=_gen(2)).to(raw))
+        space.check(fmap.points)
+        batched = fmap(x.reshape(2, 2, *x.shape[1:]))
+        assert torch.allclose(batched.reshape(4, -1), fmap(x), atol=1e-12)
+
+
+def test_zonal_random_phases_are_unbiased():
+    sphere = Sphere(2)
+    zonal = ChordalMaternKernel(sphere, nu=2.5, num_levels=12).double()
+    zonal.lengthscale = 0.8
+    x = sphere.random(5, generator=_gen())
+    with torch.no_grad():
+        exact = feature_map(zonal).gram(x)  # the same 12 levels, from the harmonics
+        grams = torch.stack([feature_map(zonal, 2000, s, random=True).gram(x) for s in range(8)])
+    assert float((grams.mean(0) - exact).abs().max()) < 0.03
+    assert float((grams.mean(0) - exact).abs().max()) < float((grams[0] - exact).abs().max())
+
+
+def test_products_with_a_box_factor_combine_exact_and_random_fourier_maps():
+    from manibo.kernels import BoxMaternKernel
+    from manibo.spaces import Box
+
+    space = ProductSpace(Sphere(2), Box([0.0], [3.0]))
+    sphere = GeometricMaternKernel(space.factors[0], nu=2.5, num_levels=4)
+    kernel = FactorProductKernel(space, [sphere, BoxMaternKernel(space.factors[1])]).double()
+    x = space.random(6, generator=_gen())
+    exact = _dense(kernel, x)
+    with torch.no_grad():
+        grams = torch.stack([feature_map(kernel, 800, seed).gram(x) for seed in range(16)])
+    assert not feature_map(kernel).exact and feature_map(kernel, 800).num_features == 16 * 1600
+    assert float((grams.mean(0) - exact).abs().max()) < 0.03

@@ -9,8 +9,8 @@ so that :math:`q(f_c(X)) = \mathcal N(\Phi m_c, (\Phi L_c)(\Phi L_c)^\top)` on a
 full covariance (Shi, Khan & Zhu 2019, eq. 30). :math:`L_c` is lower triangular with a softplus
 diagonal and starts at the identity, and :math:`m_c` starts at zero, so an untrained network is the
 GP whose kernel is :math:`\phi(x)^\top\phi(x')` — for features built from the prior kernel, a Monte
-Carlo or truncated version of the prior. The feature maps are in
-:mod:`manibo.models.gpnet.features`.
+Carlo or truncated version of the prior. Kernel feature maps come from
+:func:`manibo.kernels.feature_map`, the tanh network from :mod:`manibo.models.gpnet.features`.
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ class BayesianLinearNetwork(nn.Module):
 
     Args:
         features: a feature module mapping points ``(*batch, P, *point_shape)`` to
-            ``(*batch, P, F)``, with an attribute ``num_features`` (``F``); its own parameters
-            (frequencies, phases, hidden layers) train with the head.
+            ``(*batch, P, F)``, with an attribute ``num_features`` (``F``): a
+            :class:`~manibo.kernels.FeatureMap` or :class:`~manibo.models.gpnet.MLPFeatures`; its
+            trainable parameters (frequencies, points, hidden layers) train with the head.
         num_latents: number ``C`` of independent latent functions (1 for regression, the number of
             classes for a softmax likelihood).
     """

@@ -7,19 +7,15 @@ import math
 import torch
 from botorch.models.transforms.input import InputTransform
 from botorch.utils.types import DEFAULT
-from gpytorch.kernels import Kernel, RBFKernel
+from gpytorch.kernels import Kernel, MaternKernel, RBFKernel, ScaleKernel
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
+from manibo.kernels.box import BoxMaternKernel
+from manibo.kernels.features import feature_map, levels_within
 from manibo.kernels.spectral import GeometricMaternKernel
 from manibo.models.exact_gp import SURROGATE_TRUNCATION_TOL, validate_training_data
-from manibo.models.gpnet.features import (
-    HarmonicFeatures,
-    MLPFeatures,
-    RandomFourierFeatures,
-    RandomPhaseFeatures,
-    levels_within,
-)
+from manibo.models.gpnet.features import MLPFeatures
 from manibo.models.gpnet.measurement import MeasurementDistribution, lengthscale_noise
 from manibo.models.gpnet.model import GPNetModel
 from manibo.models.gpnet.networks import BayesianLinearNetwork
@@ -77,28 +73,42 @@ def build_network(
 ) -> BayesianLinearNetwork:
     """An inference network of the given kind for a prior kernel.
 
+    Kernel features come from :func:`~manibo.kernels.feature_map` with ``detach=True``: they hold
+    a frozen copy of the prior's hyperparameters, so the network and the prior never share a
+    tensor (the KL step cannot move the prior, the hyperparameter step cannot move the network).
+
     Args:
-        kind: ``"harmonic"`` (eigenfunction features of the prior), ``"random-phase"``,
-            ``"rff"`` (random Fourier features, RBF/Matérn priors on a Box; ``max_features / 2``
-            frequencies), ``"mlp"`` (tanh network with a Bayesian last layer), or ``"auto"``
-            (harmonic on compact spaces with explicit eigenfunctions, rff on a Box).
+        kind: ``"harmonic"`` (eigenfunction features of the prior, whole levels up to
+            ``max_features``), ``"random-phase"`` (addition-theorem features with trainable points
+            on continuous spaces, fixed ones on graphs and meshes), ``"rff"`` (random Fourier
+            features with trainable frequencies and lengthscale, for RBF/Matérn priors on a Box;
+            ``max_features / 2`` frequencies), ``"mlp"`` (tanh network with a Bayesian last
+            layer), or ``"auto"`` (harmonic on compact spaces, rff on a Box).
         space: the input space.
         prior: the prior kernel (usually a ``ScaleKernel``).
         max_features: feature budget of harmonic and rff networks.
-        num_phases: phases per level of random-phase features.
+        num_phases: points per level of random-phase features.
         widths: hidden widths of the mlp network.
         seed: seed of random features and initial weights.
     """
-    generator = torch.Generator().manual_seed(int(seed))
     if kind == "auto":
         kind = "rff" if isinstance(space, Box) else "harmonic"
     if kind == "harmonic":
-        features = HarmonicFeatures(prior, max_features=max_features)
+        features = feature_map(prior, random=False, max_features=max_features, detach=True)
     elif kind == "random-phase":
-        features = RandomPhaseFeatures(prior, num_phases, generator=generator)
+        options = {"random": True, "trainable": True, "detach": True}
+        features = feature_map(prior, num_phases, seed, **options)
     elif kind == "rff":
-        features = RandomFourierFeatures.from_kernel(prior, max(1, max_features // 2), generator)
+        base = prior.base_kernel if isinstance(prior, ScaleKernel) else prior
+        if not isinstance(base, (RBFKernel, MaternKernel, BoxMaternKernel)):
+            raise ConfigurationError(
+                "an 'rff' network needs an RBFKernel, MaternKernel or BoxMaternKernel prior, got "
+                f"{type(base).__name__}; on compact spaces use 'harmonic' or 'random-phase'."
+            )
+        frequencies = max(1, max_features // 2)
+        features = feature_map(prior, frequencies, seed, trainable=True, detach=True)
     elif kind == "mlp":
+        generator = torch.Generator().manual_seed(int(seed))
         variance = float(getattr(prior, "outputscale", torch.tensor(1.0)).detach())
         dtype = next(prior.parameters()).dtype
         features = MLPFeatures(space, widths, variance, generator=generator, dtype=dtype)

@@ -10,6 +10,11 @@ streaming passes work with the *zonal* features :math:`r P_n(z \cdot v_i)`
 coordinates once with the block-diagonal :math:`W` (:func:`~manibo.harmonics.harmonic_transform`),
 :math:`\phi = r Z W`. That saves the :math:`\sum_n N(d,n)^2` multiply-adds per point that forming
 :math:`Y` would cost.
+
+:class:`VISHFeatures` is a :class:`~manibo.kernels.FeatureMap` (exact): called on inputs it returns
+:math:`\phi`, whose Gram matrix :math:`\phi(x)\phi(y)^\top = r r' \sum_{n} N(d, n) P_n(z \cdot z')`
+is the zonal kernel with unit eigenvalue on each level of the set (the prior weights the levels
+separately, :meth:`~manibo.models.vish.VISHPrior.scale`).
 """
 
 from __future__ import annotations
@@ -21,11 +26,12 @@ from manibo._validation import as_tensor_arg, check_finite, check_trailing_shape
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.harmonics.gegenbauer import harmonic_dimension
 from manibo.harmonics.spherical_harmonics import harmonic_transform, zonal_features
+from manibo.kernels.feature_protocol import FeatureMap
 from manibo.kernels.homogeneous import HomogeneousLiftKernel
 from manibo.spaces.sphere import Sphere
 
 
-class VISHFeatures(torch.nn.Module):
+class VISHFeatures(FeatureMap):
     r"""Fixed harmonic features of a level set, for sphere data or lifted Euclidean data.
 
     Args:
@@ -47,6 +53,7 @@ class VISHFeatures(torch.nn.Module):
         offset: Tensor | None = None,
     ) -> None:
         super().__init__()
+        self.exact = True
         if lift is not None and lift.input_dim + 1 != d:
             raise ConfigurationError(
                 f"the lift maps R^{lift.input_dim} to S^{lift.input_dim} in "
@@ -146,3 +153,15 @@ class VISHFeatures(torch.nn.Module):
             Shape ``(*batch, n, M)``, float64 (differentiable in ``X`` and in the lift).
         """
         return self.zonal(X, torch.float64) @ self.transform
+
+    def forward(self, x: Tensor) -> Tensor:
+        r"""The features :math:`\phi = r\, Y(z)` of :meth:`harmonics`, in ``x``'s dtype.
+
+        Args:
+            x: inputs, shape ``(*batch, n, input_dim)``.
+
+        Returns:
+            Shape ``(*batch, n, M)``.
+        """
+        self.check_inputs("x", x)
+        return self.harmonics(x).to(x.dtype)

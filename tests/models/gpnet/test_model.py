@@ -10,14 +10,13 @@ from gpytorch.kernels import ScaleKernel
 from gpytorch.likelihoods import BernoulliLikelihood, GaussianLikelihood
 
 from manibo.exceptions import ConfigurationError, InputDataError
-from manibo.kernels import GeometricMaternKernel
+from manibo.kernels import GeometricMaternKernel, feature_map
 from manibo.loop import BayesianOptimizer
 from manibo.models import available_surrogates, build_surrogate
 from manibo.models.gpnet import (
     BayesianLinearNetwork,
     GPNet,
     GPNetModel,
-    HarmonicFeatures,
     build_network,
 )
 from manibo.optim import LBFGSOptions, optimize_acqf_on_space
@@ -29,7 +28,7 @@ def _model(dtype=torch.float64, device="cpu", prior_mean=0.0):
     kernel = ScaleKernel(GeometricMaternKernel(space, nu=2.5, num_levels=4)).to(dtype)
     likelihood = GaussianLikelihood().to(dtype)
     likelihood.noise = 0.1
-    network = BayesianLinearNetwork(HarmonicFeatures(kernel))
+    network = BayesianLinearNetwork(feature_map(kernel, max_features=512, detach=True))
     gen = torch.Generator().manual_seed(0)
     with torch.no_grad():
         network.weight_mean.copy_(torch.randn(network.weight_mean.shape, generator=gen))

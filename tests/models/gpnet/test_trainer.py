@@ -9,13 +9,11 @@ from gpytorch.kernels import RBFKernel, ScaleKernel
 from gpytorch.likelihoods import BernoulliLikelihood, GaussianLikelihood, SoftmaxLikelihood
 
 from manibo.exceptions import ConfigurationError, InputDataError
-from manibo.kernels import GeometricMaternKernel
+from manibo.kernels import GeometricMaternKernel, feature_map
 from manibo.models.gpnet import (
     BayesianLinearNetwork,
     GPNet,
-    HarmonicFeatures,
     MeasurementDistribution,
-    RandomFourierFeatures,
     conjugate_target,
 )
 from manibo.models.gpnet.mirror_descent import add_jitter, cholesky_with_jitter
@@ -47,7 +45,7 @@ def _exact_posterior(kernel, X, y, noise, Xt):
 
 
 def _gpnet(space, kernel, likelihood=None, num_latents=1, **options):
-    network = BayesianLinearNetwork(HarmonicFeatures(kernel), num_latents)
+    network = BayesianLinearNetwork(feature_map(kernel, max_features=512, detach=True), num_latents)
     return GPNet(space, network, kernel, likelihood, **options)
 
 
@@ -333,7 +331,7 @@ def test_minibatch_training_never_builds_anything_of_size_n_squared():
     X = box.random(200_000, generator=torch.Generator().manual_seed(0))
     y = X[:, :1].sin()
     kernel = ScaleKernel(RBFKernel(ard_num_dims=2)).double()
-    network = BayesianLinearNetwork(RandomFourierFeatures.from_kernel(kernel, 16))
+    network = BayesianLinearNetwork(feature_map(kernel, 16, trainable=True, detach=True))
     gpnet = GPNet(box, network, kernel, _gaussian(0.1), lr=0.01)
     results = gpnet.fit(X, y, 3, batch_size=64, num_measurement=32)
     assert len(results) == 3 and gpnet.iteration == 3

@@ -1,13 +1,16 @@
 """VISH features: harmonics on the sphere and of lifted inputs against spherical_harmonics and the
-lift kernel; the Mercer sum approaches the kernel; float32 agreement; input errors."""
+lift kernel; as a feature map, their Gram matrix is the zonal kernel of the level set (Gegenbauer
+polynomials from scipy); the Mercer sum approaches the kernel; float32 agreement; input errors."""
 
 import pytest
+import scipy.special as sp
 import torch
 from gpytorch.kernels import ScaleKernel
 
 from manibo.exceptions import InputDataError
 from manibo.harmonics import spherical_harmonics
-from manibo.kernels import ChordalMaternKernel, HomogeneousLiftKernel
+from manibo.harmonics.gegenbauer import harmonic_dimension
+from manibo.kernels import ChordalMaternKernel, FeatureMap, HomogeneousLiftKernel
 from manibo.models.vish import VISHFeatures, VISHPrior
 from manibo.spaces import Sphere
 
@@ -25,6 +28,40 @@ def test_sphere_features_are_the_harmonics():
     features = VISHFeatures(4, (0, 1, 2, 3))
     assert features.num_features == 30 and features.input_dim == 4
     assert torch.allclose(features.harmonics(X), spherical_harmonics(X, 4), atol=1e-12)
+
+
+def _level_set_kernel(d, levels, r1, z1, r2, z2):
+    """r r' sum_n N(d, n) P_n(z . z'), P_n the Gegenbauer polynomial normalised to P_n(1) = 1."""
+    t = (z1 @ z2.T).clamp(-1, 1).numpy()
+    alpha = (d - 2) / 2
+    total = sum(
+        harmonic_dimension(d, n)
+        * sp.eval_gegenbauer(n, alpha, t)
+        / sp.eval_gegenbauer(n, alpha, 1.0)
+        for n in levels
+    )
+    return r1[:, None] * r2[None, :] * torch.as_tensor(total)
+
+
+@torch.no_grad()
+@pytest.mark.parametrize("lifted", [False, True])
+def test_feature_map_gram_is_the_zonal_kernel_of_the_level_set(lifted):
+    levels = (0, 1, 3, 4)  # a level set with a gap
+    if lifted:
+        features = _lifted_prior(60).features
+        features = VISHFeatures(4, levels, features.lift, features.offset)
+        X = torch.randn(9, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+        Y = torch.randn(5, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
+    else:
+        features = VISHFeatures(4, levels)
+        X = Sphere(3).random(9, generator=torch.Generator().manual_seed(3))
+        Y = Sphere(3).random(5, generator=torch.Generator().manual_seed(4))
+    assert isinstance(features, FeatureMap) and features.exact
+    (r1, z1), (r2, z2) = features.radius_direction(X), features.radius_direction(Y)
+    expected = _level_set_kernel(4, levels, r1, z1, r2, z2)
+    assert torch.allclose(features.gram(X, Y), expected, rtol=0, atol=1e-10 * expected.abs().max())
+    assert features(X).shape == (9, features.num_features) == (9, 1 + 4 + 16 + 25)
+    assert features(X.float()).dtype == torch.float32
 
 
 @torch.no_grad()

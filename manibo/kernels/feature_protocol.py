@@ -1,0 +1,57 @@
+r"""The feature-map protocol: a module :math:`x \mapsto \Phi(x)` that says whether it is exact and
+how many features it has.
+
+The maps themselves live in :mod:`manibo.kernels.features` (eigenfunction, addition-theorem,
+scaled and product maps, and :func:`~manibo.kernels.features.feature_map`, which builds the map of a
+kernel), :mod:`manibo.kernels.fourier_features` (random Fourier features of Euclidean kernels) and
+:class:`~manibo.models.vish.VISHFeatures` (the harmonics of a VISH model).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+class FeatureMap(torch.nn.Module):
+    r"""A feature map :math:`\Phi` of a kernel.
+
+    Subclasses implement :meth:`forward` and :attr:`num_features` and set :attr:`exact`.
+
+    Attributes:
+        exact: True when :math:`\Phi(x)\Phi(y)^\top` equals the kernel (for an eigenfunction map,
+            the kernel truncated to the levels it uses), False when it equals it in expectation
+            over the map's seeded randomness.
+    """
+
+    exact: bool
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Features of points ``x`` ``(*batch, n, *point_shape)``; returns ``(*batch, n, M)``."""
+        raise NotImplementedError
+
+    @property
+    def num_features(self) -> int:
+        """``M``, the number of features (at the current hyperparameters)."""
+        raise NotImplementedError
+
+    def gram(self, x1: Tensor, x2: Tensor | None = None) -> Tensor:
+        r""":math:`\Phi(x_1)\Phi(x_2)^\top`, shape ``(*batch, n, m)``."""
+        phi1 = self(x1)
+        phi2 = phi1 if x2 is None else self(x2)
+        return phi1 @ phi2.transpose(-1, -2)
+
+
+def module_dtype_device(module: torch.nn.Module) -> tuple[torch.dtype, torch.device]:
+    """The dtype and device of a module's first floating parameter or buffer (float64 on the CPU
+    for a module without one)."""
+    for tensor in (*module.parameters(), *module.buffers()):
+        if tensor.is_floating_point():
+            return tensor.dtype, tensor.device
+    return torch.float64, torch.device("cpu")
+
+
+def seeded_generator(seed: int) -> torch.Generator:
+    """A CPU generator seeded with ``seed``: maps draw on the CPU and move their draws to the
+    kernel's device, so a seed gives the same map on every device."""
+    return torch.Generator().manual_seed(int(seed))
