@@ -403,10 +403,12 @@ def test_gpnet_training_on_cuda():
     tests.test_general_objective_with_a_gaussian_likelihood_reaches_the_same_posterior("cuda")
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_gpnet_botorch_posterior_cuda(dtype):
+@pytest.mark.parametrize("dtype, prior_mean", [(torch.float64, 0.0), (torch.float32, 0.7)])
+def test_gpnet_botorch_posterior_cuda(dtype, prior_mean):
     tests = _gpnet_tests("test_model")
-    tests.test_posterior_is_the_networks_joint_gaussian_in_original_units(dtype, "cuda")
+    tests.test_posterior_is_the_networks_joint_gaussian_in_original_units(
+        dtype, prior_mean, device="cuda"
+    )
 
 
 def test_every_builtin_acquisition_by_name_on_cuda(device="cuda"):

@@ -14,7 +14,12 @@ from collections.abc import Callable
 from functools import partial
 
 import torch
-from botorch.test_functions.synthetic import Ackley, Rosenbrock, StyblinskiTang
+from botorch.test_functions.synthetic import (
+    Ackley,
+    Rosenbrock,
+    StyblinskiTang,
+    SyntheticTestFunction,
+)
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
@@ -23,6 +28,12 @@ from manibo.problems.registry import register_problem
 
 STYBLINSKI_TANG_MINIMISER = -2.903534
 TANGENT_FUNCTIONS = ("ackley", "rosenbrock", "styblinski-tang")
+
+
+def _evaluate_on_device(function: SyntheticTestFunction, z: Tensor) -> Tensor:
+    """``function.evaluate_true(z)`` with the function's bounds moved to ``z``'s device (BoTorch
+    checks the inputs against them)."""
+    return function.to(z.device).evaluate_true(z)
 
 
 def recentred_function(
@@ -45,14 +56,15 @@ def recentred_function(
     # outside the functions' usual boxes (Styblinski-Tang's [-5, 5]^k, Rosenbrock's [-5, 10]^k)
     bounds = [(-1e6, 1e6)] * dim
     if kind == "ackley":
-        return Ackley(dim=dim, bounds=bounds).evaluate_true, 0.0
+        ackley = Ackley(dim=dim, bounds=bounds)
+        return (lambda z: _evaluate_on_device(ackley, z)), 0.0
     if kind == "rosenbrock":
         rosenbrock = Rosenbrock(dim=dim, bounds=bounds)
-        return (lambda z: rosenbrock.evaluate_true(z + 1)), 0.0
+        return (lambda z: _evaluate_on_device(rosenbrock, z + 1)), 0.0
     if kind == "styblinski-tang":
         tang = StyblinskiTang(dim=dim, bounds=bounds)
         minimiser = torch.full((1, dim), STYBLINSKI_TANG_MINIMISER, dtype=torch.float64)
-        return (lambda z: tang.evaluate_true(scale * z + STYBLINSKI_TANG_MINIMISER)), float(
+        return (lambda z: _evaluate_on_device(tang, scale * z + STYBLINSKI_TANG_MINIMISER)), float(
             tang.evaluate_true(minimiser)
         )
     raise ConfigurationError(f"`kind` must be one of {', '.join(TANGENT_FUNCTIONS)}, got {kind!r}.")
