@@ -725,6 +725,9 @@ CAMPAIGN = (
 )
 #: the problems of the geometry campaign with committed runs (5 + 25 evaluations, 20 seeds)
 GEOMETRY = (
+    "ackley-spd2",
+    "rosenbrock-spd2",
+    "styblinski-tang-spd2",
     "ackley-hyperbolic3",
     "rosenbrock-hyperbolic3",
     "styblinski-tang-hyperbolic3",
