@@ -304,6 +304,7 @@ def report(
     if args.from_runs is not None:
         data["config"]["from_runs"] = str(args.from_runs)
     if parts is not None:
+        data["config"].pop("workers")  # each part's own is under "parts"
         data["parts"] = parts
     write_json(args.out / "search_planners.json", data)
     plot(runs, planners, args.budget, args.out / "search_planners.png")

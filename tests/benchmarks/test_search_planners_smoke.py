@@ -69,7 +69,7 @@ def test_runs_on_disjoint_seeds_merge_into_one_report(tmp_path, monkeypatch, cap
     assert benchmark.main(["--merge", *paths[:2], "--out", str(out)]) == 0
     merged = json.loads((out / "search_planners.json").read_text())
     assert merged["config"]["scenarios"] == 4 and merged["config"]["first_seed"] == 10000
-    assert [p["path"] for p in merged["parts"]] == paths[:2]
+    assert [p["path"] for p in merged["parts"]] == paths[:2] and "workers" not in merged["config"]
     assert merged["parts"][1]["environment"] == parts[1]["environment"]
     assert sorted((r["seed"], r["planner"]) for r in merged["runs"]) == sorted(
         (r["seed"], r["planner"]) for part in parts[:2] for r in part["runs"]
