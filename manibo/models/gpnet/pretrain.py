@@ -9,6 +9,7 @@ import torch
 from gpytorch.constraints import GreaterThan
 from gpytorch.kernels import Kernel, ScaleKernel
 from gpytorch.likelihoods import GaussianLikelihood
+from gpytorch.utils.transforms import inv_softplus
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
@@ -32,6 +33,31 @@ class PretrainedPrior(NamedTuple):
     likelihood: GaussianLikelihood
     mean: Tensor
     rows: Tensor
+
+
+def rescale_noise(likelihood: GaussianLikelihood, factor: Tensor) -> None:
+    """Multiply a likelihood's noise and its lower bound by ``factor`` (> 0), in place.
+
+    The noise's lower bound is in the units of the targets, so it scales with the noise; else a
+    noise at its bound (noise-free data) would leave the constraint when ``factor < 1``. The new
+    bound is kept in the noise's dtype (GPyTorch's constructor would round it to the default
+    dtype, float32: up by 2e-22 for a bound of 1e-6 at ``factor = 1 - 2^-52``, which put a noise
+    at its bound below it), and the noise is set through its raw value from its excess over the
+    bound, which the scaling keeps non-negative.
+
+    Args:
+        likelihood: a ``GaussianLikelihood`` whose noise has a ``GreaterThan`` constraint with
+            the softplus transform.
+        factor: positive scalar tensor.
+    """
+    noise_covar = likelihood.noise_covar
+    bound = noise_covar.raw_noise_constraint.lower_bound
+    excess = (likelihood.noise - bound).clamp_min(0) * factor
+    constraint = GreaterThan(float(bound * factor))
+    constraint.lower_bound = (bound * factor).to(excess).clone()
+    noise_covar.register_constraint("raw_noise", constraint)
+    tiny = torch.finfo(excess.dtype).tiny  # a raw value of -inf would give NaN gradients
+    noise_covar.raw_noise.copy_(inv_softplus(excess.clamp_min(tiny)))
 
 
 def pretrain_hyperparameters(
@@ -79,12 +105,7 @@ def pretrain_hyperparameters(
     likelihood = copy.deepcopy(model.likelihood)
     with torch.no_grad():
         prior.outputscale = prior.outputscale * std**2
-        # the noise's lower bound is in standardised units: rescale it with the noise, or a noise
-        # at its bound (noise-free data) would leave the constraint when std < 1
-        bound = likelihood.noise_covar.raw_noise_constraint.lower_bound * std**2
-        noise = likelihood.noise * std**2
-        likelihood.noise_covar.register_constraint("raw_noise", GreaterThan(float(bound)))
-        likelihood.noise = noise
+        rescale_noise(likelihood, std**2)
         constant = model.mean_module.constant.detach().reshape(1)
         mean = (transform.means.detach().reshape(1) + std * constant).clone()
     return PretrainedPrior(prior, likelihood, mean, rows)

@@ -3,11 +3,14 @@
 import numpy as np
 import pytest
 import torch
+from gpytorch.constraints import GreaterThan
 from gpytorch.kernels import RBFKernel
+from gpytorch.likelihoods import GaussianLikelihood
 
 from manibo.exceptions import ConfigurationError
 from manibo.kernels import GeometricMaternKernel
 from manibo.models.gpnet import pretrain_hyperparameters
+from manibo.models.gpnet.pretrain import rescale_noise
 from manibo.spaces import Box, Sphere
 
 
@@ -62,3 +65,24 @@ def test_a_subset_is_drawn_for_large_data_and_bad_sizes_are_refused():
     assert fitted.rows.shape == (20,) and len(set(fitted.rows.tolist())) == 20
     with pytest.raises(ConfigurationError, match="max_points"):
         pretrain_hyperparameters(box, RBFKernel(ard_num_dims=2), X, Y, max_points=1)
+
+
+@pytest.mark.parametrize("factor", [1 - 2**-52, 1 - 1e-15, 0.37, 1.0, 3.3])
+@pytest.mark.parametrize("raw", [-60.0, -5.0, 2.0])
+def test_rescaled_noise_stays_inside_its_rescaled_bound(factor, raw):
+    # A noise at its bound (raw -60: noise-free data) scaled by a factor just below 1: the bound
+    # 1e-6 * factor rounded to float32 by GPyTorch's GreaterThan lies above the scaled noise (a BO
+    # run of GPNet on Styblinski-Tang stopped there at 61 points).
+    likelihood = GaussianLikelihood(noise_constraint=GreaterThan(1e-6)).double()
+    likelihood.noise_covar.raw_noise.data.fill_(raw)
+    bound = likelihood.noise_covar.raw_noise_constraint.lower_bound.clone()
+    excess = (likelihood.noise - bound).detach()
+    with torch.no_grad():
+        rescale_noise(likelihood, torch.tensor(factor, dtype=torch.float64))
+    new_bound = likelihood.noise_covar.raw_noise_constraint.lower_bound
+    assert new_bound.dtype == torch.float64 and float(new_bound) == float(bound * factor)
+    noise = likelihood.noise.detach()
+    assert bool((noise >= new_bound).all())
+    assert torch.allclose(noise - new_bound, excess * factor, rtol=1e-12, atol=1e-300)
+    assert torch.isfinite(likelihood.noise_covar.raw_noise).all()  # -inf would give NaN gradients
+    likelihood.noise = noise  # GPyTorch's checked setter accepts the value
