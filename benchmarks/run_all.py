@@ -164,6 +164,15 @@ STEPS: list[Step] = [
         folder=".",
         records="records",
     ),
+    # VISH over 10 random splits of the airline-shaped data (Table 3.1's protocol); resumes from
+    # its records in benchmarks/results/vish_airline_splits/runs
+    Step(
+        "vish_airline_splits",
+        ("vish_airline_splits.py",),
+        ("vish_airline_splits.json", "vish_airline_splits.png"),
+        False,
+        records="runs",
+    ),
     # BO with the VISH surrogate on 3,000 noisy observations, through the command line
     Step(
         "vish_bo",
