@@ -205,10 +205,11 @@ def main(argv: list[str] | None = None) -> int:
         planners = parts[0]["config"]["planners"]
         runs = complete_prefix(runs, args.first_seed, planners)
         kept = ("config", "environment", "load_average_start_end", "wall_s")
-        report(args, planners, runs, [None, load_average()], None, [
+        sources = [
             {**{k: part.get(k) for k in kept}, "path": str(path)}
             for part, path in zip(parts, args.merge, strict=True)
-        ])  # fmt: skip
+        ]
+        report(args, planners, runs, [None, load_average()], None, sources)
         return 0
     if args.from_runs is not None:
         lines = args.from_runs.read_text().splitlines()

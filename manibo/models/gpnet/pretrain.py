@@ -53,8 +53,9 @@ def rescale_noise(likelihood: GaussianLikelihood, factor: Tensor) -> None:
     noise_covar = likelihood.noise_covar
     bound = noise_covar.raw_noise_constraint.lower_bound
     excess = (likelihood.noise - bound).clamp_min(0) * factor
-    constraint = GreaterThan(float(bound * factor))
-    constraint.lower_bound = (bound * factor).to(excess).clone()
+    new_bound = (bound * factor).to(excess)
+    constraint = GreaterThan(float(new_bound))
+    constraint.lower_bound = new_bound.clone()
     noise_covar.register_constraint("raw_noise", constraint)
     tiny = torch.finfo(excess.dtype).tiny  # a raw value of -inf would give NaN gradients
     noise_covar.raw_noise.copy_(inv_softplus(excess.clamp_min(tiny)))
