@@ -168,7 +168,7 @@ class MultiLegPlanner(Planner):
         self,
         chart: str = "sphere",
         legs: int = 3,
-        horizon_km: float = 1000.0,
+        horizon_km: float = 600.0,
         max_horizon_h: float = 10.0,
         num_particles: int | None = 600,
         endgame: float = 1.0,
