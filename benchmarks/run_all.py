@@ -217,7 +217,7 @@ STEPS: list[Step] = [
         _renamed_regret(CAMPAIGN, "campaign"),
         False,
     ),
-    # the research surrogates with their current defaults on the campaign's first seeds
+    # the research surrogates with their current defaults, on the campaign's first seeds
     Step(
         "regret_campaign_surrogates",
         _regret(
@@ -359,10 +359,11 @@ STEPS: list[Step] = [
         ),
         False,
     ),
-    # the judged comparison of the search planners (docs/search.md): 200 scenarios, 72 h missions
+    # the judged comparison of the search planners (docs/search.md): the second judged run, 200
+    # fresh scenarios, 72 h missions
     Step(
         "search_planners",
-        ("search_planners.py", "--scenarios", "200", "--first-seed", "10000", "--budget", "72"),
+        ("search_planners.py", "--scenarios", "200", "--first-seed", "30000", "--budget", "72"),
         SEARCH_PLANNERS,
         False,
     ),
