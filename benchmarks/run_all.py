@@ -217,13 +217,13 @@ STEPS: list[Step] = [
         _renamed_regret(CAMPAIGN, "campaign"),
         False,
     ),
-    # the research surrogates with their current defaults, on the campaign's first seeds
+    # the research surrogates with their current defaults, the campaign's 20 seeds
     Step(
         "regret_campaign_surrogates",
         _regret(
             CAMPAIGN,
             *("--methods", "matern,adgp,gpnet,random", "--checkpoints", "25,50,100"),
-            seeds=5,
+            seeds=20,
             budget=100,
         ),
         _renamed_regret(CAMPAIGN, "campaign_surrogates", "surrogates"),
