@@ -12,7 +12,8 @@ and lost flights on ocean routes (odd ``i``), the families of ``manibo.search.sc
 default demo uses seeds 1 to 99 and the AF447-style scenario, so nothing measured here is tuned on
 the demo's scenarios.
 
-    python benchmarks/search_planners.py --scenarios 200 --first-seed 10000   # the judged run
+    python benchmarks/search_planners.py --scenarios 200 --first-seed 10000   # first judged run
+    python benchmarks/search_planners.py --scenarios 200 --first-seed 30000   # second judged run
     python benchmarks/search_planners.py --smoke                              # seconds; tests
     python benchmarks/search_planners.py --merge a/search_planners.json b/search_planners.json
 """
