@@ -21,7 +21,7 @@ from manibo.models.registry import (
     unsupported_feature,
     unsupported_reason,
 )
-from manibo.models.transforms import SpaceIsometry
+from manibo.models.transforms import SpaceEmbedding, SpaceIsometry
 
 __all__ = [
     "FEATURES",
@@ -32,6 +32,7 @@ __all__ = [
     "GPNet",
     "GPNetModel",
     "OutcomeList",
+    "SpaceEmbedding",
     "SpaceIsometry",
     "SurrogateEntry",
     "available_surrogates",

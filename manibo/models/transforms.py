@@ -5,7 +5,8 @@ Every surrogate takes BoTorch's ``outcome_transform=`` (default ``Standardize``)
 the two steps a factory applies to its training data. :class:`SpaceIsometry` is an input transform
 that means something on a space: it moves every point by one isometry (a rotation of a sphere, a
 shift of the angles of a torus, a left multiplication on SO(n)), so that a model with an isotropic
-kernel predicts the same with and without it.
+kernel predicts the same with and without it. :class:`SpaceEmbedding` gives a coordinate-based
+model coordinates without seams (a circle's angle as its cosine and sine).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from botorch.models.transforms.outcome import OutcomeTransform, Standardize
 from botorch.utils.types import DEFAULT, _DefaultType
 from torch import Tensor
 
-from manibo.exceptions import ConfigurationError
+from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.spaces.base import Space
 from manibo.spaces.circle import Circle
 from manibo.spaces.product import ProductSpace
@@ -213,6 +214,50 @@ class SpaceIsometry(InputTransform):
             Shape ``(*batch, n, d)``, on the space.
         """
         return self.isometry(X)
+
+
+class SpaceEmbedding(InputTransform):
+    r"""An input transform from a space's points to :meth:`~manibo.spaces.base.Space.embed`.
+
+    A coordinate-based model then sees a circle's angle as :math:`(\cos\theta, \sin\theta)`
+    (no seam at 0 = 2π) and an axis of :math:`\mathbb{RP}^d` as :math:`x x^\top` (the same for
+    both signs); on spheres, SO(n), SPD matrices and the hyperboloid it keeps the coordinates.
+
+    Args:
+        space: the space of the inputs.
+    """
+
+    def __init__(self, space: Space) -> None:
+        super().__init__()
+        self.space = space
+        self.transform_on_train = True
+        self.transform_on_eval = True
+        self.transform_on_fantasize = True
+
+    def transform(self, X: Tensor) -> Tensor:
+        """The embedded points.
+
+        Args:
+            X: points ``(*batch, n, d)`` of the space, flattened.
+
+        Returns:
+            Shape ``(*batch, n, E)``.
+
+        Raises:
+            InputDataError: ``X`` is not shaped as flattened points of the space.
+        """
+        size = math.prod(self.space.point_shape)
+        if X.dim() < 2 or X.shape[-1] != size:
+            raise InputDataError(
+                f"`X` must have shape (*batch, n, {size}) (points of {self.space}, flattened), "
+                f"got {tuple(X.shape)}."
+            )
+        return self.space.embed(X.unflatten(-1, self.space.point_shape))
+
+    def equals(self, other: InputTransform) -> bool:
+        return isinstance(other, SpaceEmbedding) and other.space.fingerprint() == (
+            self.space.fingerprint()
+        )
 
 
 class TransformedTrainingInputs:

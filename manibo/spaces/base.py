@@ -110,6 +110,20 @@ class Space(ABC):
         """
         raise UnsupportedError(f"{type(self).__name__} has no global chart.")
 
+    def embed(self, x: Tensor) -> Tensor:
+        r"""Coordinates of ``x`` in a Euclidean space that holds the space continuously and
+        injectively, for surrogates that work on coordinates (``"adgp"``).
+
+        The default is the point's ambient coordinates, flattened (spheres, SO(n), SPD matrices,
+        the hyperboloid, boxes); spaces whose coordinates have a seam or name a point twice override
+        it (a circle's
+        angle becomes :math:`(\cos\theta, \sin\theta)`, an axis :math:`\pm x` of
+        :math:`\mathbb{RP}^d` the matrix :math:`x x^\top`).
+
+        Shapes: ``(*batch, *point_shape)`` → ``(*batch, E)``.
+        """
+        return x.flatten(-len(self.point_shape)) if len(self.point_shape) > 1 else x
+
     def ambient_bounds(self) -> Tensor:
         """A box ``(2, D)`` of ambient coordinates containing the space.
 

@@ -65,6 +65,13 @@ class Circle(CompactSpace):
         """The interval ``[0, 2π]``, shape ``(2, 1)``."""
         return torch.tensor([[0.0], [TWO_PI]], dtype=torch.float64)
 
+    def embed(self, x: Tensor) -> Tensor:
+        r"""The unit circle in the plane, :math:`(\cos\theta, \sin\theta)`: no seam at 0 = 2π.
+
+        Shape ``(*batch, 1)`` → ``(*batch, 2)``.
+        """
+        return torch.cat([x.cos(), x.sin()], dim=-1)
+
     def chart(self, x: Tensor) -> Tensor:
         """The angle itself, shape ``(*batch, 1)`` (a chart with a seam at 0 = 2π)."""
         return x

@@ -127,6 +127,12 @@ class ProductSpace(Space):
         """The factors' boxes side by side, shape ``(2, size)`` (each factor must have one)."""
         return torch.cat([f.ambient_bounds() for f in self.factors], dim=-1)
 
+    def embed(self, x: Tensor) -> Tensor:
+        """Factor embeddings concatenated, shape ``(*batch, sum of embedding sizes)``."""
+        return torch.cat(
+            [f.embed(p) for f, p in zip(self.factors, self.split(x), strict=True)], dim=-1
+        )
+
     def chart(self, x: Tensor) -> Tensor:
         """Factor charts concatenated, shape ``(*batch, sum of chart sizes)``."""
         return torch.cat(

@@ -73,6 +73,13 @@ class RealProjectiveSpace(CompactSpace):
         minus, plus = (x - y).norm(dim=-1), (x + y).norm(dim=-1)
         return 2 * torch.atan2(torch.minimum(minus, plus), torch.maximum(minus, plus))
 
+    def embed(self, x: Tensor) -> Tensor:
+        r"""The matrix :math:`x x^\top`, flattened: the same for ``x`` and ``-x``.
+
+        Shape ``(*batch, d + 1)`` → ``(*batch, (d + 1)^2)``.
+        """
+        return (x.unsqueeze(-1) * x.unsqueeze(-2)).flatten(-2)
+
     def canonical(self, x: Tensor) -> Tensor:
         """The representative of each point whose first non-zero coordinate is positive."""
         first = torch.argmax((x != 0).to(torch.int8), dim=-1, keepdim=True)

@@ -76,6 +76,32 @@ def check_space_contract(space: Space, dtype: torch.dtype, device: torch.device 
         assert (eigenvalues >= 0).all() and (multiplicities >= 1).all(), "bad levels"
     if isinstance(space, NoncompactSpace):
         _check_plane_waves(space, x[:4].double())
+    if not space.is_discrete:
+        _check_embedding(space, gen, dtype, device)
+
+
+def _check_embedding(space: Space, gen, dtype, device) -> None:
+    """``embed`` gives every point one row of the same width; on a compact space, points a short
+    geodesic step apart are between 0.5 and 1.5 times that step apart in the embedding (no seam
+    where nearby points are torn apart, no two points merged)."""
+    x = space.random(512, generator=gen, dtype=dtype, device=device)
+    v = space.to_tangent(x, torch.randn(x.shape, generator=gen, dtype=dtype, device=device))
+    y = space.retract(x, 0.3 * v)
+    ex, ey = space.embed(x), space.embed(y)
+    assert ex.dim() == 2 and ex.shape[0] == 512 and ey.shape == ex.shape, (
+        f"embed returned {tuple(ex.shape)} and {tuple(ey.shape)} for 512 points"
+    )
+    assert ex.dtype == dtype and torch.isfinite(ex).all(), "embed changed the dtype or is not finite"
+    if not isinstance(space, CompactSpace):
+        return
+    step = space.distance(x, y)
+    moved = step > 1e-3
+    ratio = (ex - ey).norm(dim=-1)[moved] / step[moved]
+    assert ratio.max() <= 1.5 and ratio.min() >= 0.5, (
+        f"embed stretches short geodesic steps by {ratio.min():.3g} to {ratio.max():.3g} (expected "
+        "within [0.5, 1.5]): a seam in the coordinates, or points named twice, reached the "
+        "embedding"
+    )
 
 
 def _check_plane_waves(space: NoncompactSpace, x) -> None:

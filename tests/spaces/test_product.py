@@ -301,3 +301,18 @@ def test_ambient_bounds_hold_random_points_and_a_factor_without_one_is_refused()
     assert torch.allclose(bounds[1] - bounds[0], torch.full((3,), 2 * math.pi, dtype=torch.float64))
     mixed = ProductSpace(Sphere(2), Circle())
     assert mixed.ambient_bounds().shape == (2, 4)
+
+
+def test_torus_embedding_has_no_seam_and_its_chords_are_the_circles_chords():
+    """Each angle embeds as its cosine and sine: angles just either side of 0 = 2π embed next to
+    each other, and a product's squared chord is the sum of the circles' ``(2 sin(d/2))²``."""
+    torus = Torus(2)
+    near_seam = torch.tensor([[1e-9, 1.0], [2 * math.pi - 1e-9, 1.0]], dtype=torch.float64)
+    ends = torus.embed(near_seam)
+    assert ends.shape == (2, 4)
+    assert (ends[0] - ends[1]).norm() < 1e-8
+    g = torch.Generator().manual_seed(0)
+    x, y = torus.random(100, generator=g), torus.random(100, generator=g)
+    gaps = torch.stack([Circle().distance(x[:, i : i + 1], y[:, i : i + 1]) for i in (0, 1)], -1)
+    chord = (torus.embed(x) - torus.embed(y)).norm(dim=-1)
+    assert torch.allclose(chord, (2 * torch.sin(gaps / 2)).norm(dim=-1), atol=1e-12)

@@ -82,3 +82,14 @@ def test_canonical_representatives_and_bad_input():
     with pytest.raises(InputDataError, match="norms must be 1"):
         rp.check(2 * x)
     assert repr(rp) == "RealProjectiveSpace(2)" and rp.point_shape == (3,)
+
+
+def test_embedding_is_the_same_for_both_signs_and_a_chord_of_the_angle():
+    r"""``embed`` is :math:`x x^\top`: equal for ``x`` and ``-x``, and two lines at angle
+    :math:`\theta` sit :math:`\sqrt2\,\sin\theta` apart (Frobenius norm)."""
+    space = RealProjectiveSpace(3)
+    g = torch.Generator().manual_seed(0)
+    x, y = space.random(200, generator=g), space.random(200, generator=g)
+    assert torch.equal(space.embed(x), space.embed(-x))
+    chord = (space.embed(x) - space.embed(y)).norm(dim=-1)
+    assert torch.allclose(chord, math.sqrt(2) * torch.sin(space.distance(x, y)), atol=1e-12)

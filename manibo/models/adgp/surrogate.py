@@ -1,13 +1,16 @@
-"""The ``"adgp"`` surrogate of the registry: the activated deep GP on ambient coordinates."""
+"""The ``"adgp"`` surrogate of the registry: the activated deep GP on the coordinates of a space."""
 
 from __future__ import annotations
 
 import inspect
 
+from botorch.models.transforms.input import ChainedInputTransform
+
 from manibo.exceptions import ConfigurationError
 from manibo.models.adgp.model import ActivatedDGPModel
 from manibo.models.exact_gp import validate_training_data
 from manibo.models.registry import register_surrogate
+from manibo.models.transforms import SpaceEmbedding, checked_input_transform
 
 #: Defaults of the ``"adgp"`` surrogate: a small network and short training, so that one Bayesian
 #: optimisation iteration costs seconds on a CPU (measured in ``docs/adgp.md``).
@@ -40,7 +43,9 @@ def activated_dgp_surrogate(
     """Activated deep GP on ambient coordinates (options: see :class:`ActivatedDGPModel`).
 
     Builds the model, then trains it (:meth:`ActivatedDGPModel.fit`). Several columns of
-    ``train_Y`` are modelled jointly by one network with one output per column.
+    ``train_Y`` are modelled jointly by one network with one output per column. The network sees
+    the points through :class:`~manibo.models.SpaceEmbedding` (a circle's angle as its cosine and
+    sine); an ``input_transform`` option acts on the points before that embedding.
 
     The loop offers its previous surrogate as ``previous_model``. It is used only with
     ``warm_start=True``: the network then starts from the previous one and trains for
@@ -58,10 +63,17 @@ def activated_dgp_surrogate(
         )
     if not isinstance(warm_start, bool):
         raise ConfigurationError(f"`warm_start` must be True or False, got {warm_start!r}.")
+    user_transform = checked_input_transform(options.pop("input_transform", None))
+    embedding = SpaceEmbedding(space)
     model = ActivatedDGPModel(
         train_X.reshape(train_X.shape[0], -1),
         train_Y,
         previous_model=previous_model if warm_start else None,
+        input_transform=(
+            embedding
+            if user_transform is None
+            else ChainedInputTransform(user=user_transform, embedding=embedding)
+        ),
         **{**SURROGATE_DEFAULTS, **options},
     )
     return model.fit()

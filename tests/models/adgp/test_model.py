@@ -17,7 +17,7 @@ from botorch.sampling import SobolQMCNormalSampler
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models import available_surrogates, build_surrogate
 from manibo.models.adgp import ActivatedDGPModel, ActivatedDGPPosterior
-from manibo.spaces import Sphere
+from manibo.spaces import RealProjectiveSpace, Sphere, Torus
 
 FAST = {"num_units": 8, "network_epochs": 60, "network_lr": 3e-2, "elbo_epochs": 20}
 
@@ -109,6 +109,25 @@ def test_errors(fitted):
         ActivatedDGPModel(X, Y[:5])
     with pytest.raises(ConfigurationError, match="`stage_two_objective` must be one of"):
         ActivatedDGPModel(X, Y, stage_two_objective="marginal")
+
+
+@pytest.mark.parametrize("space", [Torus(2), RealProjectiveSpace(2)], ids=repr)
+def test_surrogate_sees_the_point_not_its_coordinates(space):
+    """Through the space's embedding, angles either side of 0 = 2π on a torus, and the two signs of
+    an axis of RP², are one input: the posteriors agree (on the raw coordinates, the torus's
+    means there were 0.062 and 1.036, RP²'s 0.6615 and 0.6632)."""
+    X = space.random(16, generator=torch.Generator().manual_seed(0))
+    Y = space.embed(X)[:, :1] + space.embed(X)[:, -1:] ** 2
+    model = build_surrogate("adgp", space, X, Y, **FAST)
+    if isinstance(space, Torus):
+        a = torch.tensor([[1e-9, 1.0]], dtype=X.dtype)
+        b = torch.tensor([[2 * torch.pi - 1e-9, 1.0]], dtype=X.dtype)
+    else:
+        a, b = X[:1], -X[:1]
+    with torch.no_grad():
+        first, second = model.posterior(a), model.posterior(b)
+    assert torch.allclose(first.mean, second.mean, atol=1e-7)
+    assert torch.allclose(first.variance, second.variance, atol=1e-7)
 
 
 def test_refitting_trains_again():
