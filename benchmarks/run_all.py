@@ -305,6 +305,8 @@ STEPS: list[Step] = [
         ("adgp_classification.json", "adgp_classification.png"),
         False,
     ),
+    # the report's own recipe (stage 2 on every parameter) beside vanilla and MC-dropout networks
+    Step("adgp_paper", ("adgp_paper.py",), ("adgp_paper.json", "adgp_paper.png"), False),
     # posterior calibration of the BO surrogates: on uniform points, and on the points that the
     # activated deep GP's own BO runs collect
     Step(

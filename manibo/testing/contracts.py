@@ -91,7 +91,8 @@ def _check_embedding(space: Space, gen, dtype, device) -> None:
     assert ex.dim() == 2 and ex.shape[0] == 512 and ey.shape == ex.shape, (
         f"embed returned {tuple(ex.shape)} and {tuple(ey.shape)} for 512 points"
     )
-    assert ex.dtype == dtype and torch.isfinite(ex).all(), "embed changed the dtype or is not finite"
+    assert ex.dtype == dtype, f"embed returned {ex.dtype} for {dtype} points"
+    assert torch.isfinite(ex).all(), "embed returned NaN or infinite coordinates"
     if not isinstance(space, CompactSpace):
         return
     step = space.distance(x, y)
