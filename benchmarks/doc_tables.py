@@ -650,6 +650,59 @@ def adgp_splits_table(data: dict) -> str:
     return table(header, rows)
 
 
+def adgp_paper_table(data: dict) -> str:
+    """Mean RMSE / NLPD over the splits per method and data set (the report's statistic), and on
+    how many splits the ADGP's NLPD is below each baseline's."""
+    methods = ("network", "dropout", "adgp", "dgp")
+    header = [
+        "data set (n, D)",
+        "network RMSE / NLPD",
+        "MC dropout",
+        "ADGP (all parameters)",
+        "DGP",
+        "ADGP NLPD < network",
+        "< dropout",
+        "< DGP",
+        "ADGP RMSE < network",
+    ]
+    rows = []
+    for label, row, _ in _adgp_rows(data):
+        splits = row["splits"]
+        cells = [label]
+        cells += [_rmse_nlpd(row[f"{m}_rmse_mean"], row[f"{m}_nlpd_mean"]) for m in methods]
+        cells += [
+            f"{row[f'adgp_{key}']}/{splits}"
+            for key in ("nlpd_below_network", "nlpd_below_dropout", "nlpd_below_dgp")
+        ]
+        cells.append(f"{row['adgp_rmse_below_network']}/{splits}")
+        rows.append(cells)
+    return table(header, rows)
+
+
+def adgp_paper_splits_table(data: dict) -> str:
+    """RMSE / NLPD of every method on every split, and the ADGP's chosen start and steps kept."""
+    header = [
+        "data set",
+        "split",
+        "network",
+        "MC dropout",
+        "ADGP",
+        "DGP",
+        "ADGP hidden scale; steps kept",
+    ]
+    rows = []
+    for label, _, runs in _adgp_rows(data):
+        for r in runs:
+            cells = [label.split(" (")[0], str(r["split"])]
+            cells += [
+                _rmse_nlpd(r[m]["rmse"], r[m]["nlpd"]) if r.get(m) else "—"
+                for m in ("network", "dropout", "adgp", "dgp")
+            ]
+            cells.append(f"{r['adgp']['hidden_scale']:g}; {r['adgp']['best_step']}")
+            rows.append(cells)
+    return table(header, rows)
+
+
 def _classification_cell(record: dict) -> str:
     return f"{record['accuracy']:.3f} / {record['nlpd']:.4f} / {record['ece']:.3f}"
 
@@ -822,6 +875,13 @@ TABLES: dict[str, Table] = {
         for name, render in (
             ("adgp_classification", adgp_classification_table),
             ("adgp_classification_splits", adgp_classification_splits_table),
+        )
+    },
+    **{
+        name: Table(("adgp_paper.json",), lambda d, render=render: render(d[0]), "adgp.md")
+        for name, render in (
+            ("adgp_paper", adgp_paper_table),
+            ("adgp_paper_splits", adgp_paper_splits_table),
         )
     },
     "geometric_kernels": Table(KERNEL_FILES, geometric_kernels_table, page="comparison.md"),
