@@ -228,6 +228,8 @@ STEPS: list[Step] = [
         ),
         _renamed_regret(CAMPAIGN, "campaign_surrogates", "surrogates"),
         False,
+        folder="surrogates",
+        records="runs",
     ),
     # SPD(2), H³, SE(3), SO(4) against their Euclidean baselines: 5 + 25 evaluations (the problems
     # with committed runs; see docs/benchmarks.md for the whole campaign's command)
@@ -242,6 +244,8 @@ STEPS: list[Step] = [
         ),
         _renamed_regret(GEOMETRY, "geometry"),
         False,
+        folder="geometry",
+        records="runs",
     ),
     # the finite spaces: 50 evaluations of 642 mesh vertices and of 225 graph nodes
     Step(
