@@ -292,6 +292,16 @@ def test_adgp_model_fits_and_acquisitions_run_on_cuda():
     check_acquisitions(model, space, X, Y)
 
 
+@pytest.mark.parametrize("space", ["torus2", "rp2"])
+def test_adgp_surrogate_reads_embedded_points_on_cuda(space):
+    from models.adgp.test_model import test_surrogate_sees_the_point_not_its_coordinates
+
+    from manibo.spaces import RealProjectiveSpace, Torus
+
+    made = Torus(2) if space == "torus2" else RealProjectiveSpace(2)
+    test_surrogate_sees_the_point_not_its_coordinates(made, "cuda")
+
+
 def test_adgp_stage_two_start_on_cuda():
     from models.adgp import test_initialization
 

@@ -122,7 +122,7 @@ class Space(ABC):
 
         Shapes: ``(*batch, *point_shape)`` → ``(*batch, E)``.
         """
-        return x.flatten(-len(self.point_shape)) if len(self.point_shape) > 1 else x
+        return x.flatten(-len(self.point_shape))
 
     def ambient_bounds(self) -> Tensor:
         """A box ``(2, D)`` of ambient coordinates containing the space.

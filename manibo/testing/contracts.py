@@ -81,27 +81,31 @@ def check_space_contract(space: Space, dtype: torch.dtype, device: torch.device 
 
 
 def _check_embedding(space: Space, gen, dtype, device) -> None:
-    """``embed`` gives every point one row of the same width; on a compact space, points a short
-    geodesic step apart are between 0.5 and 1.5 times that step apart in the embedding (no seam
-    where nearby points are torn apart, no two points merged)."""
+    """``embed`` gives every point one row of the same width; on a compact space, the embedding
+    distance of two points is between 0.5 and 1.5 times their geodesic distance, both for points a
+    short step apart (no seam that tears neighbours apart) and for random pairs (no point named
+    twice, as ``x`` and ``-x`` on a projective space; no two points merged)."""
     x = space.random(512, generator=gen, dtype=dtype, device=device)
     v = space.to_tangent(x, torch.randn(x.shape, generator=gen, dtype=dtype, device=device))
-    y = space.retract(x, 0.3 * v)
+    near = space.retract(x, 0.3 * v)
+    far = space.random(512, generator=gen, dtype=dtype, device=device)
+    x, y = torch.cat([x, x]), torch.cat([near, far])
     ex, ey = space.embed(x), space.embed(y)
-    assert ex.dim() == 2 and ex.shape[0] == 512 and ey.shape == ex.shape, (
-        f"embed returned {tuple(ex.shape)} and {tuple(ey.shape)} for 512 points"
+    assert ex.dim() == 2 and ex.shape[0] == 1024 and ey.shape == ex.shape, (
+        f"embed returned {tuple(ex.shape)} and {tuple(ey.shape)} for 1024 points"
     )
     assert ex.dtype == dtype, f"embed returned {ex.dtype} for {dtype} points"
     assert torch.isfinite(ex).all(), "embed returned NaN or infinite coordinates"
     if not isinstance(space, CompactSpace):
         return
     step = space.distance(x, y)
-    moved = step > 1e-3
-    ratio = (ex - ey).norm(dim=-1)[moved] / step[moved]
+    apart = step > 1e-3
+    assert apart.sum() >= 512, "too few pairs of distinct points to check embed"
+    ratio = (ex - ey).norm(dim=-1)[apart] / step[apart]
     assert ratio.max() <= 1.5 and ratio.min() >= 0.5, (
-        f"embed stretches short geodesic steps by {ratio.min():.3g} to {ratio.max():.3g} (expected "
-        "within [0.5, 1.5]): a seam in the coordinates, or points named twice, reached the "
-        "embedding"
+        f"embed maps geodesic distances to {ratio.min():.3g} to {ratio.max():.3g} times as much "
+        "(expected within [0.5, 1.5]): a seam in the coordinates, a point named twice or two "
+        "points merged reached the embedding"
     )
 
 

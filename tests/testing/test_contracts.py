@@ -1,12 +1,14 @@
-"""The kernel contract itself: it must reject a kernel whose input gradient is wrong."""
+"""The contracts themselves: the kernel contract rejects a kernel whose input gradient is wrong, the
+space contract an embedding with a seam, a point named twice or two points merged (the real
+spaces pass it in tests/spaces/test_contract.py)."""
 
 import pytest
 import torch
 from gpytorch.kernels import Kernel
 
 from manibo.kernels import GeometricMaternKernel
-from manibo.spaces import Sphere
-from manibo.testing.contracts import check_kernel_contract
+from manibo.spaces import Circle, RealProjectiveSpace, Sphere
+from manibo.testing.contracts import check_kernel_contract, check_space_contract
 
 
 class _DetachedGradientKernel(Kernel):
@@ -32,3 +34,32 @@ def test_the_contract_rejects_a_wrong_input_gradient():
     kernel = _DetachedGradientKernel(GeometricMaternKernel(space, nu=2.5))
     with pytest.raises(AssertionError, match="gradient in the inputs"):
         check_kernel_contract(kernel, space, torch.float64, "cpu")
+
+
+class _RawAngleCircle(Circle):
+    """The circle embedded by its angle: a seam at 0 = 2π."""
+
+    def embed(self, x):
+        return x
+
+
+class _SignedProjectiveSpace(RealProjectiveSpace):
+    """RP² embedded by the unit vector: ``x`` and ``-x`` are named apart."""
+
+    def embed(self, x):
+        return x
+
+
+class _FoldedCircle(Circle):
+    """The circle embedded by the double angle: θ and θ + π merged."""
+
+    def embed(self, x):
+        return torch.cat([(2 * x).cos(), (2 * x).sin()], -1) / 2
+
+
+@pytest.mark.parametrize(
+    "space", [_RawAngleCircle(), _SignedProjectiveSpace(2), _FoldedCircle()], ids=repr
+)
+def test_the_space_contract_rejects_an_embedding_with_a_seam_a_double_name_or_a_fold(space):
+    with pytest.raises(AssertionError, match="expected within"):
+        check_space_contract(space, torch.float64, "cpu")

@@ -40,12 +40,14 @@ def _indices_not_coordinates(space) -> str | None:
 def activated_dgp_surrogate(
     space, train_X, train_Y, previous_model=None, warm_start=False, **options
 ) -> ActivatedDGPModel:
-    """Activated deep GP on ambient coordinates (options: see :class:`ActivatedDGPModel`).
+    """Activated deep GP on the embedded points (options: see :class:`ActivatedDGPModel`).
 
     Builds the model, then trains it (:meth:`ActivatedDGPModel.fit`). Several columns of
     ``train_Y`` are modelled jointly by one network with one output per column. The network sees
     the points through :class:`~manibo.models.SpaceEmbedding` (a circle's angle as its cosine and
-    sine); an ``input_transform`` option acts on the points before that embedding.
+    sine); an ``input_transform`` option acts on the points before that embedding and must return
+    points of the space (an isometry such as :class:`~manibo.models.SpaceIsometry`): a transform
+    that leaves the space, such as a ``Normalize`` of a torus's angles, brings its seam back.
 
     The loop offers its previous surrogate as ``previous_model``. It is used only with
     ``warm_start=True``: the network then starts from the previous one and trains for

@@ -15,7 +15,7 @@ from botorch.models.transforms.outcome import Log
 from botorch.sampling import SobolQMCNormalSampler
 
 from manibo.exceptions import ConfigurationError, InputDataError
-from manibo.models import available_surrogates, build_surrogate
+from manibo.models import SpaceIsometry, available_surrogates, build_surrogate
 from manibo.models.adgp import ActivatedDGPModel, ActivatedDGPPosterior
 from manibo.spaces import RealProjectiveSpace, Sphere, Torus
 
@@ -112,22 +112,41 @@ def test_errors(fitted):
 
 
 @pytest.mark.parametrize("space", [Torus(2), RealProjectiveSpace(2)], ids=repr)
-def test_surrogate_sees_the_point_not_its_coordinates(space):
+def test_surrogate_sees_the_point_not_its_coordinates(space, device="cpu"):
     """Through the space's embedding, angles either side of 0 = 2π on a torus, and the two signs of
     an axis of RP², are one input: the posteriors agree (on the raw coordinates, the torus's
     means there were 0.062 and 1.036, RP²'s 0.6615 and 0.6632)."""
-    X = space.random(16, generator=torch.Generator().manual_seed(0))
+    X = space.random(16, generator=torch.Generator().manual_seed(0)).to(device)
     Y = space.embed(X)[:, :1] + space.embed(X)[:, -1:] ** 2
     model = build_surrogate("adgp", space, X, Y, **FAST)
     if isinstance(space, Torus):
-        a = torch.tensor([[1e-9, 1.0]], dtype=X.dtype)
-        b = torch.tensor([[2 * torch.pi - 1e-9, 1.0]], dtype=X.dtype)
+        a = torch.tensor([[1e-9, 1.0]], dtype=X.dtype, device=device)
+        b = torch.tensor([[2 * torch.pi - 1e-9, 1.0]], dtype=X.dtype, device=device)
     else:
         a, b = X[:1], -X[:1]
     with torch.no_grad():
         first, second = model.posterior(a), model.posterior(b)
+    assert first.mean.device.type == torch.device(device).type
     assert torch.allclose(first.mean, second.mean, atol=1e-7)
     assert torch.allclose(first.variance, second.variance, atol=1e-7)
+
+
+def test_a_user_input_transform_acts_on_the_points_before_the_embedding():
+    """With an isometry of the torus as ``input_transform``, the model is the one trained on the
+    moved points: its posterior at ``z`` equals the plain model's at the moved ``z``."""
+    space = Torus(2)
+    X = space.random(16, generator=torch.Generator().manual_seed(0))
+    Y = X.cos().sum(-1, keepdim=True)
+    move = SpaceIsometry(space, seed=1)
+    moved = build_surrogate("adgp", space, X, Y, input_transform=move, **FAST)
+    plain = build_surrogate("adgp", space, move.transform(X), Y, **FAST)
+    z = space.random(6, generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        a, b = moved.posterior(z), plain.posterior(move.transform(z))
+    assert torch.allclose(a.mean, b.mean, atol=1e-8)
+    assert torch.allclose(a.variance, b.variance, atol=1e-8)
+    with pytest.raises(ConfigurationError, match="must be a BoTorch InputTransform"):
+        build_surrogate("adgp", space, X, Y, input_transform="normalize", **FAST)
 
 
 def test_refitting_trains_again():
