@@ -33,10 +33,43 @@ def _sym(m: Tensor) -> Tensor:
     return 0.5 * (m + m.transpose(-1, -2))
 
 
-def _eig_apply(m: Tensor, fn) -> Tensor:
-    """``V fn(w) V^T`` for symmetric ``m = V diag(w) V^T``."""
-    w, v = torch.linalg.eigh(m)
-    return (v * fn(w).unsqueeze(-2)) @ v.transpose(-1, -2)
+class _SymmetricMatrixFunction(torch.autograd.Function):
+    r""":math:`F(M) = V f(\Lambda) V^\top` for symmetric :math:`M = V \Lambda V^\top`, with the
+    Daleckii–Krein derivative :math:`dF = V (D \circ V^\top dM\, V) V^\top`, where
+    :math:`D_{ij} = (f(\lambda_i) - f(\lambda_j)) / (\lambda_i - \lambda_j)` and
+    :math:`D_{ij} = f'(\lambda_i)` for (nearly) equal eigenvalues. Autograd through ``eigh``
+    divides by :math:`\lambda_i - \lambda_j` instead and gives NaN at repeated eigenvalues (the
+    identity, or a matrix whose eigenvalues were clamped to one bound)."""
+
+    @staticmethod
+    def forward(ctx, m: Tensor, fn, derivative) -> Tensor:
+        w, v = torch.linalg.eigh(m)
+        fw = fn(w)
+        ctx.save_for_backward(w, v, fw)
+        ctx.derivative = derivative
+        return (v * fw.unsqueeze(-2)) @ v.transpose(-1, -2)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        w, v, fw = ctx.saved_tensors
+        gap = w.unsqueeze(-1) - w.unsqueeze(-2)
+        close = gap.abs() <= 1e-8 * w.abs().amax(-1, keepdim=True).unsqueeze(-1).clamp_min(1.0)
+        mid = ctx.derivative(0.5 * (w.unsqueeze(-1) + w.unsqueeze(-2)))
+        ratio = (fw.unsqueeze(-1) - fw.unsqueeze(-2)) / torch.where(close, 1.0, gap)
+        divided = torch.where(close, mid, ratio)
+        inner = v.transpose(-1, -2) @ _sym(grad) @ v
+        return v @ (divided * inner) @ v.transpose(-1, -2), None, None
+
+
+def _eig_apply(m: Tensor, fn, derivative) -> Tensor:
+    """``V fn(w) V^T`` for symmetric ``m = V diag(w) V^T``, differentiable at repeated eigenvalues
+    (``derivative`` is ``fn``'s derivative, elementwise)."""
+    return _SymmetricMatrixFunction.apply(m, fn, derivative)
+
+
+def _inside(w: Tensor, lo: float, hi: float) -> Tensor:
+    """1 where ``lo < w < hi``, else 0 (the derivative of ``w.clamp(lo, hi)``)."""
+    return ((w > lo) & (w < hi)).to(w.dtype)
 
 
 def _gaussians(uniforms: Tensor) -> Tensor:
@@ -183,7 +216,11 @@ class SymmetricPositiveDefinite(NoncompactSpace):
     def project(self, x: Tensor) -> Tensor:
         """Symmetrise and clamp the eigenvalues into the box; shapes ``(*batch, n * n)``."""
         lo, hi = self.bounds
-        return _flat(_eig_apply(_sym(_matrices(x, self.n)), lambda w: w.clamp(lo, hi)))
+        return _flat(
+            _eig_apply(
+                _sym(_matrices(x, self.n)), lambda w: w.clamp(lo, hi), lambda w: _inside(w, lo, hi)
+            )
+        )
 
     def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
         """The symmetric part of ``v`` (the tangent space is all symmetric matrices)."""
@@ -205,14 +242,18 @@ class SymmetricPositiveDefinite(NoncompactSpace):
     def _exp(self, x: Tensor, v: Tensor, cap: float) -> Tensor:
         root, inv_root = self._sqrt_and_inverse(x)
         inner = _sym(inv_root @ _sym(_matrices(v, self.n)) @ inv_root)
-        grown = _eig_apply(inner, lambda w: torch.exp(w.clamp(-cap, cap)))
+        grown = _eig_apply(
+            inner,
+            lambda w: torch.exp(w.clamp(-cap, cap)),
+            lambda w: torch.exp(w.clamp(-cap, cap)) * _inside(w, -cap, cap),
+        )
         return _flat(_sym(root @ grown @ root))
 
     def log(self, x: Tensor, y: Tensor) -> Tensor:
         r"""Logarithm map :math:`X^{1/2}\log(X^{-1/2} Y X^{-1/2}) X^{1/2}`; ``(*batch, n * n)``."""
         root, inv_root = self._sqrt_and_inverse(x)
         inner = _sym(inv_root @ _sym(_matrices(y, self.n)) @ inv_root)
-        return _flat(_sym(root @ _eig_apply(inner, torch.log) @ root))
+        return _flat(_sym(root @ _eig_apply(inner, torch.log, torch.reciprocal) @ root))
 
     def retract(self, x: Tensor, v: Tensor) -> Tensor:
         """The exponential map, then :meth:`project` (clamps the eigenvalues into the box).
@@ -240,7 +281,7 @@ class SymmetricPositiveDefinite(NoncompactSpace):
     def chart(self, x: Tensor) -> Tensor:
         r"""Mandel vector of :math:`\log X` (diagonal, then :math:`\sqrt2\times` the upper
         off-diagonal entries), shape ``(*batch, n(n+1)/2)``."""
-        logm = _eig_apply(_sym(_matrices(x, self.n)), torch.log)
+        logm = _eig_apply(_sym(_matrices(x, self.n)), torch.log, torch.reciprocal)
         i, j = torch.triu_indices(self.n, self.n, 1)
         diag = torch.diagonal(logm, dim1=-2, dim2=-1)
         return torch.cat([diag, math.sqrt(2) * logm[..., i, j]], -1)
