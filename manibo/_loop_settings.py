@@ -194,8 +194,9 @@ def _dry_points(space: Space, design: Tensor) -> Tensor:
 def _build_error(what: str, space: Space, options: dict, err: Exception) -> ConfigurationError:
     advice = (
         " Check the option names and values in the surrogate's documentation."
-        if isinstance(err, (TypeError, ConfigurationError))
-        else " Choose another surrogate for this space."
+        if isinstance(err, (TypeError, ConfigurationError)) and options
+        else " Choose another surrogate for this space: 'matern' (the default) models every space "
+        "of manibo.spaces, and manibo.models.available_surrogates() lists the others."
         if isinstance(err, UnsupportedError)
         else ""
     )

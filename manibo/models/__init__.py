@@ -6,7 +6,7 @@ from manibo.models import (  # noqa: F401  (registers the surrogates)
     vish,  # noqa: F401  (registers the "vish" surrogate)
 )
 from manibo.models.adgp import ActivatedDeepGP, ActivatedDGPModel  # registers "adgp"
-from manibo.models.euclidean import ChartKernel
+from manibo.models.euclidean import ChartKernel, EmbeddingKernel
 from manibo.models.exact_gp import ExactGPModel, fit_with_retries, validate_training_data
 from manibo.models.gpnet import GPNet, GPNetModel  # registers the "gpnet" surrogate
 from manibo.models.model_list import OutcomeList
@@ -28,6 +28,7 @@ __all__ = [
     "ActivatedDGPModel",
     "ActivatedDeepGP",
     "ChartKernel",
+    "EmbeddingKernel",
     "ExactGPModel",
     "GPNet",
     "GPNetModel",

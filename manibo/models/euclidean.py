@@ -1,6 +1,7 @@
 """Euclidean baselines.
 
-A Matérn-5/2 GP on ambient coordinates, and one on a global chart (latitude/longitude).
+A Matérn-5/2 GP on ambient coordinates (through the space's embedding), and one on a global chart
+(latitude/longitude).
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from manibo.models.registry import register_surrogate
 from manibo.spaces.base import Space
 
 
-class ChartKernel(Kernel):
-    """A Euclidean kernel applied to chart coordinates: ``k(x, x') = base(chart(x), chart(x'))``.
+class CoordinateKernel(Kernel):
+    """A Euclidean kernel applied to coordinates of the points:
+    ``k(x, x') = base(coordinates(x), coordinates(x'))``; subclasses say which coordinates.
 
     Args:
-        space: a space with a ``chart`` (spheres: hyperspherical angles; circles and tori: angles).
-        base: kernel on chart coordinates, e.g. ``MaternKernel(nu=2.5, ard_num_dims=k)``.
+        space: the space of the inputs.
+        base: kernel on the coordinates, e.g. ``MaternKernel(nu=2.5, ard_num_dims=k)``.
     """
 
     def __init__(self, space: Space, base: Kernel) -> None:
@@ -26,12 +28,40 @@ class ChartKernel(Kernel):
         self.space = space
         self.base = base
 
+    def coordinates(self, x: Tensor) -> Tensor:
+        """Coordinates of points ``(*batch, d)``: ``(*batch, k)``."""
+        raise NotImplementedError
+
     def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params) -> Tensor:
-        return self.base.forward(self.space.chart(x1), self.space.chart(x2), diag=diag, **params)
+        return self.base.forward(self.coordinates(x1), self.coordinates(x2), diag=diag, **params)
 
 
-def _ambient_dim(train_X: Tensor, space: Space) -> int:
-    return train_X.shape[-1] if len(space.point_shape) == 1 else int(train_X[0].numel())
+class ChartKernel(CoordinateKernel):
+    """A Euclidean kernel applied to chart coordinates: ``k(x, x') = base(chart(x), chart(x'))``.
+
+    Args:
+        space: a space with a ``chart`` (spheres: hyperspherical angles; circles and tori: angles).
+        base: kernel on chart coordinates, e.g. ``MaternKernel(nu=2.5, ard_num_dims=k)``.
+    """
+
+    def coordinates(self, x: Tensor) -> Tensor:
+        """Chart coordinates of points ``(*batch, d)``: ``(*batch, k)``."""
+        return self.space.chart(x)
+
+
+class EmbeddingKernel(CoordinateKernel):
+    """A Euclidean kernel applied to the space's embedding: ``k(x, x') = base(embed(x),
+    embed(x'))`` (:meth:`~manibo.spaces.base.Space.embed`: the ambient coordinates, a circle's
+    angle as its cosine and sine, an axis of RP^d as ``x xᵀ``).
+
+    Args:
+        space: the space of the inputs.
+        base: kernel on the embedded coordinates, e.g. ``MaternKernel(nu=2.5, ard_num_dims=E)``.
+    """
+
+    def coordinates(self, x: Tensor) -> Tensor:
+        """Embedded coordinates of points ``(*batch, d)``: ``(*batch, E)``."""
+        return self.space.embed(x)
 
 
 def _indices_not_coordinates(space: Space) -> str | None:
@@ -46,9 +76,12 @@ def _indices_not_coordinates(space: Space) -> str | None:
 
 @register_surrogate("euclidean", unsupported=_indices_not_coordinates)
 def ambient_matern_gp(space, train_X, train_Y, **options):
-    """Matérn-5/2 ARD GP on the ambient coordinates (defined off the space as well); finite
-    spaces are refused (their points are indices, not coordinates)."""
-    kernel = MaternKernel(nu=2.5, ard_num_dims=_ambient_dim(train_X, space))
+    """Matérn-5/2 ARD GP on the ambient coordinates through the space's embedding (defined off
+    the space as well; a torus's angles enter as cosines and sines, an axis ``±x`` of RP^d as
+    ``x xᵀ``, so that one point is one input); finite spaces are refused (their points are
+    indices, not coordinates)."""
+    dims = space.embed(train_X[:1].reshape(1, *space.point_shape)).shape[-1]
+    kernel = EmbeddingKernel(space, MaternKernel(nu=2.5, ard_num_dims=dims))
     return exact_gp(space, train_X, train_Y, kernel, **options)
 
 

@@ -54,7 +54,7 @@ class RealProjectiveSpace(CompactSpace):
         return self._sphere.random(n, generator=generator, dtype=dtype, device=device)
 
     def _check_membership(self, x: Tensor, name: str) -> None:
-        self._sphere._check_membership(x, name)
+        Sphere._check_membership(self, x, name)  # unit vectors; the message names this space
 
     def project(self, x: Tensor) -> Tensor:
         """The unit vector along ``x`` (either sign is the same point)."""

@@ -57,8 +57,9 @@ def default_kernel(space: Space, nu: float = 2.5, max_features: int | None = Non
     if isinstance(space, Box):
         return RBFKernel(ard_num_dims=space.dim)
     raise ConfigurationError(
-        f"no default GPNet prior for {space!r}: use a compact space or a Box, or build a GPNet "
-        "with your own kernel."
+        f"the 'gpnet' surrogate has a default prior only on compact spaces and boxes, not on "
+        f"{space!r}; use 'matern' here, or in Python build a manibo.models.GPNetModel with your "
+        "own prior kernel."
     )
 
 
