@@ -112,7 +112,7 @@ class Space(ABC):
 
     def embed(self, x: Tensor) -> Tensor:
         r"""Coordinates of ``x`` in a Euclidean space that holds the space continuously and
-        injectively, for surrogates that work on coordinates (``"adgp"``).
+        injectively, for surrogates that work on coordinates (``"adgp"``, ``"euclidean"``).
 
         The default is the point's ambient coordinates, flattened (spheres, SO(n), SPD matrices,
         the hyperboloid, boxes); spaces whose coordinates have a seam or name a point twice override

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from scipy import optimize, special
 from torch import Tensor
+from torch.autograd.function import once_differentiable
 
 from manibo._validation import default_tolerance
 from manibo.exceptions import ConfigurationError
@@ -36,10 +37,13 @@ def _sym(m: Tensor) -> Tensor:
 class _SymmetricMatrixFunction(torch.autograd.Function):
     r""":math:`F(M) = V f(\Lambda) V^\top` for symmetric :math:`M = V \Lambda V^\top`, with the
     Daleckii–Krein derivative :math:`dF = V (D \circ V^\top dM\, V) V^\top`, where
-    :math:`D_{ij} = (f(\lambda_i) - f(\lambda_j)) / (\lambda_i - \lambda_j)` and
-    :math:`D_{ij} = f'(\lambda_i)` for (nearly) equal eigenvalues. Autograd through ``eigh``
+    :math:`D_{ij} = (f(\lambda_i) - f(\lambda_j)) / (\lambda_i - \lambda_j)`, and
+    :math:`D_{ij} = f'((\lambda_i + \lambda_j)/2)` where the two eigenvalues are closer than
+    :math:`\sqrt{\epsilon}\,\max|\lambda|` (:math:`\epsilon` the dtype's machine epsilon: there
+    the divided difference would divide rounding errors by the gap). Autograd through ``eigh``
     divides by :math:`\lambda_i - \lambda_j` instead and gives NaN at repeated eigenvalues (the
-    identity, or a matrix whose eigenvalues were clamped to one bound)."""
+    identity, or a matrix whose eigenvalues were clamped to one bound). ``M`` must be symmetric
+    (callers apply ``_sym``); first derivatives only (a second backward raises)."""
 
     @staticmethod
     def forward(ctx, m: Tensor, fn, derivative) -> Tensor:
@@ -50,10 +54,12 @@ class _SymmetricMatrixFunction(torch.autograd.Function):
         return (v * fw.unsqueeze(-2)) @ v.transpose(-1, -2)
 
     @staticmethod
+    @once_differentiable
     def backward(ctx, grad: Tensor):
         w, v, fw = ctx.saved_tensors
         gap = w.unsqueeze(-1) - w.unsqueeze(-2)
-        close = gap.abs() <= 1e-8 * w.abs().amax(-1, keepdim=True).unsqueeze(-1).clamp_min(1.0)
+        scale = w.abs().amax(-1, keepdim=True).unsqueeze(-1).clamp_min(torch.finfo(w.dtype).tiny)
+        close = gap.abs() <= math.sqrt(torch.finfo(w.dtype).eps) * scale
         mid = ctx.derivative(0.5 * (w.unsqueeze(-1) + w.unsqueeze(-2)))
         ratio = (fw.unsqueeze(-1) - fw.unsqueeze(-2)) / torch.where(close, 1.0, gap)
         divided = torch.where(close, mid, ratio)

@@ -127,6 +127,28 @@ def test_matrix_functions_are_differentiable_at_repeated_eigenvalues(n):
     assert torch.isfinite(x.grad).all()
 
 
+def test_matrix_function_gradients_in_float32_match_float64_at_a_double_eigenvalue():
+    """In float32 the two equal eigenvalues of Q diag(1, 1, 2) Qᵀ come out about 6e-8 apart; a
+    gap threshold below float32's precision divided rounding errors by that gap (an entry of the
+    gradient of exp was 0.86 instead of 1.72, a stranger's review). A second backward raises."""
+    from manibo.spaces.spd import _eig_apply
+
+    q, _ = torch.linalg.qr(torch.randn(3, 3, generator=torch.Generator().manual_seed(142)))
+    grads = []
+    for dtype in (torch.float32, torch.float64):
+        Q = q.to(dtype)
+        M = (Q @ torch.diag(torch.tensor([1.0, 1.0, 2.0], dtype=dtype)) @ Q.T).requires_grad_(True)
+        _eig_apply(M, torch.exp, torch.exp)[0, 1].backward()
+        grads.append(M.grad.double())
+    assert torch.allclose(grads[0], grads[1], atol=1e-4)
+    M = torch.eye(2, dtype=torch.float64).requires_grad_(True)
+    (g,) = torch.autograd.grad(
+        _eig_apply(M, torch.log, torch.reciprocal).sum(), M, create_graph=True
+    )
+    with pytest.raises(RuntimeError, match="does not require grad|once_differentiable"):
+        g.sum().backward()
+
+
 def test_two_by_two_horocyclic_projection_equals_the_cholesky_one():
     space = SymmetricPositiveDefinite(2)
     x = space.random(5, generator=_gen())
