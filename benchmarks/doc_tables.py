@@ -638,16 +638,20 @@ def adgp_choices_table(data: dict) -> str:
     return table(header, rows)
 
 
+def _split_rows(data: dict, methods: tuple[str, ...]) -> list[list[str]]:
+    """``[data set, split, RMSE / NLPD of each method]`` for every split (``—`` where missing)."""
+    return [
+        [label.split(" (")[0], str(r["split"])]
+        + [_rmse_nlpd(r[m]["rmse"], r[m]["nlpd"]) if r.get(m) else "—" for m in methods]
+        for label, _, runs in _adgp_rows(data)
+        for r in runs
+    ]
+
+
 def adgp_splits_table(data: dict) -> str:
     """RMSE / NLPD of every method on every split."""
-    rows = []
-    for label, _, runs in _adgp_rows(data):
-        for r in runs:
-            cells = [label.split(" (")[0], str(r["split"])]
-            cells += [_rmse_nlpd(r[m]["rmse"], r[m]["nlpd"]) for m in ("network", "adgp", "dgp")]
-            rows.append(cells)
     header = ["data set", "split", "network RMSE / NLPD", "ADGP RMSE / NLPD", "DGP RMSE / NLPD"]
-    return table(header, rows)
+    return table(header, _split_rows(data, ("network", "adgp", "dgp")))
 
 
 def adgp_paper_table(data: dict) -> str:
@@ -681,26 +685,12 @@ def adgp_paper_table(data: dict) -> str:
 
 def adgp_paper_splits_table(data: dict) -> str:
     """RMSE / NLPD of every method on every split, and the ADGP's chosen start and steps kept."""
-    header = [
-        "data set",
-        "split",
-        "network",
-        "MC dropout",
-        "ADGP",
-        "DGP",
-        "ADGP hidden scale; steps kept",
-    ]
-    rows = []
-    for label, _, runs in _adgp_rows(data):
-        for r in runs:
-            cells = [label.split(" (")[0], str(r["split"])]
-            cells += [
-                _rmse_nlpd(r[m]["rmse"], r[m]["nlpd"]) if r.get(m) else "—"
-                for m in ("network", "dropout", "adgp", "dgp")
-            ]
-            cells.append(f"{r['adgp']['hidden_scale']:g}; {r['adgp']['best_step']}")
-            rows.append(cells)
-    return table(header, rows)
+    header = ["data set", "split", "network", "MC dropout", "ADGP", "DGP"]
+    rows = _split_rows(data, ("network", "dropout", "adgp", "dgp"))
+    runs = [r for _, _, mine in _adgp_rows(data) for r in mine]
+    for cells, r in zip(rows, runs, strict=True):
+        cells.append(f"{r['adgp']['hidden_scale']:g}; {r['adgp']['best_step']}")
+    return table([*header, "ADGP hidden scale; steps kept"], rows)
 
 
 def _classification_cell(record: dict) -> str:

@@ -115,10 +115,9 @@ class Space(ABC):
         injectively, for surrogates that work on coordinates (``"adgp"``, ``"euclidean"``).
 
         The default is the point's ambient coordinates, flattened (spheres, SO(n), SPD matrices,
-        the hyperboloid, boxes); spaces whose coordinates have a seam or name a point twice override
-        it (a circle's
-        angle becomes :math:`(\cos\theta, \sin\theta)`, an axis :math:`\pm x` of
-        :math:`\mathbb{RP}^d` the matrix :math:`x x^\top`).
+        the hyperboloid, boxes); spaces whose coordinates have a seam or name a point twice
+        override it (a circle's angle becomes :math:`(\cos\theta, \sin\theta)`, an axis
+        :math:`\pm x` of :math:`\mathbb{RP}^d` the matrix :math:`x x^\top`).
 
         Shapes: ``(*batch, *point_shape)`` → ``(*batch, E)``.
         """
