@@ -8,7 +8,9 @@ For eigenvalues :math:`\lambda_l` of :math:`-\Delta` with multiplicities :math:`
     k(x, x') = \sum_{l<L} \frac{S(\lambda_l)}{\sum_{j<L} m_j S(\lambda_j)}\, G_l(x, x'),
 
 so the average prior variance over the space is 1 (GeometricKernels' convention, matched exactly for
-the same ``L``). The kernel only turns a spectrum into weights; the space evaluates the sum.
+the same ``L``). The kernel only turns a spectrum into weights; the space evaluates the sum. On a
+flat torus, where a level cap would neglect spectral mass, the kernel is instead summed over
+periodic images (:mod:`manibo.kernels.torus_images`), which is exact there.
 On a non-compact space (:class:`~manibo.spaces.Hyperbolic`,
 :class:`~manibo.spaces.SymmetricPositiveDefinite`) the same constructors return the kernels of
 :mod:`manibo.kernels.noncompact`.
@@ -32,6 +34,12 @@ from manibo.kernels._inputs import (
     reject_last_dim_is_batch,
 )
 from manibo.kernels.noncompact import NoncompactHeatKernel, NoncompactMaternKernel
+from manibo.kernels.torus_images import (
+    IMAGE_NUS,
+    image_offsets,
+    torus_dimension,
+    torus_image_kernel,
+)
 from manibo.spaces.base import CompactSpace, NoncompactSpace
 
 DEFAULT_TRUNCATION_TOL = 1e-6
@@ -44,11 +52,17 @@ marginal-likelihood fits and acquisition optimisation wander (long lengthscales 
 objectives need only a handful of levels by spectral mass)."""
 
 PHASE_IN_RATIO = 0.5
-# the cap on the levels is reported when it neglects more than this many times ``truncation_tol``
-# (a cap that neglects 1.08e-4 where 1e-4 was asked for changes nothing a user could see)
-CAP_WARNING_FACTOR = 2.0
 """With automatic truncation, a level fades in while the mass from it upwards grows from
 ``PHASE_IN_RATIO * truncation_tol`` to ``truncation_tol``."""
+
+CAP_WARNING_FACTOR = 2.0
+"""The cap on the levels is reported when it neglects more than this many times
+``truncation_tol`` (a cap that neglects 1.08e-4 where 1e-4 was asked for changes nothing a user
+could see); on a flat torus the periodic-image sum takes over from there instead."""
+
+IMAGE_TOL_FACTOR = 1e-2
+"""A torus kernel summed over periodic images leaves out images worth at most this many times
+``truncation_tol`` (relative to the kernel's value 1 at coincident points)."""
 
 
 def log_spectrum(eigenvalues: Tensor, lengthscale: Tensor, nu: float, spectral_dim: int) -> Tensor:
@@ -85,7 +99,11 @@ class GeometricMaternKernel(Kernel):
         truncation_tol: relative spectral mass that may be neglected when ``num_levels`` is None.
         max_levels: cap for the automatic choice (default: the space's ``default_max_levels``); a
             :class:`~manibo.exceptions.TruncationWarning` is emitted once when the cap binds and
-            neglects more than ``CAP_WARNING_FACTOR`` (2) times ``truncation_tol``.
+            neglects more than ``CAP_WARNING_FACTOR`` (2) times ``truncation_tol``. On a flat
+            torus (:class:`~manibo.spaces.Circle`, :class:`~manibo.spaces.Torus` and products of
+            them) with :math:`\nu \in \{1/2, 3/2, 5/2, \infty\}` the kernel is summed over periodic
+            images instead where the cap neglects that much (blended in smoothly as the neglected
+            mass grows from 2 to 4 times ``truncation_tol``), so it is exact at every lengthscale.
         **kwargs: passed to :class:`gpytorch.kernels.Kernel` (``batch_shape``,
             ``lengthscale_prior``, ``lengthscale_constraint``, ...).
 
@@ -149,6 +167,7 @@ class GeometricMaternKernel(Kernel):
         self._min_levels = min(holding, self.max_levels, len(multiplicities))
         self.register_buffer("_eigenvalues", eigenvalues, persistent=False)
         self.register_buffer("_log_multiplicities", torch.log(multiplicities), persistent=False)
+        self._torus_dim = torus_dimension(space) if nu in IMAGE_NUS else None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.space!r}, nu={self.nu})"
@@ -179,12 +198,7 @@ class GeometricMaternKernel(Kernel):
         """
         if self.num_levels is not None:
             return self.num_levels, None
-        ls = lengthscale.reshape(-1, 1).to(self._eigenvalues.dtype)
-        log_mass = self._log_multiplicities + log_spectrum(
-            self._eigenvalues, ls, self.nu, self.space.spectral_dim
-        )
-        log_tail = torch.logcumsumexp(log_mass.flip(-1), dim=-1).flip(-1)
-        log_tail = log_tail - log_tail[..., :1]  # log share of the mass in levels >= l
+        log_tail = self._log_tail(lengthscale)
         log_tol = math.log(self.truncation_tol)
         log_start = log_tol + math.log(PHASE_IN_RATIO)
         with torch.no_grad():
@@ -193,7 +207,7 @@ class GeometricMaternKernel(Kernel):
         if needed > self.max_levels:
             neglected = float(log_tail[..., self.max_levels].detach().max().exp())
             cap_matters = neglected > CAP_WARNING_FACTOR * self.truncation_tol
-            if warn and not self._warned_cap and cap_matters:
+            if warn and not self._warned_cap and cap_matters and self._torus_dim is None:
                 warnings.warn(
                     f"{self!r}: {needed} levels are needed to neglect less than "
                     f"{self.truncation_tol:g} of the spectral mass at lengthscale "
@@ -213,6 +227,41 @@ class GeometricMaternKernel(Kernel):
         u[..., : self._min_levels] = 1.0
         phase = u * u * (3 - 2 * u)  # smoothstep: the kernel's derivative is continuous too
         return count, phase.reshape(*lengthscale.shape[:-2], count)
+
+    def _log_tail(self, lengthscale: Tensor) -> Tensor:
+        """Log share of the spectral mass in levels ``>= l``, shape ``(prod(batch), L)``."""
+        ls = lengthscale.reshape(-1, 1).to(self._eigenvalues.dtype)
+        log_mass = self._log_multiplicities + log_spectrum(
+            self._eigenvalues, ls, self.nu, self.space.spectral_dim
+        )
+        log_tail = torch.logcumsumexp(log_mass.flip(-1), dim=-1).flip(-1)
+        return log_tail - log_tail[..., :1]
+
+    def image_share(self, lengthscale: Tensor) -> tuple[Tensor, Tensor] | None:
+        r"""Share of the periodic-image sum in the kernel at ``lengthscale`` ``(*batch, 1, 1)``,
+        and the image shifts (:func:`~manibo.kernels.torus_images.image_offsets`).
+
+        None where the kernel is its level series alone: not a flat torus, a smoothness without
+        a closed form, ``num_levels`` given, a level cap that neglects at most
+        ``CAP_WARNING_FACTOR * truncation_tol`` of the mass at every lengthscale of the batch, or
+        more images needed than :data:`~manibo.kernels.torus_images.MAX_IMAGES`. Otherwise the
+        share is a tensor ``(*batch, 1, 1)`` that rises smoothly from 0 to 1 while the mass the cap
+        neglects grows from 2 to 4 times ``truncation_tol``.
+        """
+        if self._torus_dim is None or self.num_levels is not None:
+            return None
+        log_tail = self._log_tail(lengthscale)
+        if log_tail.shape[-1] <= self.max_levels:
+            return None
+        start = math.log(CAP_WARNING_FACTOR * self.truncation_tol)
+        u = ((log_tail[..., self.max_levels] - start) / math.log(2.0)).clamp(0.0, 1.0)
+        if not bool((u > 0).any()):
+            return None
+        tol = IMAGE_TOL_FACTOR * self.truncation_tol
+        offsets = image_offsets(float(lengthscale.detach().max()), self.nu, self._torus_dim, tol)
+        if offsets is None:
+            return None
+        return (u * u * (3 - 2 * u)).reshape(lengthscale.shape), offsets
 
     def report_truncation(self) -> int:
         """Levels used at the current lengthscale, warning (again) if the cap binds there.
@@ -258,8 +307,18 @@ class GeometricMaternKernel(Kernel):
         reject_last_dim_is_batch(last_dim_is_batch)
         check_point_pair(self.space, x1, x2)
         check_parameters_match(self, x1)
-        weights = self.level_weights()
-        return self.space.spectral_sum(weights, x1, x2, diag=diag)
+        lengthscale = self.lengthscale
+        images = self.image_share(lengthscale)
+        if images is None:
+            return self.space.spectral_sum(self.level_weights(), x1, x2, diag=diag)
+        check_lengthscale(self, lengthscale)
+        share, offsets = images
+        images = torus_image_kernel(x1, x2, lengthscale, offsets, self.nu, diag=diag)
+        if bool((share == 1).all()):
+            return images
+        series = self.space.spectral_sum(self.level_weights(), x1, x2, diag=diag)
+        share = share[..., 0] if diag else share
+        return series + share * (images - series)
 
     def feature_map(self, x: Tensor, num_levels: int | None = None) -> Tensor:
         r"""Explicit features :math:`\Phi` with :math:`K \approx \Phi\Phi^\top`.

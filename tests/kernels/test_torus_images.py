@@ -1,0 +1,231 @@
+"""Torus kernels summed over periodic images, against closed forms and lattice sums.
+
+The references use no manibo code: the circle's Matérn-1/2 kernel in closed form, and the spectral
+definition summed over every integer frequency vector of a large cube.
+"""
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from manibo.exceptions import TruncationWarning
+from manibo.kernels import GeometricHeatKernel, GeometricMaternKernel
+from manibo.kernels.torus_images import (
+    MAX_IMAGES,
+    image_offsets,
+    torus_dimension,
+    torus_image_kernel,
+)
+from manibo.models.exact_gp import SURROGATE_TRUNCATION_TOL
+from manibo.spaces import Circle, ProductSpace, Sphere, Torus
+
+
+def _lattice_kernel(x1, x2, nu, lengthscale, cutoff):
+    """The normalised kernel sum_j S(|j|^2) cos(j . delta) over the integer j with |j| <= cutoff."""
+    x1, x2 = np.asarray(x1, dtype=float), np.asarray(x2, dtype=float)
+    dim = x1.shape[-1]
+    axis = np.arange(-cutoff, cutoff + 1)
+    freqs = np.stack(np.meshgrid(*[axis] * dim, indexing="ij"), -1).reshape(-1, dim)
+    eig = (freqs**2).sum(-1)
+    freqs, eig = freqs[eig <= cutoff**2].astype(float), eig[eig <= cutoff**2]
+    if math.isinf(nu):
+        s = np.exp(-0.5 * lengthscale**2 * eig)
+    else:
+        s = (2 * nu / lengthscale**2 + eig) ** (-nu - dim / 2)
+    out = np.empty((len(x1), len(x2)))
+    for i, j in itertools.product(range(len(x1)), range(len(x2))):
+        out[i, j] = np.cos(freqs @ (x1[i] - x2[j])) @ s / s.sum()
+    return out
+
+
+def _kernel(space, nu, lengthscale, **options):
+    kernel = GeometricMaternKernel(space, nu=nu, **options).double()
+    kernel.lengthscale = lengthscale
+    return kernel
+
+
+def test_circle_matern_half_matches_its_closed_form():
+    # sum_k cos(k d) / (a^2 + k^2), normalised: cosh(a (pi - |d|)) / cosh(a pi), a = 1/lengthscale
+    x = Circle().random(9, generator=torch.Generator().manual_seed(0))
+    y = Circle().random(7, generator=torch.Generator().manual_seed(1))
+    gap = torch.remainder(x - y.T, 2 * math.pi)
+    gap = torch.minimum(gap, 2 * math.pi - gap)
+    for lengthscale in (0.05, 0.4, 2.0):
+        a = 1 / lengthscale
+        closed = torch.cosh(a * (math.pi - gap)) / math.cosh(a * math.pi)
+        ls = torch.tensor([[lengthscale]], dtype=torch.float64)
+        offsets = image_offsets(lengthscale, 0.5, 1, 1e-12)
+        got = torus_image_kernel(x, y, ls, offsets, 0.5)
+        assert torch.allclose(got, closed, atol=1e-11), lengthscale
+
+
+@pytest.mark.parametrize("nu", [1.5, 2.5, math.inf])
+def test_torus2_image_sum_matches_the_lattice_sum(nu):
+    space = Torus(2)
+    x = space.random(6, generator=torch.Generator().manual_seed(2))
+    y = space.random(5, generator=torch.Generator().manual_seed(3))
+    for lengthscale in (0.3, 0.9):
+        ls = torch.tensor([[lengthscale]], dtype=torch.float64)
+        got = torus_image_kernel(x, y, ls, image_offsets(lengthscale, nu, 2, 1e-12), nu)
+        reference = _lattice_kernel(x, y, nu, lengthscale, cutoff=400)
+        # the lattice sum leaves out frequencies beyond 400: about 1e-6 of the mass for nu = 3/2
+        tol = 3e-6 if nu == 1.5 else 1e-9
+        assert np.abs(got.numpy() - reference).max() < tol, lengthscale
+
+
+@pytest.mark.parametrize("nu", [2.5, math.inf])
+def test_surrogate_kernel_on_torus3_is_exact_where_the_level_cap_binds(nu):
+    # the lengthscales the shipped examples fit on the arm; the level series capped at 84 levels
+    # neglected 7.4% (nu = 5/2) and 0.4% (heat) of the spectral mass there, and warned
+    space = Torus(3)
+    x = space.random(5, generator=torch.Generator().manual_seed(4))
+    x = torch.cat([x, space.project(x[:2] + 0.15)])  # near pairs, where a truncation shows
+    lengthscale = 0.364 if nu == 2.5 else 0.368
+    kernel = _kernel(space, nu, lengthscale, truncation_tol=SURROGATE_TRUNCATION_TOL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TruncationWarning)
+        with torch.no_grad():
+            got = kernel(x, x).to_dense().numpy()
+    reference = _lattice_kernel(x, x, nu, lengthscale, cutoff=90 if nu == 2.5 else 40)
+    assert np.abs(got - reference).max() < 1e-5
+    capped = _kernel(space, nu, lengthscale, num_levels=kernel.max_levels)
+    with torch.no_grad():
+        assert np.abs(capped(x, x).to_dense().numpy() - reference).max() > 1e-3  # was this
+
+
+def test_kernel_is_continuous_and_differentiable_across_the_hand_over():
+    space = Torus(3)
+    x = space.random(12, generator=torch.Generator().manual_seed(5))
+    kernel = _kernel(space, 2.5, 1.0, truncation_tol=SURROGATE_TRUNCATION_TOL)
+    grid = torch.linspace(1.1, 1.6, 101, dtype=torch.float64)
+    shares, values = [], []
+    for ls in grid:
+        kernel.lengthscale = float(ls)
+        images = kernel.image_share(kernel.lengthscale)
+        shares.append(0.0 if images is None else float(images[0].detach()))
+        with torch.no_grad():
+            values.append(kernel(x, x).to_dense())
+    shares = np.array(shares)
+    assert shares[0] == 1.0 and shares[-1] == 0.0 and ((shares > 0) & (shares < 1)).sum() >= 5
+    steps = torch.stack([(b - a).abs().max() for a, b in zip(values, values[1:], strict=False)])
+    assert float(steps.max()) < 3 * float(steps.median())  # no jump where the sums hand over
+    # inside the blend, autograd's slope in the lengthscale matches central differences
+    inside = float(grid[np.flatnonzero((shares > 0.2) & (shares < 0.8))[0]])
+    kernel.lengthscale = inside
+    raw = kernel.raw_lengthscale
+    total = kernel(x, x).to_dense().sum()
+    (slope,) = torch.autograd.grad(total, raw)
+    h = 1e-5
+    with torch.no_grad():
+        kernel.raw_lengthscale.add_(h)
+        up = kernel(x, x).to_dense().sum()
+        kernel.raw_lengthscale.sub_(2 * h)
+        down = kernel(x, x).to_dense().sum()
+    assert torch.allclose(slope.reshape(()), (up - down) / (2 * h), rtol=1e-5)
+
+
+@pytest.mark.parametrize("nu", [0.5, 1.5, 2.5, math.inf])
+def test_image_kernel_is_positive_semidefinite_with_unit_diagonal(nu):
+    space = Torus(3)
+    x = space.random(200, generator=torch.Generator().manual_seed(6))
+    kernel = _kernel(space, nu, 0.3, truncation_tol=SURROGATE_TRUNCATION_TOL)
+    assert kernel.image_share(kernel.lengthscale) is not None
+    with torch.no_grad():
+        gram = kernel(x, x).to_dense()
+        diag = kernel(x, x, diag=True)
+    assert float(torch.linalg.eigvalsh(gram).min()) > -1e-10
+    assert torch.allclose(diag, torch.ones(200, dtype=torch.float64), atol=1e-13)
+    assert torch.allclose(gram.diagonal(), diag, atol=1e-13)
+
+
+def test_gradient_in_the_points_matches_finite_differences_and_is_finite_at_coincidence():
+    space = Torus(2)
+    x = space.random(4, generator=torch.Generator().manual_seed(7))
+    y = torch.cat([x[:1], space.random(3, generator=torch.Generator().manual_seed(8))])
+    kernel = _kernel(space, 2.5, 0.3)
+    assert kernel.image_share(kernel.lengthscale) is not None
+    xr = x.clone().requires_grad_()
+    kernel(xr, y).to_dense().sum().backward()
+    assert torch.isfinite(xr.grad).all()
+    h = 1e-6
+    for i, j in itertools.product(range(4), range(2)):
+        up, down = x.clone(), x.clone()
+        up[i, j] += h
+        down[i, j] -= h
+        with torch.no_grad():
+            fd = (kernel(up, y).to_dense().sum() - kernel(down, y).to_dense().sum()) / (2 * h)
+        assert abs(float(fd) - float(xr.grad[i, j])) < 1e-6
+
+
+def test_batched_lengthscales_take_each_their_own_sum():
+    space = Torus(3)
+    x = space.random(8, generator=torch.Generator().manual_seed(9))
+    batched = GeometricMaternKernel(
+        space, nu=2.5, truncation_tol=SURROGATE_TRUNCATION_TOL, batch_shape=torch.Size([2])
+    ).double()
+    batched.lengthscale = torch.tensor([[[0.4]], [[2.5]]], dtype=torch.float64)
+    with torch.no_grad():
+        both = batched(x, x).to_dense()
+        for b, ls in enumerate((0.4, 2.5)):
+            alone = _kernel(space, 2.5, ls, truncation_tol=SURROGATE_TRUNCATION_TOL)
+            # a batch shares one count of levels, so the long lengthscale's series may differ
+            # from its own by the truncation tolerance
+            atol = 1e-10 if b == 0 else SURROGATE_TRUNCATION_TOL
+            assert torch.allclose(both[b], alone(x, x).to_dense(), atol=atol)
+    exact = _lattice_kernel(x, x, 2.5, 0.4, cutoff=90)
+    assert np.abs(both[0].numpy() - exact).max() < 1e-5
+
+
+def test_float32_points_give_float32_values():
+    space = Torus(2)
+    x = space.random(6, generator=torch.Generator().manual_seed(10), dtype=torch.float32)
+    kernel = GeometricMaternKernel(space, nu=1.5, truncation_tol=SURROGATE_TRUNCATION_TOL)
+    kernel.lengthscale = 0.2
+    assert kernel.image_share(kernel.lengthscale) is not None
+    with torch.no_grad():
+        gram = kernel(x, x).to_dense()
+    assert gram.dtype == torch.float32
+    reference = _lattice_kernel(x.double(), x.double(), 1.5, 0.2, cutoff=300)
+    assert np.abs(gram.numpy() - reference).max() < 1e-5
+
+
+def test_level_series_stays_where_no_closed_form_or_levels_are_fixed():
+    space = Torus(3)
+    x = space.random(5, generator=torch.Generator().manual_seed(11))
+    rough = _kernel(space, 0.7, 0.4)  # nu = 0.7 has no closed form: the cap binds and warns
+    assert rough.image_share(rough.lengthscale) is None
+    with pytest.warns(TruncationWarning, match="max_levels"):
+        rough(x, x).to_dense()
+    fixed = _kernel(space, 2.5, 0.4, num_levels=20)
+    assert fixed.image_share(fixed.lengthscale) is None
+    sphere = _kernel(Sphere(2), 2.5, 0.4)
+    assert sphere.image_share(sphere.lengthscale) is None
+
+
+def test_too_many_images_fall_back_to_the_series():
+    assert image_offsets(3.0, 0.5, 6, 1e-8) is None  # more than MAX_IMAGES images
+    offsets = image_offsets(0.3, 2.5, 3, 1e-8)
+    assert 1 <= offsets.shape[0] <= MAX_IMAGES and torch.equal(offsets[0], torch.zeros(3))
+
+
+def test_torus_dimension_recognises_flat_tori_only():
+    assert torus_dimension(Circle()) == 1
+    assert torus_dimension(Torus(3)) == 3
+    assert torus_dimension(ProductSpace(Torus(2), Circle())) == 3
+    assert torus_dimension(ProductSpace(Sphere(2), Circle())) is None
+    assert torus_dimension(Sphere(1)) is None
+
+
+def test_heat_kernel_of_the_torus_is_the_product_of_circle_heat_kernels():
+    x = Torus(2).random(5, generator=torch.Generator().manual_seed(12))
+    heat = GeometricHeatKernel(Torus(2), truncation_tol=SURROGATE_TRUNCATION_TOL).double()
+    heat.lengthscale = 0.1
+    assert heat.image_share(heat.lengthscale) is not None
+    circle = [_lattice_kernel(x[:, i : i + 1], x[:, i : i + 1], math.inf, 0.1, 400) for i in (0, 1)]
+    with torch.no_grad():
+        got = heat(x, x).to_dense().numpy()
+    assert np.abs(got - circle[0] * circle[1]).max() < 1e-12
