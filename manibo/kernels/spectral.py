@@ -60,7 +60,7 @@ CAP_WARNING_FACTOR = 2.0
 ``truncation_tol`` (a cap that neglects 1.08e-4 where 1e-4 was asked for changes nothing a user
 could see); on a flat torus the periodic-image sum takes over from there instead."""
 
-IMAGE_TOL_FACTOR = 1e-2
+IMAGE_TOL_FACTOR = 0.1
 """A torus kernel summed over periodic images leaves out images worth at most this many times
 ``truncation_tol`` (relative to the kernel's value 1 at coincident points)."""
 
@@ -258,7 +258,8 @@ class GeometricMaternKernel(Kernel):
         if not bool((u > 0).any()):
             return None
         tol = IMAGE_TOL_FACTOR * self.truncation_tol
-        offsets = image_offsets(float(lengthscale.detach().max()), self.nu, self._torus_dim, tol)
+        longest = float(lengthscale.detach().reshape(-1)[u.detach() > 0].max())  # images used
+        offsets = image_offsets(longest, self.nu, self._torus_dim, tol)
         if offsets is None:
             return None
         return (u * u * (3 - 2 * u)).reshape(lengthscale.shape), offsets

@@ -154,8 +154,11 @@ def _image_sum(delta: Tensor, lengthscale: Tensor, nu: float, offsets: Tensor) -
 
     ``delta`` is ``(..., d)``; ``lengthscale`` broadcasts against ``delta[..., 0]``.
     """
-    shifted = (delta.unsqueeze(-2) + offsets) / lengthscale[..., None, None]  # (..., K, d)
-    r2 = shifted.square().sum(-1)
+    # |delta + s|^2 = |delta|^2 + 2 delta.s + |s|^2: one matrix product instead of (..., K, d)
+    # temporaries; no cancellation, as every shifted image lies at least pi away
+    scale = lengthscale.square().unsqueeze(-1)
+    r2 = delta.square().sum(-1, keepdim=True) + 2 * delta @ offsets.T + offsets.square().sum(-1)
+    r2 = r2 / scale
     if math.isinf(nu):
         return torch.exp(-0.5 * r2).sum(-1)
     # sqrt's slope at 0 is NaN; the profiles are flat there (nu >= 3/2) or have the kink of
