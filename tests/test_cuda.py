@@ -502,6 +502,23 @@ def test_group_and_projective_kernels_on_cuda_match_the_cpu(name, device="cuda")
     assert xr.grad.device.type == device and torch.isfinite(xr.grad).all()
 
 
+@pytest.mark.parametrize("nu", [2.5, float("inf")])
+def test_torus_image_sums_on_cuda_match_the_cpu(nu, device="cuda"):
+    from manibo.kernels import GeometricMaternKernel
+    from manibo.spaces import Torus
+
+    torus = Torus(3)
+    kernel = GeometricMaternKernel(torus, nu=nu, truncation_tol=1e-4)
+    kernel.lengthscale = 0.35  # the level cap binds: the kernel sums periodic images
+    assert kernel.image_share(kernel.lengthscale) is not None
+    if device == "cuda":
+        _cpu_and_cuda_agree(torus, kernel)
+    x = torus.random(6, generator=torch.Generator(device=device).manual_seed(1), device=device)
+    xr = x.clone().requires_grad_()
+    kernel.to(x)(xr, x).to_dense().sum().backward()
+    assert xr.grad.device.type == device and torch.isfinite(xr.grad).all()
+
+
 def test_product_features_and_box_products_on_cuda(device="cuda"):
     from manibo.kernels import GeometricMaternKernel, matern_kernel
     from manibo.spaces import Torus
