@@ -510,7 +510,7 @@ def test_torus_image_sums_on_cuda_match_the_cpu(nu, device="cuda"):
     torus = Torus(3)
     kernel = GeometricMaternKernel(torus, nu=nu, truncation_tol=1e-4)
     kernel.lengthscale = 0.35  # the level cap binds: the kernel sums periodic images
-    assert kernel.image_share(kernel.lengthscale) is not None
+    assert kernel.periodic_images(kernel.lengthscale) is not None
     if device == "cuda":
         _cpu_and_cuda_agree(torus, kernel)
     x = torus.random(6, generator=torch.Generator(device=device).manual_seed(1), device=device)

@@ -237,7 +237,7 @@ class GeometricMaternKernel(Kernel):
         log_tail = torch.logcumsumexp(log_mass.flip(-1), dim=-1).flip(-1)
         return log_tail - log_tail[..., :1]
 
-    def image_share(self, lengthscale: Tensor) -> tuple[Tensor, Tensor] | None:
+    def periodic_images(self, lengthscale: Tensor) -> tuple[Tensor, Tensor] | None:
         r"""Share of the periodic-image sum in the kernel at ``lengthscale`` ``(*batch, 1, 1)``,
         and the image shifts (:func:`~manibo.kernels.torus_images.image_offsets`).
 
@@ -309,7 +309,7 @@ class GeometricMaternKernel(Kernel):
         check_point_pair(self.space, x1, x2)
         check_parameters_match(self, x1)
         lengthscale = self.lengthscale
-        images = self.image_share(lengthscale)
+        images = self.periodic_images(lengthscale)
         if images is None:
             return self.space.spectral_sum(self.level_weights(), x1, x2, diag=diag)
         check_lengthscale(self, lengthscale)

@@ -105,7 +105,7 @@ def test_kernel_is_continuous_and_differentiable_across_the_hand_over():
     shares, values = [], []
     for ls in grid:
         kernel.lengthscale = float(ls)
-        images = kernel.image_share(kernel.lengthscale)
+        images = kernel.periodic_images(kernel.lengthscale)
         shares.append(0.0 if images is None else float(images[0].detach()))
         with torch.no_grad():
             values.append(kernel(x, x).to_dense())
@@ -133,7 +133,7 @@ def test_image_kernel_is_positive_semidefinite_with_unit_diagonal(nu):
     space = Torus(3)
     x = space.random(200, generator=torch.Generator().manual_seed(6))
     kernel = _kernel(space, nu, 0.3, truncation_tol=SURROGATE_TRUNCATION_TOL)
-    assert kernel.image_share(kernel.lengthscale) is not None
+    assert kernel.periodic_images(kernel.lengthscale) is not None
     with torch.no_grad():
         gram = kernel(x, x).to_dense()
         diag = kernel(x, x, diag=True)
@@ -147,7 +147,7 @@ def test_gradient_in_the_points_matches_finite_differences_and_is_finite_at_coin
     x = space.random(4, generator=torch.Generator().manual_seed(7))
     y = torch.cat([x[:1], space.random(3, generator=torch.Generator().manual_seed(8))])
     kernel = _kernel(space, 2.5, 0.3)
-    assert kernel.image_share(kernel.lengthscale) is not None
+    assert kernel.periodic_images(kernel.lengthscale) is not None
     xr = x.clone().requires_grad_()
     kernel(xr, y).to_dense().sum().backward()
     assert torch.isfinite(xr.grad).all()
@@ -185,7 +185,7 @@ def test_float32_points_give_float32_values():
     x = space.random(6, generator=torch.Generator().manual_seed(10), dtype=torch.float32)
     kernel = GeometricMaternKernel(space, nu=1.5, truncation_tol=SURROGATE_TRUNCATION_TOL)
     kernel.lengthscale = 0.2
-    assert kernel.image_share(kernel.lengthscale) is not None
+    assert kernel.periodic_images(kernel.lengthscale) is not None
     with torch.no_grad():
         gram = kernel(x, x).to_dense()
     assert gram.dtype == torch.float32
@@ -197,13 +197,13 @@ def test_level_series_stays_where_no_closed_form_or_levels_are_fixed():
     space = Torus(3)
     x = space.random(5, generator=torch.Generator().manual_seed(11))
     rough = _kernel(space, 0.7, 0.4)  # nu = 0.7 has no closed form: the cap binds and warns
-    assert rough.image_share(rough.lengthscale) is None
+    assert rough.periodic_images(rough.lengthscale) is None
     with pytest.warns(TruncationWarning, match="max_levels"):
         rough(x, x).to_dense()
     fixed = _kernel(space, 2.5, 0.4, num_levels=20)
-    assert fixed.image_share(fixed.lengthscale) is None
+    assert fixed.periodic_images(fixed.lengthscale) is None
     sphere = _kernel(Sphere(2), 2.5, 0.4)
-    assert sphere.image_share(sphere.lengthscale) is None
+    assert sphere.periodic_images(sphere.lengthscale) is None
 
 
 def test_too_many_images_fall_back_to_the_series():
@@ -224,7 +224,7 @@ def test_heat_kernel_of_the_torus_is_the_product_of_circle_heat_kernels():
     x = Torus(2).random(5, generator=torch.Generator().manual_seed(12))
     heat = GeometricHeatKernel(Torus(2), truncation_tol=SURROGATE_TRUNCATION_TOL).double()
     heat.lengthscale = 0.1
-    assert heat.image_share(heat.lengthscale) is not None
+    assert heat.periodic_images(heat.lengthscale) is not None
     circle = [_lattice_kernel(x[:, i : i + 1], x[:, i : i + 1], math.inf, 0.1, 400) for i in (0, 1)]
     with torch.no_grad():
         got = heat(x, x).to_dense().numpy()
