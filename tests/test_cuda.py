@@ -478,6 +478,16 @@ def test_the_result_of_a_run_on_cuda_lies_on_cuda_and_plots(tmp_path, device="cu
 
 
 # --------------------------------------------- SO(n), SU(n), RP^d, boxes in products, fast products
+def _kernel_on_device(space, kernel, device):
+    """On CUDA, the kernel matches the CPU; on ``device``, its gradient in x is finite there."""
+    if device == "cuda":
+        _cpu_and_cuda_agree(space, kernel)
+    x = space.random(6, generator=torch.Generator(device=device).manual_seed(1), device=device)
+    xr = x.clone().requires_grad_()
+    kernel.to(x)(xr, x).to_dense().sum().backward()
+    assert xr.grad.device.type == device and torch.isfinite(xr.grad).all()
+
+
 def _cpu_and_cuda_agree(space, kernel, n=40, tol=1e-10):
     x = space.random(n, generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
@@ -494,12 +504,7 @@ def test_group_and_projective_kernels_on_cuda_match_the_cpu(name, device="cuda")
     space = SPACES[name]()
     kernel = GeometricMaternKernel(space, nu=1.5, num_levels=30)
     kernel.lengthscale = 0.6
-    if device == "cuda":
-        _cpu_and_cuda_agree(space, kernel)
-    x = space.random(6, generator=torch.Generator(device=device).manual_seed(1), device=device)
-    xr = x.clone().requires_grad_()
-    kernel.to(x)(xr, x).to_dense().sum().backward()
-    assert xr.grad.device.type == device and torch.isfinite(xr.grad).all()
+    _kernel_on_device(space, kernel, device)
 
 
 @pytest.mark.parametrize("nu", [2.5, float("inf")])
@@ -511,12 +516,7 @@ def test_torus_image_sums_on_cuda_match_the_cpu(nu, device="cuda"):
     kernel = GeometricMaternKernel(torus, nu=nu, truncation_tol=1e-4)
     kernel.lengthscale = 0.35  # the level cap binds: the kernel sums periodic images
     assert kernel.periodic_images(kernel.lengthscale) is not None
-    if device == "cuda":
-        _cpu_and_cuda_agree(torus, kernel)
-    x = torus.random(6, generator=torch.Generator(device=device).manual_seed(1), device=device)
-    xr = x.clone().requires_grad_()
-    kernel.to(x)(xr, x).to_dense().sum().backward()
-    assert xr.grad.device.type == device and torch.isfinite(xr.grad).all()
+    _kernel_on_device(torus, kernel, device)
 
 
 def test_product_features_and_box_products_on_cuda(device="cuda"):
