@@ -4,8 +4,9 @@ A run fits a surrogate and optimises an acquisition at every step; BoTorch, GPyT
 linear_operator warn along the way (jitter added to a nearly singular matrix, a line search that
 stopped early), often hundreds of times per run. Printed as they come they break the progress bar
 and bury the warnings that matter, so the loop gathers them and reports them once: manibo's own
-warnings (each names the option that fixes it) are issued again as they are, the others are
-counted by kind in one :class:`~manibo.exceptions.ProposalWarningSummary`.
+warnings (each names the option that fixes it) are issued again as they are, at the line of the
+user's code that asked, the others are counted by kind in one
+:class:`~manibo.exceptions.ProposalWarningSummary`.
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ class ProposalWarnings:
             activity: what the warnings were issued during, for the summary (default:
                 ``"proposing N point(s)"``).
         """
-        for w in self._own.values():
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        for w in self._own.values():  # at the caller's line, as the summary, not manibo's
+            warnings.warn(w.message, stacklevel=stacklevel + 1)
         if self._kinds:
             kinds = sorted(self._kinds.items(), key=lambda item: -item[1][0])
             total = sum(count for _, (count, _) in kinds)

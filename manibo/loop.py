@@ -193,6 +193,7 @@ class BayesianOptimizer:
         self._stop_reason: str | None = None
         self._warnings = ProposalWarnings()
         self._in_run = False
+        self._caller_frames = 0  # frames between `run` and the user's code (minimize: 2)
         self._last_error: str | None = None
         self._progress_width = 0
         self._written = 0
@@ -684,7 +685,7 @@ class BayesianOptimizer:
             sys.stderr.write("\n")
             sys.stderr.flush()
         try:
-            self._warnings.report(stacklevel=3)
+            self._warnings.report(stacklevel=3 + self._caller_frames)
         except Exception:  # a warning turned into an error must not hide the run's own error
             if not failing:
                 raise
@@ -1045,6 +1046,7 @@ def _optimize(
         )
     run_options = {k: options.pop(k) for k in _RUN_OPTIONS if k in options}
     with BayesianOptimizer(space, minimize=minimizing, **options) as opt:
+        opt._caller_frames = 2  # the run's warnings point at the call of minimize or maximize
         return opt.run(objective, budget, **run_options)
 
 

@@ -379,6 +379,18 @@ def test_the_truncation_warning_names_options_that_the_surrogate_takes():
     with pytest.warns(TruncationWarning) as caught:
         opt.run(lambda x: float(torch.cos(3 * x).sum()), budget=5, progress=False)
     assert len(caught) == 1  # once per run, not once per proposal
+    assert caught[0].filename == __file__  # where the user called, not inside manibo
+    with pytest.warns(TruncationWarning) as caught:
+        minimize(
+            lambda x: float(torch.cos(3 * x).sum()),
+            Sphere(2),
+            budget=4,
+            initial_design=3,
+            surrogate_options={"max_levels": 3},
+            progress=False,
+            **FAST,
+        )
+    assert [w.filename for w in caught] == [__file__]
     named = set(re.findall(r"`(\w+)`", str(caught[0].message))) - {"max_levels"}
     assert named == {"nu"}
     for option, value in (("max_levels", 50), ("nu", 1.5)):
