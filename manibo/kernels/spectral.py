@@ -36,6 +36,7 @@ from manibo.kernels._inputs import (
 from manibo.kernels.noncompact import NoncompactHeatKernel, NoncompactMaternKernel
 from manibo.kernels.torus_images import (
     IMAGE_NUS,
+    MAX_IMAGES,
     image_offsets,
     torus_dimension,
     torus_image_kernel,
@@ -103,7 +104,10 @@ class GeometricMaternKernel(Kernel):
             torus (:class:`~manibo.spaces.Circle`, :class:`~manibo.spaces.Torus` and products of
             them) with :math:`\nu \in \{1/2, 3/2, 5/2, \infty\}` the kernel is summed over periodic
             images instead where the cap neglects that much (blended in smoothly as the neglected
-            mass grows from 2 to 4 times ``truncation_tol``), so it is exact at every lengthscale.
+            mass grows from 2 to 4 times ``truncation_tol``), which is exact, unless that takes
+            more than :data:`~manibo.kernels.torus_images.MAX_IMAGES` images (long lengthscales
+            with small :math:`\nu`, or four or more circles): then the capped series is used
+            and the warning is emitted.
         **kwargs: passed to :class:`gpytorch.kernels.Kernel` (``batch_shape``,
             ``lengthscale_prior``, ``lengthscale_constraint``, ...).
 
@@ -207,13 +211,19 @@ class GeometricMaternKernel(Kernel):
         if needed > self.max_levels:
             neglected = float(log_tail[..., self.max_levels].detach().max().exp())
             cap_matters = neglected > CAP_WARNING_FACTOR * self.truncation_tol
-            if warn and not self._warned_cap and cap_matters and self._torus_dim is None:
+            exact = cap_matters and self.periodic_images(lengthscale) is not None
+            if warn and not self._warned_cap and cap_matters and not exact:
+                images = (
+                    ""
+                    if self._torus_dim is None
+                    else f" (summing periodic images instead would take more than {MAX_IMAGES})"
+                )
                 warnings.warn(
                     f"{self!r}: {needed} levels are needed to neglect less than "
                     f"{self.truncation_tol:g} of the spectral mass at lengthscale "
                     f"{float(lengthscale.detach().min()):.3g}, "
                     f"but `max_levels` = {self.max_levels}; the neglected mass is "
-                    f"{neglected:.2e}. Raise "
+                    f"{neglected:.2e}{images}. Raise "
                     "`max_levels` (an argument of this kernel and an option of the 'matern' and "
                     "'heat' surrogates), or use a smoother kernel (larger `nu`) or a longer "
                     "lengthscale.",

@@ -22,11 +22,12 @@ neglect spectral mass. :math:`\kappa` has a closed form for :math:`\nu \in \{1/2
 
 from __future__ import annotations
 
-import functools
 import math
+from functools import lru_cache, partial
 
 import torch
 from torch import Tensor
+from torch.utils.checkpoint import checkpoint
 
 from manibo.spaces.base import CompactSpace, pairwise_in_chunks
 from manibo.spaces.circle import Circle
@@ -41,8 +42,9 @@ MAX_IMAGES = 4096
 _MAX_ENUMERATED = 1 << 18
 """Most lattice points enumerated when choosing the images."""
 
-_BLOCK_ELEMENTS = 1 << 21
-"""Most (row, column, image) elements evaluated together."""
+_BLOCK_ELEMENTS = 1 << 18
+"""Most (batch, row, column, image) elements evaluated together (2 MiB per float64 temporary:
+n = m = 1000 points with 43 images took 0.62 s at this size, 1.72 s at eight times it)."""
 
 
 def torus_dimension(space: CompactSpace) -> int | None:
@@ -88,7 +90,7 @@ def image_offsets(max_lengthscale: float, nu: float, dim: int, tol: float) -> Te
     return _offsets(grid, nu, dim, tol)
 
 
-@functools.lru_cache(maxsize=256)
+@lru_cache(maxsize=256)
 def _offsets(lengthscale: float, nu: float, dim: int, tol: float) -> Tensor | None:
     def profile(distance: float) -> float:
         return float(euclidean_profile(torch.tensor(distance / lengthscale), nu))
@@ -140,8 +142,16 @@ def torus_image_kernel(
         delta = _wrap(a.unsqueeze(-2) - b.unsqueeze(-3))  # (*batch, rows, m, d)
         return _image_sum(delta, lengthscale, nu, offsets)
 
-    per_row = max(1, x2.shape[-2] * offsets.shape[0])
-    return pairwise_in_chunks(block, x1, x2, 1, max(1, _BLOCK_ELEMENTS // per_row)) / norm
+    images = offsets.shape[0]
+    batch = torch.broadcast_shapes(x1.shape[:-2], x2.shape[:-2], lengthscale.shape[:-2]).numel()
+    blocks = batch * x1.shape[-2] * x2.shape[-2] * images > _BLOCK_ELEMENTS
+    graph = torch.is_grad_enabled() and any(t.requires_grad for t in (x1, x2, lengthscale, offsets))
+    if blocks and graph:  # keep only each block's inputs; backward recomputes the block
+        pair = partial(checkpoint, block, use_reentrant=False)
+    else:
+        pair = block
+    target = max(1, _BLOCK_ELEMENTS // images)  # pairwise_in_chunks divides by m and the batch
+    return pairwise_in_chunks(pair, x1, x2, 1, target) / norm
 
 
 def _wrap(delta: Tensor) -> Tensor:

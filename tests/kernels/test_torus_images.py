@@ -206,10 +206,38 @@ def test_level_series_stays_where_no_closed_form_or_levels_are_fixed():
     assert sphere.periodic_images(sphere.lengthscale) is None
 
 
-def test_too_many_images_fall_back_to_the_series():
+def test_too_many_images_fall_back_to_the_series_and_warn():
     assert image_offsets(3.0, 0.5, 6, 1e-8) is None  # more than MAX_IMAGES images
     offsets = image_offsets(0.3, 2.5, 3, 1e-8)
     assert 1 <= offsets.shape[0] <= MAX_IMAGES and torch.equal(offsets[0], torch.zeros(3))
+    # T³, nu = 1/2, lengthscale 3: the capped series leaves out 1e-2 of the mass, and the images
+    # would be too many; the kernel says so rather than truncating quietly
+    space = Torus(3)
+    rough = _kernel(space, 0.5, 3.0)
+    assert rough.periodic_images(rough.lengthscale) is None
+    x = space.random(4, generator=torch.Generator().manual_seed(13))
+    with pytest.warns(TruncationWarning, match="periodic images"):
+        rough(x, x).to_dense()
+
+
+def test_blocks_recomputed_in_backward_give_the_same_values_and_gradients(monkeypatch):
+    import manibo.kernels.torus_images as images
+
+    space = Torus(3)
+    x = space.random(30, generator=torch.Generator().manual_seed(14))
+    kernel = _kernel(space, 2.5, 0.8, truncation_tol=SURROGATE_TRUNCATION_TOL)
+
+    def value_and_gradients():
+        xr = x.clone().requires_grad_()
+        gram = kernel(xr, x).to_dense()
+        grads = torch.autograd.grad((gram * gram).sum(), [xr, kernel.raw_lengthscale])
+        return gram.detach(), grads
+
+    whole, (gx, gl) = value_and_gradients()
+    monkeypatch.setattr(images, "_BLOCK_ELEMENTS", 500)  # blocks of one or two rows
+    blocked, (bx, bl) = value_and_gradients()
+    assert torch.allclose(blocked, whole, atol=1e-14)
+    assert torch.allclose(bx, gx, atol=1e-12) and torch.allclose(bl, gl, atol=1e-12)
 
 
 def test_torus_dimension_recognises_flat_tori_only():
