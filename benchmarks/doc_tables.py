@@ -593,17 +593,27 @@ def adgp_regression_table(data: dict) -> str:
         "ADGP RMSE ≤ 1.05 × network",
         "criteria (majority of each)",
     ]
-    rows = []
-    for label, row, _ in _adgp_rows(data):
-        splits = row["splits"]
-        cells = [label]
-        for method in ("network", "adgp_start", "adgp", "dgp"):
-            cells.append(_rmse_nlpd(row[f"{method}_rmse_median"], row[f"{method}_nlpd_median"]))
-        for criterion in ("nlpd_beats_network", "nlpd_beats_dgp", "rmse_within_5pct_of_network"):
-            cells.append(f"{row[f'adgp_{criterion}']}/{splits}")
-        cells.append("**met**" if row["target_met"] else "**not met**")
-        rows.append(cells)
+    methods = ("network", "adgp_start", "adgp", "dgp")
+    counts = ("nlpd_beats_network", "nlpd_beats_dgp", "rmse_within_5pct_of_network")
+    rows = [
+        [
+            *_summary_cells(label, row, methods, "median", counts),
+            "**met**" if row["target_met"] else "**not met**",
+        ]
+        for label, row, _ in _adgp_rows(data)
+    ]
     return table(header, rows)
+
+
+def _summary_cells(
+    label: str, row: dict, methods: tuple[str, ...], statistic: str, counts: tuple[str, ...]
+) -> list[str]:
+    """``[label, RMSE / NLPD of each method (its statistic over the splits), count/splits ...]``."""
+    return [
+        label,
+        *(_rmse_nlpd(row[f"{m}_rmse_{statistic}"], row[f"{m}_nlpd_{statistic}"]) for m in methods),
+        *(f"{row[f'adgp_{key}']}/{row['splits']}" for key in counts),
+    ]
 
 
 def adgp_choices_table(data: dict) -> str:
@@ -669,17 +679,10 @@ def adgp_paper_table(data: dict) -> str:
         "< DGP",
         "ADGP RMSE < network",
     ]
-    rows = []
-    for label, row, _ in _adgp_rows(data):
-        splits = row["splits"]
-        cells = [label]
-        cells += [_rmse_nlpd(row[f"{m}_rmse_mean"], row[f"{m}_nlpd_mean"]) for m in methods]
-        cells += [
-            f"{row[f'adgp_{key}']}/{splits}"
-            for key in ("nlpd_below_network", "nlpd_below_dropout", "nlpd_below_dgp")
-        ]
-        cells.append(f"{row['adgp_rmse_below_network']}/{splits}")
-        rows.append(cells)
+    counts = ("nlpd_below_network", "nlpd_below_dropout", "nlpd_below_dgp", "rmse_below_network")
+    rows = [
+        _summary_cells(label, row, methods, "mean", counts) for label, row, _ in _adgp_rows(data)
+    ]
     return table(header, rows)
 
 
