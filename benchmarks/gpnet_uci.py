@@ -23,9 +23,11 @@ paper's tables report them. The published figures are in :data:`PUBLISHED`.
     python benchmarks/gpnet_uci.py                                  # the paper's sizes
     python benchmarks/gpnet_uci.py --iterations 2000 --frequencies 100
     python benchmarks/gpnet_uci.py --smoke --out /tmp/u             # seconds; the tests
+    python benchmarks/gpnet_uci.py --device cuda --first-split 3 --splits 8   # splits 3-7, GPU
 
-Records are kept per data set, split, method and M under ``<out>/runs`` with their settings, and
-reused; writes ``gpnet_uci.json`` and ``gpnet_uci.png``.
+Records are kept per data set, split, method and M under ``<out>/runs`` with their settings and
+the hardware that ran them (``--device`` changes the time, not the protocol, so records from any
+device are reused); writes ``gpnet_uci.json`` and ``gpnet_uci.png``.
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ def run_one(name: str, k: int, method: str, M: int, options: dict) -> dict:
         if stored["settings"] == settings:
             return stored
     torch.set_num_threads(1)
-    X, y, Xt, yt = split(*load(name), k)
+    X, y, Xt, yt = (t.to(options["device"]) for t in split(*load(name), k))
     if options["smoke"]:
         X, y = X[:120], y[:120]
     standardiser = Standardiser(y)
@@ -156,6 +158,7 @@ def run_one(name: str, k: int, method: str, M: int, options: dict) -> dict:
         **scores(standardiser, noise, mean, var, yt),
         "train_seconds": seconds,
         "seconds": time.perf_counter() - start,
+        "hardware": hardware(options["device"]),
         "load_average_start": load_start,
         "load_average_end": common.load_average(),
     }
@@ -167,8 +170,25 @@ def run_one(name: str, k: int, method: str, M: int, options: dict) -> dict:
     )
 
 
+def hardware(device: str) -> str:
+    """What ran a record: the GPU's name on CUDA, else the CPU model and the torch threads."""
+    import torch
+
+    if torch.device(device).type == "cuda":
+        return f"{torch.cuda.get_device_name(torch.device(device))} (CUDA {torch.version.cuda})"
+    cores = common.usable_cores()
+    return f"{common.cpu_model()} ({cores} cores), {torch.get_num_threads()} torch thread(s)"
+
+
+def mean_and_error(values: list[float]) -> dict:
+    """``{"mean", "se"}`` of ``values`` (standard error 0 for a single value)."""
+    se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
+    return {"mean": statistics.fmean(values), "se": se}
+
+
 def summarise(records: list[dict]) -> dict:
-    """Mean ± standard error over the splits, per data set and method, with the paper's row."""
+    """Mean ± standard error over the splits, per data set and method, with the paper's row;
+    training seconds per machine that ran the records."""
     table = {}
     for name in sorted({r["dataset"] for r in records}):
         table[name] = {}
@@ -178,10 +198,19 @@ def summarise(records: list[dict]) -> dict:
                 r for r in records if r["dataset"] == name and f"{r['method']}_M{r['M']}" == key
             ]
             row = {"splits": len(mine)}
-            for metric in ("rmse", "test_loglik", "train_seconds"):
-                values = [r[metric] for r in mine]
-                se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0
-                row[metric] = {"mean": statistics.fmean(values), "se": se}
+            for metric in ("rmse", "test_loglik"):
+                row[metric] = mean_and_error([r[metric] for r in mine])
+            machines = [r.get("hardware", "not recorded") for r in mine]
+            row["train_seconds"] = {
+                machine: mean_and_error(
+                    [
+                        r["train_seconds"]
+                        for r, ran in zip(mine, machines, strict=True)
+                        if ran == machine
+                    ]
+                )
+                for machine in sorted(set(machines))
+            }
             if key in PUBLISHED.get(name, {}):
                 (rmse, rmse_se), (ll, ll_se) = PUBLISHED[name][key]
                 row["published"] = {
@@ -229,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--datasets", default=",".join(DATASETS))
-    parser.add_argument("--splits", type=int, default=20)
+    parser.add_argument("--splits", type=int, default=20, help="run splits first-split .. splits-1")
+    parser.add_argument("--first-split", type=int, default=0)
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="values of M")
     parser.add_argument("--methods", default="gpnet,svgp")
     parser.add_argument("--iterations", type=int, default=10_000)
@@ -239,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--beta0", type=float, default=1.0)
     parser.add_argument("--xi", type=float, default=1.0)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--device", default="cpu", help="where the fits run (cpu, cuda)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report-only", action="store_true", help="summarise stored runs only")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes for the test suite")
@@ -246,25 +277,35 @@ def main(argv: list[str] | None = None) -> int:
     names = args.datasets.split(",")
     sizes = [int(m) for m in args.sizes.split(",")]
     if args.smoke:
-        names, sizes, args.splits, args.iterations, args.frequencies = ["boston"], [10], 1, 3, 8
+        names, sizes, args.iterations, args.frequencies = ["boston"], [10], 3, 8
+        args.first_split, args.splits = 0, 1
     args.out.mkdir(parents=True, exist_ok=True)
-    options = {key: getattr(args, key) for key in SETTINGS} | {"out": str(args.out)}
+    options = {key: getattr(args, key) for key in SETTINGS} | {
+        "out": str(args.out),
+        "device": args.device,
+    }
     jobs = [
         (name, k, method, M, options)
-        for k in range(args.splits)
+        for k in range(args.first_split, args.splits)
         for name in names
         for M in sizes
         for method in args.methods.split(",")
     ]
     load_start = common.load_average()
     records = common.gather(jobs, run_path, run_one, args.report_only, args.workers)
+    if not records:
+        print(f"no records of these splits under {args.out / 'runs'}", file=sys.stderr)
+        return 1
     table = summarise(records)
     caption = (
-        f"{args.splits} random 90/10 splits, {args.iterations} iterations, "
+        f"{args.splits - args.first_split} random 90/10 splits, {args.iterations} iterations, "
         f"{2 * args.frequencies} random features; mean ± standard error"
     )
     summary = {
-        "config": {**{k: v for k, v in options.items() if k != "out"}, "splits": args.splits},
+        "config": {
+            **{k: v for k, v in options.items() if k not in ("out", "device")},
+            "splits": list(range(args.first_split, args.splits)),
+        },
         "published": PUBLISHED,
         "table": table,
         "runs": records,

@@ -34,6 +34,19 @@ def test_summary_is_mean_and_standard_error_over_splits():
     assert row["rmse"]["mean"] == 3.0
     assert row["rmse"]["se"] == pytest.approx(1 / math.sqrt(3))
     assert row["published"]["rmse"]["mean"] == 2.786
+    assert row["train_seconds"] == {"not recorded": {"mean": 1.0, "se": 0.0}}
+
+
+def test_training_time_is_summarised_per_machine_and_the_scores_over_all():
+    records = [
+        {"dataset": "boston", "method": "gpnet", "M": 100, "rmse": v, "test_loglik": -v,
+         "train_seconds": t, "hardware": machine}
+        for v, t, machine in ((2.0, 10.0, "gpu"), (3.0, 30.0, "gpu"), (4.0, 1000.0, "cpu"))
+    ]  # fmt: skip
+    row = gpnet_uci.summarise(records)["boston"]["gpnet_M100"]
+    assert row["rmse"]["mean"] == 3.0 and row["splits"] == 3
+    assert row["train_seconds"]["gpu"]["mean"] == 20.0
+    assert row["train_seconds"]["cpu"] == {"mean": 1000.0, "se": 0.0}
 
 
 def test_smoke_run_writes_json_and_png(tmp_path):
