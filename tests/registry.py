@@ -40,6 +40,8 @@ SPACES = {
     "su3": lambda: spaces.SpecialUnitary(3),
     "rp2": lambda: spaces.RealProjectiveSpace(2),
     "rp3": lambda: spaces.RealProjectiveSpace(3),
+    "grassmann24": lambda: spaces.Grassmann(2, 4),
+    "grassmann35": lambda: spaces.Grassmann(3, 5),
     "product_sphere_circle": lambda: spaces.ProductSpace(spaces.Sphere(2), spaces.Circle()),
     "product_sphere_box": lambda: spaces.ProductSpace(spaces.Sphere(2), spaces.Box([0.0], [3.0])),
     "se3": lambda: spaces.SE3([-1.0, -1.0, 0.0], [1.0, 1.0, 2.0]),

@@ -46,6 +46,7 @@ def test_kernel_contract_cuda(name, flavour):
         "so4",
         "su3",
         "rp2",
+        "grassmann24",
         "product_sphere_box",
         "se3",
     ],
@@ -497,7 +498,7 @@ def _cpu_and_cuda_agree(space, kernel, n=40, tol=1e-10):
     assert (gpu.cpu() - cpu).abs().max() < tol
 
 
-@pytest.mark.parametrize("name", ["so4", "so5", "su3", "rp2"])
+@pytest.mark.parametrize("name", ["so4", "so5", "su3", "rp2", "grassmann24", "grassmann35"])
 def test_group_and_projective_kernels_on_cuda_match_the_cpu(name, device="cuda"):
     from manibo.kernels import GeometricMaternKernel
 

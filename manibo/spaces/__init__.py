@@ -8,6 +8,7 @@ from manibo.spaces.base import CompactSpace, NoncompactSpace, Space, Unsupported
 from manibo.spaces.box import Box
 from manibo.spaces.circle import Circle
 from manibo.spaces.graph import Graph
+from manibo.spaces.grassmann import Grassmann
 from manibo.spaces.hyperbolic import Hyperbolic
 from manibo.spaces.mesh import Mesh
 from manibo.spaces.product import CompactProductSpace, ProductSpace, Torus
@@ -29,6 +30,7 @@ __all__ = [
     "Mesh",
     "NoncompactSpace",
     "ProductSpace",
+    "Grassmann",
     "RealProjectiveSpace",
     "SE3",
     "Space",

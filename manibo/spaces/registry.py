@@ -27,6 +27,7 @@ from manibo.spaces.base import Space
 from manibo.spaces.box import Box
 from manibo.spaces.circle import Circle
 from manibo.spaces.graph import Graph
+from manibo.spaces.grassmann import Grassmann
 from manibo.spaces.hyperbolic import Hyperbolic
 from manibo.spaces.mesh import Mesh
 from manibo.spaces.product import ProductSpace, Torus
@@ -181,6 +182,26 @@ register_space(
 register_space("rp", parameter="d", description="the real projective space RP^d (lines)")(
     RealProjectiveSpace
 )
+
+
+@register_space(
+    "grassmann",
+    argument="K,N",
+    description="the Grassmann manifold Gr(k, n): k-dimensional subspaces of R^n, orthonormal "
+    "n x k frames flattened",
+)
+def _grassmann(text: str) -> Grassmann:
+    parts = text.split(",")
+    try:
+        k, n = (int(part) for part in parts)
+    except ValueError:
+        raise ConfigurationError(
+            f"space 'grassmann:{text}': give the subspace and ambient dimensions as two integers "
+            "'K,N', e.g. 'grassmann:2,4'."
+        ) from None
+    return Grassmann(k, n)
+
+
 register_space(
     "hyperbolic", parameter="d", description="hyperbolic space H^d, a geodesic ball of radius 2"
 )(Hyperbolic)

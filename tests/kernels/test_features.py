@@ -52,8 +52,8 @@ def _dense(kernel, x, y=None):
         return kernel(x, x if y is None else y).to_dense()
 
 
-def test_the_spaces_without_eigenfunctions_are_the_groups_with_characters_only():
-    assert set(CHARACTERS_ONLY) == {"so4", "so5", "su2", "su3"}
+def test_the_spaces_without_eigenfunctions_are_the_groups_with_characters_and_grassmannians():
+    assert set(CHARACTERS_ONLY) == {"so4", "so5", "su2", "su3", "grassmann24", "grassmann35"}
 
 
 @pytest.mark.parametrize("name", CHARACTERS_ONLY)

@@ -11,6 +11,7 @@ from manibo.spaces import (
     Circle,
     CompactProductSpace,
     Graph,
+    Grassmann,
     Hyperbolic,
     Mesh,
     ProductSpace,
@@ -38,6 +39,8 @@ from manibo.spaces.registry import SPACES
         ("so4", SpecialOrthogonal, (16,)),
         ("su2", SpecialUnitary, (8,)),
         ("rp2", RealProjectiveSpace, (3,)),
+        ("grassmann:2,4", Grassmann, (8,)),
+        ("grassmann: 3 , 5", Grassmann, (15,)),
         ("hyperbolic2", Hyperbolic, (3,)),
         ("spd2", SymmetricPositiveDefinite, (4,)),
         ("se3", SE3, (12,)),
@@ -58,14 +61,22 @@ def test_specs_build_their_spaces(spec, kind, point_shape):
 
 def test_the_builtin_specs_are_listed_and_each_family_member_builds():
     assert available_spaces() == [
-        "box<d>", "circle", "graph:FILE", "hyperbolic<d>", "icosphere<k>", "mesh:FILE", "rp<d>",
-        "se3", "so<n>", "spd<n>", "sphere<d>", "su<n>", "torus<n>",
+        "box<d>", "circle", "graph:FILE", "grassmann:K,N", "hyperbolic<d>", "icosphere<k>",
+        "mesh:FILE", "rp<d>", "se3", "so<n>", "spd<n>", "sphere<d>", "su<n>", "torus<n>",
     ]  # fmt: skip
     box = make_space("box2")
     assert box.lower.tolist() == [0.0, 0.0] and box.upper.tolist() == [1.0, 1.0]
     assert make_space("sphere3").dim == 3 and make_space("icosphere0").num_points == 12
     factors = make_space("sphere2*circle*so3").factors
     assert [type(f) for f in factors] == [Sphere, Circle, SpecialOrthogonal]
+
+
+@pytest.mark.parametrize(
+    "spec", ["grassmann:2", "grassmann:2,4,1", "grassmann:a,b", "grassmann:4,4"]
+)
+def test_grassmann_specs_need_two_integers_k_below_n(spec):
+    with pytest.raises(ConfigurationError, match="grassmann|Grassmann"):
+        make_space(spec)
 
 
 def test_graphs_from_edge_lists_and_adjacency_files(tmp_path):
@@ -116,7 +127,7 @@ def test_meshes_from_obj_files(tmp_path):
         ("sphere0", "d must be at least 1, got 0; use e.g. 'sphere1'"),
         (
             "klein-bottle",
-            "unknown space 'klein-bottle'; known: box<d>, circle, graph:FILE, hyperbolic<d>",
+            "unknown space 'klein-bottle'; known: box<d>, circle, graph:FILE, grassmann:K,N, hyperbolic<d>",
         ),
         ("circle:2", "space 'circle' takes no ':' argument"),
         ("graph", "space 'graph' needs its FILE: write 'graph:FILE'"),

@@ -1,0 +1,239 @@
+r"""The Grassmann manifold :math:`\mathrm{Gr}(k, n)`: ``k``-dimensional subspaces of
+:math:`\mathbb{R}^n`."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from manibo._validation import default_tolerance
+from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.harmonics.grassmann import (
+    Partition,
+    casimir,
+    chebyshev_series,
+    dimension,
+    partitions_up_to,
+    zonal_coefficients,
+)
+from manibo.spaces.base import CompactSpace, pairwise_in_chunks
+
+#: largest part of the partitions that a default level cap reaches, by rank: the cost per pair of
+#: points grows like (largest part + 1) ** rank, and building the polynomials takes about a second
+#: at these sizes
+_DEFAULT_LARGEST_PART = {1: 60, 2: 40, 3: 12}
+_DEFAULT_LARGEST_PART_HIGHER_RANK = 6
+
+#: numbers held per pair of points in a block of the spectral sum
+_BLOCK_NUMBERS = 1 << 22
+
+
+def _frames(x: Tensor, n: int, k: int) -> Tensor:
+    return x.reshape(*x.shape[:-1], n, k)
+
+
+def _flat(m: Tensor) -> Tensor:
+    return m.flatten(-2)
+
+
+def _orthonormal_basis(m: Tensor) -> Tensor:
+    """Orthonormal frames spanning the columns of ``m`` ``(*batch, n, k)``: the Q of a QR
+    decomposition with a positive diagonal of R, so that an orthonormal frame is returned as it
+    is."""
+    q, r = torch.linalg.qr(m)
+    sign = torch.sign(r.diagonal(dim1=-2, dim2=-1))
+    sign = torch.where(sign == 0, torch.ones_like(sign), sign)
+    return q * sign.unsqueeze(-2)
+
+
+class Grassmann(CompactSpace):
+    r"""The Grassmann manifold :math:`\mathrm{Gr}(k, n)` of ``k``-dimensional linear subspaces of
+    :math:`\mathbb{R}^n`, ``1 <= k < n``, of dimension :math:`k(n - k)`.
+
+    A point is an orthonormal frame: an ``n x k`` matrix :math:`Y` with :math:`Y^\top Y = I`,
+    flattened row-major, ``(*batch, n * k)``. Frames :math:`Y` and :math:`YQ` (:math:`Q` orthogonal)
+    span the same subspace and are the same point: every operation depends on the subspace only,
+    and :meth:`embed` gives the projector :math:`YY^\top`, one matrix per subspace.
+
+    The metric is the one whose geodesic distance is :math:`(\sum_i \theta_i^2)^{1/2}` over the
+    principal angles :math:`\theta_i \in [0, \pi/2]` between two subspaces (the quotient of the
+    Frobenius metric on frames); :math:`\mathrm{Gr}(1, n)` is :math:`\mathbb{RP}^{n-1}`. The
+    eigenfunctions are grouped by the representations of :math:`O(n)` in
+    :math:`L^2(\mathrm{Gr}(k, n))`: partitions :math:`\mu` with at most :math:`r = \min(k, n - k)`
+    parts, eigenvalue :math:`\sum_i 2\mu_i(2\mu_i + n - 2i)` and level kernel :math:`d_\mu
+    \varphi_\mu`, where the zonal spherical function :math:`\varphi_\mu` is a polynomial in the
+    squared sines of the principal angles (:mod:`manibo.harmonics.grassmann`). Levels gather the
+    partitions of one eigenvalue. There are no explicit eigenfunctions.
+
+    Args:
+        k: dimension of the subspaces.
+        n: dimension of the ambient space, ``> k``.
+    """
+
+    def __init__(self, k: int, n: int) -> None:
+        for name, value in (("k", k), ("n", n)):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or int(value) != value
+            ):
+                raise ConfigurationError(
+                    f"`{name}` must be an integer, got Grassmann({k!r}, {n!r})."
+                )
+        k, n = int(k), int(n)
+        if not 1 <= k < n:
+            raise ConfigurationError(
+                f"Grassmann(k, n) needs 1 <= k < n (k-dimensional subspaces of R^n), got "
+                f"Grassmann({k}, {n})."
+            )
+        self.k, self.n = k, n
+        self.rank = min(k, n - k)
+        self.dim = self.spectral_dim = k * (n - k)
+        self.point_shape = (n * k,)
+        self._levels: list[tuple[int, tuple[Partition, ...]]] = []
+        self._bound = 0
+        self._tables: dict[int, tuple[tuple[Partition, ...], Tensor]] = {}
+        self._spectrum = (torch.zeros(0, dtype=torch.float64), torch.zeros(0, dtype=torch.float64))
+        largest = _DEFAULT_LARGEST_PART.get(self.rank, _DEFAULT_LARGEST_PART_HIGHER_RANK)
+        top = casimir((largest,) + (0,) * (self.rank - 1), n)
+        self.default_max_levels = sum(1 for e, _ in self._levels_up_to(top) if e <= top)
+        self.max_scan_levels = 8 * self.default_max_levels
+
+    def __repr__(self) -> str:
+        return f"Grassmann({self.k}, {self.n})"
+
+    # geometry -------------------------------------------------------------------------------
+    def random(self, n, generator=None, dtype=torch.float64, device=None) -> Tensor:
+        """Uniform subspaces: the spans of Gaussian ``n x k`` matrices, ``(n, n * k)``."""
+        gauss = torch.randn(n, self.n, self.k, generator=generator, dtype=dtype, device=device)
+        return _flat(_orthonormal_basis(gauss))
+
+    def _check_membership(self, x: Tensor, name: str) -> None:
+        y = _frames(x, self.n, self.k)
+        eye = torch.eye(self.k, dtype=x.dtype, device=x.device)
+        err = (y.transpose(-1, -2) @ y - eye).abs().amax(dim=(-1, -2))
+        tol = default_tolerance(x.dtype)
+        if (err > tol).any():
+            raise self._membership_error(
+                name,
+                f"rows must be {self.n}x{self.k} orthonormal frames flattened row-major with "
+                f"YᵀY = I within {tol:g}, the worst is off by {float(err.max()):.3g}",
+                f"Map them to orthonormal frames of their spans with `space.project({name})`.",
+            )
+
+    def project(self, x: Tensor) -> Tensor:
+        """An orthonormal frame of the span of each ``n x k`` matrix (QR; a frame is returned as
+        it is). Shapes ``(*batch, n * k)``."""
+        y = _frames(x, self.n, self.k)
+        rank = torch.linalg.matrix_rank(y.detach())
+        if (rank < self.k).any():
+            raise InputDataError(
+                f"`x` holds {int((rank < self.k).sum())} matrices of rank < {self.k}, which span "
+                f"no {self.k}-dimensional subspace; give {self.n}x{self.k} matrices of full rank."
+            )
+        return _flat(_orthonormal_basis(y))
+
+    def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
+        r"""The horizontal part :math:`V - Y Y^\top V`, shapes ``(*batch, n * k)``."""
+        y, w = _frames(x, self.n, self.k), _frames(v, self.n, self.k)
+        return _flat(w - y @ (y.transpose(-1, -2) @ w))
+
+    def retract(self, x: Tensor, v: Tensor) -> Tensor:
+        """The orthonormal frame of the span of :math:`Y + V` (QR retraction)."""
+        return _flat(_orthonormal_basis(_frames(x + v, self.n, self.k)))
+
+    def principal_cosines_squared(self, x: Tensor, y: Tensor) -> Tensor:
+        r""":math:`\cos^2\theta_i` of the ``r`` largest principal angles, ascending: the ``r``
+        smallest eigenvalues of :math:`WW^\top`, :math:`W = Y_1^\top Y_2`.
+
+        Shapes ``(*batch, n * k)`` → ``(*batch, r)``."""
+        w = _frames(x, self.n, self.k).transpose(-1, -2) @ _frames(y, self.n, self.k)
+        return torch.linalg.eigvalsh(w @ w.transpose(-1, -2))[..., : self.rank]
+
+    def distance(self, x: Tensor, y: Tensor) -> Tensor:
+        r""":math:`(\sum_i \theta_i^2)^{1/2}`, each angle as :math:`\mathrm{atan2}(\sin, \cos)`
+        from the singular values of :math:`Y_1^\top Y_2` (cosines) and of :math:`Y_2 - Y_1
+        Y_1^\top Y_2` (sines), accurate near 0 and :math:`\pi/2`. Shape ``(*batch)``."""
+        a, b = torch.broadcast_tensors(_frames(x, self.n, self.k), _frames(y, self.n, self.k))
+        w = a.transpose(-1, -2) @ b
+        cos = torch.linalg.svdvals(w)  # descending
+        sin = torch.linalg.svdvals(b - a @ w).flip(-1)  # ascending: paired with cos
+        return torch.atan2(sin, cos.clamp(max=1.0)).square().sum(-1).sqrt()
+
+    def embed(self, x: Tensor) -> Tensor:
+        r"""The projector :math:`YY^\top` onto the subspace, flattened: one matrix per subspace,
+        whatever the frame. Shape ``(*batch, n * k)`` → ``(*batch, n^2)``."""
+        y = _frames(x, self.n, self.k)
+        return _flat(y @ y.transpose(-1, -2))
+
+    def ambient_bounds(self) -> Tensor:
+        """The box ``[-1, 1]^(n * k)`` holding every orthonormal frame's entries."""
+        return torch.tensor([[-1.0], [1.0]], dtype=torch.float64).expand(2, self.n * self.k).clone()
+
+    # spectrum -------------------------------------------------------------------------------
+    def _levels_up_to(self, bound: int) -> list[tuple[int, tuple[Partition, ...]]]:
+        grouped: dict[int, list[Partition]] = {}
+        for mu in partitions_up_to(self.rank, bound, self.n):
+            grouped.setdefault(casimir(mu, self.n), []).append(mu)
+        return [(value, tuple(sorted(mus))) for value, mus in sorted(grouped.items())]
+
+    def _level_list(self, num_levels: int) -> list[tuple[int, tuple[Partition, ...]]]:
+        """The ``num_levels`` lowest levels: eigenvalue and partitions (the bound doubles)."""
+        bound = self._bound
+        while len(self._levels) < num_levels:
+            bound = max(16 * self.n, 2 * bound)
+            self._levels = self._levels_up_to(bound)
+            self._bound = bound
+        return self._levels[:num_levels]
+
+    def levels(self, num_levels: int) -> tuple[Tensor, Tensor]:
+        if self._spectrum[0].shape[0] < num_levels:
+            levels = self._level_list(num_levels)
+            eigenvalues = [float(value) for value, _ in levels]
+            multiplicities = [float(sum(dimension(mu, self.n) for mu in mus)) for _, mus in levels]
+            self._spectrum = (
+                torch.tensor(eigenvalues, dtype=torch.float64),
+                torch.tensor(multiplicities, dtype=torch.float64),
+            )
+        eigenvalues, multiplicities = self._spectrum
+        return eigenvalues[:num_levels].clone(), multiplicities[:num_levels].clone()
+
+    def _table(self, num_levels: int) -> tuple[tuple[Partition, ...], Tensor]:
+        r"""The symmetrised Chebyshev products ``betas`` the first ``num_levels`` levels need and
+        the matrix ``(num_levels, len(betas))`` of :math:`\sum_{\mu \in l} d_\mu c_{\mu\beta}`."""
+        if num_levels not in self._tables:
+            levels = self._level_list(num_levels)
+            degree = max(mu[0] for _, mus in levels for mu in mus)
+            betas, coefficients = zonal_coefficients(self.rank, self.n, degree)
+            index = {beta: i for i, beta in enumerate(betas)}
+            rows = torch.zeros(len(levels), len(betas), dtype=torch.float64)
+            for row, (_, mus) in enumerate(levels):
+                for mu in mus:
+                    rows[row] += dimension(mu, self.n) * coefficients[index[mu]]
+            if len(self._tables) >= 8:
+                self._tables.clear()
+            self._tables[num_levels] = (betas, rows)
+        return self._tables[num_levels]
+
+    def spectral_sum(self, weights: Tensor, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
+        betas, matrix = self._table(weights.shape[-1])
+        coefficients = weights @ matrix.to(weights)  # (*wbatch, B)
+
+        def series(u: Tensor, extra_dims: int) -> Tensor:  # u: cos^2 of the angles, (..., r)
+            s = (1 - 2 * u).clamp(-1.0, 1.0)  # 2 sin^2 - 1
+            shaped = coefficients.reshape(
+                *coefficients.shape[:-1], *([1] * (extra_dims - 1)), coefficients.shape[-1]
+            )
+            return chebyshev_series(s, shaped, betas)
+
+        if diag:
+            return series(self.principal_cosines_squared(x1, x2), 1)
+
+        def block(a: Tensor, b: Tensor) -> Tensor:
+            return series(self.principal_cosines_squared(a.unsqueeze(-2), b.unsqueeze(-3)), 2)
+
+        degree = max(beta[0] for beta in betas)
+        per_pair = 2 * (degree + 1) ** self.rank
+        return pairwise_in_chunks(
+            block, x1, x2, point_ndim=1, target_elements=max(1, _BLOCK_NUMBERS // per_pair)
+        )
