@@ -127,7 +127,8 @@ def test_meshes_from_obj_files(tmp_path):
         ("sphere0", "d must be at least 1, got 0; use e.g. 'sphere1'"),
         (
             "klein-bottle",
-            "unknown space 'klein-bottle'; known: box<d>, circle, graph:FILE, grassmann:K,N, hyperbolic<d>",
+            "unknown space 'klein-bottle'; known: box<d>, circle, graph:FILE, grassmann:K,N, "
+            "hyperbolic<d>",
         ),
         ("circle:2", "space 'circle' takes no ':' argument"),
         ("graph", "space 'graph' needs its FILE: write 'graph:FILE'"),
