@@ -1,4 +1,5 @@
-"""Tutorial: one Matérn kernel class on the sphere, circle, torus, SO(3), a mesh and a graph.
+"""Tutorial: one Matérn kernel class on the sphere, circle, torus, SO(3), planes in R⁴ (the
+Grassmann manifold Gr(2, 4)), a mesh and a graph.
 
 Run it with ``python examples/kernels_on_every_space.py``; ``SMOKE_TEST=1`` uses fewer points.
 """
@@ -8,7 +9,7 @@ import os
 import torch
 
 from manibo.kernels import GeometricMaternKernel
-from manibo.spaces import Circle, Graph, Mesh, SpecialOrthogonal, Sphere, Torus
+from manibo.spaces import Circle, Graph, Grassmann, Mesh, SpecialOrthogonal, Sphere, Torus
 
 SMOKE_TEST = os.environ.get("SMOKE_TEST") == "1"
 N = 20 if SMOKE_TEST else 200
@@ -23,6 +24,7 @@ spaces = {
     "circle": Circle(),
     "torus T²": Torus(2),
     "rotations SO(3)": SpecialOrthogonal(3),
+    "planes Gr(2, 4)": Grassmann(2, 4),
     "icosphere mesh": Mesh.icosphere(2),
     "30-cycle graph": Graph(cycle),
 }
