@@ -230,7 +230,7 @@ def plot(table: dict, path: Path, title: str) -> None:
 
     names = list(table)
     fig, axes = plt.subplots(
-        2, len(names), figsize=(5 * len(names), 7), squeeze=False, constrained_layout=True
+        2, len(names), figsize=(max(8, 5 * len(names)), 7), squeeze=False, constrained_layout=True
     )
     for j, name in enumerate(names):
         keys = list(table[name])
@@ -246,7 +246,9 @@ def plot(table: dict, path: Path, title: str) -> None:
                     label = "Shi et al. 2019" if x == 0 else None
                     ax.errorbar(x + 0.12, pub["mean"], pub["se"], fmt="x", color="tab:red",
                                 capsize=3, label=label)  # fmt: skip
-            ax.set_xticks(range(len(keys)), keys)
+            ax.set_xticks(
+                range(len(keys)), [f"{k}\n({table[name][k]['splits']} splits)" for k in keys]
+            )
             ax.set_title(f"{name}: {'RMSE' if metric == 'rmse' else 'test log-likelihood'}")
             ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=8)
@@ -298,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     table = summarise(records)
     caption = (
-        f"{args.splits - args.first_split} random 90/10 splits, {args.iterations} iterations, "
+        f"splits {args.first_split}-{args.splits - 1} of the random 90/10 splits (those run), "
+        f"{args.iterations} iterations, "
         f"{2 * args.frequencies} random features; mean ± standard error"
     )
     summary = {
