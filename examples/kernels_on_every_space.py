@@ -1,5 +1,6 @@
-"""Tutorial: one Matérn kernel class on the sphere, circle, torus, SO(3), planes in R⁴ (the
-Grassmann manifold Gr(2, 4)), a mesh and a graph.
+"""Tutorial: one Matérn kernel class on the sphere, circle, torus, SO(3), Gr(2, 4), a mesh, a graph.
+
+Gr(2, 4) is the Grassmann manifold of planes in R⁴.
 
 Run it with ``python examples/kernels_on_every_space.py``; ``SMOKE_TEST=1`` uses fewer points.
 """

@@ -26,7 +26,7 @@ def test_examples_time_smoke_records_an_example(tmp_path):
     assert record["name"] == "kernels_on_every_space" and record["passed"] is True
     assert record["seconds"] > 0 and record["error"] is None
     assert record["summary"] == (
-        "one Matérn kernel class on the sphere, circle, torus, SO(3), a mesh and a graph."
+        "one Matérn kernel class on the sphere, circle, torus, SO(3), Gr(2, 4), a mesh, a graph."
     )
     assert any(line.startswith("globe S²") for line in record["output"])
     rendered = doc_tables.examples_table(data)
