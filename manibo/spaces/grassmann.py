@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from manibo._validation import default_tolerance
+from manibo._validation import check_int, default_tolerance
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.harmonics.grassmann import (
     Partition,
@@ -36,14 +36,15 @@ def _flat(m: Tensor) -> Tensor:
     return m.flatten(-2)
 
 
-def _orthonormal_basis(m: Tensor) -> Tensor:
+def _orthonormal_basis(m: Tensor) -> tuple[Tensor, Tensor]:
     """Orthonormal frames spanning the columns of ``m`` ``(*batch, n, k)``: the Q of a QR
     decomposition with a positive diagonal of R, so that an orthonormal frame is returned as it
-    is."""
+    is; and that diagonal ``(*batch, k)``, near zero where ``m`` is rank deficient."""
     q, r = torch.linalg.qr(m)
-    sign = torch.sign(r.diagonal(dim1=-2, dim2=-1))
+    diagonal = r.diagonal(dim1=-2, dim2=-1)
+    sign = torch.sign(diagonal)
     sign = torch.where(sign == 0, torch.ones_like(sign), sign)
-    return q * sign.unsqueeze(-2)
+    return q * sign.unsqueeze(-2), diagonal.abs()
 
 
 class Grassmann(CompactSpace):
@@ -71,17 +72,9 @@ class Grassmann(CompactSpace):
     """
 
     def __init__(self, k: int, n: int) -> None:
-        for name, value in (("k", k), ("n", n)):
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or int(value) != value
-            ):
-                raise ConfigurationError(
-                    f"`{name}` must be an integer, got Grassmann({k!r}, {n!r})."
-                )
-        k, n = int(k), int(n)
-        if not 1 <= k < n:
+        k = check_int("k of Grassmann(k, n)", k, minimum=1)
+        n = check_int("n of Grassmann(k, n)", n, minimum=2)
+        if k >= n:
             raise ConfigurationError(
                 f"Grassmann(k, n) needs 1 <= k < n (k-dimensional subspaces of R^n), got "
                 f"Grassmann({k}, {n})."
@@ -106,7 +99,7 @@ class Grassmann(CompactSpace):
     def random(self, n, generator=None, dtype=torch.float64, device=None) -> Tensor:
         """Uniform subspaces: the spans of Gaussian ``n x k`` matrices, ``(n, n * k)``."""
         gauss = torch.randn(n, self.n, self.k, generator=generator, dtype=dtype, device=device)
-        return _flat(_orthonormal_basis(gauss))
+        return _flat(_orthonormal_basis(gauss)[0])
 
     def _check_membership(self, x: Tensor, name: str) -> None:
         y = _frames(x, self.n, self.k)
@@ -125,13 +118,16 @@ class Grassmann(CompactSpace):
         """An orthonormal frame of the span of each ``n x k`` matrix (QR; a frame is returned as
         it is). Shapes ``(*batch, n * k)``."""
         y = _frames(x, self.n, self.k)
-        rank = torch.linalg.matrix_rank(y.detach())
-        if (rank < self.k).any():
+        frames, diagonal = _orthonormal_basis(y)
+        # the QR's |R_ii| against LAPACK's rank tolerance (largest times size times eps)
+        scale = diagonal.detach().amax(-1, keepdim=True)
+        deficient = (diagonal.detach() <= scale * self.n * torch.finfo(y.dtype).eps).any(-1)
+        if deficient.any():
             raise InputDataError(
-                f"`x` holds {int((rank < self.k).sum())} matrices of rank < {self.k}, which span "
+                f"`x` holds {int(deficient.sum())} matrices of rank < {self.k}, which span "
                 f"no {self.k}-dimensional subspace; give {self.n}x{self.k} matrices of full rank."
             )
-        return _flat(_orthonormal_basis(y))
+        return _flat(frames)
 
     def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
         r"""The horizontal part :math:`V - Y Y^\top V`, shapes ``(*batch, n * k)``."""
@@ -140,7 +136,7 @@ class Grassmann(CompactSpace):
 
     def retract(self, x: Tensor, v: Tensor) -> Tensor:
         """The orthonormal frame of the span of :math:`Y + V` (QR retraction)."""
-        return _flat(_orthonormal_basis(_frames(x + v, self.n, self.k)))
+        return _flat(_orthonormal_basis(_frames(x + v, self.n, self.k))[0])
 
     def principal_cosines_squared(self, x: Tensor, y: Tensor) -> Tensor:
         r""":math:`\cos^2\theta_i` of the ``r`` largest principal angles, ascending: the ``r``
