@@ -60,20 +60,22 @@ def run_one(
 
     A record already on disk for the same problem, method, seed, budget, initial design and
     acquisition is returned as it is, so an interrupted or extended benchmark only runs what is
-    missing (the runs of many invocations accumulate in ``<out>/runs``).
+    missing (the runs of many invocations accumulate in ``<out>/runs``). The record names the
+    problem's space (its ``repr``, which says how its random points are drawn); a record of the
+    same problem on a differently sampled space is run again.
     """
     import torch
-
-    path = _record_path(out_dir, problem_name, method, seed)
-    cached = _cached_record(path, budget, initial, acquisition, fast)
-    if cached is not None:
-        return cached
 
     torch.set_num_threads(1)
     from manibo.loop import BayesianOptimizer
     from manibo.problems import make_problem
 
     problem = make_problem(problem_name)
+    space = repr(problem.space)
+    path = _record_path(out_dir, problem_name, method, seed)
+    cached = _cached_record(path, budget, initial, acquisition, fast, space)
+    if cached is not None:
+        return cached
     surrogate = method
     if method == "cholesky":
         from manibo.problems.spd import CholeskyPullback
@@ -130,6 +132,7 @@ def run_one(
         "budget": budget,
         "initial": initial,
         "acquisition": acquisition,
+        "space": space,
         "optimal_value": problem.optimal_value,
         "values": values.tolist(),
         "simple_regret": regret,
@@ -202,7 +205,11 @@ def _record_path(out_dir: str, problem: str, method: str, seed: int) -> Path:
     return Path(out_dir) / "runs" / f"{problem}_{method}_seed{seed}.json"
 
 
-def _cached_record(path: Path, budget: int, initial: int, acquisition: str, fast: bool):
+def _cached_record(
+    path: Path, budget: int, initial: int, acquisition: str, fast: bool, space: str | None = None
+):
+    """The record at ``path`` if it was run with these settings (and on ``space``, where both the
+    record and the caller name one), else None."""
     if not path.exists():
         return None
     record = json.loads(path.read_text())
@@ -211,6 +218,8 @@ def _cached_record(path: Path, budget: int, initial: int, acquisition: str, fast
     if same != (budget, initial, fast):
         return None
     if record["method"] != "random" and record["acquisition"] != acquisition:
+        return None
+    if space is not None and record.get("space", space) != space:
         return None
     return record
 

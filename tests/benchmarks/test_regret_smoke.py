@@ -75,6 +75,21 @@ def test_cholesky_baseline_and_seed_ranges(tmp_path):
     first, other = firsts["cholesky"]["values"][:3], firsts["random"]["values"][:3]
     assert first == pytest.approx(other, rel=1e-9, abs=1e-12)
     assert len(firsts["cholesky"]["simple_regret"]) == 8
+    # the records name the space, with the benchmark's sampling of the initial design
+    assert "sampling='eigenvalues'" in firsts["cholesky"]["space"]
+
+    # a record of the same problem on a differently sampled space is run again, the others not
+    records = sorted((tmp_path / "runs").glob("ackley-spd2_*.json"))
+    stale = tmp_path / "runs" / "ackley-spd2_random_seed1.json"
+    record = json.loads(stale.read_text())
+    record["space"] = "SymmetricPositiveDefinite(2, eigenvalue_bounds=(0.001, 5.0))"
+    stale.write_text(json.dumps(record))
+    stamps = {p: p.stat().st_mtime_ns for p in records}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    changed = [p.name for p in records if p.stat().st_mtime_ns != stamps[p]]
+    assert changed == [stale.name]
+    assert json.loads(stale.read_text())["space"] == firsts["random"]["space"]
 
 
 def test_seed_list():

@@ -66,6 +66,34 @@ def test_random_is_volume_uniform_on_the_eigenvalue_box():
     assert stats.kstest(gap, cdf).pvalue > 0.01
 
 
+def test_eigenvalue_sampling_is_uniform_on_the_box_with_haar_eigenvectors():
+    bounds = (0.001, 5.0)
+    space = SymmetricPositiveDefinite(2, eigenvalue_bounds=bounds, sampling="eigenvalues")
+    x = space.random(3000, generator=_gen(4))
+    space.check(x)
+    eigenvalues, vectors = torch.linalg.eigh(x.reshape(-1, 2, 2))
+    # the two eigenvalues of a matrix are two independent uniform draws, in either order
+    pooled = eigenvalues.flatten().numpy()
+    assert stats.kstest(pooled, stats.uniform(bounds[0], bounds[1] - bounds[0]).cdf).pvalue > 0.01
+    # Haar eigenvectors: the first one's angle is uniform on [0, pi) (the sign is irrelevant)
+    angle = np.mod(np.arctan2(vectors[:, 1, 0].numpy(), vectors[:, 0, 0].numpy()), np.pi)
+    assert stats.kstest(angle, stats.uniform(0, np.pi).cdf).pvalue > 0.01
+    # far fewer near-singular points than the volume-uniform default
+    volume = SymmetricPositiveDefinite(2, eigenvalue_bounds=bounds).random(3000, generator=_gen(4))
+    smallest = torch.linalg.eigvalsh(volume.reshape(-1, 2, 2))[:, 0]
+    assert (
+        float((smallest < 0.1).double().mean())
+        > 0.9
+        > 0.1
+        > float((eigenvalues[:, 0] < 0.1).double().mean())
+    )
+    assert "sampling='eigenvalues'" in repr(space) and "sampling" not in repr(
+        SymmetricPositiveDefinite(2)
+    )
+    with pytest.raises(ConfigurationError, match="`sampling` must be one of"):
+        SymmetricPositiveDefinite(2, sampling="log")
+
+
 def test_project_clamps_eigenvalues_and_keeps_points_of_the_domain():
     space = SymmetricPositiveDefinite(2, eigenvalue_bounds=(0.1, 2.0))
     inside = space.random(4, generator=_gen())
