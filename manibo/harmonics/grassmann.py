@@ -42,9 +42,41 @@ import torch
 from scipy.linalg import solve_triangular
 from torch import Tensor
 
+from manibo.exceptions import ConfigurationError
 from manibo.harmonics.weights import OrthogonalWeights
 
 Partition = tuple[int, ...]
+
+MAX_COLLOCATION_ENTRIES = 4_000_000
+"""The most entries (grid nodes times basis functions) of the collocation matrices from which the
+radial Laplacian is read."""
+
+MAX_COLLOCATION_OPERATIONS = 2_000_000_000
+"""The most grid values computed to fill them (about ten seconds)."""
+
+
+def collocation_cost(r: int, degree: int) -> tuple[int, int]:
+    """Entries of the collocation matrices and grid values computed to fill them, at rank ``r``
+    and largest part ``degree``: the grid is a tensor product of ``prod(D + 1 + i)`` nodes, and
+    each of the ``(D + 1)^r`` Chebyshev products is evaluated there with its ``r`` first and
+    second derivatives and ``r^2 / 2`` pair terms, so both grow like ``(D + 1)^r``."""
+    nodes = math.prod(degree + 1 + i for i in range(r))
+    return nodes * math.comb(degree + r, r), nodes * (degree + 1) ** r * max(r * r, 1)
+
+
+def _affordable(r: int, degree: int) -> bool:
+    entries, operations = collocation_cost(r, degree)
+    return entries <= MAX_COLLOCATION_ENTRIES and operations <= MAX_COLLOCATION_OPERATIONS
+
+
+def largest_affordable_degree(r: int) -> int:
+    """The largest part ``D`` up to which the zonal functions of rank ``r`` stay within
+    :data:`MAX_COLLOCATION_ENTRIES` and :data:`MAX_COLLOCATION_OPERATIONS` (0: only the
+    constant function)."""
+    degree = 0
+    while _affordable(r, degree + 1):
+        degree += 1
+    return degree
 
 
 def casimir(mu: Partition, n: int) -> int:
@@ -128,6 +160,18 @@ def _grid(r: int, degree: int) -> list[np.ndarray]:
 def _operator_matrix(r: int, n: int, degree: int) -> tuple[list[Partition], np.ndarray]:
     r"""The basis ``betas`` of symmetrised Chebyshev products of degree ``<= degree`` and the matrix
     ``A`` of :math:`L` in it: :math:`L S_\nu = \sum_\kappa A_{\kappa\nu} S_\kappa`."""
+    if not _affordable(r, degree):
+        entries, operations = collocation_cost(r, degree)
+        raise ConfigurationError(
+            f"the zonal functions of a Grassmann manifold of rank {r} up to largest part {degree} "
+            f"need collocation matrices of {entries:.3g} entries filled by {operations:.3g} "
+            f"operations, more than the {MAX_COLLOCATION_ENTRIES:.3g} and "
+            f"{MAX_COLLOCATION_OPERATIONS:.3g} this library allows (both grow like "
+            f"(largest part + 1)^rank); the largest part affordable at rank {r} is "
+            f"{largest_affordable_degree(r)}. Use fewer levels (`max_levels` of the kernel or of "
+            "the 'matern' and 'heat' surrogates), a longer lengthscale, or Gr(k, n) with a "
+            "smaller min(k, n - k)."
+        )
     betas = _basis(r, degree)
     nodes = _grid(r, degree)
     tables = [_chebyshev_tables(s, degree) for s in nodes]
@@ -180,6 +224,8 @@ def zonal_coefficients(r: int, n: int, degree: int) -> tuple[tuple[Partition, ..
         :math:`\mu` and the :math:`\beta`), and the float64 matrix ``(len(betas), len(betas))``
         whose row ``mu`` holds :math:`\varphi_\mu = \sum_\beta c_{\mu\beta} S_\beta`.
     """
+    if degree == 0:  # the constant function alone
+        return ((0,) * r,), torch.ones(1, 1, dtype=torch.float64)
     betas, matrix = _operator_matrix(r, n, degree)
     values = np.array([casimir(beta, n) for beta in betas])
     partial = np.cumsum(np.array(betas), axis=1)  # (B, r) partial sums

@@ -13,16 +13,17 @@ from manibo.harmonics.grassmann import (
     casimir,
     chebyshev_series,
     dimension,
+    largest_affordable_degree,
     partitions_up_to,
     zonal_coefficients,
 )
 from manibo.spaces.base import CompactSpace, pairwise_in_chunks
 
 #: largest part of the partitions that a default level cap reaches, by rank: the cost per pair of
-#: points grows like (largest part + 1) ** rank, and building the polynomials takes about a second
-#: at these sizes
+#: points grows like (largest part + 1) ** rank; above rank 3, the largest part whose polynomials
+#: fit the collocation budget (6 at rank 4, 4 at rank 5, 2 at rank 6, 1 at rank 7; above, the
+#: kernels are refused)
 _DEFAULT_LARGEST_PART = {1: 60, 2: 40, 3: 12}
-_DEFAULT_LARGEST_PART_HIGHER_RANK = 6
 
 #: numbers held per pair of points in a block of the spectral sum
 _BLOCK_NUMBERS = 1 << 22
@@ -87,7 +88,7 @@ class Grassmann(CompactSpace):
         self._bound = 0
         self._tables: dict[int, tuple[tuple[Partition, ...], Tensor]] = {}
         self._spectrum = (torch.zeros(0, dtype=torch.float64), torch.zeros(0, dtype=torch.float64))
-        largest = _DEFAULT_LARGEST_PART.get(self.rank, _DEFAULT_LARGEST_PART_HIGHER_RANK)
+        largest = min(_DEFAULT_LARGEST_PART.get(self.rank, 6), largest_affordable_degree(self.rank))
         top = casimir((largest,) + (0,) * (self.rank - 1), n)
         self.default_max_levels = sum(1 for e, _ in self._levels_up_to(top) if e <= top)
         self.max_scan_levels = 8 * self.default_max_levels
@@ -154,7 +155,9 @@ class Grassmann(CompactSpace):
         w = a.transpose(-1, -2) @ b
         cos = torch.linalg.svdvals(w)  # descending
         sin = torch.linalg.svdvals(b - a @ w).flip(-1)  # ascending: paired with cos
-        return torch.atan2(sin, cos.clamp(max=1.0)).square().sum(-1).sqrt()
+        squared = torch.atan2(sin, cos.clamp(max=1.0)).square().sum(-1)
+        positive = squared > 0  # the square root's gradient is infinite at 0: give 0 there
+        return torch.where(positive, squared.clamp_min(torch.finfo(squared.dtype).tiny).sqrt(), 0)
 
     def embed(self, x: Tensor) -> Tensor:
         r"""The projector :math:`YY^\top` onto the subspace, flattened: one matrix per subspace,
@@ -198,6 +201,14 @@ class Grassmann(CompactSpace):
         r"""The symmetrised Chebyshev products ``betas`` the first ``num_levels`` levels need and
         the matrix ``(num_levels, len(betas))`` of :math:`\sum_{\mu \in l} d_\mu c_{\mu\beta}`."""
         if num_levels not in self._tables:
+            if largest_affordable_degree(self.rank) == 0:
+                raise ConfigurationError(
+                    f"the spectral kernels of {self!r} cannot be computed: its rank "
+                    f"min(k, n - k) = {self.rank} leaves only the constant function within the "
+                    "budget of the zonal polynomials (ranks up to 7 have kernels). Use a "
+                    "surrogate on its projector embedding ('euclidean'), or a Grassmann manifold "
+                    "of lower rank."
+                )
             levels = self._level_list(num_levels)
             degree = max(mu[0] for _, mus in levels for mu in mus)
             betas, coefficients = zonal_coefficients(self.rank, self.n, degree)
@@ -205,7 +216,8 @@ class Grassmann(CompactSpace):
             rows = torch.zeros(len(levels), len(betas), dtype=torch.float64)
             for row, (_, mus) in enumerate(levels):
                 for mu in mus:
-                    rows[row] += dimension(mu, self.n) * coefficients[index[mu]]
+                    # d_mu passes 2**63 from Gr(2, 11) on: as a float, not a too-large int
+                    rows[row] += float(dimension(mu, self.n)) * coefficients[index[mu]]
             if len(self._tables) >= 8:
                 self._tables.clear()
             self._tables[num_levels] = (betas, rows)

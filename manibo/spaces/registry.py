@@ -191,15 +191,13 @@ register_space("rp", parameter="d", description="the real projective space RP^d 
     "n x k frames flattened",
 )
 def _grassmann(text: str) -> Grassmann:
-    parts = text.split(",")
-    try:
-        k, n = (int(part) for part in parts)
-    except ValueError:
+    parts = [part.strip() for part in text.split(",")]
+    if len(parts) != 2 or not all(part.isascii() and part.isdigit() for part in parts):
         raise ConfigurationError(
             f"space 'grassmann:{text}': give the subspace and ambient dimensions as two integers "
             "'K,N', e.g. 'grassmann:2,4'."
-        ) from None
-    return Grassmann(k, n)
+        )
+    return Grassmann(int(parts[0]), int(parts[1]))
 
 
 register_space(

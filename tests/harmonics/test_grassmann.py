@@ -12,7 +12,9 @@ from scipy.special import eval_gegenbauer
 from manibo.harmonics.grassmann import (
     casimir,
     chebyshev_series,
+    collocation_cost,
     dimension,
+    largest_affordable_degree,
     partitions_up_to,
     zonal_coefficients,
 )
@@ -147,3 +149,19 @@ def test_dimensions_are_those_of_the_orthogonal_group_doubled_where_o_n_pairs_tw
     # Gr(1, n) = RP^(n-1): the dimension of the degree-2m spherical harmonics of S^(n-1)
     assert [dimension((m,), 3) for m in range(4)] == [1, 5, 9, 13]
     assert dimension((1,), 5) == 14 and dimension((0, 0), 7) == 1
+
+
+def test_collocation_cost_counts_the_tensor_grid_and_the_budget_follows():
+    # rank 2, largest part 1: nodes 2 x 3, basis (0,0), (1,0), (1,1); the 4 Chebyshev products
+    # times 2^2 derivative and pair terms at each node
+    assert collocation_cost(2, 1) == (6 * 3, 6 * 4 * 4)
+    # rank 3, largest part 2: 3 * 4 * 5 nodes, C(5, 3) = 10 partitions, 27 products, 9 terms
+    assert collocation_cost(3, 2) == (60 * 10, 60 * 27 * 9)
+    degrees = [largest_affordable_degree(r) for r in range(1, 10)]
+    assert degrees[1:] == [51, 15, 7, 4, 2, 1, 0, 0]
+    for r, degree in zip(range(1, 10), degrees, strict=True):
+        entries, operations = collocation_cost(r, degree + 1)
+        assert entries > 4_000_000 or operations > 2_000_000_000  # the next degree is over
+        if degree:
+            entries, operations = collocation_cost(r, degree)
+            assert entries <= 4_000_000 and operations <= 2_000_000_000

@@ -8,7 +8,7 @@ import pytest
 import torch
 from scipy.linalg import subspace_angles
 
-from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
 from manibo.kernels import GeometricMaternKernel
 from manibo.spaces import Grassmann, RealProjectiveSpace
 
@@ -159,6 +159,48 @@ def test_a_matern_gram_matrix_is_positive_definite_and_differentiable():
     value = kernel(space.retract(y, t * v), other).to_dense()[0, 0]
     (derivative,) = torch.autograd.grad(value, t)
     assert float(derivative) == pytest.approx((k_at(1e-6) - k_at(-1e-6)) / 2e-6, abs=1e-6)
+
+
+def test_distance_has_a_zero_gradient_at_coincident_frames():
+    """The square root of the summed squared angles has an infinite derivative at 0: at
+    bit-identical frames the gradient is 0, as on spheres, not NaN."""
+    space = Grassmann(1, 3)
+    x = torch.tensor([[1.0, 0.0, 0.0]], dtype=torch.float64, requires_grad=True)
+    (grad,) = torch.autograd.grad(space.distance(x, x.detach()).sum(), x)
+    assert torch.equal(grad, torch.zeros_like(grad))
+    frames = Grassmann(2, 4).random(3, generator=torch.Generator().manual_seed(2))
+    y = frames.clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(Grassmann(2, 4).distance(y, frames).sum(), y)
+    assert torch.isfinite(grad).all()
+
+
+def test_multiplicities_beyond_int64_enter_the_kernel_as_floats():
+    """From Gr(2, 11) on, the dimensions of the representations of the default levels pass
+    2**63: the level table takes them as floats (as Python integers they overflowed)."""
+    space = Grassmann(2, 11)
+    _, multiplicities = space.levels(space.default_max_levels)
+    assert float(multiplicities.max()) > 2.0**63
+    kernel = GeometricMaternKernel(space, nu=2.5, max_levels=space.default_max_levels).double()
+    kernel.lengthscale = 0.05
+    x = space.random(5, generator=torch.Generator().manual_seed(1))
+    with pytest.warns(TruncationWarning):
+        gram = kernel(x).to_dense().detach()
+    assert torch.allclose(gram.diagonal(), torch.ones(5, dtype=torch.float64), atol=1e-9)
+    assert torch.linalg.eigvalsh(gram).min() > -1e-9
+
+
+def test_kernels_beyond_the_collocation_budget_are_refused_clearly():
+    x = Grassmann(8, 16).random(3, generator=torch.Generator().manual_seed(0))
+    with pytest.raises(ConfigurationError, match="rank min\\(k, n - k\\) = 8"):
+        GeometricMaternKernel(Grassmann(8, 16)).double()(x).to_dense()
+    # rank 3 with more levels than the polynomials' budget covers (largest part 15)
+    space = Grassmann(3, 6)
+    kernel = GeometricMaternKernel(space, num_levels=400).double()
+    with pytest.raises(ConfigurationError, match="largest part affordable at rank 3 is 15"):
+        kernel(space.random(3, generator=torch.Generator().manual_seed(0))).to_dense()
+    # the default level caps of ranks 4 to 7 stay within it
+    for k in (4, 5, 6, 7):
+        assert Grassmann(k, 2 * k).default_max_levels >= 2
 
 
 def test_bad_settings_and_points_get_clear_errors():

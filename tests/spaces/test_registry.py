@@ -72,7 +72,15 @@ def test_the_builtin_specs_are_listed_and_each_family_member_builds():
 
 
 @pytest.mark.parametrize(
-    "spec", ["grassmann:2", "grassmann:2,4,1", "grassmann:a,b", "grassmann:4,4"]
+    "spec",
+    [
+        "grassmann:2",
+        "grassmann:2,4,1",
+        "grassmann:a,b",
+        "grassmann:4,4",
+        "grassmann:1_0,2_0",
+        "grassmann:+2,4",
+    ],
 )
 def test_grassmann_specs_need_two_integers_k_below_n(spec):
     with pytest.raises(ConfigurationError, match="grassmann|Grassmann"):
