@@ -203,11 +203,17 @@ def _grassmann(text: str) -> Grassmann:
 register_space(
     "hyperbolic", parameter="d", description="hyperbolic space H^d, a geodesic ball of radius 2"
 )(Hyperbolic)
-register_space(
+
+
+@register_space(
     "spd",
     parameter="n",
-    description="symmetric positive definite n x n matrices (eigenvalues in [1e-3, 5]), flattened",
-)(SymmetricPositiveDefinite)
+    description="symmetric positive definite n x n matrices (eigenvalues in [1e-3, 5]), flattened; "
+    "random points with eigenvalues uniform on that box",
+)
+def _bo_spd(n: int) -> SymmetricPositiveDefinite:
+    # volume-uniform designs would almost all be nearly singular (see SymmetricPositiveDefinite)
+    return SymmetricPositiveDefinite(n, sampling="eigenvalues")
 
 
 @register_space("se3", description="poses: a position in the unit cube, then a rotation (3 + 9)")

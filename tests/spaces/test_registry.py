@@ -59,6 +59,11 @@ def test_specs_build_their_spaces(spec, kind, point_shape):
     space.check(x)
 
 
+def test_the_spd_spec_draws_designs_with_eigenvalues_uniform_on_the_box():
+    space = make_space("spd2")
+    assert space.sampling == "eigenvalues" and space.bounds == (1e-3, 5.0)
+
+
 def test_the_builtin_specs_are_listed_and_each_family_member_builds():
     assert available_spaces() == [
         "box<d>", "circle", "graph:FILE", "grassmann:K,N", "hyperbolic<d>", "icosphere<k>",
