@@ -578,3 +578,21 @@ def test_noncompact_problems_cuda(name, device="cuda"):
         coords = pulled.space.random(16, generator=torch.Generator().manual_seed(1))
         values = pulled.evaluate_true(coords.to(device))
         assert torch.allclose(values.cpu(), pulled.evaluate_true(coords), rtol=1e-10, atol=1e-10)
+
+
+def test_spd_eigenvalue_designs_and_grassmann_distance_gradients_cuda(device="cuda"):
+    from manibo.spaces import Grassmann, SymmetricPositiveDefinite
+
+    space = SymmetricPositiveDefinite(2, sampling="eigenvalues")
+    x = space.random(64, generator=torch.Generator(device=device).manual_seed(0), device=device)
+    assert x.device.type == device
+    space.check(x)
+    eigenvalues = torch.linalg.eigvalsh(x.reshape(-1, 2, 2))
+    assert float(eigenvalues.min()) >= 1e-3 * (1 - 1e-9) and float(eigenvalues.max()) <= 5.0001
+    grassmann = Grassmann(2, 4)
+    frames = grassmann.random(
+        3, generator=torch.Generator(device=device).manual_seed(1), device=device
+    )
+    y = frames.clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(grassmann.distance(y, frames).sum(), y)
+    assert grad.device.type == device and torch.isfinite(grad).all()

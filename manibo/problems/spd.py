@@ -6,7 +6,7 @@ The base point is :math:`B = 2I`; the normal coordinates of :math:`X` are the Ma
 :math:`\log(B^{-1/2} X B^{-1/2}) = \log(X/2)`, whose Euclidean norm is the geodesic distance
 :math:`d(B, X)`. The domain is the eigenvalue box :math:`[10^{-3}, 5]` of
 :class:`~manibo.spaces.SymmetricPositiveDefinite`, with initial designs (and raw samples of the
-acquisition optimiser) whose eigenvalues are uniform on it, as in the benchmarks' own code
+acquisition optimiser) whose eigenvalues are uniform on it, as in the code published with them
 (``sampling="eigenvalues"``; uniform points of the Riemannian volume would almost all lie near
 the singular edge of the box). Jaquier, Borovitskiy, Smolensky, Terenin,
 Asfour and Rozo (2021) use the Voigt vector of :math:`\mathrm{Log}_B(X) = 2\log(X/2)` instead
