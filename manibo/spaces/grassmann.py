@@ -23,7 +23,7 @@ from manibo.spaces.base import CompactSpace, pairwise_in_chunks
 #: points grows like (largest part + 1) ** rank; above rank 3, the largest part whose polynomials
 #: fit the collocation budget (6 at rank 4, 4 at rank 5, 2 at rank 6, 1 at rank 7; above, the
 #: kernels are refused)
-_DEFAULT_LARGEST_PART = {1: 60, 2: 40, 3: 12}
+_DEFAULT_LARGEST_PART = {1: 99, 2: 40, 3: 12}  # rank 1: RP^(n-1)'s 100 levels
 
 #: numbers held per pair of points in a block of the spectral sum
 _BLOCK_NUMBERS = 1 << 22

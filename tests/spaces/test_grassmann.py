@@ -80,6 +80,8 @@ def test_the_kernel_is_invariant_under_rotations_and_matches_rp_and_the_compleme
     assert torch.allclose(line.levels(15)[1], rp.levels(15)[1])
     weights = torch.rand(15, generator=gen, dtype=torch.float64)
     assert torch.allclose(line.spectral_sum(weights, u, u), rp.spectral_sum(weights, u, u))
+    # and with the same default level cap, so the default kernels agree where the cap binds
+    assert line.default_max_levels == rp.default_max_levels == 100
 
 
 @pytest.mark.parametrize(("k", "n", "levels"), [(2, 4, 5), (2, 5, 4), (3, 6, 3)])
