@@ -88,7 +88,8 @@ class Grassmann(CompactSpace):
         self._bound = 0
         self._tables: dict[int, tuple[tuple[Partition, ...], Tensor]] = {}
         self._spectrum = (torch.zeros(0, dtype=torch.float64), torch.zeros(0, dtype=torch.float64))
-        largest = min(_DEFAULT_LARGEST_PART.get(self.rank, 6), largest_affordable_degree(self.rank))
+        self._affordable_degree = largest_affordable_degree(self.rank)
+        largest = min(_DEFAULT_LARGEST_PART.get(self.rank, 6), self._affordable_degree)
         top = casimir((largest,) + (0,) * (self.rank - 1), n)
         self.default_max_levels = sum(1 for e, _ in self._levels_up_to(top) if e <= top)
         self.max_scan_levels = 8 * self.default_max_levels
@@ -201,7 +202,7 @@ class Grassmann(CompactSpace):
         r"""The symmetrised Chebyshev products ``betas`` the first ``num_levels`` levels need and
         the matrix ``(num_levels, len(betas))`` of :math:`\sum_{\mu \in l} d_\mu c_{\mu\beta}`."""
         if num_levels not in self._tables:
-            if largest_affordable_degree(self.rank) == 0:
+            if self._affordable_degree == 0:
                 raise ConfigurationError(
                     f"the spectral kernels of {self!r} cannot be computed: its rank "
                     f"min(k, n - k) = {self.rank} leaves only the constant function within the "
