@@ -75,11 +75,19 @@ class LBFGSOptions:
 
 def _value_and_riemannian_grad(
     objective: Callable[[Tensor], Tensor], space: Space, x: Tensor
-) -> tuple[Tensor, Tensor]:
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Values ``(b,)``, Riemannian gradients ``(b, ...)`` and which rows are finite ``(b,)``.
+
+    A row whose gradient is not finite, or whose value is NaN (a chart's singularity, say the
+    infinite slope of a latitude at a pole), gets a zero gradient, so that it is never moved off
+    its point.
+    """
     x = x.detach().requires_grad_(True)
     value = objective(x)
     (grad,) = torch.autograd.grad(value.sum(), x)
-    return value.detach(), space.to_tangent(x.detach(), grad)
+    grad = space.to_tangent(x.detach(), grad)
+    finite = ~torch.isnan(value.detach()) & torch.isfinite(grad).flatten(1).all(-1)
+    return value.detach(), torch.where(_rows(finite, grad), grad, torch.zeros_like(grad)), finite
 
 
 def _dot(a: Tensor, b: Tensor) -> Tensor:
@@ -129,8 +137,7 @@ def riemannian_lbfgs_ascent(
     """
     opts = options or LBFGSOptions()
     x = x0.detach().clone()
-    value, grad = _value_and_riemannian_grad(objective, space, x)
-    active = torch.ones(x.shape[0], dtype=torch.bool, device=x.device)
+    value, grad, active = _value_and_riemannian_grad(objective, space, x)
     pairs: list[tuple[Tensor, Tensor, Tensor]] = []
     gamma = torch.full_like(value, float("nan"))  # H0 = gamma * I, from the newest valid pair
     for _ in range(opts.maxiter):
@@ -147,6 +154,7 @@ def riemannian_lbfgs_ascent(
                 _rows(bad, direction), grad * _rows(first_step, grad), direction
             )
             slope = torch.where(bad, gnorm**2 * first_step, slope)
+        direction = torch.where(_rows(active, direction), direction, torch.zeros_like(direction))
         step = torch.ones_like(value)
         accepted = ~active
         x_new, value_new = x.clone(), value.clone()
@@ -163,9 +171,9 @@ def riemannian_lbfgs_ascent(
             step = torch.where(accepted, step, step / 2)
         moved = accepted & active
         active &= accepted  # rows whose line search failed have converged as far as we can tell
-        new_value, new_grad = _value_and_riemannian_grad(objective, space, x_new)
+        new_value, new_grad, finite = _value_and_riemannian_grad(objective, space, x_new)
         improvement = new_value - value
-        active &= improvement > opts.ftol * (1 + value.abs())
+        active &= finite & (improvement > opts.ftol * (1 + value.abs()))
         s = space.to_tangent(x_new, direction * _rows(step, direction))
         y = new_grad - space.to_tangent(x_new, grad)
         sy = _dot(s, y)

@@ -7,8 +7,9 @@ import pytest
 import torch
 from gpytorch.kernels import MaternKernel
 
+import manibo
 from manibo.models import EmbeddingKernel, build_surrogate
-from manibo.spaces import RealProjectiveSpace, Torus
+from manibo.spaces import RealProjectiveSpace, Sphere, Torus
 
 
 def _two_names_of_one_point(space):
@@ -52,3 +53,13 @@ def test_the_chart_gp_keeps_the_seam_of_its_angles():
     a, b = _two_names_of_one_point(torus)
     with torch.no_grad():
         assert not torch.allclose(model.posterior(a).mean, model.posterior(b).mean, atol=1e-3)
+
+
+def test_bo_with_the_chart_gp_on_the_sphere_survives_ascents_that_reach_a_pole():
+    # Maximising the first coordinate drives acquisition ascents to the poles, where the latitude
+    # chart's gradient is infinite; the loop once evaluated NaN points there and crashed in eigh.
+    result = manibo.minimize(
+        lambda x: float(x[0]), Sphere(2), budget=7, seed=0, progress=False, surrogate="chart"
+    )
+    assert result.X.shape == (7, 3)
+    assert bool(torch.isfinite(result.X).all())

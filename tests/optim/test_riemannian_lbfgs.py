@@ -48,3 +48,26 @@ def test_options_are_checked_when_made():
     with pytest.raises(ConfigurationError, match="unknown optimizer option.*'maxit'.*maxiter"):
         LBFGSOptions.from_options({"maxit": 3})
     assert LBFGSOptions.from_options({"maxiter": 3}).maxiter == 3
+
+
+def test_a_row_whose_gradient_is_not_finite_stops_where_it_is_and_no_nan_point_is_evaluated():
+    # The latitude asin(z) has an infinite gradient at the north pole (a chart's singularity):
+    # an ascent that reaches the pole must stop there, never evaluate NaN points, and leave the
+    # other restarts alone.
+    space = Sphere(2)
+    evaluated = []
+
+    def objective(x):
+        evaluated.append(x.detach().clone())
+        return torch.asin(x[..., 2].clamp(-1, 1)).sum(-1)
+
+    x0 = torch.tensor(
+        [[[0.0, 0.0, 1.0]], [[0.6, 0.0, 0.8]], [[1.0, 0.0, 0.0]]], dtype=torch.float64
+    )
+    x, values = riemannian_lbfgs_ascent(objective, space, x0, LBFGSOptions(maxiter=30))
+    assert all(bool(torch.isfinite(points).all()) for points in evaluated)
+    assert bool(torch.isfinite(x).all()) and bool(torch.isfinite(values).all())
+    assert float((x.norm(dim=-1) - 1).abs().max()) < 1e-12
+    assert torch.equal(x[0], x0[0])  # started at the singular point: not moved
+    assert float(values[1]) > float(torch.asin(torch.tensor(0.8))) + 0.1  # the others ascend
+    assert float(values[2]) > 0.1
