@@ -383,12 +383,20 @@ class BayesianOptimizer:
         num_ok = sum(e.status == "ok" for e in self._history)
         self._elapsed()  # the run's clock starts with its first ask
         begin = time.perf_counter()
-        if started + n <= self.config["initial_design"] or num_ok < 2:
-            points = self._random_points(started, n)
-        else:
-            points = self._propose(n, seed=self.config["seed"] * 1_000_003 + started)
-        self._pending.extend(points)
-        self._pending_seconds.extend([(time.perf_counter() - begin) / n] * n)
+        # the rest of the initial design first (all of the batch while the surrogate has fewer
+        # than 2 values); the surrogate proposes the others with those pending
+        design = n if num_ok < 2 else min(max(self.config["initial_design"] - started, 0), n)
+        points = self._random_points(started, design) if design else None
+        if design:
+            self._pending.extend(points)
+            self._pending_seconds.extend([(time.perf_counter() - begin) / n] * design)
+        if design < n:
+            begin = time.perf_counter()
+            proposed = self._propose(n - design, seed=self.config["seed"] * 1_000_003 + started)
+            self._pending.extend(proposed)
+            seconds = (time.perf_counter() - begin) / (n - design)
+            self._pending_seconds.extend([seconds] * (n - design))
+            points = proposed if points is None else torch.cat([points, proposed])
         return points
 
     def _random_points(self, start: int, n: int) -> Tensor:
@@ -737,7 +745,7 @@ class BayesianOptimizer:
                 start = time.perf_counter()
                 try:
                     try:
-                        value = objective(x)
+                        value = objective(x.clone())
                     except declared as err:
                         self.tell_failure(x, err, seconds=time.perf_counter() - start)
                     else:
@@ -787,7 +795,7 @@ class BayesianOptimizer:
                 ):
                     x = self.ask(1)[0]
                     try:
-                        future = executor.submit(objective, x)
+                        future = executor.submit(objective, x.clone())
                     except BaseException:  # a shut-down executor, say: x was never evaluated
                         self._forget(x[None])
                         raise

@@ -282,6 +282,40 @@ def test_the_design_on_a_finite_space_has_no_repeated_point():
         assert sorted(nodes) == list(range(n))
 
 
+def test_a_batch_that_straddles_the_end_of_the_initial_design_evaluates_all_of_it():
+    # q = 3 and 4 design points: the second batch once went to the surrogate whole, and the
+    # fourth design point was never evaluated
+    serial = BayesianOptimizer(Sphere(2), initial_design=4, seed=3, **FAST)
+    design = torch.cat([serial.ask() for _ in range(4)])
+    batched = BayesianOptimizer(Sphere(2), initial_design=4, q=3, seed=3, **FAST)
+    told = []
+    for _ in range(2):
+        batch = batched.ask()
+        assert batch.shape == (3, 3)
+        batched.tell(batch, [_objective(x) for x in batch])
+        told.append(batch)
+    told = torch.cat(told)
+    assert torch.equal(told[:4], design)
+    assert float(Sphere(2).distance(told[4:], design[3:4]).min()) > 1e-6  # then the surrogate
+
+
+@pytest.mark.parametrize("parallel", [False, True], ids=["serial", "threads"])
+def test_an_objective_that_changes_its_input_in_place_changes_only_its_own_copy(parallel):
+    def scaling(x):
+        value = _objective(x)
+        x.mul_(2.0)  # in place: off the sphere if it were the loop's own tensor
+        return value
+
+    options = {"executor": ThreadPoolExecutor(2), "max_parallel": 2} if parallel else {}
+    result = manibo.minimize(
+        scaling, Sphere(2), budget=6, initial_design=3, seed=0, progress=False, **FAST, **options
+    )
+    assert result.X.shape == (6, 3)
+    assert float((result.X.norm(dim=-1) - 1).abs().max()) < 1e-12
+    expected = torch.tensor([_objective(x) for x in result.X], dtype=torch.float64)
+    assert torch.allclose(result.Y.reshape(-1), expected)
+
+
 def test_a_told_point_rounded_by_the_user_clears_its_pending_entry():
     opt = BayesianOptimizer(Sphere(2), initial_design=4, seed=2, **FAST)
     design = [opt.ask() for _ in range(2)]

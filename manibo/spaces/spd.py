@@ -250,7 +250,11 @@ class SymmetricPositiveDefinite(NoncompactSpace):
         eig = torch.linalg.eigvalsh(_sym(m))
         lo, hi = self.bounds
         low, high = float(eig.min()), float(eig.max())
-        if low < lo - tol * hi or high > hi * (1 + tol):  # rounding is relative to the norm
+        # an eigenvalue's rounding error is relative to its own matrix's norm (its largest
+        # eigenvalue), not to the upper bound; a matrix must be positive definite in any case
+        slack = tol * eig.abs().amax(-1)
+        below = (eig.amin(-1) < lo - slack) | (eig.amin(-1) <= 0)
+        if bool(below.any()) or high > hi * (1 + tol):
             raise self._membership_error(
                 name,
                 f"eigenvalues must lie in [{lo:g}, {hi:g}] (the domain); they range over "

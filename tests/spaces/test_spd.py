@@ -268,6 +268,13 @@ def test_bad_points_and_configurations_are_refused():
         space.check(torch.tensor([[3.0, 0.0, 0.0, 1.0]], dtype=torch.float64))
     with pytest.raises(InputDataError, match="eigenvalues must lie"):
         space.check(torch.tensor([[1.0, 1.0, 1.0, 1.0]], dtype=torch.float64))  # singular
+    # with wide bounds the rounding slack is relative to each matrix, not to the upper bound:
+    # a matrix with an eigenvalue of 0 or -1e-3 was once accepted with bounds (1e-6, 1e4)
+    wide = SymmetricPositiveDefinite(2, eigenvalue_bounds=(1e-6, 1e4))
+    for eigenvalue in (-1e-3, 0.0):
+        with pytest.raises(InputDataError, match="eigenvalues must lie"):
+            wide.check(torch.tensor([[eigenvalue, 0.0, 0.0, 1.0]], dtype=torch.float64))
+    wide.check(torch.tensor([[1e-6, 0.0, 0.0, 1e4]], dtype=torch.float64))  # the bounds: inside
     for bad in (
         {"n": 0},
         {"n": 2, "eigenvalue_bounds": (0.0, 1.0)},
