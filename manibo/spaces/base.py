@@ -222,6 +222,13 @@ class CompactSpace(Space):
         return True
 
 
+def safe_sqrt(u: Tensor) -> Tensor:
+    """:math:`\\sqrt{\\max(u, 0)}` with gradient 0 (not infinite or NaN) where ``u <= 0``: the
+    root of a distance's sum of squares, differentiable at coincident points. Any shape."""
+    positive = u > 0
+    return torch.where(positive, torch.where(positive, u, torch.ones_like(u)).sqrt(), 0.0 * u)
+
+
 def content_digest(*parts: object) -> str:
     """SHA-256 of ``parts`` (strings, numbers, tuples, NumPy arrays, tensors), as hexadecimal.
 

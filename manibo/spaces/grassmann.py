@@ -17,7 +17,7 @@ from manibo.harmonics.grassmann import (
     partitions_up_to,
     zonal_coefficients,
 )
-from manibo.spaces.base import CompactSpace, pairwise_in_chunks
+from manibo.spaces.base import CompactSpace, pairwise_in_chunks, safe_sqrt
 
 #: largest part of the partitions that a default level cap reaches, by rank: the cost per pair of
 #: points grows like (largest part + 1) ** rank; above rank 3, the largest part whose polynomials
@@ -156,9 +156,7 @@ class Grassmann(CompactSpace):
         w = a.transpose(-1, -2) @ b
         cos = torch.linalg.svdvals(w)  # descending
         sin = torch.linalg.svdvals(b - a @ w).flip(-1)  # ascending: paired with cos
-        squared = torch.atan2(sin, cos.clamp(max=1.0)).square().sum(-1)
-        positive = squared > 0  # the square root's gradient is infinite at 0: give 0 there
-        return torch.where(positive, squared.clamp_min(torch.finfo(squared.dtype).tiny).sqrt(), 0)
+        return safe_sqrt(torch.atan2(sin, cos.clamp(max=1.0)).square().sum(-1))
 
     def embed(self, x: Tensor) -> Tensor:
         r"""The projector :math:`YY^\top` onto the subspace, flattened: one matrix per subspace,

@@ -25,7 +25,7 @@ from manibo.harmonics.hyperbolic import (
     sinhc,
     superpose,
 )
-from manibo.spaces.base import NoncompactSpace, pairwise_in_chunks
+from manibo.spaces.base import NoncompactSpace, pairwise_in_chunks, safe_sqrt
 
 MAX_RADIUS = 15.0
 """Largest domain radius (kernels are tabulated to distance 40; beyond ~20 float64 loses the
@@ -37,12 +37,6 @@ _NEAR = 1e-4  # pairs with sinh^2(d/2) below this are recomputed from difference
 def lorentz(a: Tensor, b: Tensor) -> Tensor:
     r""":math:`\langle a, b\rangle_L = -a_0 b_0 + \sum_{i\ge1} a_i b_i` over the last dimension."""
     return -a[..., 0] * b[..., 0] + (a[..., 1:] * b[..., 1:]).sum(-1)
-
-
-def _safe_sqrt(u: Tensor) -> Tensor:
-    """:math:`\\sqrt{\\max(u, 0)}` with gradient 0 (not NaN) where ``u <= 0``."""
-    positive = u > 0
-    return torch.where(positive, torch.where(positive, u, torch.ones_like(u)).sqrt(), 0.0 * u)
 
 
 class Hyperbolic(NoncompactSpace):
@@ -187,7 +181,7 @@ class Hyperbolic(NoncompactSpace):
     def exp(self, x: Tensor, v: Tensor) -> Tensor:
         r"""Exponential map :math:`\cosh(|v|) x + \sinh(|v|) v / |v|`, :math:`|v|^2 =
         \langle v, v\rangle_L` (``v`` tangent at ``x``). Shapes ``(*batch, d + 1)``."""
-        norm = _safe_sqrt(lorentz(v, v)).unsqueeze(-1)
+        norm = safe_sqrt(lorentz(v, v)).unsqueeze(-1)
         return torch.cosh(norm) * x + sinhc(norm) * v
 
     def log(self, x: Tensor, y: Tensor) -> Tensor:
@@ -204,7 +198,7 @@ class Hyperbolic(NoncompactSpace):
         Steps longer than 40 are shortened to 40 first (they leave the ball anyway), so that
         :math:`\cosh` stays finite in float32.
         """
-        length = _safe_sqrt(lorentz(v, v)).unsqueeze(-1)
+        length = safe_sqrt(lorentz(v, v)).unsqueeze(-1)
         v = v * torch.where(length > 40.0, 40.0 / length.clamp_min(1e-300), 1.0)
         return self.project(self.exp(x, v))
 
@@ -216,7 +210,7 @@ class Hyperbolic(NoncompactSpace):
         ``(*batch)``.
         """
         diff = x - y
-        return 2 * torch.asinh(0.5 * _safe_sqrt(lorentz(diff, diff)))
+        return 2 * torch.asinh(0.5 * safe_sqrt(lorentz(diff, diff)))
 
     def pairwise_distance(self, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
         r"""Distances of all pairs through the Gram matrix of Lorentz products.
@@ -245,7 +239,7 @@ class Hyperbolic(NoncompactSpace):
             b = x2.expand(*batch, *x2.shape[-2:])[(*index[:-2], index[-1])]
             diff = a - b
             q = q.masked_scatter(near, 0.25 * lorentz(diff, diff))
-        return 2 * torch.asinh(_safe_sqrt(q))
+        return 2 * torch.asinh(safe_sqrt(q))
 
     def chart(self, x: Tensor) -> Tensor:
         """Poincaré-ball coordinates :math:`\\vec x / (1 + x_0)`, shape ``(*batch, d)``."""

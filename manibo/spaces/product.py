@@ -29,6 +29,7 @@ from manibo.spaces.base import (
     UnsupportedError,
     content_digest,
     pairwise_in_chunks,
+    safe_sqrt,
 )
 from manibo.spaces.circle import Circle
 
@@ -121,7 +122,7 @@ class ProductSpace(Space):
     def distance(self, x: Tensor, y: Tensor) -> Tensor:
         r""":math:`\sqrt{\sum_i d_i(x_i, y_i)^2}`, shape ``(*batch)``."""
         pairs = zip(self.factors, self.split(x), self.split(y), strict=True)
-        return torch.stack([f.distance(p, q) ** 2 for f, p, q in pairs], dim=-1).sum(-1).sqrt()
+        return safe_sqrt(torch.stack([f.distance(p, q) ** 2 for f, p, q in pairs], dim=-1).sum(-1))
 
     def ambient_bounds(self) -> Tensor:
         """The factors' boxes side by side, shape ``(2, size)`` (each factor must have one)."""

@@ -17,7 +17,7 @@ from torch.autograd.function import once_differentiable
 
 from manibo._validation import default_tolerance
 from manibo.exceptions import ConfigurationError
-from manibo.spaces.base import NoncompactSpace
+from manibo.spaces.base import NoncompactSpace, safe_sqrt
 
 _PROPOSALS_PER_ROUND = 4096
 
@@ -326,7 +326,7 @@ class SymmetricPositiveDefinite(NoncompactSpace):
         inner = torch.linalg.solve_triangular(chol, ym, upper=False)
         inner = torch.linalg.solve_triangular(chol, inner.transpose(-1, -2), upper=False)
         eig = torch.linalg.eigvalsh(_sym(inner))
-        return torch.log(eig.clamp_min(1e-300)).square().sum(-1).sqrt().to(dtype)
+        return safe_sqrt(torch.log(eig.clamp_min(1e-300)).square().sum(-1)).to(dtype)
 
     def chart(self, x: Tensor) -> Tensor:
         r"""Mandel vector of :math:`\log X` (diagonal, then :math:`\sqrt2\times` the upper

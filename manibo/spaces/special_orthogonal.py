@@ -18,6 +18,7 @@ from manibo.spaces.base import (
     CompactSpace,
     UnsupportedError,
     inner_product_series,
+    safe_sqrt,
 )
 from manibo.spaces.sphere import Sphere
 
@@ -204,7 +205,7 @@ class SpecialOrthogonal(CompactSpace):
             )
             cos = 0.5 * (m.diagonal(dim1=-2, dim2=-1).sum(-1) - 1)
             return torch.atan2(0.5 * axial.norm(dim=-1), cos)
-        return (0.5 * (rotation_angles(m) ** 2).sum(-1)).sqrt()
+        return safe_sqrt(0.5 * (rotation_angles(m) ** 2).sum(-1))
 
     def ambient_bounds(self) -> Tensor:
         """The box ``[-1, 1]^(n*n)`` holding every rotation matrix's entries."""

@@ -15,6 +15,7 @@ from manibo.spaces._polar import polar_factor
 from manibo.spaces.base import (
     CompactSpace,
     inner_product_series,
+    safe_sqrt,
 )
 
 
@@ -156,7 +157,7 @@ class SpecialUnitary(CompactSpace):
         down = (turns > 0) & (rank < turns)
         up = (turns < 0) & (rank >= self.n + turns)
         angles = angles - 2 * math.pi * down.to(angles) + 2 * math.pi * up.to(angles)
-        return angles.pow(2).sum(-1).sqrt()
+        return safe_sqrt(angles.pow(2).sum(-1))
 
     def ambient_bounds(self) -> Tensor:
         """The box ``[-1, 1]^(2n^2)`` holding every unitary matrix's real and imaginary parts."""

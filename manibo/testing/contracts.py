@@ -38,7 +38,8 @@ def _assert_raises_input_error(fn, what: str) -> None:
 def check_space_contract(space: Space, dtype: torch.dtype, device: torch.device | str) -> None:
     """Check geometry invariants of ``space``.
 
-    The checks cover membership, retraction, tangent projection and distance.
+    The checks cover membership, retraction, tangent projection and distance (symmetric, zero and
+    with a finite gradient at coincident points).
     """
     gen = torch.Generator(device=device).manual_seed(0)
     x = space.random(16, generator=gen, dtype=dtype, device=device)
@@ -63,6 +64,10 @@ def check_space_contract(space: Space, dtype: torch.dtype, device: torch.device 
         space.distance(x, x), torch.zeros_like(d_xy), math.sqrt(tol), "distance(x, x) != 0"
     )
     assert (d_xy >= 0).all(), "negative distance"
+    if not space.is_discrete:  # a gradient of 0 is a subgradient at a coincident point
+        a = x.detach().clone().requires_grad_(True)
+        (grad,) = torch.autograd.grad(space.distance(a, x).sum(), a)
+        assert torch.isfinite(grad).all(), "distance has a NaN or infinite gradient at x == y"
     bad = x.clone()
     bad[0, 0] = float("nan")
     _assert_raises_input_error(lambda: space.check(bad), "NaN point")
