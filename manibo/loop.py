@@ -18,6 +18,7 @@ What a run guarantees:
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 import math
@@ -1048,9 +1049,13 @@ def _optimize(
     known = {*settings, *_RUN_OPTIONS}
     unknown = sorted(set(options) - known)
     if unknown:
+        close = {u: difflib.get_close_matches(u, sorted(known), n=1) for u in unknown}
+        hints = "".join(f" Did you mean `{c[0]}` for `{u}`?" for u, c in close.items() if c)
         raise ConfigurationError(
-            f"unknown option(s) {', '.join(unknown)} for {name}(); it takes the settings of "
-            f"BayesianOptimizer and {', '.join(_RUN_OPTIONS)}."
+            f"unknown option(s) {', '.join(unknown)} for {name}().{hints} It takes "
+            f"{', '.join(s for s in settings if s != 'minimize')} (the settings of "
+            f"BayesianOptimizer) and {', '.join(_RUN_OPTIONS)}; options of the surrogate (`nu`, "
+            "`max_levels`, ...) go in `surrogate_options={...}`."
         )
     run_options = {k: options.pop(k) for k in _RUN_OPTIONS if k in options}
     with BayesianOptimizer(space, minimize=minimizing, **options) as opt:

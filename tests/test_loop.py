@@ -262,8 +262,12 @@ def test_minimize_and_maximize_refuse_the_other_direction_and_unknown_options():
         minimize(_objective, Sphere(2), budget=4, minimize=False)
     with pytest.raises(ConfigurationError, match=r"manibo\.minimize"):
         maximize(_objective, Sphere(2), budget=4, minimize=True)
-    with pytest.raises(ConfigurationError, match="unknown option.*num_restart"):
+    with pytest.raises(ConfigurationError, match="unknown option.*num_restart") as info:
         minimize(_objective, Sphere(2), budget=4, num_restart=2)
+    assert "Did you mean `num_restarts`" in str(info.value)
+    assert "initial_design" in str(info.value)  # the settings it takes are listed
+    with pytest.raises(ConfigurationError, match=r"surrogate_options=\{\.\.\.\}"):
+        minimize(_objective, Sphere(2), budget=4, nu=1.5)  # a surrogate's option, misplaced
 
 
 # ---------------------------------------------------------------- design and pending points
