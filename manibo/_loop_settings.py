@@ -161,6 +161,7 @@ def check_buildable(
         warnings.simplefilter("ignore")
         try:
             model = build_surrogate(name, space, X, Y, **options)
+            model.posterior(X[:1])  # kernels build lazily: one that cannot be computed fails here
         except Exception as err:
             raise _build_error(f"the surrogate {name!r}", space, options, err) from err
         try:

@@ -36,7 +36,7 @@ from manibo.journal import (
 )
 from manibo.loop import BayesianOptimizer, maximize, minimize
 from manibo.models import build_surrogate, register_surrogate
-from manibo.spaces import Graph, Mesh, Sphere, Torus
+from manibo.spaces import Graph, Grassmann, Mesh, Sphere, Torus
 
 FAST = {"num_restarts": 2, "raw_samples": 32, "optimizer_options": {"maxiter": 10}}
 RIEMANNIAN_ONLY = {"surrogate": "euclidean", "optimizer_options": {"gtol": 1e-6}}
@@ -235,6 +235,7 @@ def test_max_parallel_is_checked_before_any_evaluation(max_parallel):
         (Sphere(2), {"optimizer": "projection"}, "projection.*defined only on"),
         (_complete_graph(), {"surrogate": "chart"}, "'chart' cannot be built on Graph"),
         (_complete_graph(), {"optimizer": "projection"}, "projection.*has none"),
+        (Grassmann(8, 16), {}, "surrogate 'matern' cannot be built.*rank"),  # not the acquisition
         (Sphere(2), {"optimizer": "projection", **RIEMANNIAN_ONLY}, "takes maxiter"),
         (_complete_graph(), {"initial_design": 7}, "exceeds the 6 points"),
         (Sphere(2), {"num_restarts": 0}, "`num_restarts` must be an integer >= 1"),
