@@ -133,7 +133,16 @@ def as_values(name: str, value: object) -> Tensor:
             f"{type(value).__name__} {value!r}."
         )
     try:
+        kind = torch.as_tensor(value).dtype  # what arrived: True is not 1.0, 1+2j is not 1.0
+        if kind == torch.bool or kind.is_complex:
+            raise InputDataError(
+                f"`{name}` must hold real numbers (a float, a list of floats or a tensor), got "
+                f"{'booleans' if kind == torch.bool else 'complex numbers'}: {value!r}. Convert "
+                "them yourself if that is what you mean (`float(...)`, `.real`)."
+            )
         values = torch.as_tensor(value, dtype=torch.float64)
+    except InputDataError:
+        raise
     except (TypeError, ValueError, RuntimeError) as err:
         raise InputDataError(
             f"`{name}` must hold real numbers (a float, a list of floats or a tensor), got "

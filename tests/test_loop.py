@@ -343,6 +343,9 @@ def test_tell_refuses_what_is_not_a_finite_number(tmp_path):
     for bad in ("abc", None, {"y": 1.0}):
         with pytest.raises(InputDataError, match="real numbers"):
             opt.tell(x, bad)
+    for bad, what in ((True, "booleans"), (1 + 2j, "complex"), (torch.tensor([1 + 0j]), "complex")):
+        with pytest.raises(InputDataError, match=f"real numbers.*{what}"):  # once 1.0 and 1.0
+            opt.tell(x, bad)
     with pytest.raises(InputDataError, match="tell_failure"):
         opt.tell(x, [float("nan")])
     with pytest.raises(InputDataError, match="norms must be 1"):

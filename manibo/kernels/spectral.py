@@ -133,10 +133,17 @@ class GeometricMaternKernel(Kernel):
         **kwargs,
     ) -> None:
         if not isinstance(space, CompactSpace):
+            product = (
+                " A product with a non-compact factor (a Box, a hyperbolic space, ...) has no "
+                "spectrum as a whole: build `manibo.kernels.matern_kernel(space)` (a product of "
+                "its factors' kernels, which the 'matern' and 'heat' surrogates use)."
+                if hasattr(space, "factors")
+                else ""
+            )
             raise ConfigurationError(
                 f"`space` must be a compact space with a spectrum (Sphere, Circle, Torus, "
-                f"SpecialOrthogonal, Mesh, Graph, ProductSpace) or a non-compact one (Hyperbolic, "
-                f"SymmetricPositiveDefinite), got {type(space).__name__}."
+                f"SpecialOrthogonal, Mesh, Graph, a product of compact spaces) or a non-compact "
+                f"one (Hyperbolic, SymmetricPositiveDefinite), got {space!r}.{product}"
             )
         nu = float(nu)
         if not nu > 0 or math.isnan(nu):

@@ -140,10 +140,16 @@ class Hyperbolic(NoncompactSpace):
         tol = default_tolerance(x.dtype)
         off = (lorentz(x, x) + 1).abs() / (1 + x[..., 0].square())
         if (off > tol).any() or (x[..., 0] <= 0).any():
+            lower = int((x[..., 0] <= 0).sum())
+            worst = (
+                f"{lower} point(s) have x0 <= 0 (the other sheet of the hyperboloid)"
+                if lower
+                else f"the worst is off by {float(off.max()):.3g}"
+            )
             raise self._membership_error(
                 name,
                 f"points must satisfy -x0^2 + |x1..xd|^2 = -1 with x0 > 0 (relative tolerance "
-                f"{tol:g}); the worst is off by {float(off.max()):.3g}",
+                f"{tol:g}); {worst}",
                 f"Map them to the hyperboloid with `space.project({name})`.",
             )
         limit = math.cosh(self.radius) * (1 + tol)

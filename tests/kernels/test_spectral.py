@@ -13,7 +13,7 @@ import torch
 
 from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
 from manibo.kernels import GeometricHeatKernel, GeometricMaternKernel
-from manibo.spaces import Sphere, Torus
+from manibo.spaces import Box, ProductSpace, Sphere, Torus
 
 
 def _independent_sphere_matern(x1, x2, dim, nu, lengthscale, levels):
@@ -170,6 +170,9 @@ def test_bad_input():
         GeometricMaternKernel(space, nu=-1.5)
     with pytest.raises(ConfigurationError, match="compact space"):
         GeometricMaternKernel("sphere")
+    with_box = ProductSpace(Sphere(2), Box([0.0], [1.0]))  # the message once named ProductSpace
+    with pytest.raises(ConfigurationError, match=r"non-compact factor.*matern_kernel\(space\)"):
+        GeometricHeatKernel(with_box)
     kernel = GeometricMaternKernel(space).double()
     x = space.random(3)
     with pytest.raises(InputDataError, match="norms must be 1"):
