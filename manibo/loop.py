@@ -249,8 +249,10 @@ class BayesianOptimizer:
 
         Args:
             journal: the journal path.
-            space: the space; needed for spaces that cannot be rebuilt from their name (meshes,
-                graphs, products). It must be the journal's space (same content fingerprint).
+            space: the space; needed for every space but spheres, circles, tori, SO(n), SU(n)
+                and RP^d, which are rebuilt from their name (meshes, graphs, products, Grassmann,
+                hyperbolic and SPD spaces, SE(3), boxes need it). It must be the journal's space
+                (same content fingerprint).
             device: where to continue (the journal does not depend on the device it was written on).
             **settings: constructor settings the caller expects (``q=2``, ``metadata=...``); any
                 that differs from the journal's is refused, with the list of differences.

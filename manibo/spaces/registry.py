@@ -201,7 +201,10 @@ def _grassmann(text: str) -> Grassmann:
 
 
 register_space(
-    "hyperbolic", parameter="d", description="hyperbolic space H^d, a geodesic ball of radius 2"
+    "hyperbolic",
+    parameter="d",
+    minimum=2,
+    description="hyperbolic space H^d, a geodesic ball of radius 2",
 )(Hyperbolic)
 
 

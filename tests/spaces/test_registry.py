@@ -148,6 +148,7 @@ def test_meshes_from_obj_files(tmp_path):
         ("graph:", "space 'graph:' needs its FILE after ':'"),
         ("sphere2*", "unknown space ''; known: box<d>"),
         ("so1", "n must be at least 2, got 1; use e.g. 'so2'"),
+        ("hyperbolic1", "d must be at least 2, got 1; use e.g. 'hyperbolic2'"),
         ("", "a space spec must be a non-empty string such as 'sphere2'"),
         (3, "a space spec must be a non-empty string"),
     ],
