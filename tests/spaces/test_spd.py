@@ -284,6 +284,18 @@ def test_bad_points_and_configurations_are_refused():
             SymmetricPositiveDefinite(**bad)
 
 
+def test_volume_sampling_that_would_take_minutes_is_refused_with_the_way_out():
+    # SPD(6) on (1e-6, 1e6): about one proposal in 10^6 is accepted; 64 points took 13.6 s and
+    # the loop's 256 raw samples per proposal several times that
+    wide = SymmetricPositiveDefinite(6, eigenvalue_bounds=(1e-6, 1e6))
+    with pytest.raises(ConfigurationError, match="sampling='eigenvalues'"):
+        wide.random(64)
+    eigen = SymmetricPositiveDefinite(6, eigenvalue_bounds=(1e-6, 1e6), sampling="eigenvalues")
+    eigen.check(eigen.random(64))
+    moderate = SymmetricPositiveDefinite(4, eigenvalue_bounds=(0.1, 10.0))  # 0.1-10: accepted
+    moderate.check(moderate.random(256))
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_larger_matrices_pass_the_contracts(dtype):
     # SPD(2) is in the registry of every contract test; SPD(3) and SPD(4) take the Cholesky path
