@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from manibo.exceptions import ConfigurationError
+from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.spaces._product_features import (
     FeaturePlan,
     factor_features,
@@ -103,8 +103,14 @@ class ProductSpace(Space):
         return torch.cat(parts, dim=-1)
 
     def _check_membership(self, x: Tensor, name: str) -> None:
-        for factor, s in zip(self.factors, self.slices, strict=True):
-            factor._check_membership(x[..., s], f"{name}[..., {s.start}:{s.stop}]")
+        for index, (factor, s) in enumerate(zip(self.factors, self.slices, strict=True)):
+            part = f"{name}[..., {s.start}:{s.stop}]"
+            try:
+                factor._check_membership(x[..., s], part)
+            except InputDataError as err:
+                raise InputDataError(
+                    f"{err} (`{part}` is factor {index + 1} of {self!r}: {factor!r}.)"
+                ) from None
 
     def project(self, x: Tensor) -> Tensor:
         return torch.cat(

@@ -276,8 +276,9 @@ def test_geometry_is_factorwise(dtype):
 def test_bad_input_is_refused_with_advice():
     space = Torus(2)
     bad = torch.tensor([[0.5, 7.0]], dtype=torch.float64)
-    with pytest.raises(InputDataError, match=r"x\[\.\.\., 1:2\].*space.project"):
+    with pytest.raises(InputDataError, match=r"x\[\.\.\., 1:2\].*space.project") as info:
         space.check(bad)
+    assert "is factor 2 of Torus(2)" in str(info.value)  # a torus user never made a Circle
     with pytest.raises(InputDataError, match=r"\(\*batch, 2\)"):
         space.check(torch.zeros(3, 3, dtype=torch.float64))
     with pytest.raises(InputDataError, match="NaN"):
