@@ -133,7 +133,10 @@ def as_values(name: str, value: object) -> Tensor:
             f"{type(value).__name__} {value!r}."
         )
     try:
-        kind = torch.as_tensor(value).dtype  # what arrived: True is not 1.0, 1+2j is not 1.0
+        try:
+            kind = torch.as_tensor(value).dtype  # what arrived: True is not 1.0, 1+2j is not 1.0
+        except (OverflowError, RuntimeError, ValueError):  # an integer beyond int64: 10**20
+            kind = torch.float64
         if kind == torch.bool or kind.is_complex:
             raise InputDataError(
                 f"`{name}` must hold real numbers (a float, a list of floats or a tensor), got "

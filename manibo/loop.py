@@ -391,12 +391,12 @@ class BayesianOptimizer:
         design = n if num_ok < 2 else min(max(self.config["initial_design"] - started, 0), n)
         points = self._random_points(started, design) if design else None
         if design:
-            self._pending.extend(points)
+            self._pending.extend(points.clone())  # the caller may change what it is given
             self._pending_seconds.extend([(time.perf_counter() - begin) / n] * design)
         if design < n:
             begin = time.perf_counter()
             proposed = self._propose(n - design, seed=self.config["seed"] * 1_000_003 + started)
-            self._pending.extend(proposed)
+            self._pending.extend(proposed.clone())
             seconds = (time.perf_counter() - begin) / (n - design)
             self._pending_seconds.extend([seconds] * (n - design))
             points = proposed if points is None else torch.cat([points, proposed])
@@ -1051,7 +1051,7 @@ def _optimize(
     known = {*settings, *_RUN_OPTIONS}
     unknown = sorted(set(options) - known)
     if unknown:
-        close = {u: difflib.get_close_matches(u, sorted(known), n=1) for u in unknown}
+        close = {u: difflib.get_close_matches(u, sorted(known), n=1, cutoff=0.8) for u in unknown}
         hints = "".join(f" Did you mean `{c[0]}` for `{u}`?" for u, c in close.items() if c)
         raise ConfigurationError(
             f"unknown option(s) {', '.join(unknown)} for {name}().{hints} It takes "

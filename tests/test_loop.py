@@ -269,6 +269,9 @@ def test_minimize_and_maximize_refuse_the_other_direction_and_unknown_options():
     assert "initial_design" in str(info.value)  # the settings it takes are listed
     with pytest.raises(ConfigurationError, match=r"surrogate_options=\{\.\.\.\}"):
         minimize(_objective, Sphere(2), budget=4, nu=1.5)  # a surrogate's option, misplaced
+    with pytest.raises(ConfigurationError) as info:
+        minimize(_objective, Sphere(2), budget=4, max_levels=3)
+    assert "Did you mean" not in str(info.value)  # not max_parallel: a surrogate's option
 
 
 # ---------------------------------------------------------------- design and pending points
@@ -321,6 +324,16 @@ def test_an_objective_that_changes_its_input_in_place_changes_only_its_own_copy(
     assert torch.allclose(result.Y.reshape(-1), expected)
 
 
+def test_changing_an_asked_point_in_place_leaves_the_pending_point_alone():
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST)
+    x = opt.ask()
+    asked = x.clone()
+    x.mul_(2.0)  # the caller's tensor, not the loop's
+    assert torch.equal(opt.pending, asked)
+    opt.tell(asked, [_objective(asked[0])])
+    assert opt.pending is None
+
+
 def test_a_told_point_rounded_by_the_user_clears_its_pending_entry():
     opt = BayesianOptimizer(Sphere(2), initial_design=4, seed=2, **FAST)
     design = [opt.ask() for _ in range(2)]
@@ -361,6 +374,8 @@ def test_tell_refuses_what_is_not_a_finite_number(tmp_path):
         BayesianOptimizer(space, surrogate="nope")
     with pytest.raises(ConfigurationError, match="unknown acquisition"):
         BayesianOptimizer(space, acquisition="nope")
+    opt.tell(x, 10**20)  # an integer beyond int64 is a real number
+    assert opt.history[-1].y == 1e20
 
 
 @pytest.mark.parametrize("scale", [1e300, 1e-300])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 from botorch.acquisition import AcquisitionFunction
 from botorch.acquisition.knowledge_gradient import qKnowledgeGradient
@@ -135,7 +137,7 @@ def _ascend(acq_function, space, q, starts, options):
         return acq_function(x.reshape(x.shape[0], shape[1], -1))
 
     x, values = riemannian_lbfgs_ascent(objective, space, starts, options)
-    best = int(torch.argmax(values))
+    best = int(torch.argmax(values.nan_to_num(nan=-math.inf)))  # argmax would pick a NaN
     batch = x[best].reshape(shape[1], *space.point_shape)
     if isinstance(acq_function, qKnowledgeGradient):
         batch = acq_function.extract_candidates(batch.reshape(1, shape[1], -1))[0]

@@ -191,6 +191,29 @@ def test_an_acquisition_without_a_model_takes_its_dtype_from_the_starts(dtype):
         optimize_acqf_on_space(_CloseTo(target), space)  # no model, no starts: no dtype to take
 
 
+class _NanAtThePole(AcquisitionFunction):
+    """The first coordinate, but NaN within 0.1 of the north pole."""
+
+    def __init__(self):
+        super().__init__(model=None)
+
+    def forward(self, X):
+        value = X[..., 0].mean(-1)
+        return torch.where(X[..., 2].amax(-1) > 0.995, torch.nan, value)
+
+
+def test_a_restart_stuck_at_a_nan_value_is_never_the_answer():
+    # argmax treats NaN as the largest value: the restart frozen at the NaN once won
+    from manibo.spaces import Sphere
+
+    starts = torch.tensor([[[0.0, 0.0, 1.0]], [[0.6, 0.0, 0.8]]], dtype=torch.float64)
+    candidate, value = optimize_acqf_on_space(
+        _NanAtThePole(), Sphere(2), batch_initial_conditions=starts, options=FAST
+    )
+    assert bool(torch.isfinite(value)) and float(value) > 0.6
+    assert float(candidate[0, 2]) < 0.995
+
+
 class _LinearAcquisition(AcquisitionFunction):
     """d·u + slope·h on S² x [0, 1]: maximised at u = d and at the upper bound of the height."""
 
