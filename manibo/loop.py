@@ -405,9 +405,25 @@ class BayesianOptimizer:
     def _random_points(self, start: int, n: int) -> Tensor:
         design = self._design
         rows = [design[i] for i in range(start, min(start + n, design.shape[0]))]
-        if len(rows) < n:  # beyond the design (all evaluations failed so far): keep drawing, seeded
+        if len(rows) < n:  # beyond the design (a first batch larger than it, or failures)
             gen = torch.Generator().manual_seed(self.config["seed"] * 7919 + start)
-            rows.extend(self.space.random(n - len(rows), generator=gen).to(self.device))
+            missing = n - len(rows)
+            if self.space.is_discrete and self.config["exclude_evaluated"]:
+                # distinct from every point asked so far: draw extra and skip the taken ones
+                taken = [e.x for e in self._history] + [p.tolist() for p in self._pending]
+                taken = {tuple(torch.as_tensor(x).reshape(-1).tolist()) for x in taken}
+                taken |= {tuple(r.reshape(-1).tolist()) for r in rows}
+                count = min(len(taken) + missing, self.space.all_points().shape[0])
+                fresh = _distinct_random_points(self.space, count, gen)
+                rows.extend(
+                    [
+                        p.to(self.device)
+                        for p in fresh
+                        if tuple(p.reshape(-1).tolist()) not in taken
+                    ][:missing]
+                )
+            if len(rows) < n:  # a continuous space, or every point of a finite one taken
+                rows.extend(self.space.random(n - len(rows), generator=gen).to(self.device))
         return torch.stack(rows).reshape(n, -1)
 
     def _propose(self, n: int, seed: int) -> Tensor:

@@ -283,6 +283,14 @@ def test_a_budget_beyond_the_points_of_a_finite_space_is_refused_before_any_eval
     assert calls == []
 
 
+def test_a_first_batch_larger_than_the_design_on_a_finite_space_repeats_no_point():
+    # 8 nodes, q = 4, 3 design points: the fourth point was drawn with repeats ([7, 0, 5, 7])
+    for seed in range(6):
+        opt = BayesianOptimizer(_complete_graph(8), initial_design=3, q=4, seed=seed, **FAST)
+        nodes = [int(v) for v in opt.ask()[:, 0]]
+        assert len(set(nodes)) == 4, nodes
+
+
 def test_the_design_on_a_finite_space_has_no_repeated_point():
     for space, n in [(_complete_graph(6), 6), (Mesh.icosphere(0), 12)]:
         opt = BayesianOptimizer(space, initial_design=n, seed=0, **FAST)
