@@ -130,7 +130,14 @@ def _run(args: argparse.Namespace) -> int:
         resume=True,
     )
     if opt.history:
-        print(f"resuming {journal} with {len(opt.history)} evaluations")
+        done = len(opt.history)
+        more = (
+            f"; that is already --budget {args.budget} or more, so nothing is evaluated (raise "
+            "--budget to go on)"
+            if done >= args.budget
+            else ""
+        )
+        print(f"resuming {journal} with {done} evaluations{more}")
     with opt:
         result = opt.run(
             task.objective(opt),

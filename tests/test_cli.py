@@ -51,9 +51,12 @@ def test_run_writes_results_and_resumes(tmp_path, capsys):
     assert (
         main(args[:3] + ["--budget", "7"] + args[5:]) == 0
     )  # same command, larger budget: resumes
-    assert "resuming" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "resuming" in out and "nothing is evaluated" not in out
     result = json.loads((tmp_path / "ackley-sphere2_matern_qlognei_seed0.json").read_text())
     assert len(result["simple_regret"]) == 7
+    assert main(args[:3] + ["--budget", "5"] + args[5:]) == 0  # a smaller budget: says so
+    assert "7 evaluations; that is already --budget 5 or more" in capsys.readouterr().out
 
 
 def test_run_passes_surrogate_options_and_rejects_malformed_ones(tmp_path, capsys):
