@@ -37,6 +37,7 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 from torch.quasirandom import SobolEngine
 
+from manibo._stack import user_stacklevel
 from manibo.exceptions import ConfigurationError, TruncationWarning
 from manibo.harmonics.hyperbolic import r_over_sinh
 from manibo.kernels._inputs import check_forward, check_parameters_match, check_point_pair
@@ -186,7 +187,7 @@ class NoncompactMaternKernel(Kernel):
                 f"outside the range the exact evaluation covers; the neglected spectral mass is "
                 f"about {edge:.1e}. Keep lengthscales in about [1e-3, 1e4].",
                 TruncationWarning,
-                stacklevel=4,
+                stacklevel=user_stacklevel(),
             )
             self._warned = True
 

@@ -25,6 +25,7 @@ import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
+from manibo._stack import user_stacklevel
 from manibo._validation import check_int
 from manibo.exceptions import ConfigurationError, TruncationWarning
 from manibo.kernels._inputs import (
@@ -235,7 +236,7 @@ class GeometricMaternKernel(Kernel):
                     "'heat' surrogates), or use a smoother kernel (larger `nu`) or a longer "
                     "lengthscale.",
                     TruncationWarning,
-                    stacklevel=4,
+                    stacklevel=user_stacklevel(),
                 )
                 self._warned_cap = True
             return self.max_levels, None

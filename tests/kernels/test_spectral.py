@@ -77,8 +77,9 @@ def test_automatic_truncation_meets_tolerance_and_warns_at_cap():
     rough = GeometricMaternKernel(space, nu=0.5).double()
     rough.lengthscale = 1.0
     assert rough.levels_for(rough.lengthscale, warn=False) == rough.max_levels  # quietly
-    with pytest.warns(TruncationWarning, match="max_levels"):  # the warning is still due
+    with pytest.warns(TruncationWarning, match="max_levels") as caught:  # still due
         rough(x).to_dense()
+    assert caught[0].filename == __file__  # at the caller's line, not inside GPyTorch
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rough(x).to_dense()  # warned once per kernel, not at every call
