@@ -392,7 +392,7 @@ class BayesianOptimizer:
         points = self._random_points(started, design) if design else None
         if design:
             self._pending.extend(points.clone())  # the caller may change what it is given
-            self._pending_seconds.extend([(time.perf_counter() - begin) / n] * design)
+            self._pending_seconds.extend([(time.perf_counter() - begin) / design] * design)
         if design < n:
             begin = time.perf_counter()
             proposed = self._propose(n - design, seed=self.config["seed"] * 1_000_003 + started)
@@ -410,18 +410,12 @@ class BayesianOptimizer:
             missing = n - len(rows)
             if self.space.is_discrete and self.config["exclude_evaluated"]:
                 # distinct from every point asked so far: draw extra and skip the taken ones
-                taken = [e.x for e in self._history] + [p.tolist() for p in self._pending]
-                taken = {tuple(torch.as_tensor(x).reshape(-1).tolist()) for x in taken}
-                taken |= {tuple(r.reshape(-1).tolist()) for r in rows}
-                count = min(len(taken) + missing, self.space.all_points().shape[0])
+                history = [torch.tensor(e.x, dtype=torch.float64) for e in self._history]
+                taken = {tuple(x.reshape(-1).tolist()) for x in history + self._pending + rows}
+                count = min(len(taken) + missing, number_of_points(self.space))
                 fresh = _distinct_random_points(self.space, count, gen)
-                rows.extend(
-                    [
-                        p.to(self.device)
-                        for p in fresh
-                        if tuple(p.reshape(-1).tolist()) not in taken
-                    ][:missing]
-                )
+                fresh = [p for p in fresh if tuple(p.reshape(-1).tolist()) not in taken]
+                rows.extend(p.to(self.device) for p in fresh[:missing])
             if len(rows) < n:  # a continuous space, or every point of a finite one taken
                 rows.extend(self.space.random(n - len(rows), generator=gen).to(self.device))
         return torch.stack(rows).reshape(n, -1)

@@ -213,10 +213,11 @@ class SymmetricPositiveDefinite(NoncompactSpace):
         bound = self._log_volume_bound()
         if self.n > 1 and not self._warned_slow and n / self._acceptance_rate() > _SLOW_PROPOSALS:
             self._warned_slow = True
+            rate = self._acceptance_rate()
             warnings.warn(
-                f"volume-uniform sampling of {self!r} accepts about "
-                f"{self._acceptance_rate():.2g} of its proposals: drawing {n} points takes about "
-                f"{n / self._acceptance_rate():.2g} proposals (10 s per {_SLOW_PROPOSALS:.0e}), "
+                f"volume-uniform sampling of {self!r} accepts about {rate:.2g} of its proposals: "
+                f"drawing {n} points takes about {n / rate:.2g} proposals (10 s per "
+                f"{_SLOW_PROPOSALS:.0e}), "
                 "and the loop draws its raw samples this way at every proposal. The volume crowds "
                 "the corners of wide eigenvalue bounds; SymmetricPositiveDefinite("
                 f"{self.n}, eigenvalue_bounds=..., sampling='eigenvalues') or narrower bounds "
