@@ -112,6 +112,19 @@ def check_int(
     return value
 
 
+def check_real(name: str, value: object, minimum: float | None = None, what: str = "") -> float:
+    """``value`` as a ``float``, refused with a ``ConfigurationError`` unless it is a finite real
+    number ``>= minimum`` (a bool or a string is refused); ``what`` says what it is for."""
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if not real or not math.isfinite(value) or (minimum is not None and value < minimum):
+        bound = "" if minimum is None else f" >= {minimum:g}"
+        raise ConfigurationError(
+            f"`{name}` must be a finite real number{bound}{what}, got {value!r} "
+            f"({type(value).__name__})."
+        )
+    return float(value)
+
+
 def check_bool(name: str, value: object) -> bool:
     """``value`` if it is a bool, else a ``ConfigurationError`` (``minimize="no"`` is not False)."""
     if not isinstance(value, bool):

@@ -386,3 +386,27 @@ def test_run_help_lists_spaces_surrogates_acquisitions_problems_and_defaults(cap
         assert name in text
     for name in ("ackley-sphere<d>", "orientation-so3", "(default: matern)", "(default: 100)"):
         assert name in text
+
+
+def test_a_problem_without_a_minimum_is_refused_before_the_run(tmp_path, capsys, monkeypatch):
+    from manibo.problems import SpaceProblem, register_problem
+    from manibo.problems.registry import PROBLEMS
+    from manibo.spaces import Torus
+
+    class NoMinimum(SpaceProblem):
+        name, space = "test-cli-no-minimum", Torus(2)
+
+        def evaluate_true(self, x):
+            return (1 - torch.cos(x)).sum(-1)
+
+        @property
+        def optimizers(self):
+            raise NotImplementedError
+
+    monkeypatch.setattr(PROBLEMS, "_objects", dict(PROBLEMS._objects))
+    register_problem("test-cli-no-minimum")(NoMinimum)
+    arguments = ["run", "--problem", "test-cli-no-minimum", "--budget", "4"]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*arguments, "--initial-design", "3", "--quiet", "--out", str(tmp_path / "out")])
+    assert "`optimal_value` of problem `test-cli-no-minimum`" in _error_line(capsys, exit_info)
+    assert not list(tmp_path.glob("**/*.jsonl"))  # refused before the first evaluation

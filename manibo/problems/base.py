@@ -7,6 +7,7 @@ from abc import ABC, abstractmethod
 import torch
 from torch import Tensor
 
+from manibo._validation import check_real
 from manibo.spaces.base import Space
 
 
@@ -25,7 +26,7 @@ class SpaceProblem(ABC):
     optimal_value: float
 
     def __init__(self, noise_std: float = 0.0) -> None:
-        self.noise_std = noise_std
+        self.noise_std = check_real("noise_std", noise_std, minimum=0.0, what=" (0: noise-free)")
 
     @abstractmethod
     def evaluate_true(self, x: Tensor) -> Tensor:

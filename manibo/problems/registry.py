@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from manibo._validation import check_real
+from manibo.exceptions import ConfigurationError
 from manibo.problems.base import SpaceProblem
 from manibo.registry import (
     FamilyEntry,
@@ -79,8 +81,27 @@ def make_problem(name: str, noise_std: float = 0.0) -> SpaceProblem:
 
     Raises:
         ConfigurationError: the name is unknown (the message lists the known ones), or names a
-            family without its parameter or with a parameter below the family's minimum.
+            family without its parameter or with a parameter below the family's minimum; the
+            problem built has no finite ``optimal_value``; ``noise_std`` is negative or not finite.
     """
     registered, value = resolve_member(PROBLEMS, name)
     build = PROBLEMS.get(registered).build
-    return build(noise_std=noise_std) if value is None else build(value, noise_std=noise_std)
+    problem = build(noise_std=noise_std) if value is None else build(value, noise_std=noise_std)
+    _check_problem(name, problem)
+    return problem
+
+
+def _check_problem(name: str, problem: object) -> None:
+    """Refuse what the benchmarks cannot use before anything is evaluated: not a
+    :class:`SpaceProblem`, or a minimum (``optimal_value``) that is not a finite number."""
+    if not isinstance(problem, SpaceProblem):
+        raise ConfigurationError(
+            f"the builder registered as {name!r} must return a SpaceProblem, got "
+            f"{type(problem).__name__}."
+        )
+    check_real(
+        f"optimal_value` of problem `{name}",
+        getattr(problem, "optimal_value", None),
+        what=" (the minimum the regret is measured from; for a function whose minimum is not "
+        "known, use `manibo.minimize` or `manibo run --objective`)",
+    )

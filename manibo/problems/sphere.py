@@ -28,12 +28,21 @@ def sphere_log_at_e1(x: Tensor) -> Tensor:
     r"""Tangent coordinates of :math:`\mathrm{Log}_{e_1}(x)`.
 
     Shapes: ``(*batch, d+1)`` → ``(*batch, d)``.
+
+    At the antipode :math:`-e_1` the logarithm has no direction (every geodesic from :math:`e_1`
+    reaches it at length :math:`\pi`); there it returns :math:`(\pi, 0, \dots, 0)`, the limit
+    along the geodesic through :math:`e_2`, so that a function of it takes a value it takes
+    nearby, not its value at :math:`e_1`.
     """
     rest = x[..., 1:]
     norm = rest.norm(dim=-1, keepdim=True)
     angle = torch.atan2(norm, x[..., :1])
     # angle / sin(angle) * rest, written so that it stays finite (and smooth) at x = e1
-    return rest * torch.where(norm > 0, angle / norm.clamp_min(1e-300), torch.ones_like(norm))
+    z = rest * torch.where(norm > 0, angle / norm.clamp_min(1e-300), torch.ones_like(norm))
+    antipode = (norm == 0) & (x[..., :1] < 0)
+    first = torch.zeros_like(z)
+    first[..., 0] = math.pi
+    return torch.where(antipode, first, z)
 
 
 class _TangentProblem(SpaceProblem):

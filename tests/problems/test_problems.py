@@ -88,3 +88,34 @@ def test_pose_cost_separates_position_and_orientation_errors():
     one[0, 0] = 0.1
     assert torch.allclose(problem.evaluate_true(moved), problem._ackley.evaluate_true(one))
     assert problem.space.check(best) is best
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ackley-sphere1",
+        "ackley-sphere2",
+        "rosenbrock-sphere3",
+        "styblinski-tang-sphere2",
+        "product-of-sines-sphere3",
+    ],
+)
+def test_the_antipode_of_the_optimum_takes_a_value_from_its_neighbourhood(name):
+    # -e1 is the farthest point from the minimiser e1; it must not be scored as the minimum
+    problem = make_problem(name)
+    d = problem.space.dim + 1
+    antipode = torch.zeros(d, dtype=torch.float64)
+    antipode[0] = -1.0
+    assert float(sphere_log_at_e1(antipode).norm()) == pytest.approx(math.pi, abs=1e-15)
+    near = torch.zeros(d, dtype=torch.float64)  # 1e-9 rad from -e1 towards e2
+    near[0], near[1] = -math.cos(1e-9), math.sin(1e-9)
+    value, nearby = float(problem.evaluate_true(antipode)), float(problem.evaluate_true(near))
+    assert value == pytest.approx(nearby, rel=1e-6, abs=1e-6)
+    if name != "product-of-sines-sphere3":  # its limit along e2 is one of its minima, -100
+        assert value > problem.optimal_value + 1.0
+
+
+@pytest.mark.parametrize("noise", [-0.1, math.nan, math.inf, "0.1", True, None])
+def test_a_bad_noise_level_is_refused_before_any_evaluation(noise):
+    with pytest.raises(ConfigurationError, match="`noise_std` must be a finite real number >= 0"):
+        make_problem("ackley-sphere2", noise_std=noise)

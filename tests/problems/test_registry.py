@@ -78,3 +78,25 @@ def test_registering_single_problems_and_families(monkeypatch):
         register_problem("test-flat", parameter="n")(_Flat)
     with pytest.raises(ConfigurationError, match="must not end with a digit"):
         register_problem("test-flat2", parameter="k")(_Flat)
+
+
+class _NoMinimum(SpaceProblem):
+    name = "test-no-minimum"
+    space = Torus(1)
+
+    def evaluate_true(self, x):
+        return (1 - torch.cos(x[..., 0])) + 0.3 * torch.sin(3 * x[..., 0])
+
+    @property
+    def optimizers(self):
+        raise NotImplementedError
+
+
+def test_a_problem_without_a_finite_minimum_is_refused_when_built(monkeypatch):
+    monkeypatch.setattr(PROBLEMS, "_objects", dict(PROBLEMS._objects))
+    register_problem("test-no-minimum")(_NoMinimum)
+    with pytest.raises(ConfigurationError, match="`optimal_value` of problem `test-no-minimum`"):
+        make_problem("test-no-minimum")
+    register_problem("test-not-a-problem")(lambda noise_std: object())
+    with pytest.raises(ConfigurationError, match="must return a SpaceProblem, got object"):
+        make_problem("test-not-a-problem")
