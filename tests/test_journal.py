@@ -308,7 +308,7 @@ def test_stop_records_are_read_back_and_checked(tmp_path):
     writer.append(Evaluation(x=[2.0, 1.0], y=1.0, index=2))  # a resumed run goes on
     writer.close()
     contents = Journal(path).read_all()
-    assert contents.version == JOURNAL_VERSION == 3
+    assert contents.version == JOURNAL_VERSION == 4
     assert [(s.reason, s.evaluations, s.elapsed) for s in contents.stops] == [("callback", 2, 1.5)]
     assert [e.index for e in contents.evaluations] == [0, 1, 2]
     with open(path, "a") as f:

@@ -61,7 +61,8 @@ def test_ask_tell_and_best(tmp_path):
         assert opt.pending is None
     x_best, y_best = opt.best
     assert y_best == min(e.y for e in opt.history)
-    assert len((tmp_path / "run.jsonl").read_text().splitlines()) == 1 + 5
+    kinds = [json.loads(line)["type"] for line in (tmp_path / "run.jsonl").read_text().splitlines()]
+    assert kinds == ["header"] + ["asked", "evaluation"] * 5
 
 
 # ---------------------------------------------------------------- failures and programming errors
@@ -110,9 +111,10 @@ def test_a_programming_error_stops_the_run_at_its_first_evaluation(tmp_path):
     assert len(calls) == 1 and opt.history == []  # not recorded, no budget burnt
     assert info.traceback[-1].name == "objective"  # the user's own frame is shown
     assert "EvaluationFailed" in "\n".join(info.value.__notes__)
-    assert opt.pending is None  # so a rerun with the bug fixed starts at the same design point
+    # handed back: a rerun with the bug fixed evaluates that design point first
+    assert torch.equal(opt.pending, calls[0][None])
     opt.run(_objective, budget=3, progress=False)
-    assert opt.history[0].x == calls[0].tolist()
+    assert opt.history[0].x == calls[0].tolist() and opt.pending is None
     calls.clear()
     with pytest.raises(NameError):
         minimize(objective, Sphere(2), budget=4, initial_design=3, progress=False, **FAST)
@@ -176,7 +178,8 @@ def test_an_error_in_flight_is_raised_after_the_other_evaluations_are_told():
             opt.run(objective, budget=6, executor=pool, max_parallel=3, progress=False)
     assert len(calls) >= 4
     assert len(opt.history) == len(calls) - 1  # every other evaluation that ran was told
-    assert all(e.status == "ok" for e in opt.history) and opt.pending is None
+    assert all(e.status == "ok" for e in opt.history)
+    assert torch.equal(opt.pending, calls[3][None])  # handed back: the next run evaluates it
 
 
 def test_an_error_from_ask_is_raised_after_the_evaluations_in_flight_are_told():
@@ -579,17 +582,24 @@ def test_a_failed_journal_write_loses_nothing_and_says_what_was_not_written(tmp_
     assert [e.y for e in info.value.evaluations] == [0.25]
     message = str(info.value)
     assert "No space left" in message and "y = 0.25" in message and repr(float(x[0, 0])) in message
-    x = opt.ask()
-    with pytest.raises(JournalWriteError, match="2 evaluation"):  # retried, still failing
-        opt.tell(x, [0.5])
-    with pytest.raises(JournalWriteError, match="2 evaluation"):  # run writes them first
+    with pytest.raises(JournalWriteError, match="1 evaluation.* and 1 asked point") as info:
+        opt.ask()  # a batch is handed out only once it is in the journal
+    assert [e.y for e in info.value.evaluations] == [0.25]
+    waiting = opt.pending  # its point waits in memory
+    assert waiting.shape == (1, 3)
+    with pytest.raises(JournalWriteError, match="1 evaluation"):  # run writes them first
         opt.run(_objective, budget=3, progress=False)
-    assert [e.y for e in opt.history] == [0.25, 0.5]
+    assert [e.y for e in opt.history] == [0.25]
     monkeypatch.undo()  # room again: the next write catches up, in order
-    opt.run(_objective, budget=4, progress=False)
-    _, evaluations = Journal(path).read()
-    assert [e.index for e in evaluations] == [0, 1, 2, 3]
-    assert [e.x for e in evaluations] == [e.x for e in opt.history]
+    assert torch.equal(opt.ask(), waiting)
+    opt.run(_objective, budget=4, progress=False)  # the handed-out point is evaluated elsewhere
+    opt.tell(waiting, [0.5])
+    contents = Journal(path).read_all()
+    assert [e.index for e in contents.evaluations] == [0, 1, 2, 3, 4]
+    assert [e.x for e in contents.evaluations] == [e.x for e in opt.history]
+    # each batch follows the evaluations told before it was asked
+    assert [a.evaluations for a in contents.asked] == [0, 1, 1, 2, 3]
+    assert sorted(a.points[0] for a in contents.asked) == sorted(e.x for e in opt.history)
 
 
 def test_an_unwritable_journal_is_refused_before_any_evaluation(tmp_path, monkeypatch):
@@ -610,9 +620,10 @@ def test_a_journal_deleted_during_the_run_is_not_recreated_without_its_header(tm
     opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, journal=path, **FAST)
     opt.run(_objective, budget=3, progress=False)
     path.unlink()
-    x = opt.ask()
-    with pytest.raises(ManiboError, match="deleted or replaced"):
-        opt.tell(x, [1.0])
+    with pytest.raises(JournalWriteError, match="1 asked point.*deleted or replaced"):
+        opt.ask()  # the batch is not handed out: it waits in memory
+    with pytest.raises(JournalWriteError, match="deleted or replaced"):
+        opt.tell(opt.pending, [1.0])
     assert not path.exists() and len(opt.history) == 4
 
 
@@ -625,7 +636,7 @@ def _journal_of_a_run(path, budget=3):
 
 def test_resume_checks_the_format_version_and_the_indices(tmp_path):
     path = _journal_of_a_run(tmp_path / "j.jsonl")
-    lines = path.read_text().splitlines()
+    lines = [line for line in path.read_text().splitlines() if '"asked"' not in line]
     header = json.loads(lines[0])
     path.write_text("\n".join([json.dumps({**header, "version": 99}), *lines[1:]]) + "\n")
     with pytest.raises(JournalError, match="format version 99"):
@@ -816,13 +827,16 @@ def test_a_callback_that_returns_true_stops_the_run_and_the_journal_says_why(tmp
     # called once per told evaluation, after it is in the history, with the optimiser itself
     assert [(o is opt, i, n) for o, i, n in seen] == [(True, i, i + 1) for i in range(4)]
     assert len(opt.history) == 4 and result.stop_reason == "callback"
-    assert opt.pending is None  # the two untold points of the second batch are forgotten
+    untold = opt.pending  # the two untold points of the second batch wait to be handed out
+    assert untold.shape == (2, 3)
     contents = Journal(path).read_all()
     assert [(s.reason, s.evaluations) for s in contents.stops] == [("callback", 4)]
     opt.close()
     resumed = BayesianOptimizer.resume(path)
+    assert torch.equal(resumed.pending, untold)
     assert resumed.result().stop_reason == "callback"  # read back from the journal
     resumed.run(_objective, budget=5, progress=False)
+    assert resumed.history[-1].x == untold[0].tolist()
     assert resumed.result().stop_reason == "budget"
     resumed.tell(resumed.ask(1), [1.0])
     assert resumed.result().stop_reason is None  # evaluations after the last run's end
