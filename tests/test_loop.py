@@ -1,6 +1,7 @@
 """The loop: ask/tell, failures and errors, settings, pending points, executors, journal, resume."""
 
 import errno
+import functools
 import json
 import math
 import multiprocessing
@@ -36,7 +37,7 @@ from manibo.journal import (
 )
 from manibo.loop import BayesianOptimizer, maximize, minimize
 from manibo.models import build_surrogate, register_surrogate
-from manibo.spaces import Graph, Grassmann, Mesh, Sphere, Torus
+from manibo.spaces import Box, Graph, Grassmann, Mesh, ProductSpace, Sphere, Torus
 
 FAST = {"num_restarts": 2, "raw_samples": 32, "optimizer_options": {"maxiter": 10}}
 RIEMANNIAN_ONLY = {"surrogate": "euclidean", "optimizer_options": {"gtol": 1e-6}}
@@ -803,6 +804,146 @@ def test_sigkill_at_random_moments_loses_nothing_and_resume_proposes_what_was_co
         assert torch.allclose(final, reference, atol=1e-9, rtol=0)
     finally:
         torch.set_num_threads(threads)
+
+
+# ---------------------------------------------------------------- a run killed in a batch
+def _cycle(n=12):
+    ring = torch.zeros(n, n, dtype=torch.float64)
+    for i in range(n):
+        ring[i, (i + 1) % n] = ring[(i + 1) % n, i] = 1.0
+    return Graph(ring)
+
+
+BATCH_SPACES = {
+    "sphere": lambda: Sphere(2),
+    "graph": _cycle,
+    "sphere*box": lambda: ProductSpace(Sphere(2), Box([0.0], [3.0])),
+}
+
+
+def _batch_objective(x):
+    return float(torch.cos(1.7 * x).sum() + 0.1 * x[0] ** 2)
+
+
+def _batch_run(space, path=None, resume=False):
+    options = {"q": 3, "initial_design": 3, "seed": 2, **FAST}
+    return BayesianOptimizer(space, journal=path, resume=resume, **options)
+
+
+@functools.cache
+def _uninterrupted(name, budget=9):
+    with _batch_run(BATCH_SPACES[name]()) as opt:
+        opt.run(_batch_objective, budget=budget, progress=False)
+        return [(e.x, e.y) for e in opt.history], opt.best
+
+
+@pytest.mark.parametrize("told", [1, 2])
+@pytest.mark.parametrize("name", list(BATCH_SPACES))
+def test_a_run_killed_in_a_batch_and_resumed_evaluates_what_the_uninterrupted_run_did(
+    tmp_path, name, told
+):
+    """q = 3; the process dies after ``told`` of the 3 points of the second batch."""
+    space, path = BATCH_SPACES[name](), tmp_path / "run.jsonl"
+    opt = _batch_run(space, path)
+    for count in (3, told):
+        for x in opt.ask()[:count]:
+            opt.tell(x, [_batch_objective(x)])
+    del opt  # dropped without closing: what is on disk is all a resume sees
+    resumed = BayesianOptimizer.resume(path, space=space)
+    assert resumed.pending.shape[0] == 3 - told
+    result = resumed.run(_batch_objective, budget=9, progress=False)
+    resumed.close()
+    history, (best_x, best_y) = _uninterrupted(name)
+    assert [(e.x, e.y) for e in resumed.history] == history  # bit for bit
+    assert torch.equal(result.best_x, best_x.reshape(result.best_x.shape))
+    assert result.best_y == best_y and result.num_evaluations == 9
+    contents = Journal(path).read_all()
+    assert [(e.x, e.y) for e in contents.evaluations] == history
+    assert [a.step for a in contents.asked] == [0, 3, 6]  # the second batch was asked once
+    again = BayesianOptimizer.resume(path, space=space)  # every asked point told: none waits
+    assert again.pending is None
+    again.close()
+
+
+def test_minimize_and_an_executor_evaluate_the_rest_of_the_batch_first(tmp_path):
+    path = tmp_path / "run.jsonl"
+    opt = _batch_run(Sphere(2), path)
+    for count in (3, 1):
+        batch = opt.ask()[:count]
+        opt.tell(batch, [_batch_objective(x) for x in batch])
+    assert opt.pending.shape == (2, 3)
+    del opt
+    options = {"q": 3, "initial_design": 3, "seed": 2, "progress": False, **FAST}
+    result = minimize(_batch_objective, Sphere(2), 9, journal=path, resume=True, **options)
+    history, _ = _uninterrupted("sphere")
+    assert [[float(v) for v in x] for x in result.X] == [x for x, _ in history]
+    # the same, killed again after the first point of the last batch, resumed with an executor
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-2]))  # the stop line and the last evaluation: the kill
+    resumed = BayesianOptimizer.resume(path)
+    assert resumed.pending.shape == (1, 3)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        resumed.run(_batch_objective, budget=9, executor=pool, max_parallel=3, progress=False)
+    assert resumed.history[-1].x == history[-1][0] and resumed.pending is None
+    resumed.close()
+
+
+def test_a_cut_off_asked_line_is_moved_aside_and_the_batch_is_asked_again(tmp_path):
+    path = tmp_path / "run.jsonl"
+    opt = _batch_run(Sphere(2), path)
+    design = opt.ask()
+    opt.tell(design, [_batch_objective(x) for x in design])
+    opt.ask()
+    del opt
+    lines = path.read_text().splitlines(keepends=True)
+    assert json.loads(lines[-1])["type"] == "asked"
+    path.write_text("".join(lines[:-1]) + lines[-1][:40])  # killed while writing it
+    with pytest.warns(JournalWarning, match="moved to"):
+        resumed = BayesianOptimizer.resume(path)
+    assert resumed.pending is None  # never handed out: asked again, the same points
+    assert (tmp_path / "run.jsonl.corrupt").read_text() == lines[-1][:40]
+    result = resumed.run(_batch_objective, budget=9, progress=False)
+    resumed.close()
+    assert [[float(v) for v in x] for x in result.X] == [x for x, _ in _uninterrupted("sphere")[0]]
+
+
+def test_a_stop_in_a_batch_leaves_its_rest_to_the_next_run(tmp_path, monkeypatch):
+    """``max_seconds`` crossed at the second point of the second batch; the next run (in this
+    process, or resumed from the journal) evaluates the third point first."""
+    clock, real = [0.0], time.perf_counter
+    monkeypatch.setattr(manibo.loop.time, "perf_counter", lambda: real() + clock[0])
+
+    def slow_fifth(x):
+        clock[0] += 1000.0 if len(calls) == 4 else 0.0
+        calls.append(x)
+        return _batch_objective(x)
+
+    calls, path = [], tmp_path / "run.jsonl"
+    opt = _batch_run(Sphere(2), path)
+    result = opt.run(slow_fifth, budget=9, max_seconds=500, progress=False)
+    assert result.stop_reason == "max_seconds" and len(opt.history) == 5
+    assert opt.pending.shape == (1, 3)
+    opt.close()
+    resumed = BayesianOptimizer.resume(path)
+    assert resumed.result().stop_reason == "max_seconds"
+    resumed.run(slow_fifth, budget=9, progress=False)
+    resumed.close()
+    assert [(e.x, e.y) for e in resumed.history] == _uninterrupted("sphere")[0]
+
+
+def test_a_point_told_without_ask_after_a_resume_leaves_the_waiting_points_alone(tmp_path):
+    path = tmp_path / "run.jsonl"
+    opt = _batch_run(Sphere(2), path)
+    opt.tell(opt.ask()[:1], [0.5])
+    del opt
+    resumed = BayesianOptimizer.resume(path)
+    waiting = resumed.pending
+    resumed.tell(torch.tensor([0.0, 0.0, 1.0]), [0.25])  # never asked: as before, no proposal time
+    assert resumed.history[-1].proposal_seconds is None and torch.equal(resumed.pending, waiting)
+    resumed.tell(waiting[1], [0.75])  # told without asking it again: it no longer waits
+    assert resumed.history[-1].proposal_seconds is not None
+    assert torch.equal(resumed.pending, waiting[:1]) and torch.equal(resumed.ask(), waiting[:1])
+    resumed.close()
 
 
 # ---------------------------------------------------------------- stopping early, timings
