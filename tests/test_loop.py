@@ -7,10 +7,12 @@ import math
 import multiprocessing
 import random
 import re
+import shutil
 import threading
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import torch
@@ -944,6 +946,31 @@ def test_a_point_told_without_ask_after_a_resume_leaves_the_waiting_points_alone
     assert resumed.history[-1].proposal_seconds is not None
     assert torch.equal(resumed.pending, waiting[:1]) and torch.equal(resumed.ask(), waiting[:1])
     resumed.close()
+
+
+FORMAT_3 = Path(__file__).parent / "data" / "format3_sphere2_q2.jsonl"
+
+
+def test_a_format_3_journal_resumes_and_is_appended_to_in_format_3(tmp_path):
+    """Written by the version before asked records (q = 2, 3 design points), killed after the
+    first point of its second batch: it resumes, and the next batch is what this version
+    proposes from the same data (nothing recorded the rest of the old batch)."""
+    path = tmp_path / "run.jsonl"
+    shutil.copy(FORMAT_3, path)
+    resumed = BayesianOptimizer.resume(path)
+    assert len(resumed.history) == 3 and resumed.pending is None
+    fresh = BayesianOptimizer(Sphere(2), q=2, initial_design=3, seed=0, **FAST)
+    design = torch.cat([fresh.ask(), fresh.ask()[:1]])  # the seeded design, drawn by this version
+    assert [e.x for e in resumed.history] == design.tolist()
+    same_data = BayesianOptimizer(Sphere(2), q=2, initial_design=3, seed=0, **FAST)
+    same_data.tell(design, [e.y for e in resumed.history])
+    batch = resumed.ask()
+    assert torch.equal(batch, same_data.ask())
+    resumed.tell(batch, [float(x[2]) for x in batch])
+    resumed.close()
+    contents = Journal(path).read_all()
+    assert contents.version == 3 and contents.asked == [] and len(contents.evaluations) == 5
+    assert json.loads(path.read_text().splitlines()[0])["version"] == 3
 
 
 # ---------------------------------------------------------------- stopping early, timings
