@@ -124,8 +124,9 @@ class BayesianOptimizer:
             finite space, distinct points).
         seed: seed of the initial design, the acquisition samplers and the optimiser's starts,
             an integer in ``[0, 2**32 - 1]``.
-        journal: path of a JSON-lines journal; every ``tell`` is on disk before it returns. The
-            optimiser holds the journal's lock until :meth:`close` (or until it is deleted).
+        journal: path of a JSON-lines journal; every ``tell`` and every batch ``ask`` hands out
+            are on disk before they return. The optimiser holds the journal's lock until
+            :meth:`close` (or until it is deleted).
         surrogate_options: passed to the surrogate factory (JSON values, recorded in the journal).
         optimizer: ``"riemannian"`` (on the space) or ``"projection"`` (box optimisation of the
             ambient coordinates followed by projection; only for surrogates defined off the space).
@@ -270,6 +271,10 @@ class BayesianOptimizer:
     ) -> BayesianOptimizer:
         """Continue the run recorded in ``journal`` with the same state (data, design, seeds).
 
+        The points the journal records as asked and never told (the rest of a batch cut short)
+        are :attr:`pending`, and :meth:`ask` hands them out before proposing anything new: the
+        resumed run evaluates the points the uninterrupted run would have, in the same order.
+
         Args:
             journal: the journal path.
             space: the space; needed for every space but spheres, circles, tori, SO(n), SU(n)
@@ -333,7 +338,8 @@ class BayesianOptimizer:
         return self._elapsed_offset + now - self._clock_start
 
     def close(self) -> None:
-        """Release the journal (and its lock); telling afterwards keeps evaluations in memory."""
+        """Release the journal (and its lock); telling or asking afterwards keeps the evaluations
+        and asked points in memory and raises :class:`~manibo.journal.JournalWriteError`."""
         writer, self._writer = self._writer, None
         if writer is not None:
             writer.close()
