@@ -2,7 +2,8 @@
 
 ``manibo run`` keeps a journal in ``--out``; running the same command again resumes it (the
 settings must be the same, or the resume is refused with the list of differences; ``--fresh``
-starts over). Mistakes in the arguments end with one ``manibo: error: ...`` line and status 2.
+starts over), evaluating first the points of a batch that the interrupted run asked for and did
+not evaluate. Mistakes in the arguments end with one ``manibo: error: ...`` line and status 2.
 """
 
 from __future__ import annotations
@@ -129,7 +130,8 @@ def _run(args: argparse.Namespace) -> int:
         metadata=task.metadata,
         resume=True,
     )
-    if opt.history:
+    waiting = 0 if opt.pending is None else opt.pending.shape[0]
+    if opt.history or waiting:
         done = len(opt.history)
         more = (
             f"; that is already --budget {args.budget} or more, so nothing is evaluated (raise "
@@ -137,7 +139,9 @@ def _run(args: argparse.Namespace) -> int:
             if done >= args.budget
             else ""
         )
-        print(f"resuming {journal} with {done} evaluations{more}")
+        asked = f" and {waiting} asked point(s) not evaluated yet (they go first)"
+        asked = asked if waiting else ""
+        print(f"resuming {journal} with {done} evaluations{asked}{more}")
     with opt:
         result = opt.run(
             task.objective(opt),

@@ -1,7 +1,9 @@
 """The append-only JSON-lines journal of an optimisation run: its schema, one writer, many readers.
 
 A journal is one header line (format version and configuration) followed by one line per
-evaluation. The rules that make it safe:
+evaluation and one per asked batch (the points ``ask`` handed out, written before it returns them,
+so that a resumed run evaluates first the points asked and never told). The rules that make it
+safe:
 
 * **Readers never modify it.** A last line without its newline is a write in progress (or cut off
   by a crash) and is ignored by :meth:`Journal.read`.
@@ -24,9 +26,13 @@ Format versions (the header's ``version``). A version changes whenever a reader 
 one would misread or refuse what is written; a reader refuses versions it does not know, and a
 writer appends to a journal in that journal's own version, so a file never mixes two.
 
-* **3** (written by this version): standard JSON, non-finite floats written as
-  ``{"$float": "inf"}`` (``"-inf"``, ``"nan"``); evaluation records may carry
-  ``proposal_seconds`` and ``elapsed``; ``stop`` records say why a run ended.
+* **4** (written by this version): format 3 and ``asked`` records, one per batch of points
+  ``ask`` proposed. Asked lines are not evaluations: readers list them apart
+  (:attr:`JournalContents.asked`).
+* **3**: standard JSON, non-finite floats written as ``{"$float": "inf"}`` (``"-inf"``,
+  ``"nan"``); evaluation records may carry ``proposal_seconds`` and ``elapsed``; ``stop`` records
+  say why a run ended. Read by this version; resumed, it is appended to in format 3 (without
+  asked records, so a run resumed from it in the middle of a batch proposes a new batch).
 * **2**: non-finite floats as Python's non-standard ``Infinity``/``NaN`` tokens, no timing fields,
   no stop records. Read by this version; resumed, it is appended to in format 2.
 * **1** (no content fingerprint of the space): refused; start a new run.
@@ -47,10 +53,10 @@ from typing import Any
 from manibo import _json
 from manibo.exceptions import ManiboError, ManiboWarning
 
-JOURNAL_VERSION = 3
+JOURNAL_VERSION = 4
 """Format of the journals this version creates (see the module's list of format versions)."""
 
-READABLE_VERSIONS = (2, 3)
+READABLE_VERSIONS = (2, 3, 4)
 """Formats this version reads and appends to (each in its own format)."""
 
 _EVALUATION_FIELDS = {
@@ -58,7 +64,9 @@ _EVALUATION_FIELDS = {
     3: {"type", "x", "y", "status", "error", "index", "seconds", "extra"}
     | {"proposal_seconds", "elapsed"},
 }
+_EVALUATION_FIELDS[4] = _EVALUATION_FIELDS[3]
 _STOP_FIELDS = {"type", "reason", "evaluations", "elapsed", "time"}
+_ASKED_FIELDS = {"type", "step", "evaluations", "points", "proposal_seconds", "elapsed"}
 
 
 class JournalError(ManiboError):
@@ -70,10 +78,11 @@ class JournalLockedError(JournalError):
 
 
 class JournalWriteError(JournalError):
-    """Evaluations could not be written to the journal; they are kept in memory.
+    """Evaluations or asked points could not be written to the journal; they are kept in memory.
 
     Attributes:
-        evaluations: the evaluations not yet on disk (each with its point ``x`` and value ``y``).
+        evaluations: the evaluations not yet on disk (each with its point ``x`` and value ``y``);
+            empty when only asked points wait to be written.
     """
 
     def __init__(self, message: str, evaluations: list[Evaluation]) -> None:
@@ -135,6 +144,30 @@ class Stop:
 
 
 @dataclass(frozen=True)
+class Asked:
+    """A batch of points handed out by ``ask`` (an ``asked`` record, written before ``ask``
+    returns them). A point is told when an evaluation of it follows; the others are evaluated
+    first when the run is resumed.
+
+    Attributes:
+        step: the number of points asked or told before this batch (its proposals' seeds derive
+            from it).
+        evaluations: the number of evaluations in the journal when the batch was asked (the
+            record follows exactly that many evaluation lines).
+        points: the points, each as nested lists in ambient coordinates like
+            :attr:`Evaluation.x`.
+        proposal_seconds: the proposal time of each point (as :attr:`Evaluation.proposal_seconds`).
+        elapsed: the run's clock when the batch was asked (as :attr:`Evaluation.elapsed`).
+    """
+
+    step: int
+    evaluations: int
+    points: list[list]
+    proposal_seconds: list[float]
+    elapsed: float | None = None
+
+
+@dataclass(frozen=True)
 class JournalContents:
     """Everything a journal holds.
 
@@ -143,12 +176,14 @@ class JournalContents:
         config: the header's configuration.
         evaluations: the evaluations, in order.
         stops: the stop records, in order.
+        asked: the asked records, in order (format 4; empty for older journals).
     """
 
     version: int
     config: dict[str, Any]
     evaluations: list[Evaluation]
     stops: list[Stop]
+    asked: list[Asked] = field(default_factory=list)
 
 
 class Journal:
@@ -207,16 +242,19 @@ def parse_records(complete: bytes, path: Path) -> JournalContents | None:
         return None
     records = [_decode(line, number, path) for number, line in enumerate(lines, start=1)]
     version, config = _check_header(records[0], path)
-    evaluations, stops = [], []
+    evaluations, stops, asked = [], [], []
     for number, record in enumerate(records[1:], start=2):
         if version >= 3 and record.get("type") == "stop":
             stops.append(_check_stop(record, number, path))
+            continue
+        if version >= 4 and record.get("type") == "asked":
+            asked.append(_check_asked(record, len(evaluations), number, path))
             continue
         evaluation = _check_evaluation(record, version, number, path)
         if evaluation.index != len(evaluations):
             raise _index_error(evaluation.index, len(evaluations), number, path)
         evaluations.append(evaluation)
-    return JournalContents(version, config, evaluations, stops)
+    return JournalContents(version, config, evaluations, stops, asked)
 
 
 def _decode(line: bytes, number: int, path: Path) -> dict[str, Any]:
@@ -265,13 +303,42 @@ def _check_stop(record: dict[str, Any], number: int, path: Path) -> Stop:
     if not isinstance(record.get("reason"), str):
         problems.append(f"`reason` must be a string, got {record.get('reason')!r}")
     count = record.get("evaluations")
-    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+    if not _is_count(count):
         problems.append(f"`evaluations` must be a non-negative integer, got {count!r}")
     if record.get("elapsed") is not None and not _is_real(record["elapsed"]):
         problems.append(f"`elapsed` must be a number or null, got {record['elapsed']!r}")
     if problems:
         raise _malformed(path, number, "; ".join(problems))
     return Stop(record["reason"], count, record.get("elapsed"), str(record.get("time", "")))
+
+
+def _check_asked(record: dict[str, Any], told: int, number: int, path: Path) -> Asked:
+    problems = [f"missing field {k!r}" for k in sorted(_ASKED_FIELDS - {"elapsed"} - set(record))]
+    problems += [f"unknown field {k!r}" for k in sorted(set(record) - _ASKED_FIELDS)]
+    if problems:
+        raise _malformed(path, number, ", ".join(problems))
+    step, count, points = record["step"], record["evaluations"], record["points"]
+    seconds = record["proposal_seconds"]
+    if not (_is_count(step) and _is_count(count) and count <= step):
+        problems.append(
+            f"`step` and `evaluations` must be integers with 0 <= evaluations <= step, got "
+            f"{step!r} and {count!r}"
+        )
+    elif count != told:
+        problems.append(f"`evaluations` is {count}, but {told} evaluation(s) precede it")
+    if not isinstance(points, list) or not points or not all(_is_point(p) for p in points):
+        problems.append("`points` must be a non-empty list of points (lists of finite numbers)")
+    elif not (
+        isinstance(seconds, list)
+        and len(seconds) == len(points)
+        and all(_is_real(s) for s in seconds)
+    ):
+        problems.append("`proposal_seconds` must be a list of numbers, one per point")
+    if record.get("elapsed") is not None and not _is_real(record["elapsed"]):
+        problems.append(f"`elapsed` must be a number or null, got {record['elapsed']!r}")
+    if problems:
+        raise _malformed(path, number, "; ".join(problems))
+    return Asked(step, count, points, seconds, record.get("elapsed"))
 
 
 def _check_evaluation(record: dict[str, Any], version: int, number: int, path: Path) -> Evaluation:
@@ -286,7 +353,7 @@ def _check_evaluation(record: dict[str, Any], version: int, number: int, path: P
         raise _malformed(path, number, what)
     index, status, y = record["index"], record["status"], record["y"]
     problems = []
-    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+    if not _is_count(index):
         problems.append(f"`index` must be a non-negative integer, got {index!r}")
     if not _is_point(record["x"]):
         problems.append("`x` must be a list of finite numbers (nested for matrix points)")
@@ -309,6 +376,10 @@ def _check_evaluation(record: dict[str, Any], version: int, number: int, path: P
     if problems:
         raise _malformed(path, number, "; ".join(problems))
     return Evaluation(**{k: v for k, v in record.items() if k != "type"})
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _is_real(value: object) -> bool:
@@ -353,12 +424,14 @@ class JournalWriter:
         """The format this writer appends in: the loaded journal's, or the current one."""
         self.stops: list[Stop] = []
         """The stop records of the loaded journal."""
+        self.asked: list[Asked] = []
+        """The asked records of the loaded journal."""
         self._lock_fd = _acquire_lock(self.lock_path, self.path)
 
     def load(self) -> tuple[dict[str, Any] | None, list[Evaluation]]:
         """Read the journal under the lock, moving a cut-off last line aside first.
 
-        Sets :attr:`version` and :attr:`stops` from what it reads.
+        Sets :attr:`version`, :attr:`stops` and :attr:`asked` from what it reads.
 
         Returns:
             ``(config, evaluations)``; ``(None, [])`` when the file is absent or holds no
@@ -376,7 +449,7 @@ class JournalWriter:
         contents = parse_records(raw[:keep], self.path)
         if contents is None:
             return None, []
-        self.version, self.stops = contents.version, contents.stops
+        self.version, self.stops, self.asked = contents.version, contents.stops, contents.asked
         return contents.config, contents.evaluations
 
     def create(self, config: dict[str, Any]) -> None:
@@ -386,7 +459,7 @@ class JournalWriter:
         self._open()
         if os.fstat(self._fd).st_size:
             raise JournalError(f"journal {self.path} is not empty; it cannot get a new header.")
-        self.version, self.stops = JOURNAL_VERSION, []
+        self.version, self.stops, self.asked = JOURNAL_VERSION, [], []
         header = {
             "type": "header",
             "version": JOURNAL_VERSION,
@@ -417,6 +490,18 @@ class JournalWriter:
             return False
         self._append({"type": "stop", **asdict(stop)})
         self.stops.append(stop)
+        return True
+
+    def append_asked(self, asked: Asked) -> bool:
+        """Append an asked batch and force it to disk before returning (not in a journal of
+        format 3 or older, which has no asked records); True if written.
+
+        Raises:
+            JournalError, OSError: as :meth:`append`.
+        """
+        if self.version < 4:
+            return False
+        self._append({"type": "asked", **asdict(asked)})
         return True
 
     def _append(self, record: dict[str, Any]) -> None:

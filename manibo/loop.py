@@ -10,8 +10,10 @@ What a run guarantees:
 * an objective that raises anything but a declared failure (:class:`~manibo.EvaluationFailed`,
   or a type passed as ``on_error``) stops the run at once with its own traceback; with an
   executor the evaluations in flight are finished and told first;
+* every batch ``ask`` hands out is in the journal before ``ask`` returns it;
 * a resumed run continues with the same settings (a resume with others is refused, with the list
-  of differences) and proposes the same points as the run it continues;
+  of differences): it hands out first the points asked and never told, then proposes the same
+  points as the run it continues, so it evaluates what the uninterrupted run would have;
 * ``run`` returns an :class:`~manibo.result.OptimizationResult`, and the journal records why the
   run ended (the budget, the wall-time budget ``max_seconds``, or the callback).
 """
@@ -30,6 +32,7 @@ import time
 import warnings
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +64,7 @@ from manibo.exceptions import (
     ObjectiveError,
 )
 from manibo.journal import (
+    Asked,
     Evaluation,
     Journal,
     JournalError,
@@ -82,6 +86,24 @@ PENDING_TOL = 1e-4
 """A told point clears the pending (asked, not yet told) point nearest to it within this distance
 on the space, so that a point rounded by the user's own code (to 1e-6, say) still clears it."""
 
+
+@dataclass
+class _Pending:
+    """A point asked and not yet told.
+
+    Attributes:
+        point: the point ``(D,)`` on the optimiser's device.
+        seconds: its proposal time.
+        handed_out: True while a caller holds it (``ask`` returned it); False while it waits for
+            ``ask`` to hand it out again (restored from the journal, or handed back by a run that
+            stopped before evaluating it).
+    """
+
+    point: Tensor
+    seconds: float
+    handed_out: bool = False
+
+
 _OUTCOME_SCALE_LIMIT = 2.0**100
 """Outcomes larger (or smaller, when nonzero) in magnitude than this are rescaled by an exact power
 of two before modelling, so that their squares neither overflow nor underflow in float64."""
@@ -102,8 +124,9 @@ class BayesianOptimizer:
             finite space, distinct points).
         seed: seed of the initial design, the acquisition samplers and the optimiser's starts,
             an integer in ``[0, 2**32 - 1]``.
-        journal: path of a JSON-lines journal; every ``tell`` is on disk before it returns. The
-            optimiser holds the journal's lock until :meth:`close` (or until it is deleted).
+        journal: path of a JSON-lines journal; every ``tell`` and every batch ``ask`` hands out
+            are on disk before they return. The optimiser holds the journal's lock until
+            :meth:`close` (or until it is deleted).
         surrogate_options: passed to the surrogate factory (JSON values, recorded in the journal).
         optimizer: ``"riemannian"`` (on the space) or ``"projection"`` (box optimisation of the
             ambient coordinates followed by projection; only for surrogates defined off the space).
@@ -187,8 +210,8 @@ class BayesianOptimizer:
         self._design = design.to(self.device)
         self._previous_model = None  # offered to surrogates that warm-start (not journaled)
         self._history: list[Evaluation] = []
-        self._pending: list[Tensor] = []
-        self._pending_seconds: list[float] = []  # proposal time of each pending point
+        self._pending: list[_Pending] = []  # in the order asked
+        self._unwritten_asked: list[Asked] = []  # asked batches not yet in the journal
         self._clock_start: float | None = None  # the run's clock: started by the first ask/tell
         self._elapsed_offset = 0.0  # the clock of the journal's last record, when resumed
         self._stop_reason: str | None = None
@@ -225,7 +248,8 @@ class BayesianOptimizer:
                     )
                 self._history = evaluations
                 self._written = len(evaluations)
-                self._continue_clock(writer.stops)
+                self._restore_pending(writer.asked)
+                self._continue_clock([*writer.stops, *writer.asked])
         except OSError as err:
             writer.close()
             raise JournalError(
@@ -246,6 +270,10 @@ class BayesianOptimizer:
         **settings: Any,
     ) -> BayesianOptimizer:
         """Continue the run recorded in ``journal`` with the same state (data, design, seeds).
+
+        The points the journal records as asked and never told (the rest of a batch cut short)
+        are :attr:`pending`, and :meth:`ask` hands them out before proposing anything new: the
+        resumed run evaluates the points the uninterrupted run would have, in the same order.
 
         Args:
             journal: the journal path.
@@ -279,11 +307,26 @@ class BayesianOptimizer:
         wanted.update(settings)
         return cls(space, device=device, journal=journal, resume=True, **wanted)
 
-    def _continue_clock(self, stops: list[Stop]) -> None:
+    def _restore_pending(self, asked: list[Asked]) -> None:
+        """Replay the journal's asked batches and evaluations in their order, as ``ask`` and
+        ``tell`` went: the points asked and never told wait to be handed out first."""
+        batches = iter(asked)
+        batch = next(batches, None)
+        for told in range(len(self._history) + 1):
+            while batch is not None and batch.evaluations == told:
+                for x, seconds in zip(batch.points, batch.proposal_seconds, strict=True):
+                    point = torch.tensor(x, dtype=torch.float64, device=self.device)
+                    self._pending.append(_Pending(point.reshape(-1), seconds))
+                batch = next(batches, None)
+            if told < len(self._history):
+                self._clear_pending(torch.tensor(self._history[told].x, dtype=torch.float64))
+
+    def _continue_clock(self, records: list[Stop | Asked]) -> None:
         """Continue the run's clock from the journal's last record; take its last stop reason
         when no evaluation followed it."""
-        times = [r.elapsed for r in (*self._history, *stops) if r.elapsed is not None]
+        times = [r.elapsed for r in (*self._history, *records) if r.elapsed is not None]
         self._elapsed_offset = max(times, default=0.0)
+        stops = [r for r in records if isinstance(r, Stop)]
         if stops and stops[-1].evaluations == len(self._history):
             self._stop_reason = stops[-1].reason
 
@@ -295,7 +338,8 @@ class BayesianOptimizer:
         return self._elapsed_offset + now - self._clock_start
 
     def close(self) -> None:
-        """Release the journal (and its lock); telling afterwards keeps evaluations in memory."""
+        """Release the journal (and its lock); telling or asking afterwards keeps the evaluations
+        and asked points in memory and raises :class:`~manibo.journal.JournalWriteError`."""
         writer, self._writer = self._writer, None
         if writer is not None:
             writer.close()
@@ -317,8 +361,9 @@ class BayesianOptimizer:
 
     @property
     def pending(self) -> Tensor | None:
-        """Asked-but-not-told points ``(k, D)`` on ``device``, or None."""
-        return torch.stack(self._pending) if self._pending else None
+        """Asked-but-not-told points ``(k, D)`` on ``device`` in the order asked, or None: those
+        a caller holds and those waiting for ``ask`` to hand them out again."""
+        return torch.stack([p.point for p in self._pending]) if self._pending else None
 
     @property
     def best(self) -> tuple[Tensor, float]:
@@ -378,10 +423,34 @@ class BayesianOptimizer:
     def ask(self, n: int | None = None) -> Tensor:
         """Propose ``n`` (default ``q``) points; they stay pending until told.
 
+        Points asked earlier, never told and held by nobody (restored by :meth:`resume`, or
+        handed back by a run that stopped before evaluating them) come first: while any waits,
+        ``ask`` returns those (at most ``n``, in the order they were asked) and proposes nothing.
+        A resumed run thus evaluates the rest of an interrupted batch, then proposes what the
+        uninterrupted run proposed next.
+
+        A new batch is written to the journal before ``ask`` returns it.
+
         Returns:
-            Tensor ``(n, D)`` of points on the space, on ``device``.
+            Tensor ``(k, D)`` of points on the space, on ``device``; ``k = n`` unless fewer
+            points wait to be handed out again.
+
+        Raises:
+            JournalWriteError: the batch (or an earlier record) could not be written to the
+                journal; its points wait in memory, and the next ``ask`` hands them out once the
+                journal can be written.
         """
         n = self.config["q"] if n is None else check_int("n", n, minimum=1)
+        if all(p.handed_out for p in self._pending):
+            self._propose_batch(n)
+        self.flush()
+        waiting = [p for p in self._pending if not p.handed_out][:n]
+        for p in waiting:
+            p.handed_out = True
+        return torch.stack([p.point.clone() for p in waiting])  # the caller may change them
+
+    def _propose_batch(self, n: int) -> None:
+        """Propose ``n`` points, pending and waiting to be handed out; queue their asked record."""
         started = len(self._history) + len(self._pending)
         num_ok = sum(e.status == "ok" for e in self._history)
         self._elapsed()  # the run's clock starts with its first ask
@@ -389,18 +458,21 @@ class BayesianOptimizer:
         # the rest of the initial design first (all of the batch while the surrogate has fewer
         # than 2 values); the surrogate proposes the others with those pending
         design = n if num_ok < 2 else min(max(self.config["initial_design"] - started, 0), n)
-        points = self._random_points(started, design) if design else None
         if design:
-            self._pending.extend(points.clone())  # the caller may change what it is given
-            self._pending_seconds.extend([(time.perf_counter() - begin) / design] * design)
+            points = self._random_points(started, design)
+            seconds = (time.perf_counter() - begin) / design
+            self._pending.extend(_Pending(x.clone(), seconds) for x in points)
         if design < n:
             begin = time.perf_counter()
             proposed = self._propose(n - design, seed=self.config["seed"] * 1_000_003 + started)
-            self._pending.extend(proposed.clone())
             seconds = (time.perf_counter() - begin) / (n - design)
-            self._pending_seconds.extend([seconds] * (n - design))
-            points = proposed if points is None else torch.cat([points, proposed])
-        return points
+            self._pending.extend(_Pending(x.clone(), seconds) for x in proposed)
+        if self.journal is not None:
+            batch, shape = self._pending[len(self._pending) - n :], self.space.point_shape
+            points = [p.point.to("cpu", torch.float64).reshape(shape).tolist() for p in batch]
+            seconds = [p.seconds for p in batch]
+            told, elapsed = len(self._history), self._elapsed()
+            self._unwritten_asked.append(Asked(started, told, points, seconds, elapsed))
 
     def _random_points(self, start: int, n: int) -> Tensor:
         design = self._design
@@ -411,7 +483,8 @@ class BayesianOptimizer:
             if self.space.is_discrete and self.config["exclude_evaluated"]:
                 # distinct from every point asked so far: draw extra and skip the taken ones
                 history = [torch.tensor(e.x, dtype=torch.float64) for e in self._history]
-                taken = {tuple(x.reshape(-1).tolist()) for x in history + self._pending + rows}
+                pending = [p.point for p in self._pending]
+                taken = {tuple(x.reshape(-1).tolist()) for x in history + pending + rows}
                 count = min(len(taken) + missing, number_of_points(self.space))
                 fresh = _distinct_random_points(self.space, count, gen)
                 fresh = [p for p in fresh if tuple(p.reshape(-1).tolist()) not in taken]
@@ -461,9 +534,8 @@ class BayesianOptimizer:
                     torch.tensor(e.x, dtype=torch.float64, device=self.device).reshape(-1)
                     for e in self._history
                 ]
-                exclude = (
-                    torch.stack(evaluated + self._pending) if evaluated or self._pending else None
-                )
+                pending = [p.point for p in self._pending]
+                exclude = torch.stack(evaluated + pending) if evaluated or pending else None
             candidates, _ = optimize_acqf_on_space(
                 acqf, self.space, q=n, seed=seed, exclude=exclude, options=self._lbfgs, **common
             )
@@ -559,44 +631,63 @@ class BayesianOptimizer:
     def _clear_pending(self, x: Tensor) -> float | None:
         """Forget the pending point nearest to ``x`` (``point_shape``) within ``PENDING_TOL``;
         returns its proposal time (None when no pending point was that near)."""
-        if not self._pending:
+        nearest = self._nearest_pending(x, self._pending)
+        return None if nearest is None else self._pending.pop(nearest).seconds
+
+    def _nearest_pending(self, x: Tensor, among: list[_Pending]) -> int | None:
+        """Position in ``among`` of the point nearest to ``x`` within ``PENDING_TOL``, or None."""
+        if not among:
             return None
         shape = self.space.point_shape
-        pending = torch.stack(self._pending).to("cpu", torch.float64).reshape(-1, *shape)
+        pending = torch.stack([p.point for p in among]).to("cpu", torch.float64)
+        pending = pending.reshape(-1, *shape)
         distance = self.space.distance(pending, x.reshape(shape).expand_as(pending))
         distance = torch.nan_to_num(distance, nan=math.inf)
         nearest = int(torch.argmin(distance))
-        if distance[nearest] > PENDING_TOL:
-            return None
-        del self._pending[nearest]
-        return self._pending_seconds.pop(nearest)
+        return None if distance[nearest] > PENDING_TOL else nearest
 
-    def _forget(self, points: Tensor) -> None:
-        """Forget asked-but-not-told ``points`` ``(k, D)``, so that a later run asks them again."""
+    def _hand_back(self, points: Tensor) -> None:
+        """Hand back asked-but-not-told ``points`` ``(k, D)`` that nobody evaluates any more
+        (a run stopped before them): the next ``ask`` hands them out again, first."""
         for point in points:
-            self._clear_pending(point.detach().to("cpu", torch.float64))
+            held = [p for p in self._pending if p.handed_out]
+            nearest = self._nearest_pending(point.detach().to("cpu", torch.float64), held)
+            if nearest is not None:
+                held[nearest].handed_out = False
 
     def flush(self) -> None:
-        """Write the evaluations that a failed journal write left in memory only.
+        """Write the evaluations and asked batches that a failed journal write left in memory
+        only, in the order they were told and asked.
 
-        ``tell`` and ``run`` call it first; call it yourself once the disk has room again.
+        ``ask``, ``tell`` and ``run`` call it first; call it yourself once the disk has room again.
 
         Raises:
-            JournalWriteError: they still cannot be written (its ``evaluations`` lists them).
+            JournalWriteError: they still cannot be written (its ``evaluations`` lists the
+                evaluations).
         """
         if self.journal is None:
             return
-        while self._written < len(self._history):
+        while self._written < len(self._history) or self._unwritten_asked:
+            asked = self._unwritten_asked[0] if self._unwritten_asked else None
+            if asked is not None and asked.evaluations > self._written:
+                asked = None  # evaluations told before the batch was asked go first
             try:
                 if self._writer is None:
                     raise JournalError("the optimiser was closed, so it holds no journal")
-                self._writer.append(self._history[self._written])
+                if asked is None:
+                    self._writer.append(self._history[self._written])
+                else:
+                    self._writer.append_asked(asked)  # a journal of format 3 has no asked records
             except (OSError, JournalError) as err:
                 unwritten = self._history[self._written :]
+                waiting = sum(len(a.points) for a in self._unwritten_asked)
                 raise JournalWriteError(
-                    _write_error_message(self.journal, err, unwritten), unwritten
+                    _write_error_message(self.journal, err, unwritten, waiting), unwritten
                 ) from err
-            self._written += 1
+            if asked is None:
+                self._written += 1
+            else:
+                del self._unwritten_asked[0]
 
     # ------------------------------------------------------------------ run
     def run(
@@ -765,17 +856,17 @@ class BayesianOptimizer:
                         self._tell_value(x, value, time.perf_counter() - start)
                 except BaseException as err:
                     _note_programming_error(err, x)
-                    # asked and not told: forget them, so that a new run asks them again
-                    self._forget(batch[i + (1 if isinstance(err, JournalWriteError) else 0) :])
+                    # asked and not told: the next ask hands them out again
+                    self._hand_back(batch[i + (1 if isinstance(err, JournalWriteError) else 0) :])
                     raise
                 self._progress(budget, progress)
                 try:
                     reason = should_stop(self._history[-1])
                 except BaseException:
-                    self._forget(batch[i + 1 :])
+                    self._hand_back(batch[i + 1 :])
                     raise
                 if reason is not None:
-                    self._forget(batch[i + 1 :])
+                    self._hand_back(batch[i + 1 :])
                     return reason
         return "budget"
 
@@ -810,7 +901,7 @@ class BayesianOptimizer:
                     try:
                         future = executor.submit(objective, x.clone())
                     except BaseException:  # a shut-down executor, say: x was never evaluated
-                        self._forget(x[None])
+                        self._hand_back(x[None])
                         raise
                     running[future] = (x, time.perf_counter())
                 if not running:
@@ -823,7 +914,7 @@ class BayesianOptimizer:
                     except BaseException as err:
                         _note_programming_error(err, x)
                         if not isinstance(err, JournalWriteError):
-                            self._forget(x[None])
+                            self._hand_back(x[None])
                         raise
                     self._progress(budget, progress)
                     reason = should_stop(self._history[-1]) or reason
@@ -833,7 +924,7 @@ class BayesianOptimizer:
 
     def _drain(self, running: dict, declared, finish: bool, error: BaseException) -> None:
         """Tell what the evaluations in flight return (waiting for them unless ``finish`` is
-        False, as after Ctrl-C: then the unfinished ones are cancelled and forgotten)."""
+        False, as after Ctrl-C: then the unfinished ones are cancelled and handed back)."""
         if finish:
             wait(list(running))
         lost = 0
@@ -848,7 +939,7 @@ class BayesianOptimizer:
                     continue  # recorded in history; the first error is raised anyway
                 except BaseException:
                     lost += 1
-            self._forget(x[None])
+            self._hand_back(x[None])
         if lost:
             error.add_note(
                 f"manibo: {lost} other evaluation(s) in flight also raised; they were not recorded."
@@ -1004,18 +1095,25 @@ def _shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _write_error_message(path: Path, err: BaseException, unwritten: list[Evaluation]) -> str:
+def _write_error_message(
+    path: Path, err: BaseException, unwritten: list[Evaluation], asked: int
+) -> str:
     shown = "; ".join(
         f"index {e.index}: x = {_shorten(str(e.x), 60)}, "
         + (f"y = {e.y!r}" if e.status == "ok" else f"failed ({_shorten(e.error or '', 40)})")
         for e in unwritten[:5]
     )
     more = f" and {len(unwritten) - 5} more" if len(unwritten) > 5 else ""
-    return (
-        f"could not write {len(unwritten)} evaluation(s) to journal {path} ({err}). Nothing is "
-        "lost: they are in `history` and are written by the next `tell`, `run` or `flush()` "
-        f"once the journal can be written. Unwritten: {shown}{more}."
+    what = [f"{len(unwritten)} evaluation(s)"] if unwritten else []
+    what += [f"{asked} asked point(s)"] if asked else []
+    message = (
+        f"could not write {' and '.join(what)} to journal {path} ({err}). Nothing is lost: they "
+        "are in memory and are written by the next `ask`, `tell`, `run` or `flush()` once the "
+        "journal can be written"
     )
+    if asked:
+        message += " (asked points not handed out yet are handed out by the next `ask`)"
+    return message + (f". Unwritten: {shown}{more}." if unwritten else ".")
 
 
 def _space_from_repr(text: str) -> Space:

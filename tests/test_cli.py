@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from loop_processes import ForkServer
 
 from manibo.cli import main
 from manibo.journal import Journal
@@ -285,6 +286,68 @@ def test_a_noisy_run_killed_and_resumed_observes_what_the_uninterrupted_run_obse
     assert [e.x for e in _evaluations(journal)] == [
         e.x for e in _evaluations(tmp_path / "reference" / f"{STEM}.journal.jsonl")
     ]
+
+
+KILLER = """\
+import math, os, signal
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def f(x):
+    calls = HERE / "calls"
+    count = int(calls.read_text()) + 1 if calls.exists() else 1
+    calls.write_text(str(count))
+    kill_at = HERE / "kill_at"
+    if kill_at.exists() and int(kill_at.read_text()) == count:
+        os.kill(os.getpid(), signal.SIGKILL)  # the process dies in the middle of a batch
+    return math.cos(1.7 * float(x[0])) + float(x[2]) ** 2
+"""
+CLI = "from manibo.cli import main\nmain(args[0])\n"
+
+
+@pytest.mark.slow
+def test_a_run_killed_in_a_batch_resumes_to_the_uninterrupted_run(tmp_path, capsys):
+    """--q 3, killed by SIGKILL after 1 (then, in another folder, 2) of the 3 points of the
+    second batch; the first resume has --budget 5, in the middle of the pending batch."""
+    script, stem = tmp_path / "killer.py", "f_sphere2_matern_qlognei_seed0"
+    script.write_text(KILLER)
+
+    def arguments(out, budget=9):
+        command = ["run", "--objective", f"{script}:f", "--space", "sphere2", "--q", "3"]
+        return command + ["--initial-design", "3", "--budget", str(budget), "--out", str(out)]
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as in the children
+    try:
+        with ForkServer(tmp_path / "children") as server:
+            reference = server.start(CLI, arguments(tmp_path / "reference") + ["--quiet"])
+            assert server.wait(reference) == 0, server.stderr()
+            for told in (1, 2):
+                out = tmp_path / f"killed{told}"
+                (tmp_path / "calls").write_text("0")
+                (tmp_path / "kill_at").write_text(str(3 + told + 1))
+                assert server.wait(server.start(CLI, arguments(out) + ["--quiet"])) == -9
+                (tmp_path / "kill_at").unlink()
+                journal = out / f"{stem}.journal.jsonl"
+                assert len(Journal(journal).read()[1]) == 3 + told
+                if told == 1:
+                    assert main(arguments(out, budget=5) + ["--quiet"]) == 0
+                    printed = capsys.readouterr().out
+                    assert "4 evaluations and 2 asked point(s) not evaluated yet" in printed
+                    summary = json.loads((out / f"{stem}.json").read_text())
+                    assert summary["evaluations"] == len(summary["observed"]) == 5
+                assert server.wait(server.start(CLI, arguments(out) + ["--quiet"])) == 0
+                assert [e.x for e in Journal(journal).read()[1]] == [
+                    e.x for e in Journal(tmp_path / "reference" / f"{stem}.journal.jsonl").read()[1]
+                ]
+                summary = json.loads((out / f"{stem}.json").read_text())
+                expected = json.loads((tmp_path / "reference" / f"{stem}.json").read_text())
+                for key in ("observed", "best_x", "best_y", "recommended_x", "evaluations"):
+                    assert summary[key] == expected[key], key
+    finally:
+        torch.set_num_threads(threads)
 
 
 # ---------------------------------------------------------------- your own objective

@@ -178,6 +178,31 @@ def test_a_journal_written_on_cuda_resumes_on_the_cpu_with_huge_outcomes(tmp_pat
         kernel(Sphere(2).random(3, device=device)).to_dense()
 
 
+def test_a_batch_cut_short_on_cuda_is_finished_first_on_cuda_and_the_cpu(tmp_path, device="cuda"):
+    from manibo.journal import Journal
+    from manibo.loop import BayesianOptimizer
+    from manibo.spaces import Sphere
+
+    fast = {"num_restarts": 2, "raw_samples": 32, "optimizer_options": {"maxiter": 10}}
+    path = tmp_path / "j.jsonl"
+    opt = BayesianOptimizer(Sphere(2), q=3, initial_design=3, journal=path, device=device, **fast)
+    for count in (3, 1):
+        for x in opt.ask()[:count]:
+            opt.tell(x, [float(x[2])])
+    waiting = opt.pending.cpu()
+    del opt  # killed after the first point of the second batch
+    for where in (device, "cpu"):
+        with BayesianOptimizer.resume(path, device=where) as resumed:
+            assert resumed.pending.device.type == where
+            assert torch.equal(resumed.pending.cpu(), waiting)
+            handed = resumed.ask()  # the two waiting points, nothing new
+            assert handed.device.type == where and torch.equal(handed.cpu(), waiting)
+    with BayesianOptimizer.resume(path, device=device) as resumed:
+        resumed.run(lambda x: float(x[2]), budget=9, progress=False)
+    told = [e.x for e in Journal(path).read()[1]]
+    assert told[4:6] == waiting.tolist() and len(told) == 9
+
+
 # ---------------------------------------------------------------------------------------------
 # VISH (issue 4): statistics, posterior and fantasies on CUDA against the CPU
 # ---------------------------------------------------------------------------------------------

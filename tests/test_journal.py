@@ -12,6 +12,7 @@ from loop_processes import ForkServer
 import manibo.journal
 from manibo.journal import (
     JOURNAL_VERSION,
+    Asked,
     Evaluation,
     Journal,
     JournalError,
@@ -112,6 +113,11 @@ def _evaluation(number, **changes):
     return json.dumps({**record, **changes})
 
 
+def _asked(told, **changes):
+    record = {"type": "asked", "step": told, "evaluations": told, "points": [[1.0, 0.0]]}
+    return json.dumps({**record, "proposal_seconds": [0.5], **changes})
+
+
 @pytest.mark.parametrize(
     ("lines", "message"),
     [
@@ -128,6 +134,14 @@ def _evaluation(number, **changes):
         ([{}, "[1, 2]"], "line 2.*holds a list"),
         ([{}, "{not json"], "line 2.*not valid JSON"),
         ([{}, _evaluation(0), json.dumps({"type": "header"})], "line 3.*type 'header'"),
+        ([{}, _asked(0, step=1, evaluations=1)], "line 2.*`evaluations` is 1, but 0 evaluation"),
+        ([{}, _asked(0, step=-1)], "line 2.*`step` and `evaluations` must be integers"),
+        ([{}, _asked(0, points=[])], "line 2.*`points` must be a non-empty list"),
+        ([{}, _asked(0, points=[[1.0], "a"])], "line 2.*`points` must be a non-empty list"),
+        ([{}, _asked(0, proposal_seconds=[])], "line 2.*one per point"),
+        ([{}, _asked(0, colour=1)], "line 2.*unknown field 'colour'"),
+        ([{}, json.dumps({"type": "asked", "step": 0})], "line 2.*missing field 'evaluations'"),
+        ([{"version": 3}, _asked(0)], "line 2.*record type 'asked' is not 'evaluation'"),
     ],
 )
 def test_the_schema_is_checked_with_the_line_and_what_is_wrong(tmp_path, lines, message):
@@ -308,13 +322,34 @@ def test_stop_records_are_read_back_and_checked(tmp_path):
     writer.append(Evaluation(x=[2.0, 1.0], y=1.0, index=2))  # a resumed run goes on
     writer.close()
     contents = Journal(path).read_all()
-    assert contents.version == JOURNAL_VERSION == 3
+    assert contents.version == JOURNAL_VERSION == 4
     assert [(s.reason, s.evaluations, s.elapsed) for s in contents.stops] == [("callback", 2, 1.5)]
     assert [e.index for e in contents.evaluations] == [0, 1, 2]
     with open(path, "a") as f:
         f.write(json.dumps({"type": "stop", "reason": 3, "evaluations": -1, "colour": 1}) + "\n")
     with pytest.raises(JournalError, match=r"line 6 is malformed: unknown field 'colour'; "):
         Journal(path).read()
+
+
+def test_asked_records_are_read_apart_from_the_evaluations(tmp_path):
+    path = tmp_path / "j.jsonl"
+    writer = _journal(path, n=1)
+    batch = Asked(step=1, evaluations=1, points=[[0.5, 1.0], [0.25, 1.0]], proposal_seconds=[2, 2])
+    assert writer.append_asked(batch)
+    writer.append(Evaluation(x=[0.25, 1.0], y=3.0, index=1))
+    writer.close()
+    config, evaluations = Journal(path).read()
+    assert [e.index for e in evaluations] == [0, 1]  # asked lines are not evaluations
+    contents = Journal(path).read_all()
+    assert contents.asked == [batch] and contents.version == 4
+    with pytest.warns(JournalWarning, match="cut off"):  # killed while writing an asked line
+        with open(path, "a") as f:
+            f.write(_asked(2)[:30])
+        writer = JournalWriter(path)
+        writer.load()
+    assert writer.asked == [batch]
+    writer.close()
+    assert (tmp_path / "j.jsonl.corrupt").read_text() == _asked(2)[:30]
 
 
 FORMAT_2 = [
@@ -334,6 +369,7 @@ def test_format_2_journals_are_read_and_appended_to_in_format_2(tmp_path):
     assert writer.version == 2
     writer.append(Evaluation(x=[0.7], y=2.0, index=1, proposal_seconds=0.3, elapsed=4.0))
     assert not writer.append_stop(Stop("budget", 2, 4.0))  # format 2 has no stop records
+    assert not writer.append_asked(Asked(2, 2, [[0.1]], [0.3]))  # nor asked records
     writer.close()
     assert set(json.loads(_lines(path)[-1])) == {
         "type", "x", "y", "status", "error", "index", "seconds", "extra"

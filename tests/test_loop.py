@@ -1,15 +1,18 @@
 """The loop: ask/tell, failures and errors, settings, pending points, executors, journal, resume."""
 
 import errno
+import functools
 import json
 import math
 import multiprocessing
 import random
 import re
+import shutil
 import threading
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import torch
@@ -36,7 +39,7 @@ from manibo.journal import (
 )
 from manibo.loop import BayesianOptimizer, maximize, minimize
 from manibo.models import build_surrogate, register_surrogate
-from manibo.spaces import Graph, Grassmann, Mesh, Sphere, Torus
+from manibo.spaces import Box, Graph, Grassmann, Mesh, ProductSpace, Sphere, Torus
 
 FAST = {"num_restarts": 2, "raw_samples": 32, "optimizer_options": {"maxiter": 10}}
 RIEMANNIAN_ONLY = {"surrogate": "euclidean", "optimizer_options": {"gtol": 1e-6}}
@@ -61,7 +64,8 @@ def test_ask_tell_and_best(tmp_path):
         assert opt.pending is None
     x_best, y_best = opt.best
     assert y_best == min(e.y for e in opt.history)
-    assert len((tmp_path / "run.jsonl").read_text().splitlines()) == 1 + 5
+    kinds = [json.loads(line)["type"] for line in (tmp_path / "run.jsonl").read_text().splitlines()]
+    assert kinds == ["header"] + ["asked", "evaluation"] * 5
 
 
 # ---------------------------------------------------------------- failures and programming errors
@@ -110,9 +114,10 @@ def test_a_programming_error_stops_the_run_at_its_first_evaluation(tmp_path):
     assert len(calls) == 1 and opt.history == []  # not recorded, no budget burnt
     assert info.traceback[-1].name == "objective"  # the user's own frame is shown
     assert "EvaluationFailed" in "\n".join(info.value.__notes__)
-    assert opt.pending is None  # so a rerun with the bug fixed starts at the same design point
+    # handed back: a rerun with the bug fixed evaluates that design point first
+    assert torch.equal(opt.pending, calls[0][None])
     opt.run(_objective, budget=3, progress=False)
-    assert opt.history[0].x == calls[0].tolist()
+    assert opt.history[0].x == calls[0].tolist() and opt.pending is None
     calls.clear()
     with pytest.raises(NameError):
         minimize(objective, Sphere(2), budget=4, initial_design=3, progress=False, **FAST)
@@ -176,7 +181,8 @@ def test_an_error_in_flight_is_raised_after_the_other_evaluations_are_told():
             opt.run(objective, budget=6, executor=pool, max_parallel=3, progress=False)
     assert len(calls) >= 4
     assert len(opt.history) == len(calls) - 1  # every other evaluation that ran was told
-    assert all(e.status == "ok" for e in opt.history) and opt.pending is None
+    assert all(e.status == "ok" for e in opt.history)
+    assert torch.equal(opt.pending, calls[3][None])  # handed back: the next run evaluates it
 
 
 def test_an_error_from_ask_is_raised_after_the_evaluations_in_flight_are_told():
@@ -579,17 +585,24 @@ def test_a_failed_journal_write_loses_nothing_and_says_what_was_not_written(tmp_
     assert [e.y for e in info.value.evaluations] == [0.25]
     message = str(info.value)
     assert "No space left" in message and "y = 0.25" in message and repr(float(x[0, 0])) in message
-    x = opt.ask()
-    with pytest.raises(JournalWriteError, match="2 evaluation"):  # retried, still failing
-        opt.tell(x, [0.5])
-    with pytest.raises(JournalWriteError, match="2 evaluation"):  # run writes them first
+    with pytest.raises(JournalWriteError, match="1 evaluation.* and 1 asked point") as info:
+        opt.ask()  # a batch is handed out only once it is in the journal
+    assert [e.y for e in info.value.evaluations] == [0.25]
+    waiting = opt.pending  # its point waits in memory
+    assert waiting.shape == (1, 3)
+    with pytest.raises(JournalWriteError, match="1 evaluation"):  # run writes them first
         opt.run(_objective, budget=3, progress=False)
-    assert [e.y for e in opt.history] == [0.25, 0.5]
+    assert [e.y for e in opt.history] == [0.25]
     monkeypatch.undo()  # room again: the next write catches up, in order
-    opt.run(_objective, budget=4, progress=False)
-    _, evaluations = Journal(path).read()
-    assert [e.index for e in evaluations] == [0, 1, 2, 3]
-    assert [e.x for e in evaluations] == [e.x for e in opt.history]
+    assert torch.equal(opt.ask(), waiting)
+    opt.run(_objective, budget=4, progress=False)  # the handed-out point is evaluated elsewhere
+    opt.tell(waiting, [0.5])
+    contents = Journal(path).read_all()
+    assert [e.index for e in contents.evaluations] == [0, 1, 2, 3, 4]
+    assert [e.x for e in contents.evaluations] == [e.x for e in opt.history]
+    # each batch follows the evaluations told before it was asked
+    assert [a.evaluations for a in contents.asked] == [0, 1, 1, 2, 3]
+    assert sorted(a.points[0] for a in contents.asked) == sorted(e.x for e in opt.history)
 
 
 def test_an_unwritable_journal_is_refused_before_any_evaluation(tmp_path, monkeypatch):
@@ -610,9 +623,10 @@ def test_a_journal_deleted_during_the_run_is_not_recreated_without_its_header(tm
     opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, journal=path, **FAST)
     opt.run(_objective, budget=3, progress=False)
     path.unlink()
-    x = opt.ask()
-    with pytest.raises(ManiboError, match="deleted or replaced"):
-        opt.tell(x, [1.0])
+    with pytest.raises(JournalWriteError, match="1 asked point.*deleted or replaced"):
+        opt.ask()  # the batch is not handed out: it waits in memory
+    with pytest.raises(JournalWriteError, match="deleted or replaced"):
+        opt.tell(opt.pending, [1.0])
     assert not path.exists() and len(opt.history) == 4
 
 
@@ -625,7 +639,7 @@ def _journal_of_a_run(path, budget=3):
 
 def test_resume_checks_the_format_version_and_the_indices(tmp_path):
     path = _journal_of_a_run(tmp_path / "j.jsonl")
-    lines = path.read_text().splitlines()
+    lines = [line for line in path.read_text().splitlines() if '"asked"' not in line]
     header = json.loads(lines[0])
     path.write_text("\n".join([json.dumps({**header, "version": 99}), *lines[1:]]) + "\n")
     with pytest.raises(JournalError, match="format version 99"):
@@ -794,6 +808,171 @@ def test_sigkill_at_random_moments_loses_nothing_and_resume_proposes_what_was_co
         torch.set_num_threads(threads)
 
 
+# ---------------------------------------------------------------- a run killed in a batch
+def _cycle(n=12):
+    ring = torch.zeros(n, n, dtype=torch.float64)
+    for i in range(n):
+        ring[i, (i + 1) % n] = ring[(i + 1) % n, i] = 1.0
+    return Graph(ring)
+
+
+BATCH_SPACES = {
+    "sphere": lambda: Sphere(2),
+    "graph": _cycle,
+    "sphere*box": lambda: ProductSpace(Sphere(2), Box([0.0], [3.0])),
+}
+
+
+def _batch_objective(x):
+    return float(torch.cos(1.7 * x).sum() + 0.1 * x[0] ** 2)
+
+
+def _batch_run(space, path=None, resume=False):
+    options = {"q": 3, "initial_design": 3, "seed": 2, **FAST}
+    return BayesianOptimizer(space, journal=path, resume=resume, **options)
+
+
+@functools.cache
+def _uninterrupted(name, budget=9):
+    with _batch_run(BATCH_SPACES[name]()) as opt:
+        opt.run(_batch_objective, budget=budget, progress=False)
+        return [(e.x, e.y) for e in opt.history], opt.best
+
+
+@pytest.mark.parametrize("told", [1, 2])
+@pytest.mark.parametrize("name", list(BATCH_SPACES))
+def test_a_run_killed_in_a_batch_and_resumed_evaluates_what_the_uninterrupted_run_did(
+    tmp_path, name, told
+):
+    """q = 3; the process dies after ``told`` of the 3 points of the second batch."""
+    space, path = BATCH_SPACES[name](), tmp_path / "run.jsonl"
+    opt = _batch_run(space, path)
+    for count in (3, told):
+        for x in opt.ask()[:count]:
+            opt.tell(x, [_batch_objective(x)])
+    del opt  # dropped without closing: what is on disk is all a resume sees
+    resumed = BayesianOptimizer.resume(path, space=space)
+    assert resumed.pending.shape[0] == 3 - told
+    result = resumed.run(_batch_objective, budget=9, progress=False)
+    resumed.close()
+    history, (best_x, best_y) = _uninterrupted(name)
+    assert [(e.x, e.y) for e in resumed.history] == history  # bit for bit
+    assert torch.equal(result.best_x, best_x.reshape(result.best_x.shape))
+    assert result.best_y == best_y and result.num_evaluations == 9
+    contents = Journal(path).read_all()
+    assert [(e.x, e.y) for e in contents.evaluations] == history
+    assert [a.step for a in contents.asked] == [0, 3, 6]  # the second batch was asked once
+    again = BayesianOptimizer.resume(path, space=space)  # every asked point told: none waits
+    assert again.pending is None
+    again.close()
+
+
+def test_minimize_and_an_executor_evaluate_the_rest_of_the_batch_first(tmp_path):
+    path = tmp_path / "run.jsonl"
+    opt = _batch_run(Sphere(2), path)
+    for count in (3, 1):
+        batch = opt.ask()[:count]
+        opt.tell(batch, [_batch_objective(x) for x in batch])
+    assert opt.pending.shape == (2, 3)
+    del opt
+    options = {"q": 3, "initial_design": 3, "seed": 2, "progress": False, **FAST}
+    result = minimize(_batch_objective, Sphere(2), 9, journal=path, resume=True, **options)
+    history, _ = _uninterrupted("sphere")
+    assert [[float(v) for v in x] for x in result.X] == [x for x, _ in history]
+    # the same, killed again after the first point of the last batch, resumed with an executor
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-2]))  # the stop line and the last evaluation: the kill
+    resumed = BayesianOptimizer.resume(path)
+    assert resumed.pending.shape == (1, 3)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        resumed.run(_batch_objective, budget=9, executor=pool, max_parallel=3, progress=False)
+    assert resumed.history[-1].x == history[-1][0] and resumed.pending is None
+    resumed.close()
+
+
+def test_a_cut_off_asked_line_is_moved_aside_and_the_batch_is_asked_again(tmp_path):
+    path = tmp_path / "run.jsonl"
+    opt = _batch_run(Sphere(2), path)
+    design = opt.ask()
+    opt.tell(design, [_batch_objective(x) for x in design])
+    opt.ask()
+    del opt
+    lines = path.read_text().splitlines(keepends=True)
+    assert json.loads(lines[-1])["type"] == "asked"
+    path.write_text("".join(lines[:-1]) + lines[-1][:40])  # killed while writing it
+    with pytest.warns(JournalWarning, match="moved to"):
+        resumed = BayesianOptimizer.resume(path)
+    assert resumed.pending is None  # never handed out: asked again, the same points
+    assert (tmp_path / "run.jsonl.corrupt").read_text() == lines[-1][:40]
+    result = resumed.run(_batch_objective, budget=9, progress=False)
+    resumed.close()
+    assert [[float(v) for v in x] for x in result.X] == [x for x, _ in _uninterrupted("sphere")[0]]
+
+
+def test_a_stop_in_a_batch_leaves_its_rest_to_the_next_run(tmp_path, monkeypatch):
+    """``max_seconds`` crossed at the second point of the second batch; the next run (in this
+    process, or resumed from the journal) evaluates the third point first."""
+    clock, real = [0.0], time.perf_counter
+    monkeypatch.setattr(manibo.loop.time, "perf_counter", lambda: real() + clock[0])
+
+    def slow_fifth(x):
+        clock[0] += 1000.0 if len(calls) == 4 else 0.0
+        calls.append(x)
+        return _batch_objective(x)
+
+    calls, path = [], tmp_path / "run.jsonl"
+    opt = _batch_run(Sphere(2), path)
+    result = opt.run(slow_fifth, budget=9, max_seconds=500, progress=False)
+    assert result.stop_reason == "max_seconds" and len(opt.history) == 5
+    assert opt.pending.shape == (1, 3)
+    opt.close()
+    resumed = BayesianOptimizer.resume(path)
+    assert resumed.result().stop_reason == "max_seconds"
+    resumed.run(slow_fifth, budget=9, progress=False)
+    resumed.close()
+    assert [(e.x, e.y) for e in resumed.history] == _uninterrupted("sphere")[0]
+
+
+def test_a_point_told_without_ask_after_a_resume_leaves_the_waiting_points_alone(tmp_path):
+    path = tmp_path / "run.jsonl"
+    opt = _batch_run(Sphere(2), path)
+    opt.tell(opt.ask()[:1], [0.5])
+    del opt
+    resumed = BayesianOptimizer.resume(path)
+    waiting = resumed.pending
+    resumed.tell(torch.tensor([0.0, 0.0, 1.0]), [0.25])  # never asked: as before, no proposal time
+    assert resumed.history[-1].proposal_seconds is None and torch.equal(resumed.pending, waiting)
+    resumed.tell(waiting[1], [0.75])  # told without asking it again: it no longer waits
+    assert resumed.history[-1].proposal_seconds is not None
+    assert torch.equal(resumed.pending, waiting[:1]) and torch.equal(resumed.ask(), waiting[:1])
+    resumed.close()
+
+
+FORMAT_3 = Path(__file__).parent / "data" / "format3_sphere2_q2.jsonl"
+
+
+def test_a_format_3_journal_resumes_and_is_appended_to_in_format_3(tmp_path):
+    """Written by the version before asked records (q = 2, 3 design points), killed after the
+    first point of its second batch: it resumes, and the next batch is what this version
+    proposes from the same data (nothing recorded the rest of the old batch)."""
+    path = tmp_path / "run.jsonl"
+    shutil.copy(FORMAT_3, path)
+    resumed = BayesianOptimizer.resume(path)
+    assert len(resumed.history) == 3 and resumed.pending is None
+    fresh = BayesianOptimizer(Sphere(2), q=2, initial_design=3, seed=0, **FAST)
+    design = torch.cat([fresh.ask(), fresh.ask()[:1]])  # the seeded design, drawn by this version
+    assert [e.x for e in resumed.history] == design.tolist()
+    same_data = BayesianOptimizer(Sphere(2), q=2, initial_design=3, seed=0, **FAST)
+    same_data.tell(design, [e.y for e in resumed.history])
+    batch = resumed.ask()
+    assert torch.equal(batch, same_data.ask())
+    resumed.tell(batch, [float(x[2]) for x in batch])
+    resumed.close()
+    contents = Journal(path).read_all()
+    assert contents.version == 3 and contents.asked == [] and len(contents.evaluations) == 5
+    assert json.loads(path.read_text().splitlines()[0])["version"] == 3
+
+
 # ---------------------------------------------------------------- stopping early, timings
 def _sleepy(seconds):
     def objective(x):
@@ -816,13 +995,16 @@ def test_a_callback_that_returns_true_stops_the_run_and_the_journal_says_why(tmp
     # called once per told evaluation, after it is in the history, with the optimiser itself
     assert [(o is opt, i, n) for o, i, n in seen] == [(True, i, i + 1) for i in range(4)]
     assert len(opt.history) == 4 and result.stop_reason == "callback"
-    assert opt.pending is None  # the two untold points of the second batch are forgotten
+    untold = opt.pending  # the two untold points of the second batch wait to be handed out
+    assert untold.shape == (2, 3)
     contents = Journal(path).read_all()
     assert [(s.reason, s.evaluations) for s in contents.stops] == [("callback", 4)]
     opt.close()
     resumed = BayesianOptimizer.resume(path)
+    assert torch.equal(resumed.pending, untold)
     assert resumed.result().stop_reason == "callback"  # read back from the journal
     resumed.run(_objective, budget=5, progress=False)
+    assert resumed.history[-1].x == untold[0].tolist()
     assert resumed.result().stop_reason == "budget"
     resumed.tell(resumed.ask(1), [1.0])
     assert resumed.result().stop_reason is None  # evaluations after the last run's end
