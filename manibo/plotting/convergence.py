@@ -29,7 +29,8 @@ def best_so_far(values: np.ndarray, minimize: bool) -> np.ndarray:
 
 def plot_convergence(result, path: str | Path | None = None) -> Figure:
     """Two panels: the best observed value so far against the number of evaluations (with every
-    observation as a dot and failed evaluations as crosses), and against the run's wall time.
+    observation as a dot and failed evaluations as crosses in a strip past the worst observed
+    value), and against the run's wall time.
 
     Args:
         result: an :class:`~manibo.result.OptimizationResult` (it reads ``Y`` ``(n,)``,
@@ -49,7 +50,7 @@ def plot_convergence(result, path: str | Path | None = None) -> Figure:
     count = np.arange(1, values.size + 1)
     by_count.scatter(count, values, s=12, color="0.55", label="observed", zorder=2)
     by_count.step(count, best, where="post", color="C0", linewidth=2, label=f"{label} so far")
-    _mark_failures(by_count, count[failed], values)
+    _mark_failures(by_count, count[failed], values, result.minimize)
     by_count.set_xlabel("evaluations")
     by_count.set_ylabel("objective")
     by_count.legend(loc="best", fontsize=8)
@@ -74,10 +75,16 @@ def plot_convergence(result, path: str | Path | None = None) -> Figure:
     return figure
 
 
-def _mark_failures(ax: Axes, at: np.ndarray, values: np.ndarray) -> None:
-    """Crosses for failed evaluations, at the bottom of the observed range."""
+def _mark_failures(ax: Axes, at: np.ndarray, values: np.ndarray, minimize: bool) -> None:
+    """Crosses for failed evaluations in a strip just past the worst observed value: above the
+    data when minimising, below it when maximising, so never on the best-so-far line."""
     if not at.size:
         return
     finite = values[~np.isnan(values)]
-    level = finite.min() if finite.size else 0.0
+    if finite.size:
+        low, high = float(finite.min()), float(finite.max())
+        margin = 0.08 * ((high - low) or max(abs(high), 1.0))
+        level = high + margin if minimize else low - margin
+    else:
+        level = 0.0
     ax.scatter(at, np.full(at.size, level), marker="x", color="C3", s=24, label="failed")

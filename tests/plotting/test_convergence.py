@@ -78,3 +78,16 @@ def test_without_timings_the_wall_time_panel_says_so():
     by_count, by_time = figure.axes
     np.testing.assert_array_equal(by_count.get_lines()[0].get_ydata(), [1.0, 2.0])
     assert not by_time.get_lines() and by_time.texts[0].get_text() == "no timings recorded"
+
+
+@pytest.mark.parametrize("minimize", [True, False])
+def test_failures_sit_past_the_worst_observed_value_not_on_the_best_so_far_line(minimize):
+    values = [4.0, None, 2.5, 3.0, None, 1.0]
+    figure = plot_convergence(_result(values, [None] * 6, minimize))
+    (crosses,) = [c for c in figure.axes[0].collections if c.get_label() == "failed"]
+    heights = crosses.get_offsets()[:, 1]
+    np.testing.assert_array_equal(crosses.get_offsets()[:, 0], [2, 5])
+    if minimize:  # the best so far is 1.0 at the end; failures above the worst (4.0)
+        assert np.all(heights > 4.0)
+    else:  # the best so far is 4.0 throughout; failures below the worst (1.0)
+        assert np.all(heights < 1.0)
