@@ -198,12 +198,13 @@ class OptimizationResult:
             "journal": None if self.journal is None else str(self.journal),
         }
 
-    def plot(self, path: str | Path | None = None):
-        """The convergence figure (:func:`manibo.plotting.plot_convergence`), saved to ``path``
-        when given; returns the ``matplotlib.figure.Figure``."""
+    def plot(self, path: str | Path | None = None, show: bool = False):
+        """The convergence figure (:func:`manibo.plotting.plot_convergence`), saved to the file
+        ``path`` when given and opened in a window when ``show`` is True (``plot(show=True)``,
+        not ``plot().show()``); returns the ``matplotlib.figure.Figure``."""
         from manibo.plotting.convergence import plot_convergence
 
-        return plot_convergence(self, path)
+        return plot_convergence(self, path, show)
 
 
 def result_from_history(
