@@ -305,13 +305,25 @@ def _point_text(x: Tensor) -> str:
 
 
 def _time_text(result: OptimizationResult) -> str:
-    def total(values: Tensor) -> float:
-        known = values[~torch.isnan(values)]
-        return float(known.sum()) if known.numel() else math.nan
-
+    """The run's wall time and the summed evaluation and proposal times, each only as far as it
+    was measured (an ask/tell run times no evaluation unless ``tell`` is given ``seconds``)."""
     elapsed = result.elapsed[~torch.isnan(result.elapsed)]
-    wall = float(elapsed.max()) if elapsed.numel() else math.nan
-    return (
-        f"time: {wall:.3g} s in all; evaluations {total(result.evaluation_seconds):.3g} s, "
-        f"proposals {total(result.proposal_seconds):.3g} s"
-    )
+    parts = []
+    for name, values in (
+        ("evaluations", result.evaluation_seconds),
+        ("proposals", result.proposal_seconds),
+    ):
+        known = values[~torch.isnan(values)]
+        if not known.numel():
+            parts.append(f"{name} not timed")
+        elif known.numel() < values.numel():
+            parts.append(
+                f"{name} {float(known.sum()):.3g} s ({known.numel()} of {values.numel()} timed)"
+            )
+        else:
+            parts.append(f"{name} {float(known.sum()):.3g} s")
+    if not elapsed.numel():
+        if all(part.endswith("not timed") for part in parts):
+            return "time: not measured"
+        return "time: total not measured; " + ", ".join(parts)
+    return f"time: {float(elapsed.max()):.3g} s in all; " + ", ".join(parts)
