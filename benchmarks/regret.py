@@ -261,21 +261,22 @@ def plot(records: list[dict], path: Path, title: str) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
+    from manibo.plotting import plot_median_curves
+
     exact = any(min(r["simple_regret"]) == 0 for r in records)
     fig, axes = plt.subplots(
         1, 2 if exact else 1, figsize=(12 if exact else 7, 4.5), constrained_layout=True
     )
     ax = axes[0] if exact else axes
     initial = records[0]["initial"]
-    for method in sorted({r["method"] for r in records}):
+    for i, method in enumerate(sorted({r["method"] for r in records})):
         regret = np.array([r["simple_regret"] for r in records if r["method"] == method])
         runs = regret if exact else np.log10(regret + 1e-12)
         t = np.arange(1, runs.shape[1] + 1)
-        median, lo, hi = np.median(runs, 0), np.quantile(runs, 0.25, 0), np.quantile(runs, 0.75, 0)
-        (line,) = ax.plot(t, median, label=f"{method} ({count(runs.shape[0], 'seed')})")
-        ax.fill_between(t, lo, hi, color=line.get_color(), alpha=0.2)
+        label = f"{method} ({count(runs.shape[0], 'seed')})"
+        plot_median_curves(ax, t, {label: runs}, {label: f"C{i}"})
         if exact:
-            axes[1].plot(t, (regret == 0).mean(0), color=line.get_color(), label=method)
+            axes[1].plot(t, (regret == 0).mean(0), color=f"C{i}", label=method)
     for axis in axes if exact else [ax]:
         axis.axvline(initial, color="grey", ls="--", lw=1, label=f"initial design ({initial})")
         axis.set_xlabel("number of evaluations")

@@ -198,12 +198,13 @@ class OptimizationResult:
             "journal": None if self.journal is None else str(self.journal),
         }
 
-    def plot(self, path: str | Path | None = None):
-        """The convergence figure (:func:`manibo.plotting.plot_convergence`), saved to ``path``
-        when given; returns the ``matplotlib.figure.Figure``."""
+    def plot(self, path: str | Path | None = None, show: bool = False):
+        """The convergence figure (:func:`manibo.plotting.plot_convergence`), saved to the file
+        ``path`` when given and opened in a window when ``show`` is True (``plot(show=True)``,
+        not ``plot().show()``); returns the ``matplotlib.figure.Figure``."""
         from manibo.plotting.convergence import plot_convergence
 
-        return plot_convergence(self, path)
+        return plot_convergence(self, path, show)
 
 
 def result_from_history(
@@ -304,13 +305,25 @@ def _point_text(x: Tensor) -> str:
 
 
 def _time_text(result: OptimizationResult) -> str:
-    def total(values: Tensor) -> float:
-        known = values[~torch.isnan(values)]
-        return float(known.sum()) if known.numel() else math.nan
-
+    """The run's wall time and the summed evaluation and proposal times, each only as far as it
+    was measured (an ask/tell run times no evaluation unless ``tell`` is given ``seconds``)."""
     elapsed = result.elapsed[~torch.isnan(result.elapsed)]
-    wall = float(elapsed.max()) if elapsed.numel() else math.nan
-    return (
-        f"time: {wall:.3g} s in all; evaluations {total(result.evaluation_seconds):.3g} s, "
-        f"proposals {total(result.proposal_seconds):.3g} s"
-    )
+    parts = []
+    for name, values in (
+        ("evaluations", result.evaluation_seconds),
+        ("proposals", result.proposal_seconds),
+    ):
+        known = values[~torch.isnan(values)]
+        if not known.numel():
+            parts.append(f"{name} not timed")
+        elif known.numel() < values.numel():
+            parts.append(
+                f"{name} {float(known.sum()):.3g} s ({known.numel()} of {values.numel()} timed)"
+            )
+        else:
+            parts.append(f"{name} {float(known.sum()):.3g} s")
+    if not elapsed.numel():
+        if all(part.endswith("not timed") for part in parts):
+            return "time: not measured"
+        return "time: total not measured; " + ", ".join(parts)
+    return f"time: {float(elapsed.max()):.3g} s in all; " + ", ".join(parts)

@@ -621,3 +621,15 @@ def test_spd_eigenvalue_designs_and_grassmann_distance_gradients_cuda(device="cu
     y = frames.clone().requires_grad_(True)
     (grad,) = torch.autograd.grad(grassmann.distance(y, frames).sum(), y)
     assert grad.device.type == device and torch.isfinite(grad).all()
+
+
+def test_log_coordinates_of_float32_rotations_on_cuda(device="cuda"):
+    from manibo.problems.rotation import log_coordinates
+    from manibo.spaces import SpecialOrthogonal
+
+    points = SpecialOrthogonal(4).random(20, generator=torch.Generator().manual_seed(0))
+    single = points.to(device=device, dtype=torch.float32).reshape(-1, 4, 4)
+    coords = log_coordinates(single)
+    assert coords.dtype == torch.float32 and coords.device.type == torch.device(device).type
+    reference = log_coordinates(single.cpu().double())
+    torch.testing.assert_close(coords.cpu().double(), reference, rtol=0, atol=2e-6)

@@ -1,10 +1,13 @@
 """The docs hold: every ```python block in the README and docs/ runs (the blocks of one page share
-a namespace, in order), and no user-facing text mentions how the project was planned."""
+a namespace, in order), each block of a recipe page names only what it imports or defines itself,
+and no user-facing text mentions how the project was planned."""
 
 import ast
+import builtins
 import os
 import re
 import subprocess
+import symtable
 import sys
 from pathlib import Path
 
@@ -30,6 +33,43 @@ def test_code_blocks_run(page, tmp_path):
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+# Pages whose blocks a reader copies one at a time; the other pages tell one story, block by block.
+RECIPE_PAGES = ["extending.md"]
+
+
+def undefined_names(source: str) -> list[str]:
+    """Names that ``source`` reads at module level, or as globals inside its functions and
+    classes, without importing, assigning or defining them (builtins aside)."""
+    table = symtable.symtable(source, "<block>", "exec")
+    defined = {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported()}
+    read, scopes = set(), [table]
+    while scopes:
+        scope = scopes.pop()
+        read |= {
+            s.get_name()
+            for s in scope.get_symbols()
+            if s.is_referenced() and (scope is table or s.is_global())
+        }
+        scopes += scope.get_children()
+    return sorted(read - defined - set(dir(builtins)))
+
+
+@pytest.mark.parametrize("page", RECIPE_PAGES)
+def test_each_block_of_a_recipe_page_imports_what_it_uses(page):
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / page).read_text(), flags=re.S)
+    missing = {i + 1: names for i, block in enumerate(blocks) if (names := undefined_names(block))}
+    assert not missing, f"blocks (1-based) that use names they do not import: {missing}"
+
+
+def test_undefined_names_sees_globals_in_functions_and_classes_but_not_locals():
+    source = (
+        "import math\nfrom a import b\nc = 1\n\n"
+        "class K:\n    size = torch.zeros(1)\n\n"
+        "    def f(self, x):\n        y = x + c + b + math.pi\n        return np.sum(y, len(x))\n"
+    )
+    assert undefined_names(source) == ["np", "torch"]
 
 
 # Words that point at how the project was planned rather than at what a user can read or run.

@@ -134,3 +134,47 @@ def test_summary_and_as_dict_for_people_and_standard_json(tmp_path):
     assert record["recommended_x"] == result.recommended_x.tolist()
     assert record["evaluations"] == 12 and record["failed"] == failed
     assert repr(result).startswith(f"OptimizationResult(best {result.best_y!r} at [")
+
+
+def test_an_ask_tell_run_says_its_evaluations_were_not_timed_instead_of_nan():
+    optimizer = BayesianOptimizer(Circle(), initial_design=3, seed=0)
+    for _ in range(3):  # within the initial design: no model is fitted
+        x = optimizer.ask(1)
+        optimizer.tell(x, torch.cos(x[..., 0]).reshape(-1))
+    result = optimizer.result()
+    optimizer.close()
+    (line,) = [line for line in result.summary().splitlines() if line.startswith("time: ")]
+    assert "nan" not in line and "evaluations not timed" in line
+    proposals = float(result.proposal_seconds.sum())
+    assert line == (
+        f"time: {float(result.elapsed.max()):.3g} s in all; evaluations not timed, "
+        f"proposals {proposals:.3g} s"
+    )
+
+
+@pytest.mark.parametrize(
+    ("seconds", "elapsed", "expected"),
+    [
+        ([None, None], [None, None], "time: not measured"),
+        (
+            [0.5, None],
+            [None, None],
+            "time: total not measured; evaluations 0.5 s (1 of 2 timed), proposals not timed",
+        ),
+        ([0.5, 0.25], [1.0, 2.0], "time: 2 s in all; evaluations 0.75 s, proposals not timed"),
+    ],
+)
+def test_the_time_line_reports_only_what_was_measured(seconds, elapsed, expected):
+    from manibo.journal import Evaluation
+    from manibo.result import result_from_history
+
+    history = [
+        Evaluation(x=[0.1 * i], y=float(i), index=i, seconds=s, elapsed=t)
+        for i, (s, t) in enumerate(zip(seconds, elapsed, strict=True))
+    ]
+    config = {"minimize": True, "surrogate": "matern", "acquisition": "qlognei", "seed": 0}
+    result = result_from_history(
+        history, Circle(), config, torch.device("cpu"), None, "budget", lambda: None, 1.0
+    )
+    (line,) = [line for line in result.summary().splitlines() if line.startswith("time: ")]
+    assert line == expected

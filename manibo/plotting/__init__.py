@@ -2,7 +2,7 @@
 the convergence figure of one run."""
 
 from manibo.plotting.convergence import best_so_far, plot_convergence
-from manibo.plotting.curves import plot_censored_distributions, plot_mean_curves
+from manibo.plotting.curves import plot_censored_distributions, plot_median_curves
 from manibo.plotting.globe import (
     AzimuthalView,
     LandMask,
@@ -26,5 +26,5 @@ __all__ = [
     "draw_points",
     "plot_censored_distributions",
     "plot_convergence",
-    "plot_mean_curves",
+    "plot_median_curves",
 ]

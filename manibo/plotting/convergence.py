@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+
+from manibo.exceptions import InputDataError
 
 
 def best_so_far(values: np.ndarray, minimize: bool) -> np.ndarray:
@@ -27,29 +30,43 @@ def best_so_far(values: np.ndarray, minimize: bool) -> np.ndarray:
     return np.where(running == worst, np.nan, running)
 
 
-def plot_convergence(result, path: str | Path | None = None) -> Figure:
+def plot_convergence(result, path: str | Path | None = None, show: bool = False) -> Figure:
     """Two panels: the best observed value so far against the number of evaluations (with every
-    observation as a dot and failed evaluations as crosses), and against the run's wall time.
+    observation as a dot and failed evaluations as crosses in a strip past the worst observed
+    value), and against the run's wall time.
 
     Args:
         result: an :class:`~manibo.result.OptimizationResult` (it reads ``Y`` ``(n,)``,
             ``failed`` ``(n,)``, ``elapsed`` ``(n,)`` and ``minimize``).
-        path: where to save the figure (PNG, or any format matplotlib writes); None: not saved.
+        path: the file to save the figure to (PNG, or any format matplotlib writes, chosen by
+            the suffix; matplotlib appends ``.png`` to a name without one); None: not saved.
+        show: also open the figure in a window with ``matplotlib.pyplot.show`` (which blocks in
+            a script until the window is closed). In a notebook, the returned figure displays
+            inline by itself.
 
     Returns:
-        The ``matplotlib.figure.Figure`` (made without pyplot, so nothing stays open).
+        The ``matplotlib.figure.Figure``; made without pyplot (so nothing stays open across
+        many runs, and its ``show()`` method is unavailable) unless ``show`` is True.
+
+    Raises:
+        InputDataError: ``path`` is an existing folder.
     """
+    if isinstance(path, (str, os.PathLike)) and Path(path).is_dir():
+        raise InputDataError(
+            f"`path` {str(path)!r} is a folder; give the name of the file to write, for example "
+            f"{str(Path(path) / 'convergence.png')!r}."
+        )
     values = result.Y.detach().cpu().numpy()
     failed = result.failed.detach().cpu().numpy()
     elapsed = result.elapsed.detach().cpu().numpy()
     best = best_so_far(values, result.minimize)
     label = "lowest" if result.minimize else "highest"
-    figure = Figure(figsize=(10, 4), layout="constrained")
+    figure = _new_figure(show)
     by_count, by_time = figure.subplots(1, 2)
     count = np.arange(1, values.size + 1)
     by_count.scatter(count, values, s=12, color="0.55", label="observed", zorder=2)
     by_count.step(count, best, where="post", color="C0", linewidth=2, label=f"{label} so far")
-    _mark_failures(by_count, count[failed], values)
+    _mark_failures(by_count, count[failed], values, result.minimize)
     by_count.set_xlabel("evaluations")
     by_count.set_ylabel("objective")
     by_count.legend(loc="best", fontsize=8)
@@ -71,13 +88,32 @@ def plot_convergence(result, path: str | Path | None = None) -> Figure:
     )
     if path is not None:
         figure.savefig(path, dpi=110)
+    if show:
+        import matplotlib.pyplot as plt
+
+        plt.show()
     return figure
 
 
-def _mark_failures(ax: Axes, at: np.ndarray, values: np.ndarray) -> None:
-    """Crosses for failed evaluations, at the bottom of the observed range."""
+def _new_figure(show: bool) -> Figure:
+    """A figure of the convergence figure's size; through pyplot only when it is to be shown."""
+    if not show:
+        return Figure(figsize=(10, 4), layout="constrained")
+    import matplotlib.pyplot as plt
+
+    return plt.figure(figsize=(10, 4), layout="constrained")
+
+
+def _mark_failures(ax: Axes, at: np.ndarray, values: np.ndarray, minimize: bool) -> None:
+    """Crosses for failed evaluations in a strip just past the worst observed value: above the
+    data when minimising, below it when maximising, so never on the best-so-far line."""
     if not at.size:
         return
     finite = values[~np.isnan(values)]
-    level = finite.min() if finite.size else 0.0
+    if finite.size:
+        low, high = float(finite.min()), float(finite.max())
+        margin = 0.08 * ((high - low) or max(abs(high), 1.0))
+        level = high + margin if minimize else low - margin
+    else:
+        level = 0.0
     ax.scatter(at, np.full(at.size, level), marker="x", color="C3", s=24, label="failed")

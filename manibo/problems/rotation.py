@@ -70,14 +70,16 @@ class OrientationAckley(SpaceProblem):
 def log_coordinates(r: Tensor) -> Tensor:
     r"""Coordinates :math:`(\Omega_{ij})_{i<j}` of the principal logarithm of rotations.
 
-    Computed with SciPy's matrix logarithm on the CPU; ``(*batch, n, n)`` →
-    ``(*batch, n(n-1)/2)``, with norm equal to the geodesic distance from the identity.
+    Computed with SciPy's matrix logarithm on the CPU in float64 (in float32 its error estimate
+    exceeds its tolerance and it warns on every matrix); ``(*batch, n, n)`` →
+    ``(*batch, n(n-1)/2)`` in the dtype and on the device of ``r``, with norm equal to the
+    geodesic distance from the identity.
     """
     import numpy as np
     from scipy.linalg import logm
 
     n = r.shape[-1]
-    flat = r.detach().cpu().reshape(-1, n, n).numpy()
+    flat = r.detach().cpu().to(torch.float64).reshape(-1, n, n).numpy()
     logs = np.stack([np.real(logm(m)) for m in flat]) if len(flat) else np.zeros((0, n, n))
     rows, cols = np.triu_indices(n, 1)
     coords = torch.from_numpy(logs[:, rows, cols].copy()).to(r)

@@ -8,6 +8,7 @@ import torch
 from matplotlib.collections import PathCollection
 from PIL import Image
 
+from manibo.exceptions import InputDataError
 from manibo.journal import Evaluation
 from manibo.plotting import best_so_far, plot_convergence
 from manibo.result import result_from_history
@@ -78,3 +79,38 @@ def test_without_timings_the_wall_time_panel_says_so():
     by_count, by_time = figure.axes
     np.testing.assert_array_equal(by_count.get_lines()[0].get_ydata(), [1.0, 2.0])
     assert not by_time.get_lines() and by_time.texts[0].get_text() == "no timings recorded"
+
+
+@pytest.mark.parametrize("minimize", [True, False])
+def test_failures_sit_past_the_worst_observed_value_not_on_the_best_so_far_line(minimize):
+    values = [4.0, None, 2.5, 3.0, None, 1.0]
+    figure = plot_convergence(_result(values, [None] * 6, minimize))
+    (crosses,) = [c for c in figure.axes[0].collections if c.get_label() == "failed"]
+    heights = crosses.get_offsets()[:, 1]
+    np.testing.assert_array_equal(crosses.get_offsets()[:, 0], [2, 5])
+    if minimize:  # the best so far is 1.0 at the end; failures above the worst (4.0)
+        assert np.all(heights > 4.0)
+    else:  # the best so far is 4.0 throughout; failures below the worst (1.0)
+        assert np.all(heights < 1.0)
+
+
+def test_a_folder_as_path_is_refused_and_nothing_is_written_beside_it(tmp_path):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    with pytest.raises(InputDataError, match=r"is a folder.*runs/convergence\.png"):
+        _result([1.0, 2.0], [0.1, 0.2]).plot(folder)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"] and not any(folder.iterdir())
+
+
+def test_show_opens_the_figure_through_pyplot(monkeypatch):
+    import matplotlib.pyplot as plt
+
+    shown = []
+    monkeypatch.setattr(plt, "show", lambda: shown.append(plt.get_fignums()))
+    figure = _result([1.0, 2.0], [0.1, 0.2]).plot(show=True)
+    try:
+        assert figure.canvas.manager is not None and shown == [[figure.number]]
+    finally:
+        plt.close(figure)
+    # without show, nothing is left open in pyplot
+    assert _result([1.0], [0.1]).plot().canvas.manager is None and not plt.get_fignums()
