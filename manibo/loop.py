@@ -148,6 +148,8 @@ class BayesianOptimizer:
     the exact GPs) so that options the surrogate refuses are reported now.
     """
 
+    _writer: JournalWriter | None = None  # on the class: __del__ runs even when __init__ never did
+
     def __init__(
         self,
         space: Space,
@@ -168,7 +170,6 @@ class BayesianOptimizer:
         metadata: dict[str, Any] | None = None,
         resume: bool = False,
     ) -> None:
-        self._writer: JournalWriter | None = None  # set first: __del__ runs even if we raise
         if not isinstance(space, Space):
             raise ConfigurationError(
                 f"`space` must be a manibo space (Sphere, Torus, Graph, ...), got "

@@ -8,6 +8,7 @@ import multiprocessing
 import random
 import re
 import shutil
+import sys
 import threading
 import time
 import warnings
@@ -1159,3 +1160,15 @@ def test_journals_of_the_group_and_projective_spaces_resume_without_the_space(tm
     opt.close()  # one writer per journal
     resumed = BayesianOptimizer.resume(journal)
     assert repr(resumed.space) == f"{kind}({size})" and len(resumed.history) == 2
+
+
+def test_a_constructor_never_run_leaves_no_error_behind(monkeypatch):
+    # a misspelt keyword stops Python before __init__ runs; __del__ must not raise then
+    import gc
+
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    with pytest.raises(TypeError, match="num_initial"):
+        BayesianOptimizer(Sphere(2), num_initial=3)
+    gc.collect()
+    assert unraisable == []
