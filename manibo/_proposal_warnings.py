@@ -24,9 +24,13 @@ _NUMBER = re.compile(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?")
 def _advice(category: type[Warning], message: str) -> str:
     if "added jitter" in message:
         return (
-            "the kernel matrix of the observations was nearly singular (evaluations close "
-            "together, as near an optimum), so GPyTorch added jitter to its diagonal; the "
-            "proposals stay valid."
+            "the surrogate's values at points close to one another (evaluations that cluster "
+            "near an optimum, and candidates among them) were singular to rounding when drawn "
+            "together, so GPyTorch added jitter to the diagonal of their covariance; the "
+            "proposals stay valid. On a noise-free objective, `acquisition`='qlogei' "
+            "(`--acquisition qlogei` for `manibo run`) compares candidates with the best observed "
+            "value instead of drawing the evaluated points' values as 'qlognei' does, and needs "
+            "no jitter there."
         )
     if issubclass(category, BadInitialCandidatesWarning):
         return "few good starts were found for the acquisition ascent: raise `raw_samples`."

@@ -125,6 +125,19 @@ def check_real(name: str, value: object, minimum: float | None = None, what: str
     return float(value)
 
 
+def check_seed(name: str, value: object) -> int:
+    """``value`` as a seed for ``torch.Generator.manual_seed``, refused with a
+    ``ConfigurationError`` unless it is an integer in ``[0, 2**64 - 1]`` (a bool or a float is
+    refused; so is a NumPy generator)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= value < 2**64:
+        raise ConfigurationError(
+            f"`{name}` must be a torch.Generator, an integer seed in [0, 2**64 - 1] or None, got "
+            f"{value!r} ({type(value).__name__}). Pass e.g. {name}=0 or "
+            f"{name}=torch.Generator().manual_seed(0)."
+        )
+    return int(value)
+
+
 def check_bool(name: str, value: object) -> bool:
     """``value`` if it is a bool, else a ``ConfigurationError`` (``minimize="no"`` is not False)."""
     if not isinstance(value, bool):

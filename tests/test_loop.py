@@ -23,6 +23,8 @@ from loop_processes import ForkServer
 
 import manibo
 import manibo.journal
+from manibo._proposal_warnings import ProposalWarnings
+from manibo.acquisitions import build_acquisition
 from manibo.exceptions import (
     ConfigurationError,
     InputDataError,
@@ -427,8 +429,8 @@ def test_warnings_of_the_proposals_come_once_at_the_end_as_one_summary(capsys, i
     assert "6 × added jitter" in summary and "2 × OptimizationWarning" in summary
     advice = [line for line in summary.splitlines() if line.startswith("    ")]
     named = set(re.findall(r"`(\w+)`", "\n".join(advice)))
-    assert named == {"num_restarts", "raw_samples"}  # the advice names real options
-    BayesianOptimizer(Sphere(2), num_restarts=4, raw_samples=64)
+    assert named == {"num_restarts", "raw_samples", "acquisition"}  # the advice names options
+    BayesianOptimizer(Sphere(2), num_restarts=4, raw_samples=64, acquisition="qlogei")
     err = capsys.readouterr().err
     assert "5/5" in err and "jitter" not in err  # nothing printed into the progress bar
 
@@ -441,6 +443,44 @@ def test_warnings_of_the_proposals_come_once_at_the_end_as_one_summary(capsys, i
         warnings.simplefilter("error")  # the summary becomes an error: it must not hide the bug
         with pytest.raises(NameError, match="bug after a proposal"):
             opt.run(buggy, budget=8, progress=False)
+
+
+def test_the_jitter_advice_holds_for_evaluations_clustered_near_an_optimum():
+    """The summary's advice on added jitter says why and what to do: on a noise-free objective,
+    evaluations clustered near the optimum make qLogNEI's joint draws of their values singular to
+    rounding, and qLogEI, which the advice names, needs no jitter there."""
+    space, centre = Sphere(2), torch.tensor([[0.0, 0.6, 0.8]], dtype=torch.float64)
+    gen = torch.Generator().manual_seed(0)
+
+    def near(n: int, radius: float) -> torch.Tensor:
+        steps = torch.randn(n, 3, generator=gen, dtype=torch.float64)
+        return space.retract(centre.expand(n, 3), radius * space.to_tangent(centre, steps))
+
+    X = torch.cat([space.random(10, generator=1), near(14, 0.02)])  # 14 within ~0.04 rad
+    Y = -((X - centre) ** 2).sum(-1, keepdim=True)  # noise-free, maximised at the centre
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OptimizationWarning)
+        model = build_surrogate("matern", space, X, Y)
+    candidates = near(20, 0.01).unsqueeze(1)
+    jitter = {}
+    for name in ("qlognei", "qlogei"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            acquisition = build_acquisition(name, model, X, Y, None, 0)
+            for x in candidates:
+                acquisition(x[None])
+        jitter[name] = sum("added jitter" in str(w.message) for w in caught)
+    assert jitter["qlognei"] >= 10 and jitter["qlogei"] == 0, jitter
+    summary = ProposalWarnings()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.warn("A not p.d., added jitter of 1.0e-08", NumericalWarning, stacklevel=1)
+    summary.add(caught)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        summary.report(stacklevel=1)
+    (advice,) = [line for line in str(caught[0].message).splitlines() if line.startswith("    ")]
+    assert "near an optimum" in advice and "`acquisition`='qlogei'" in advice
 
 
 def test_the_truncation_warning_names_options_that_the_surrogate_takes():

@@ -28,6 +28,7 @@ from manibo.exceptions import InputDataError, ManiboWarning, TruncationWarning
 from manibo.kernels.defaults import matern_kernel
 from manibo.kernels.spectral import GeometricMaternKernel
 from manibo.models.outputs import check_output_indices
+from manibo.models.precision import Float64AdviceOnce
 from manibo.models.priors import gaussian_likelihood, lengthscale_prior, scaled_kernel
 from manibo.models.registry import register_surrogate
 from manibo.models.transforms import OutcomeTransformArg, checked_input_transform
@@ -212,17 +213,18 @@ def exact_gp(
     """
     validate_training_data(space, train_X, train_Y, max_outputs=1)
     likelihood = gaussian_likelihood() if train_Yvar is None else None
-    model = ExactGPModel(
-        train_X,
-        train_Y,
-        train_Yvar=train_Yvar,
-        likelihood=likelihood,
-        covar_module=scaled_kernel(kernel),
-        outcome_transform=outcome_transform,
-        input_transform=checked_input_transform(input_transform),
-    )
-    model = model.to(train_X)
-    return fit_with_retries(model) if fit else model
+    with Float64AdviceOnce(train_X.dtype):
+        model = ExactGPModel(
+            train_X,
+            train_Y,
+            train_Yvar=train_Yvar,
+            likelihood=likelihood,
+            covar_module=scaled_kernel(kernel),
+            outcome_transform=outcome_transform,
+            input_transform=checked_input_transform(input_transform),
+        )
+        model = model.to(train_X)
+        return fit_with_retries(model) if fit else model
 
 
 # Surrogates neglect at most 1e-4 of the spectral mass (the kernel's own default is 1e-6): kernel

@@ -19,6 +19,7 @@ from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
 from manibo.models.model_list import OutcomeList
+from manibo.models.precision import Float64AdviceOnce
 from manibo.registry import Entry, Registry
 from manibo.spaces.base import Space
 
@@ -182,8 +183,9 @@ def build_surrogate(
     factory = entry.build
     if previous_model is not None and "previous_model" in inspect.signature(factory).parameters:
         options = {**options, "previous_model": previous_model}
-    if entry.multi_output or train_Y.dim() != 2 or train_Y.shape[-1] == 1:
-        return factory(space, train_X, train_Y, **options)
-    options.pop("previous_model", None)
-    columns = train_Y.split(1, dim=-1)
-    return OutcomeList(*(factory(space, train_X, column, **options) for column in columns))
+    with Float64AdviceOnce():
+        if entry.multi_output or train_Y.dim() != 2 or train_Y.shape[-1] == 1:
+            return factory(space, train_X, train_Y, **options)
+        options.pop("previous_model", None)
+        columns = train_Y.split(1, dim=-1)
+        return OutcomeList(*(factory(space, train_X, column, **options) for column in columns))

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from manibo._validation import as_tensor_arg, check_finite, check_trailing_shape
+from manibo._validation import as_tensor_arg, check_finite, check_seed, check_trailing_shape
 from manibo.exceptions import InputDataError, ManiboError
 
 
@@ -45,15 +45,28 @@ class Space(ABC):
     point_shape: tuple[int, ...]
     is_discrete: bool = False
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        random = cls.__dict__.get("random")
+        if random is not None and not getattr(random, "takes_seeds", False):
+            cls.random = _taking_seeds(random)
+
     @abstractmethod
     def random(
         self,
         n: int,
-        generator: torch.Generator | None = None,
+        generator: torch.Generator | int | None = None,
         dtype: torch.dtype = torch.float64,
         device: torch.device | str | None = None,
     ) -> Tensor:
         """Draw ``n`` points uniformly with respect to the volume measure.
+
+        Args:
+            n: number of points.
+            generator: a ``torch.Generator`` on ``device``, an integer seed (the points are drawn
+                with a CPU generator seeded with it and moved to ``device``, so a seed gives the
+                same points on every device), or None (torch's global generator).
+            dtype, device: of the points.
 
         Returns:
             Tensor of shape ``(n, *point_shape)``.
@@ -220,6 +233,24 @@ class CompactSpace(Space):
         except UnsupportedError:
             return False
         return True
+
+
+def _taking_seeds(random: Callable) -> Callable:
+    """``random`` of a space class, also taking an integer seed as its ``generator``: every
+    subclass's ``random`` is wrapped once, so an implementation only handles torch generators."""
+
+    @functools.wraps(random)
+    def random_from_generator_or_seed(
+        self, n, generator=None, dtype=torch.float64, device=None
+    ) -> Tensor:
+        if generator is None or isinstance(generator, torch.Generator):
+            return random(self, n, generator, dtype, device)
+        cpu = torch.Generator().manual_seed(check_seed("generator", generator))
+        points = random(self, n, cpu, dtype, "cpu")
+        return points if device is None else points.to(device)
+
+    random_from_generator_or_seed.takes_seeds = True
+    return random_from_generator_or_seed
 
 
 def safe_sqrt(u: Tensor) -> Tensor:

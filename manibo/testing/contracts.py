@@ -48,6 +48,11 @@ def check_space_contract(space: Space, dtype: torch.dtype, device: torch.device 
         "random ignored dtype/device"
     )
     space.check(x)
+    seeded = space.random(3, generator=5, dtype=dtype, device=device)
+    cpu = space.random(3, generator=torch.Generator().manual_seed(5), dtype=dtype, device="cpu")
+    assert torch.equal(seeded.cpu(), cpu) and seeded.device.type == x.device.type, (
+        "random(n, generator=5) differs from a CPU generator seeded with 5"
+    )
     y = space.random(16, generator=gen, dtype=dtype, device=device)
     tol = _tol(dtype)
     _assert_close(space.project(x), x, tol, "project(x) != x on the space")

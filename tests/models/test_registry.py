@@ -1,7 +1,10 @@
 """The surrogate registry: names, the factory signature, errors, custom registration."""
 
+import warnings
+
 import pytest
 import torch
+from botorch.exceptions.warnings import InputDataWarning, OptimizationWarning
 
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models import available_surrogates, build_surrogate, register_surrogate
@@ -104,3 +107,28 @@ def test_declared_features_are_reported_and_checked(isolated_surrogates):
     check_surrogate_supports("test-no-tensor-noise", Sphere(2), ("fantasize",))
     with pytest.raises(ConfigurationError, match="offers no known noise levels.*learned per point"):
         check_surrogate_supports("test-no-tensor-noise", Sphere(2), ("observation_noise_tensor",))
+
+
+def _advice(name, X, Y) -> list:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", category=OptimizationWarning)  # float32 line searches
+        build_surrogate(name, Sphere(2), X, Y)
+    return [w for w in caught if issubclass(w.category, InputDataWarning)]
+
+
+@pytest.mark.parametrize(
+    ("name", "outputs", "advised"),
+    [(name, outputs, 1) for name in ("matern", "heat", "chart", "euclidean") for outputs in (1, 2)]
+    + [("gpnet", 1, 1), ("adgp", 1, 0), ("vish", 1, 0)],  # gpnet pretrains an exact GP
+)
+def test_float32_data_bring_botorchs_advice_for_float64_at_most_once_per_call(
+    name, outputs, advised
+):
+    X = Sphere(2).random(10, generator=0, dtype=torch.float32)
+    Y = torch.cat([X[:, :1] ** 2, X[:, 1:2]], dim=-1)[:, :outputs]
+    advice = _advice(name, X, Y)
+    assert len(advice) == advised, [str(w.message) for w in advice]
+    if advised:
+        assert "float32" in str(advice[0].message) and advice[0].filename == __file__
+    assert not _advice(name, X.double(), Y.double())

@@ -178,11 +178,12 @@ def test_distance_has_a_zero_gradient_at_coincident_frames():
 
 def test_multiplicities_beyond_int64_enter_the_kernel_as_floats():
     """From Gr(2, 11) on, the dimensions of the representations of the default levels pass
-    2**63: the level table takes them as floats (as Python integers they overflowed)."""
+    2**63 (from the 514th level of Gr(2, 11) on): the level table takes them as floats (as Python
+    integers they overflowed)."""
     space = Grassmann(2, 11)
-    _, multiplicities = space.levels(space.default_max_levels)
+    _, multiplicities = space.levels(600)  # of the default 907; fewer levels build faster
     assert float(multiplicities.max()) > 2.0**63
-    kernel = GeometricMaternKernel(space, nu=2.5, max_levels=space.default_max_levels).double()
+    kernel = GeometricMaternKernel(space, nu=2.5, max_levels=600).double()
     kernel.lengthscale = 0.05
     x = space.random(5, generator=torch.Generator().manual_seed(1))
     with pytest.warns(TruncationWarning):
@@ -215,3 +216,19 @@ def test_bad_settings_and_points_get_clear_errors():
     with pytest.raises(InputDataError, match="rank"):
         space.project(torch.ones(1, 8, dtype=torch.float64))
     assert repr(space) == "Grassmann(2, 4)" and space.dim == 4 and space.point_shape == (8,)
+
+
+def test_the_default_cap_of_gr_2_4_covers_short_lengthscales_at_surrogate_tolerance():
+    """At lengthscale 0.17 and the surrogates' tolerance 1e-4, the default level cap of Gr(2, 4)
+    leaves out at most twice the tolerance (the old cap of 560 levels left out 3.5e-4 and warned):
+    the tail share computed here from the levels and the Matérn density; the kernel picks its
+    levels without a TruncationWarning (an error in the tests)."""
+    space, nu, lengthscale, tol = Grassmann(2, 4), 2.5, 0.17, 1e-4
+    cap = space.default_max_levels
+    eigenvalues, multiplicities = space.levels(4 * cap)
+    density = (2 * nu / lengthscale**2 + eigenvalues.numpy()) ** (-nu - space.spectral_dim / 2)
+    mass = multiplicities.numpy() * density
+    assert mass[cap:].sum() / mass.sum() <= 2 * tol
+    kernel = GeometricMaternKernel(space, nu=nu, truncation_tol=tol).double()
+    kernel.lengthscale = lengthscale
+    assert kernel.levels_for(kernel.lengthscale) == cap  # all of them, quietly
