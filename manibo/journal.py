@@ -431,11 +431,16 @@ class JournalWriter:
     def load(self) -> tuple[dict[str, Any] | None, list[Evaluation]]:
         """Read the journal under the lock, moving a cut-off last line aside first.
 
-        Sets :attr:`version`, :attr:`stops` and :attr:`asked` from what it reads.
+        Sets :attr:`version`, :attr:`stops` and :attr:`asked` from what it reads, and opens the
+        journal for appending (so that a journal that cannot be written fails here).
 
         Returns:
             ``(config, evaluations)``; ``(None, [])`` when the file is absent or holds no
             complete line yet.
+
+        Raises:
+            JournalError: the journal cannot be read or is malformed.
+            OSError: it cannot be opened for appending.
         """
         try:
             raw = self.path.read_bytes()
@@ -450,6 +455,7 @@ class JournalWriter:
         if contents is None:
             return None, []
         self.version, self.stops, self.asked = contents.version, contents.stops, contents.asked
+        self._open()  # a journal this process cannot append to is refused now, not at a tell
         return contents.config, contents.evaluations
 
     def create(self, config: dict[str, Any]) -> None:
@@ -564,11 +570,13 @@ class JournalWriter:
             f.flush()
             os.fsync(f.fileno())
         _fsync_folder(self.path.parent)
+        from manibo._stack import user_stacklevel  # imports torch: not for every journal reader
+
         warnings.warn(
             f"journal {self.path}: the last line ({len(tail)} bytes) was cut off by a crash in "
             f"the middle of a write; it was moved to {corrupt}. Every complete record was kept.",
             JournalWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
 
 

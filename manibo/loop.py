@@ -48,6 +48,7 @@ from manibo._loop_settings import (
     validated_settings,
 )
 from manibo._proposal_warnings import ProposalWarnings
+from manibo._stack import user_stacklevel
 from manibo._validation import (
     as_tensor_arg,
     as_values,
@@ -61,6 +62,7 @@ from manibo.exceptions import (
     ConfigurationError,
     EvaluationFailed,
     InputDataError,
+    ManiboWarning,
     ObjectiveError,
 )
 from manibo.journal import (
@@ -216,6 +218,7 @@ class BayesianOptimizer:
         self._clock_start: float | None = None  # the run's clock: started by the first ask/tell
         self._elapsed_offset = 0.0  # the clock of the journal's last record, when resumed
         self._stop_reason: str | None = None
+        self._warned_unmatched = False  # a tell matched none of the held asked points
         self._warnings = ProposalWarnings()
         self._in_run = False
         self._caller_frames = 0  # frames between `run` and the user's code (minimize: 2)
@@ -247,6 +250,7 @@ class BayesianOptimizer:
                         "a new run at another path (`manibo run --fresh` moves the old journal "
                         "aside)."
                     )
+                self._check_recorded_points(evaluations, writer.asked)
                 self._history = evaluations
                 self._written = len(evaluations)
                 self._restore_pending(writer.asked)
@@ -307,6 +311,27 @@ class BayesianOptimizer:
         wanted["metadata"] = recorded.get("metadata", {})
         wanted.update(settings)
         return cls(space, device=device, journal=journal, resume=True, **wanted)
+
+    def _check_recorded_points(self, evaluations: list[Evaluation], asked: list[Asked]) -> None:
+        """Refuse a journal whose evaluated or asked points are not points of the space (a line
+        edited by hand, or a journal of another space with the same settings)."""
+        recorded = [(f"evaluation {e.index}", [e.x]) for e in evaluations]
+        recorded += [(f"the batch asked at step {a.step}", a.points) for a in asked]
+        shape = self.space.point_shape
+        for what, points in recorded:
+            try:
+                X = torch.tensor(points, dtype=torch.float64)
+                if tuple(X.shape[1:]) != shape:
+                    raise InputDataError(
+                        f"points of shape {tuple(X.shape[1:])}, not the space's {shape}"
+                    )
+                self.space.check(X, "the recorded points")
+            except (InputDataError, ValueError) as err:
+                raise JournalError(
+                    f"journal {self.journal}: {what} holds points that are not points of "
+                    f"{self.space!r} ({err}). Was it edited by hand? Restore it, or start a new "
+                    "run at another path."
+                ) from err
 
     def _restore_pending(self, asked: list[Asked]) -> None:
         """Replay the journal's asked batches and evaluations in their order, as ``ask`` and
@@ -451,7 +476,18 @@ class BayesianOptimizer:
         return torch.stack([p.point.clone() for p in waiting])  # the caller may change them
 
     def _propose_batch(self, n: int) -> None:
-        """Propose ``n`` points, pending and waiting to be handed out; queue their asked record."""
+        """Propose ``n`` points, pending and waiting to be handed out; queue their asked record.
+
+        A proposal that fails (an error, Ctrl-C, out of memory) leaves no point of the batch
+        pending, so the next ``ask`` proposes the whole batch again."""
+        before = len(self._pending)
+        try:
+            self._propose_points(n)
+        except BaseException:
+            del self._pending[before:]
+            raise
+
+    def _propose_points(self, n: int) -> None:
         started = len(self._history) + len(self._pending)
         num_ok = sum(e.status == "ok" for e in self._history)
         self._elapsed()  # the run's clock starts with its first ask
@@ -504,7 +540,7 @@ class BayesianOptimizer:
             points = self._propose_seeded(n, seed)
         self._warnings.add(caught)
         if not self._in_run:  # ask/tell: report this proposal's warnings now, gathered
-            self._warnings.report(stacklevel=3)
+            self._warnings.report(stacklevel=user_stacklevel())
         return points
 
     def _propose_seeded(self, n: int, seed: int) -> Tensor:
@@ -625,7 +661,19 @@ class BayesianOptimizer:
             evaluation.elapsed = self._elapsed()
             self._history.append(evaluation)  # in memory first: a failed write loses nothing
             x = torch.tensor(evaluation.x, dtype=torch.float64)
+            held = sum(p.handed_out for p in self._pending)
             evaluation.proposal_seconds = self._clear_pending(x)
+            if held and evaluation.proposal_seconds is None and not self._warned_unmatched:
+                self._warned_unmatched = True
+                warnings.warn(
+                    f"the point told as evaluation {evaluation.index} is none of the {held} "
+                    f"point(s) asked and not yet told (none within {PENDING_TOL:g}); those stay "
+                    "pending, and a run resumed from the journal evaluates them first. Tell the "
+                    "points as `ask` returned them (rounding them is fine up to "
+                    f"{PENDING_TOL:g}). Shown once per optimiser.",
+                    ManiboWarning,
+                    stacklevel=user_stacklevel(),
+                )
         self._stop_reason = None
         self.flush()
 

@@ -5,6 +5,7 @@ import functools
 import json
 import math
 import multiprocessing
+import os
 import random
 import re
 import shutil
@@ -1212,3 +1213,95 @@ def test_a_constructor_never_run_leaves_no_error_behind(monkeypatch):
         BayesianOptimizer(Sphere(2), num_initial=3)
     gc.collect()
     assert unraisable == []
+
+
+def test_a_proposal_that_fails_leaves_no_part_of_its_batch_pending(tmp_path, monkeypatch):
+    def first_batch_and_next(path, fail):
+        opt = BayesianOptimizer(Sphere(2), q=3, initial_design=4, seed=0, journal=path, **FAST)
+        X = opt.ask()
+        opt.tell(X, [_objective(x) for x in X])
+        if fail:  # the design's last point is drawn, then the surrogate's proposal fails
+            with monkeypatch.context() as patch:
+                patch.setattr(opt, "_propose", _raise_memory_error)
+                with pytest.raises(MemoryError):
+                    opt.ask()
+            assert opt.pending is None
+        batch = opt.ask()
+        opt.close()
+        return batch, [line for line in path.read_text().splitlines() if '"asked"' in line]
+
+    expected, expected_lines = first_batch_and_next(tmp_path / "a.jsonl", fail=False)
+    batch, lines = first_batch_and_next(tmp_path / "b.jsonl", fail=True)
+    assert batch.shape == (3, 3) and torch.equal(batch, expected)
+    assert len(lines) == len(expected_lines) == 2  # the failed batch was never handed out
+
+
+def _raise_memory_error(n, seed):
+    raise MemoryError("out of memory (simulated)")
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda r: {**r, "points": [[1.0, 0.0]] * 2}, "points of shape \\(2,\\), not the space's"),
+        (lambda r: {**r, "points": [[5.0, 5.0, 5.0]] * 2}, "the recorded points"),
+        (lambda r: {**r, "x": [0.0, 1.0]}, "evaluation 0 holds points"),
+    ],
+)
+def test_a_journal_point_that_is_not_a_point_of_the_space_is_refused_on_resume(
+    tmp_path, edit, message
+):
+    path = tmp_path / "j.jsonl"
+    opt = BayesianOptimizer(Sphere(2), q=2, initial_design=2, seed=0, journal=path, **FAST)
+    X = opt.ask()
+    opt.tell(X[:1], [_objective(X[0])])
+    opt.close()
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    kind = "evaluation" if "x" in edit({}) else "asked"
+    target = next(i for i, r in enumerate(lines) if r["type"] == kind)
+    lines[target] = edit(lines[target])
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    with pytest.raises(JournalError, match="not points of Sphere\\(2\\)") as err:
+        BayesianOptimizer.resume(path)
+    assert re.search(message, str(err.value))
+
+
+def test_telling_a_point_that_matches_no_held_asked_point_warns_once_at_the_users_line():
+    opt = BayesianOptimizer(Sphere(2), q=2, initial_design=4, seed=0, **FAST)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            X = opt.ask()
+            moved = torch.nn.functional.normalize(X + 1e-3, dim=-1)  # beyond PENDING_TOL
+            opt.tell(moved, [_objective(x) for x in moved])
+    unmatched = [w for w in caught if "none of the 2 point(s) asked" in str(w.message)]
+    assert len(unmatched) == 1 and unmatched[0].filename == __file__
+    assert opt.pending.shape == (4, 3)  # they stay pending, as the warning says
+
+
+def test_proposal_warnings_of_ask_point_at_the_users_line(isolated_surrogates):
+    @register_surrogate("test-loop-warns-ask")
+    def _warning_surrogate(space, train_X, train_Y, **options):
+        warnings.warn("`scipy_minimize` terminated with FAILURE", OptimizationWarning, stacklevel=2)
+        return build_surrogate("matern", space, train_X, train_Y, **options)
+
+    opt = BayesianOptimizer(Sphere(2), surrogate="test-loop-warns-ask", initial_design=2, **FAST)
+    opt.tell(opt.ask(2), [0.5, 1.5])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        opt.ask()
+    assert [w.filename for w in caught] == [__file__]
+
+
+def test_a_journal_that_cannot_be_appended_to_is_refused_on_resume(tmp_path, monkeypatch):
+    path = _journal_of_a_run(tmp_path / "j.jsonl")
+    real_open = manibo.journal.os.open
+
+    def read_only_file_system(name, flags, *args):
+        if str(name) == str(path) and flags & os.O_WRONLY:
+            raise OSError(errno.EROFS, "Read-only file system", str(name))
+        return real_open(name, flags, *args)
+
+    monkeypatch.setattr(manibo.journal.os, "open", read_only_file_system)
+    with pytest.raises(JournalError, match="Read-only file system.*writable path"):
+        BayesianOptimizer.resume(path)
