@@ -26,8 +26,15 @@ class Box(Space):
     """
 
     def __init__(self, lower, upper) -> None:
-        lower = torch.as_tensor(lower, dtype=torch.float64).reshape(-1)
-        upper = torch.as_tensor(upper, dtype=torch.float64).reshape(-1)
+        lower = torch.as_tensor(lower, dtype=torch.float64)
+        upper = torch.as_tensor(upper, dtype=torch.float64)
+        if lower.dim() > 1 or upper.dim() > 1:
+            raise ConfigurationError(
+                "`lower` and `upper` must each be a number or a 1-D sequence of coordinates, got "
+                f"shapes {tuple(lower.shape)} and {tuple(upper.shape)}; for BoTorch-style "
+                "`bounds` of shape (2, d), pass Box(bounds[0], bounds[1])."
+            )
+        lower, upper = lower.reshape(-1), upper.reshape(-1)
         if lower.shape != upper.shape or lower.numel() == 0:
             raise ConfigurationError(
                 f"`lower` and `upper` must hold the same number (>= 1) of coordinates, got "

@@ -43,3 +43,9 @@ def test_tangent_projection_drops_outward_components_on_the_boundary():
     inward = box.to_tangent(x, -v)
     assert torch.equal(inward, -v)  # directions into the box are kept
     assert torch.equal(box.to_tangent(x, tangent), tangent)
+
+
+def test_matrix_bounds_are_refused_not_flattened():
+    with pytest.raises(ConfigurationError, match=r"shapes \(2, 2\) and \(2, 2\).*bounds\[0\]"):
+        Box(torch.zeros(2, 2), torch.ones(2, 2))
+    assert Box(0.0, 1.0).dim == 1  # a number is a one-coordinate box
