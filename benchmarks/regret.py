@@ -83,11 +83,7 @@ def run_one(
         problem, surrogate = CholeskyPullback(problem), "euclidean"
     start = time.perf_counter()
     if method == "random":
-        design = problem.space.random(initial, generator=torch.Generator().manual_seed(seed))
-        rest = problem.space.random(
-            budget - initial, generator=torch.Generator().manual_seed(seed + 1_000_003)
-        )
-        xs = torch.cat([design, rest])
+        xs = _random_search(problem.space, initial, budget, seed)
         iteration_seconds = []
     else:
         options = (
@@ -203,6 +199,27 @@ def _stored_record(job: tuple) -> dict | None:
 
 def _record_path(out_dir: str, problem: str, method: str, seed: int) -> Path:
     return Path(out_dir) / "runs" / f"{problem}_{method}_seed{seed}.json"
+
+
+def _random_search(space, initial: int, budget: int, seed: int):
+    """Random search's ``budget`` points ``(budget, *point_shape)``: the initial design the loop
+    draws for ``seed`` (shared with every method), then uniform draws; on a finite space every
+    point is distinct, as in the loop's own design (sampling without replacement)."""
+    import torch
+
+    from manibo.loop import BayesianOptimizer
+
+    design = BayesianOptimizer(space, initial_design=initial, seed=seed).ask(initial).cpu()
+    design = design.reshape(initial, *space.point_shape)
+    generator = torch.Generator().manual_seed(seed + 1_000_003)
+    if not space.is_discrete:
+        return torch.cat([design, space.random(budget - initial, generator=generator)])
+    chosen = {tuple(x.reshape(-1).tolist()): x for x in design}
+    while len(chosen) < budget:
+        for x in space.random(budget, generator=generator):
+            if len(chosen) < budget:
+                chosen.setdefault(tuple(x.reshape(-1).tolist()), x)
+    return torch.stack(list(chosen.values()))
 
 
 def _cached_record(
@@ -386,6 +403,10 @@ def main(argv: list[str] | None = None) -> int:
         checkpoints = [5, 8]
     else:
         checkpoints = [int(c) for c in args.checkpoints.split(",")]
+    beyond = [c for c in checkpoints if c > args.budget]
+    if beyond:
+        print(f"checkpoints {beyond} are beyond --budget {args.budget}: left out of the table")
+        checkpoints = [c for c in checkpoints if c <= args.budget]
     pairs = _applicable(problems, methods)
     deadline = None if args.stop_after is None else time.time() + args.stop_after
     jobs = [  # seed-major, so that an interrupted campaign leaves every method with equal seeds

@@ -114,3 +114,22 @@ def test_stop_after_leaves_unfinished_runs_out(tmp_path):
         "ackley-sphere2_random_seed0.json",
         "ackley-sphere2_random_seed1.json",
     ]
+
+
+@pytest.mark.parametrize("name", ["bumps-graph", "ackley-sphere2"])
+def test_random_search_starts_from_the_loops_design_and_repeats_no_point_of_a_finite_space(name):
+    import torch
+
+    sys.path.insert(0, str(SCRIPT.parent))
+    from regret import _random_search
+
+    from manibo.loop import BayesianOptimizer
+    from manibo.problems import make_problem
+
+    space = make_problem(name).space
+    points = _random_search(space, 5, 60, seed=3)
+    design = BayesianOptimizer(space, initial_design=5, seed=3).ask(5)
+    assert points.shape == (60, *space.point_shape)
+    assert torch.equal(points[:5].reshape(design.shape), design)  # shared with the GP methods
+    if space.is_discrete:  # 60 draws of 225 nodes: about 8 repeats with replacement
+        assert len({tuple(x.reshape(-1).tolist()) for x in points}) == 60
