@@ -207,10 +207,9 @@ def _random_search(space, initial: int, budget: int, seed: int):
     point is distinct, as in the loop's own design (sampling without replacement)."""
     import torch
 
-    from manibo.loop import BayesianOptimizer
+    from manibo.loop import seeded_design
 
-    design = BayesianOptimizer(space, initial_design=initial, seed=seed).ask(initial).cpu()
-    design = design.reshape(initial, *space.point_shape)
+    design = seeded_design(space, initial, seed)
     generator = torch.Generator().manual_seed(seed + 1_000_003)
     if not space.is_discrete:
         return torch.cat([design, space.random(budget - initial, generator=generator)])

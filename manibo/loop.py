@@ -205,10 +205,7 @@ class BayesianOptimizer:
             if settings["optimizer"] == "riemannian"
             else None
         )
-        # drawn on the CPU so that a seed gives the same design on every device
-        design = _distinct_random_points(
-            space, settings["initial_design"], torch.Generator().manual_seed(settings["seed"])
-        )
+        design = seeded_design(space, settings["initial_design"], settings["seed"])
         check_buildable(space, settings, design, self.device)
         self._design = design.to(self.device)
         self._previous_model = None  # offered to surrogates that warm-start (not journaled)
@@ -1011,6 +1008,19 @@ class BayesianOptimizer:
         sys.stderr.write(f"\r{line.ljust(self._progress_width)}")
         sys.stderr.flush()
         self._progress_width = len(line)
+
+
+def seeded_design(space: Space, n: int, seed: int) -> Tensor:
+    """The ``n`` initial points a :class:`BayesianOptimizer` with ``seed`` evaluates first, for
+    baselines that share them (random search in the regret benchmark).
+
+    Drawn on the CPU, so that a seed gives the same design on every device; on a finite space the
+    points are distinct.
+
+    Returns:
+        Tensor ``(n, *point_shape)`` on the CPU.
+    """
+    return _distinct_random_points(space, n, torch.Generator().manual_seed(seed))
 
 
 def _distinct_random_points(space: Space, n: int, generator: torch.Generator) -> Tensor:
