@@ -41,6 +41,10 @@ def initial_conditions_on_space(
     ``exp(eta * standardised acquisition value)``); manibo supplies the raw samples, so every start
     lies on the space (fantasy points of one-shot qKG included).
 
+    ``seed`` seeds the raw samples and the selection (which draws from torch's global generator,
+    here forked and seeded, so the caller's generator states, CUDA's included, are left as they
+    were); None draws both from the global generator.
+
     Returns:
         Tensor ``(num_restarts, augmented_q, *point_shape)``.
     """
@@ -55,13 +59,17 @@ def initial_conditions_on_space(
 
     bounds = torch.zeros(2, numel, dtype=dtype, device=device)
     bounds[1] = 1.0  # only its shape, dtype and device are used with a custom generator
-    ics = gen_batch_initial_conditions(
-        acq_function=acq_function,
-        bounds=bounds,
-        q=q_aug,
-        num_restarts=num_restarts,
-        raw_samples=raw_samples,
-        options={"seed": seed} if seed is not None else {},
-        generator=generator,
-    )
+    devices = list(range(torch.cuda.device_count()))
+    with torch.random.fork_rng(devices=devices, enabled=seed is not None):
+        if seed is not None:
+            torch.manual_seed(seed)
+        ics = gen_batch_initial_conditions(
+            acq_function=acq_function,
+            bounds=bounds,
+            q=q_aug,
+            num_restarts=num_restarts,
+            raw_samples=raw_samples,
+            options={"seed": seed} if seed is not None else {},
+            generator=generator,
+        )
     return ics.reshape(num_restarts, q_aug, *space.point_shape)

@@ -35,6 +35,47 @@ def _reference_tensor(acq_function: AcquisitionFunction, starts: Tensor | None) 
     return parameter
 
 
+def _one_point_only(acq_function: AcquisitionFunction) -> bool:
+    """Whether ``acq_function`` scores one point per q-batch only.
+
+    BoTorch marks such acquisitions (analytic ones, max-value entropy search) by wrapping
+    ``forward`` in ``t_batch_mode_transform(expected_q=1)``, whose closure holds ``expected_q``;
+    the wrappers are followed through ``__wrapped__``.
+    """
+    forward = type(acq_function).forward
+    while forward is not None:
+        code = getattr(forward, "__code__", None)
+        cells = dict(zip(code.co_freevars, forward.__closure__ or (), strict=True)) if code else {}
+        if "expected_q" in cells:
+            return cells["expected_q"].cell_contents == 1
+        forward = getattr(forward, "__wrapped__", None)
+    return False
+
+
+def _check_batch_size(acq_function: AcquisitionFunction, q: int, sequential: bool) -> None:
+    """Refuse ``q > 1`` points that ``acq_function`` cannot score: jointly for an acquisition of
+    one point per q-batch, one at a time (``sequential``) for one that takes no pending points."""
+    name = type(acq_function).__name__
+    takes_pending = hasattr(acq_function, "X_pending")  # BoTorch's analytic ones have none
+    if sequential and not takes_pending:
+        raise ConfigurationError(
+            f"{name} takes no pending points, so it cannot choose q = {q} points one at a time "
+            "(sequential=True); use q=1, or a Monte Carlo acquisition such as "
+            "qLogNoisyExpectedImprovement."
+        )
+    if not sequential and _one_point_only(acq_function):
+        advice = (
+            "pass sequential=True (the points are chosen one at a time, each with the earlier "
+            "ones pending) or q=1"
+            if takes_pending
+            else "use q=1, or a Monte Carlo acquisition such as qLogNoisyExpectedImprovement"
+        )
+        raise ConfigurationError(
+            f"{name} scores one point at a time (its forward expects X of shape "
+            f"(batch, q=1, d)), but q = {q} points were asked for jointly; {advice}."
+        )
+
+
 def optimize_acqf_on_space(
     acq_function: AcquisitionFunction,
     space: Space,
@@ -62,7 +103,9 @@ def optimize_acqf_on_space(
         num_restarts: local optimisations run together.
         raw_samples: uniform q-batches scored to choose the starts.
         sequential: for ``q > 1``, choose points one at a time (greedy, each conditioned on the
-            previous ones as pending points) instead of jointly.
+            previous ones as pending points) instead of jointly. Acquisitions that score one
+            point at a time (BoTorch's ``expected_q=1``, e.g. qMaxValueEntropy) need it for
+            ``q > 1``; those that take no pending points (analytic ones) are refused with it.
         options: settings of the local solver.
         exclude: discrete spaces only: points ``(k, *point_shape)`` never proposed (e.g. the
             evaluated ones).
@@ -93,11 +136,13 @@ def optimize_acqf_on_space(
         raise ConfigurationError(
             "`exclude` applies to discrete spaces only (mesh vertices, graph nodes)."
         )
+    if batch_initial_conditions is not None and sequential and q > 1:
+        raise ConfigurationError(
+            "`batch_initial_conditions` applies to joint optimisation; pass sequential=False."
+        )
+    if q > 1:
+        _check_batch_size(acq_function, q, sequential)
     if batch_initial_conditions is not None:
-        if sequential and q > 1:
-            raise ConfigurationError(
-                "`batch_initial_conditions` applies to joint optimisation; pass sequential=False."
-            )
         return _optimize_from(acq_function, space, q, batch_initial_conditions, options, ref)
     if sequential and q > 1 and not isinstance(acq_function, qKnowledgeGradient):
         return _optimize_sequential(

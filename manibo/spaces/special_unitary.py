@@ -139,9 +139,13 @@ class SpecialUnitary(CompactSpace):
         return to_real(u @ _trace_free_skew(u.mH @ to_complex(v)))
 
     def retract(self, x: Tensor, v: Tensor) -> Tensor:
-        r"""The exponential map :math:`U\exp(P(U^H V))`."""
+        r"""The exponential map :math:`U\exp(P(U^H V))`, projected onto SU(n) (:meth:`project`):
+        the product of ``matrix_exp`` is unitary only to rounding that grows with the step and
+        adds up over steps (in float32 past the membership tolerance)."""
         u = to_complex(x)
-        return to_real(u @ torch.linalg.matrix_exp(_trace_free_skew(u.mH @ to_complex(v))))
+        return self.project(
+            to_real(u @ torch.linalg.matrix_exp(_trace_free_skew(u.mH @ to_complex(v))))
+        )
 
     def distance(self, x: Tensor, y: Tensor) -> Tensor:
         r""":math:`\sqrt{\sum_j \varphi_j^2}`, shape ``(*batch)``.

@@ -13,12 +13,17 @@ from botorch.acquisition import (
     qSimpleRegret,
     qUpperConfidenceBound,
 )
+from botorch.acquisition.max_value_entropy_search import (
+    qLowerBoundMaxValueEntropy,
+    qMaxValueEntropy,
+)
 from botorch.sampling import SobolQMCNormalSampler
 from registry import SPACES
 
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models import build_surrogate
 from manibo.optim import LBFGSOptions, optimize_acqf_on_space
+from manibo.optim.initial_conditions import initial_conditions_on_space
 
 CONTINUOUS = [n for n in sorted(SPACES) if n not in ("graph", "mesh")]
 FAST = LBFGSOptions(maxiter=8)
@@ -247,3 +252,58 @@ def test_a_box_factor_is_respected_and_its_bound_reached():
         assert float(candidate[0, 3]) == height  # exactly on the face, not past it
         assert torch.allclose(candidate[0, :3], direction, atol=1e-5)
         assert abs(float(value) - (1.0 + max(slope, 0.0))) < 1e-8 and calls
+
+
+def test_a_seed_fixes_the_starts_whatever_the_global_generator_and_leaves_it_alone():
+    """BoTorch's Boltzmann selection draws from torch's global generator: with a seed, the starts
+    (and so the candidates) are the same after any global seeding, and the global state after the
+    call is the one before it."""
+    space = SPACES["sphere2"]()
+    model, _, _ = _model(space)
+    acqf = UpperConfidenceBound(model, beta=4.0)
+    args = (acqf, space, 1, 4, 32, torch.float64, torch.device("cpu"))
+    starts, candidates = [], []
+    for global_seed in (1, 2):
+        torch.manual_seed(global_seed)
+        state = torch.get_rng_state()
+        starts.append(initial_conditions_on_space(*args, seed=0))
+        candidates.append(optimize_acqf_on_space(acqf, space, 1, 4, 32, options=FAST, seed=0)[0])
+        assert torch.equal(torch.get_rng_state(), state)
+    assert torch.equal(starts[0], starts[1]) and torch.equal(candidates[0], candidates[1])
+    # the selection is random: another seed keeps other starts (the best raw sample aside)
+    assert not torch.equal(initial_conditions_on_space(*args, seed=1), starts[0])
+
+
+def test_acquisitions_of_one_point_are_refused_for_q_above_1_before_optimising():
+    """Whatever BoTorch refuses at q = 2 (its forward asserts q = 1) is refused up front with what
+    to do: sequential=True where pending points are taken (qMES), q = 1 or a Monte Carlo
+    acquisition where they are not (analytic); acquisitions that take q = 2 are not refused."""
+    space = SPACES["sphere2"]()
+    model, X, Y = _model(space)
+    cands = space.random(50, generator=torch.Generator().manual_seed(2))
+    acquisitions = {name: acqf for name, (acqf, _) in _acquisitions(model, X, Y).items()}
+    acquisitions["qmes"] = qMaxValueEntropy(model, cands)
+    acquisitions["qlbmes"] = qLowerBoundMaxValueEntropy(model, cands)
+    pair = space.random(2, generator=torch.Generator().manual_seed(3)).unsqueeze(0)
+    refused = set()
+    for name, acqf in acquisitions.items():
+        try:
+            acqf(pair if name != "qkg" else torch.cat([pair] * 2, dim=1))
+            one_point = False
+        except AssertionError as error:
+            assert "q=1" in str(error)
+            one_point = True
+        if not one_point:
+            continue
+        advice = "sequential=True" if name in ("qmes", "qlbmes") else "use q=1"
+        with pytest.raises(ConfigurationError, match=f"q = 2 points were asked.*{advice}"):
+            optimize_acqf_on_space(acqf, space, q=2, num_restarts=2, raw_samples=4)
+        refused.add(name)
+    assert refused == {"logei", "ucb", "posterior_mean", "qmes", "qlbmes"}
+    for name in ("qmes", "qlbmes"):  # sequential works for them
+        sequential = optimize_acqf_on_space(
+            acquisitions[name], space, 2, 2, 8, sequential=True, options=FAST, seed=0
+        )[0]
+        space.check(sequential)
+    with pytest.raises(ConfigurationError, match="takes no pending points"):
+        optimize_acqf_on_space(acquisitions["logei"], space, q=2, sequential=True)

@@ -412,3 +412,20 @@ def test_so4_has_no_eigenfunctions_or_chart_and_refuses_reflections():
     with pytest.raises(InputDataError, match=r"\(\*batch, 16\)"):
         space.check(x.reshape(-1, 4, 4))
     assert repr(space) == "SpecialOrthogonal(4)" and space.dim == 6 and space.point_shape == (16,)
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_retraction_derivative_is_the_exponential_maps(n):
+    """Through the projection that keeps retract on SO(n), autograd still gives the velocity of
+    the geodesic, d/dt R exp(tΩ) = R exp(tΩ) Ω (Ω = RᵀV), at t = 0.7."""
+    space = SpecialOrthogonal(n)
+    gen = torch.Generator().manual_seed(4)
+    x = space.random(5, generator=gen)
+    v = space.to_tangent(x, torch.randn(5, n * n, generator=gen, dtype=torch.float64))
+    t = torch.tensor(0.7, dtype=torch.float64)
+    velocity = torch.autograd.functional.jacobian(lambda s: space.retract(x, s * v), t)
+    r = x.reshape(5, n, n)
+    expected = (
+        r @ torch.linalg.matrix_exp(0.7 * r.mT @ v.reshape(5, n, n)) @ r.mT @ v.reshape(5, n, n)
+    )
+    assert torch.allclose(velocity, expected.reshape(5, n * n), atol=1e-12)

@@ -171,3 +171,16 @@ def test_bad_input_is_refused_with_advice():
     with pytest.raises(InputDataError, match=r"\(\*batch, 18\)"):
         space.check(x[:, :9])
     assert repr(space) == "SpecialUnitary(3)" and space.dim == 8 and space.point_shape == (18,)
+
+
+def test_retraction_derivative_is_the_exponential_maps():
+    """Through the projection that keeps retract on SU(3), autograd still gives the velocity of
+    the geodesic, d/dt U exp(tA) = U exp(tA) A (A = UᴴV), at t = 0.7."""
+    space = SpecialUnitary(3)
+    x = _points(space, 5, 4)
+    gen = torch.Generator().manual_seed(5)
+    v = space.to_tangent(x, torch.randn(5, 18, generator=gen, dtype=torch.float64))
+    t = torch.tensor(0.7, dtype=torch.float64)
+    velocity = torch.autograd.functional.jacobian(lambda s: space.retract(x, s * v), t)
+    u, a = to_complex(x), to_complex(x).mH @ to_complex(v)
+    assert torch.allclose(velocity, to_real(u @ torch.linalg.matrix_exp(0.7 * a) @ a), atol=1e-12)
