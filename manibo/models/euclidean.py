@@ -9,7 +9,7 @@ from __future__ import annotations
 from gpytorch.kernels import Kernel, MaternKernel
 from torch import Tensor
 
-from manibo.models.exact_gp import exact_gp
+from manibo.models.exact_gp import exact_gp, validate_training_data
 from manibo.models.registry import register_surrogate
 from manibo.spaces.base import Space
 
@@ -80,6 +80,7 @@ def ambient_matern_gp(space, train_X, train_Y, **options):
     the space as well; a torus's angles enter as cosines and sines, an axis ``±x`` of RP^d as
     ``x xᵀ``, so that one point is one input); finite spaces are refused (their points are
     indices, not coordinates)."""
+    validate_training_data(space, train_X, train_Y, max_outputs=1)  # before the kernel reads it
     dims = space.embed(train_X[:1].reshape(1, *space.point_shape)).shape[-1]
     kernel = EmbeddingKernel(space, MaternKernel(nu=2.5, ard_num_dims=dims))
     return exact_gp(space, train_X, train_Y, kernel, **options)
@@ -88,6 +89,7 @@ def ambient_matern_gp(space, train_X, train_Y, **options):
 @register_surrogate("chart")
 def chart_matern_gp(space, train_X, train_Y, **options):
     """Matérn-5/2 ARD GP on chart coordinates (latitude/longitude on S²)."""
+    validate_training_data(space, train_X, train_Y, max_outputs=1)  # before the kernel reads it
     k = space.chart(train_X[:1]).shape[-1]
     return exact_gp(
         space, train_X, train_Y, ChartKernel(space, MaternKernel(nu=2.5, ard_num_dims=k)), **options

@@ -23,10 +23,11 @@ from gpytorch.settings import debug, fast_pred_var
 from linear_operator.utils.errors import NotPSDError
 from torch import Tensor
 
-from manibo._validation import check_finite, check_same_dtype_device
+from manibo._validation import as_tensor_arg, check_finite, check_same_dtype_device
 from manibo.exceptions import InputDataError, ManiboWarning, TruncationWarning
 from manibo.kernels.defaults import matern_kernel
 from manibo.kernels.spectral import GeometricMaternKernel
+from manibo.models.inputs import check_model_dtype, check_observations, check_points
 from manibo.models.outputs import check_output_indices
 from manibo.models.precision import Float64AdviceOnce
 from manibo.models.priors import gaussian_likelihood, lengthscale_prior, scaled_kernel
@@ -40,8 +41,8 @@ def validate_training_data(
 ) -> None:
     """Raise ``InputDataError`` unless the training data is valid.
 
-    ``train_X`` must hold ``n`` points of ``space`` and ``train_Y`` be a finite ``(n, m)`` matrix
-    on the same dtype and device.
+    ``train_X`` must hold ``n >= 1`` points of ``space`` and ``train_Y`` be a finite ``(n, m)``
+    matrix on the same dtype and device.
 
     Args:
         space: the space of the inputs.
@@ -53,6 +54,12 @@ def validate_training_data(
     check_finite("train_Y", train_Y)
     check_same_dtype_device(train_X=train_X, train_Y=train_Y)
     n = train_X.shape[0]
+    if train_X.dim() != 1 + len(space.point_shape) or n == 0:
+        raise InputDataError(
+            f"`train_X` must hold n >= 1 points of {space}, shape (n, "
+            f"{', '.join(map(str, space.point_shape))}), got {tuple(train_X.shape)}; a surrogate "
+            "needs at least one observation."
+        )
     if train_Y.dim() != 2 or train_Y.shape[0] != n or train_Y.shape[1] < 1:
         raise InputDataError(
             f"`train_Y` must have shape ({n}, m) to match `train_X` with {n} points, got "
@@ -67,11 +74,15 @@ def validate_training_data(
 
 
 class ExactGPModel(SingleTaskGP):
-    """BoTorch's ``SingleTaskGP`` with checked ``output_indices`` and exact fantasy gradients.
+    """BoTorch's ``SingleTaskGP`` with checked inputs and exact fantasy gradients.
 
     ``SingleTaskGP`` ignores ``output_indices`` on one output and answers an index out of range
     with a bare ``IndexError`` on several; here both get the same
-    :class:`~manibo.exceptions.InputDataError` as the other surrogates.
+    :class:`~manibo.exceptions.InputDataError` as the other surrogates. So do inputs of
+    :meth:`posterior` and :meth:`condition_on_observations` that are not points of ``space``
+    (shape ``(*batch, q, *point_shape)``) or not in the model's dtype and device, and outcomes that
+    are not finite or not shaped ``(*batch, n, m)``, which ``SingleTaskGP`` answers with raw
+    ``RuntimeError``, NaN posteriors or a changed batch shape.
 
     A fantasy model conditioned on inputs that require gradients (integrated-variance
     acquisitions differentiate through them) computes its predictive variance exactly instead of
@@ -79,11 +90,28 @@ class ExactGPModel(SingleTaskGP):
     carries no gradient to the fantasy inputs, and ``SingleTaskGP`` then returns gradients of
     qNegIntegratedPosteriorVariance that are off by an order of magnitude (0.090 where the finite
     difference is 0.0033 on S² with 12 points).
+
+    Attributes:
+        space: the space the inputs are checked against (set by :func:`exact_gp`; None: their
+            dtype and device only).
     """
 
+    space: Space | None = None
+
+    def _check_inputs(self, X: Tensor) -> None:
+        as_tensor_arg("X", X)
+        if self.space is not None:
+            check_points(self.space, X)
+        check_model_dtype(X, self.train_targets)
+
+    def _apply(self, fn, *args, **kwargs):
+        self.prediction_strategy = None  # its caches keep the old dtype and device
+        return super()._apply(fn, *args, **kwargs)
+
     def posterior(self, X: Tensor, output_indices: list[int] | None = None, **kwargs):
-        """``SingleTaskGP.posterior`` after checking ``output_indices`` (see the class)."""
+        """``SingleTaskGP.posterior`` after checking ``X`` and ``output_indices`` (see above)."""
         check_output_indices(output_indices, self.num_outputs)
+        self._check_inputs(X)
         if any(t.requires_grad for t in self.train_inputs):
             with fast_pred_var(False):
                 return super().posterior(X, output_indices=output_indices, **kwargs)
@@ -104,11 +132,13 @@ class ExactGPModel(SingleTaskGP):
 
         Args:
             X: inputs, shape ``(*batch, n, d)``.
-            Y: outcomes in original units, shape ``(*batch', n, 1)``.
+            Y: outcomes in original units, shape ``(*batch', n, m)``.
             noise: noise variances of the new observations in transformed units, shape of
                 ``Y``, or None for the fitted noise.
             **kwargs: passed to ``SingleTaskGP.condition_on_observations``.
         """
+        self._check_inputs(X)
+        check_observations(X, Y, self.num_outputs)
         model = self
         if noise is not None and not isinstance(self.likelihood, FixedNoiseGaussianLikelihood):
             model = copy.deepcopy(self)
@@ -223,6 +253,7 @@ def exact_gp(
             outcome_transform=outcome_transform,
             input_transform=checked_input_transform(input_transform),
         )
+        model.space = space
         model = model.to(train_X)
         return fit_with_retries(model) if fit else model
 

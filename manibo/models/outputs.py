@@ -1,8 +1,12 @@
-"""Output selection shared by the surrogates: one check, one error, for every model."""
+"""Output selection and posterior moments shared by the surrogates: one check, one error, for
+every model."""
 
 from __future__ import annotations
 
 import numbers
+
+import torch
+from torch import Tensor
 
 from manibo.exceptions import InputDataError
 
@@ -37,3 +41,17 @@ def check_output_indices(output_indices: list[int] | None, num_outputs: int) -> 
             f"{'s' if num_outputs != 1 else ''}), got {output_indices!r}."
         )
     return [int(i) for i in indices]
+
+
+def broadcast_moments(mean: Tensor, covariance: Tensor) -> tuple[Tensor, Tensor]:
+    """A joint Gaussian's mean and covariance broadcast to one batch shape (also for no points).
+
+    Args:
+        mean: shape ``(*batch, q)``.
+        covariance: shape ``(*batch', q, q)``.
+
+    Returns:
+        Shapes ``(*batch'', q)`` and ``(*batch'', q, q)``, ``batch''`` the broadcast of both.
+    """
+    batch = torch.broadcast_shapes(mean.shape[:-1], covariance.shape[:-2])
+    return mean.expand(*batch, mean.shape[-1]), covariance.expand(*batch, *covariance.shape[-2:])

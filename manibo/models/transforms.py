@@ -244,7 +244,7 @@ class SpaceEmbedding(InputTransform):
             Shape ``(*batch, n, E)``.
 
         Raises:
-            InputDataError: ``X`` is not shaped as flattened points of the space.
+            InputDataError: ``X`` does not hold flattened points of the space.
         """
         size = math.prod(self.space.point_shape)
         if X.dim() < 2 or X.shape[-1] != size:
@@ -252,7 +252,7 @@ class SpaceEmbedding(InputTransform):
                 f"`X` must have shape (*batch, n, {size}) (points of {self.space}, flattened), "
                 f"got {tuple(X.shape)}."
             )
-        return self.space.embed(X.unflatten(-1, self.space.point_shape))
+        return self.space.embed(self.space.check(X.unflatten(-1, self.space.point_shape), "X"))
 
     def equals(self, other: InputTransform) -> bool:
         return isinstance(other, SpaceEmbedding) and other.space.fingerprint() == (

@@ -402,15 +402,91 @@ def check_outputs(case: SurrogateCase) -> None:
         raise AssertionError(f"output_indices={bad}: nothing was raised")
 
 
+def _not_refused(call: Callable[[], object], *advice: str) -> str | None:
+    """None if ``call()`` raises an ``InputDataError`` whose message holds every string of
+    ``advice``, else what happened instead."""
+    try:
+        call()
+    except InputDataError as error:
+        missing = [a for a in advice if a not in str(error)]
+        return f"the error does not say {missing}: {error}" if missing else None
+    except Exception as error:  # noqa: BLE001  (the type is what is checked)
+        return f"raised {type(error).__name__} ({error}), expected InputDataError"
+    return "nothing was raised"
+
+
+def _float64_inputs_of_float32_model(case: SurrogateCase, X: Tensor) -> str | None:
+    """None if a float32 model refuses float64 ``X`` with advice that works (or takes it)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=InputDataWarning)
+        warnings.filterwarnings("ignore", category=OptimizationWarning)
+        single = case.model(dtype=torch.float32)
+    advice = ("`X.to(torch.float32)`", "`model.to(torch.float64)`")
+    try:
+        posterior = single.posterior(X)
+    except InputDataError:
+        problem = _not_refused(lambda: single.posterior(X), *advice)
+        if problem is not None:
+            return problem
+        posterior = copy.deepcopy(single).to(torch.float64).posterior(X)
+        if posterior.mean.dtype != torch.float64:
+            return f"after `model.to(torch.float64)` the mean is {posterior.mean.dtype}"
+    except Exception as error:  # noqa: BLE001  (the type is what is checked)
+        return f"raised {type(error).__name__} ({error}), expected InputDataError"
+    return None if bool(torch.isfinite(posterior.mean).all()) else "a mean that is not finite"
+
+
+def _empty_posterior(model: Model, X: Tensor) -> str | None:
+    """None if the posterior at ``X`` without points has a mean of shape ``(0, 1)``."""
+    try:
+        shape = tuple(model.posterior(X).mean.shape)
+    except Exception as error:  # noqa: BLE001  (any error is the finding)
+        return f"raised {type(error).__name__} ({error})"
+    return None if shape == (0, 1) else f"mean shape {shape} != (0, 1)"
+
+
+def check_input_errors(case: SurrogateCase) -> None:
+    """Inputs a model cannot use get an ``InputDataError``, not a raw error or a silent NaN: points
+    off the space, a point without its ``q`` dimension, points of the wrong size, float64 inputs
+    of a float32 model (the error says ``X.to(torch.float32)`` or ``model.to(torch.float64)``, and
+    the latter works; a model that computes in float64 whatever its inputs may take them), in
+    ``condition_on_observations`` also outcomes with a NaN or without their output dimension, and
+    training data without points. Inputs with no points give an empty posterior."""
+    model = case.model()
+    X = case.points(3, seed=41)
+    Y = case.objective(X)
+    refusals = {
+        "points off the space": lambda: model.posterior(X + 1e6),
+        "one point of shape (d,)": lambda: model.posterior(X[0]),
+        "points of size d + 1": lambda: model.posterior(torch.cat([X, X[:, :1]], -1)),
+        "no training points": lambda: case.build(X[:0], Y[:0]),
+    }
+    if declared_unsupported(case.name, "fantasize") is None:
+        condition = model.condition_on_observations
+        refusals |= {
+            "conditioning on points off the space": lambda: condition(X + 1e6, Y),
+            "conditioning on a NaN outcome": lambda: condition(X, torch.full_like(Y, math.nan)),
+            "conditioning on outcomes of shape (n,)": lambda: condition(X, Y[:, 0]),
+        }
+    problems = {what: _not_refused(call) for what, call in refusals.items()}
+    problems["float64 inputs of a float32 model"] = _float64_inputs_of_float32_model(case, X)
+    problems["posterior of no points"] = _empty_posterior(model, X[:0])
+    found = [f"{what}: {problem}" for what, problem in problems.items() if problem is not None]
+    assert not found, "\n".join(found)
+
+
 def check_outcome_transform(case: SurrogateCase) -> None:
-    """``outcome_transform=Standardize(m=1)`` equals the default; a model of ``a Y + b`` predicts
-    ``a mu + b`` with variance ``a^2 sigma^2`` (the standardised data are the same)."""
+    """``outcome_transform=Standardize(m=1)`` equals the default; ``outcome_transform=None`` leaves
+    the model without one; a model of ``a Y + b`` predicts ``a mu + b`` with variance
+    ``a^2 sigma^2`` (the standardised data are the same)."""
     X_train, Y = case.data()
     X = case.points(2, 3)
     mean, variance = _moments(case.model(), X)
     explicit = case.build(X_train, Y, outcome_transform=Standardize(m=1))
     tol = case.tolerance("transform")
     _close(_moments(explicit, X)[0], mean, tol * _scale(case), "explicit Standardize: mean")
+    raw = getattr(case.build(X_train, Y, outcome_transform=None), "outcome_transform", None)
+    assert raw is None, f"outcome_transform=None: the model has a {type(raw).__name__}"
     a, b = 7.0, -40.0
     affine = case.build(X_train, a * Y + b)
     a_mean, a_var = _moments(affine, X)
@@ -515,6 +591,7 @@ MODEL_CHECKS: dict[str, tuple[Callable[[SurrogateCase], None], str | None]] = {
     "float32": (check_float32, None),
     "geodesic gradients": (check_geodesic_gradients, None),
     "ModelList": (check_model_list, None),
+    "input errors": (check_input_errors, None),
 }
 """Name to ``(check, feature)``: the feature (a key of :data:`manibo.models.FEATURES`) a surrogate
 may declare out of reach, or None where every surrogate must pass."""

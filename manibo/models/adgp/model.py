@@ -23,6 +23,7 @@ from manibo.models.adgp.layer import KernelFactory, LayerState
 from manibo.models.adgp.network import ActivatedDeepGP
 from manibo.models.adgp.posterior import ActivatedDGPPosterior
 from manibo.models.adgp.training import STAGE_TWO_OBJECTIVES, fit_elbo, fit_network
+from manibo.models.inputs import check_observations
 from manibo.models.outputs import check_output_indices
 from manibo.models.transforms import (
     OutcomeTransformArg,
@@ -186,6 +187,11 @@ class ActivatedDGPModel(TransformedTrainingInputs, Model, FantasizeMixin):
         }
         self.warm_started = self._warm_start(previous_model)
         self.fit_seconds: float | None = None
+
+    def _apply(self, fn, *args, **kwargs):
+        # the training data are attributes, not buffers (views of a model share them): move them
+        self.train_X, self.train_Y = fn(self.train_X), fn(self.train_Y)
+        return super()._apply(fn, *args, **kwargs)
 
     @property
     def num_outputs(self) -> int:
@@ -387,14 +393,7 @@ class ActivatedDGPModel(TransformedTrainingInputs, Model, FantasizeMixin):
             batch_shape)`` that shares this model's network.
         """
         X = self.network.check_inputs(self.transform_inputs(X), "X")
-        as_tensor_arg("Y", Y)
-        check_finite("Y", Y)
-        k = self.num_outputs
-        if Y.dim() < 2 or Y.shape[-2:] != (X.shape[-2], k):
-            raise InputDataError(
-                f"`Y` must have shape (*batch, {X.shape[-2]}, {k}) to match `X` "
-                f"{tuple(X.shape)}, got {tuple(Y.shape)}."
-            )
+        check_observations(X, Y, self.num_outputs)
         shift, scale = self._outcome_affine()
         P, outputs = self.network.output_dim, self._outputs
         targets = Y.new_zeros(*Y.shape[:-1], P)

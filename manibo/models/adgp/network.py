@@ -19,11 +19,12 @@ from gpytorch.constraints import Positive
 from gpytorch.module import Module
 from torch import Tensor, nn
 
-from manibo._validation import as_tensor_arg, check_finite, check_same_dtype_device
+from manibo._validation import as_tensor_arg, check_finite
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models.adgp.activations import Activation
 from manibo.models.adgp.layer import ActivatedGPLayer, KernelFactory, LayerState
 from manibo.models.adgp.likelihoods import make_likelihood
+from manibo.models.inputs import check_model_dtype
 
 
 class ActivatedDeepGP(Module):
@@ -123,7 +124,7 @@ class ActivatedDeepGP(Module):
                 f"`{name}` must have shape (*batch, n, {self.input_dim}), got {tuple(x.shape)}."
             )
         check_finite(name, x)
-        check_same_dtype_device(**{name: x, "parameters": self.raw_noise})
+        check_model_dtype(x, self.raw_noise, name)
         return x
 
     # ------------------------------------------------------------------ the equivalent network

@@ -166,7 +166,8 @@ class ActivatedDGPPosterior(Posterior):
                 )
             sampler = _moment_sampler(latent.base_sample_shape[-1], self.dtype, self.device)
             samples = sampler(latent)
-            mean, variance = samples.mean(0), samples.var(0)
+            mean = samples.mean(0)
+            variance = samples.var(0) if samples.numel() else mean  # var warns for no points
             centred = (samples - mean).flatten(-2)  # (S, *batch, n k): outputs vary fastest
             covariance = centred.unsqueeze(-1) * centred.unsqueeze(-2)
             covariance = covariance.sum(0) / (samples.shape[0] - 1)

@@ -21,11 +21,11 @@ from gpytorch.distributions import MultivariateNormal
 from gpytorch.likelihoods import GaussianLikelihood
 from torch import Tensor
 
-from manibo._validation import as_tensor_arg, check_finite
-from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.exceptions import ConfigurationError
 from manibo.models.gpnet.mirror_descent import add_jitter
 from manibo.models.gpnet.trainer import GPNet
-from manibo.models.outputs import check_output_indices
+from manibo.models.inputs import check_model_dtype, check_observations, check_points
+from manibo.models.outputs import broadcast_moments, check_output_indices
 from manibo.models.transforms import TransformedTrainingInputs, checked_input_transform
 
 _HEAD = ("weight_mean", "weight_root")
@@ -97,13 +97,8 @@ class GPNetModel(TransformedTrainingInputs, Model, FantasizeMixin):
         return torch.broadcast_shapes(self.weight_mean.shape[:-1], self.weight_root.shape[:-2])
 
     def _features(self, X: Tensor) -> Tensor:
-        space = self.gpnet.space
-        space.check(X, "X")
-        if X.dim() < 1 + len(space.point_shape):
-            raise InputDataError(
-                f"`X` must have shape (*batch, q, {', '.join(map(str, space.point_shape))}), got "
-                f"{tuple(X.shape)}."
-            )
+        check_points(self.gpnet.space, X)
+        check_model_dtype(X, self.weight_mean)
         return self.gpnet.network.features(X)
 
     def posterior(
@@ -138,8 +133,7 @@ class GPNetModel(TransformedTrainingInputs, Model, FantasizeMixin):
         mean = (phi @ self.weight_mean.unsqueeze(-1)).squeeze(-1) + self.prior_mean
         root = phi @ self.weight_root
         cov = add_jitter(root @ root.transpose(-1, -2), self.gpnet.jitter(X.dtype))
-        mean, cov = torch.broadcast_tensors(mean.unsqueeze(-1), cov)
-        mean = mean[..., 0]
+        mean, cov = broadcast_moments(mean, cov)
         if isinstance(observation_noise, Tensor):
             cov = cov + torch.diag_embed(observation_noise[..., 0].expand_as(mean))
         elif observation_noise:
@@ -173,15 +167,9 @@ class GPNetModel(TransformedTrainingInputs, Model, FantasizeMixin):
             A :class:`GPNetModel` with batch shape ``broadcast(fantasy_batch + batch,
             batch_shape)`` that shares this model's network.
         """
-        as_tensor_arg("Y", Y)
-        check_finite("Y", Y)
         X = self.transform_inputs(X)
         phi = self._features(X)
-        if Y.dim() < 2 or Y.shape[-1] != 1 or Y.shape[-2] != phi.shape[-2]:
-            raise InputDataError(
-                f"`Y` must have shape (*batch, {phi.shape[-2]}, 1) to match `X` "
-                f"{tuple(X.shape)}, got {tuple(Y.shape)}."
-            )
+        check_observations(X, Y, 1)
         if hasattr(self, "outcome_transform"):
             Y, _ = self.outcome_transform(Y)
         variance = self.likelihood.noise.detach().reshape(()) if noise is None else noise[..., 0]

@@ -23,13 +23,17 @@ from collections.abc import Iterable
 
 import torch
 from botorch.models.transforms.input import InputTransform
-from botorch.models.transforms.outcome import OutcomeTransform
+from botorch.utils.types import DEFAULT
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from manibo._validation import as_tensor_arg, check_finite
 from manibo.exceptions import ConfigurationError, InputDataError
-from manibo.models.transforms import checked_input_transform, transformed_training_inputs
+from manibo.models.transforms import (
+    OutcomeTransformArg,
+    checked_input_transform,
+    transformed_training_inputs,
+)
 from manibo.models.vish.collapsed import collapsed_bound
 from manibo.models.vish.model import (
     DEFAULT_TOLERANCE,
@@ -148,7 +152,7 @@ def fit_vish(
     tolerance: float = DEFAULT_TOLERANCE,
     lift_tolerance: float = DEFAULT_LIFT_TOLERANCE,
     seed: int = 0,
-    outcome_transform: OutcomeTransform | None = None,
+    outcome_transform: OutcomeTransformArg = DEFAULT,
     input_transform: InputTransform | None = None,
 ) -> VISHModel:
     r"""Fit VISH to in-memory data: (lift on a sample,) one pass, hyperparameters on the cache.
@@ -177,8 +181,9 @@ def fit_vish(
         lift_tolerance: stopping tolerance of the lift search (see :func:`fit_lift`).
         seed: seed of the sample.
         outcome_transform: the fitted outcome transform that ``train_Y`` already went through
-            (kept by the model and undone on its posteriors); None: the outcomes are standardised
-            here with their own mean and (population) standard deviation.
+            (kept by the model and undone on its posteriors); ``DEFAULT``: the outcomes are
+            standardised here with their own mean and (population) standard deviation; None: the
+            model keeps the outcomes as they are.
         input_transform: a BoTorch input transform; the model sees ``train_X`` and every later
             input through it.
 
@@ -209,7 +214,7 @@ def fit_vish(
             lift_tolerance,
         )
     stats = gather_statistics(prior.features, train_X, y, chunk_size, compute_dtype)
-    if outcome_transform is None:
+    if outcome_transform is DEFAULT:
         model = VISHModel.from_statistics(prior, stats, likelihood, input_transform)
     else:
         model = VISHModel(prior, stats, outcome_transform, likelihood, input_transform)

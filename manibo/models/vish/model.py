@@ -25,10 +25,11 @@ from gpytorch.likelihoods import GaussianLikelihood
 from linear_operator.operators import DenseLinearOperator
 from torch import Tensor
 
-from manibo._validation import as_tensor_arg, check_finite
+from manibo._validation import as_tensor_arg
 from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning, TruncationWarning
 from manibo.kernels.spectral import GeometricMaternKernel
-from manibo.models.outputs import check_output_indices
+from manibo.models.inputs import check_observations
+from manibo.models.outputs import broadcast_moments, check_output_indices
 from manibo.models.priors import gaussian_likelihood
 from manibo.models.transforms import (
     TransformedTrainingInputs,
@@ -236,8 +237,7 @@ class VISHModel(TransformedTrainingInputs, Model, FantasizeMixin):
         mean = (Phi @ post.mean.unsqueeze(-1)).squeeze(-1)
         A = Phi @ post.factor.transpose(-1, -2)
         covariance = A @ A.transpose(-1, -2) + self.prior.residual_covariance(X, X)
-        mean, covariance = torch.broadcast_tensors(mean.unsqueeze(-1), covariance)
-        return mean[..., 0], covariance
+        return broadcast_moments(mean, covariance)
 
     def posterior(
         self,
@@ -367,15 +367,9 @@ class VISHModel(TransformedTrainingInputs, Model, FantasizeMixin):
         Returns:
             A :class:`VISHModel` with batch shape ``broadcast(fantasy_batch + batch, batch_shape)``.
         """
-        as_tensor_arg("Y", Y)
         X = self.transform_inputs(X)
         self._check_test_inputs(X)
-        check_finite("Y", Y)
-        if Y.shape[-1] != 1 or Y.dim() < 2 or Y.shape[-2] != X.shape[-2]:
-            raise InputDataError(
-                f"`Y` must have shape (*batch, {X.shape[-2]}, 1) to match `X` {tuple(X.shape)}, "
-                f"got {tuple(Y.shape)}."
-            )
+        check_observations(X, Y, 1)
         Phi = self.prior.features.harmonics(X)
         radius, _ = self.prior.features.radius_direction(X.to(torch.float64))
         if hasattr(self, "outcome_transform"):

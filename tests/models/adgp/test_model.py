@@ -91,7 +91,7 @@ def test_errors(fitted):
     space, X, Y, model = fitted
     with pytest.raises(InputDataError, match=r"\(\*batch, n, 3\)"):
         model.posterior(X[:, :2])
-    with pytest.raises(InputDataError, match="dtype"):
+    with pytest.raises(InputDataError, match=r"model is torch.float64 .* `X.to\(torch.float64\)`"):
         model.posterior(X.float())
     with pytest.raises(InputDataError, match="output_indices"):
         model.posterior(X, output_indices=[1])

@@ -116,7 +116,7 @@ def test_errors():
         model.check_inputs(torch.zeros(4, 2, dtype=torch.float64))
     with pytest.raises(InputDataError, match="NaN"):
         model.check_inputs(torch.full((2, 3), float("nan"), dtype=torch.float64))
-    with pytest.raises(InputDataError, match="dtype"):
+    with pytest.raises(InputDataError, match=r"model is torch.float64 .* `x.to\(torch.float64\)`"):
         model.check_inputs(torch.zeros(2, 3, dtype=torch.float32))
     with pytest.raises(ConfigurationError, match="`num_layers`"):
         ActivatedDeepGP(3, num_layers=0)

@@ -1,0 +1,58 @@
+"""Input checks shared by the surrogates' ``posterior`` and ``condition_on_observations``: one
+check, one error, for every model."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from manibo._validation import as_tensor_arg, check_finite
+from manibo.exceptions import InputDataError
+from manibo.spaces.base import Space
+
+
+def check_points(space: Space, X: Tensor, name: str = "X") -> Tensor:
+    """Return ``X`` if it holds finite points of ``space`` with a point dimension, shape
+    ``(*batch, q, *point_shape)``, else raise :class:`~manibo.exceptions.InputDataError`."""
+    space.check(X, name)
+    if X.dim() < 1 + len(space.point_shape):
+        raise InputDataError(
+            f"`{name}` must have shape (*batch, q, {', '.join(map(str, space.point_shape))}), got "
+            f"{tuple(X.shape)}. Use `{name}.unsqueeze(0)` for one point."
+        )
+    return X
+
+
+def check_model_dtype(X: Tensor, reference: Tensor, name: str = "X") -> Tensor:
+    """Return ``X`` if it has the dtype and device of the model's tensor ``reference``, else raise
+    :class:`~manibo.exceptions.InputDataError` saying how to make them agree."""
+    dtype = X.dtype != reference.dtype
+    device = X.device != reference.device
+    if dtype or device:
+        to_model = ", ".join([f"'{reference.device}'"] * device + [str(reference.dtype)] * dtype)
+        to_input = ", ".join([f"'{X.device}'"] * device + [str(X.dtype)] * dtype)
+        raise InputDataError(
+            f"the model is {reference.dtype} on {reference.device} but `{name}` is {X.dtype} on "
+            f"{X.device}; pass `{name}.to({to_model})`, or convert the model with "
+            f"`model.to({to_input})`."
+        )
+    return X
+
+
+def check_observations(X: Tensor, Y: Tensor, num_outputs: int) -> None:
+    """Raise :class:`~manibo.exceptions.InputDataError` unless ``Y`` holds finite outcomes of the
+    ``n`` points ``X``.
+
+    Args:
+        X: inputs, shape ``(*batch, n, d)``.
+        Y: outcomes, shape ``(*batch', n, num_outputs)``.
+        num_outputs: the outputs each observation has.
+    """
+    as_tensor_arg("Y", Y)
+    check_finite("Y", Y)
+    n = X.shape[-2]
+    if Y.dim() < 2 or Y.shape[-2:] != torch.Size([n, num_outputs]):
+        raise InputDataError(
+            f"`Y` must have shape (*batch, {n}, {num_outputs}) to match `X` {tuple(X.shape)}, "
+            f"got {tuple(Y.shape)}."
+        )
