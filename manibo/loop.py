@@ -50,6 +50,7 @@ from manibo._loop_settings import (
 from manibo._proposal_warnings import ProposalWarnings
 from manibo._stack import user_stacklevel
 from manibo._validation import (
+    as_seconds,
     as_tensor_arg,
     as_values,
     check_bool,
@@ -582,18 +583,20 @@ class BayesianOptimizer:
             X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device.
             Y: values ``(n,)``, ``(n, 1)`` or a scalar, all finite (use :meth:`tell_failure` for
                 failed evaluations).
-            seconds: wall time of the evaluation, recorded in the journal.
+            seconds: wall time of the evaluation, recorded in the journal: a finite number
+                ``>= 0`` (a NumPy scalar or a 0-d tensor counts) or None.
 
         Each told point clears the pending point nearest to it within :data:`PENDING_TOL` on the
         space (a point your code rounded still clears its entry).
 
         Raises:
-            InputDataError: ``X`` or ``Y`` is malformed (nothing is recorded).
+            InputDataError: ``X``, ``Y`` or ``seconds`` is malformed (nothing is recorded).
             JournalWriteError: the journal could not be written; the evaluations are recorded in
                 ``history`` all the same and are written by the next ``tell`` or :meth:`flush`.
         """
         X = self._validated_points(X)
         Y = as_values("Y", Y)
+        seconds = as_seconds("seconds", seconds)
         if Y.shape[0] != X.shape[0]:
             raise InputDataError(
                 f"`Y` has {Y.shape[0]} values for {X.shape[0]} points in `X`; give one value per "
@@ -619,12 +622,14 @@ class BayesianOptimizer:
         Args:
             X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device.
             error: what went wrong: a message, or the exception.
-            seconds: wall time of the evaluation, recorded in the journal.
+            seconds: wall time of the evaluation, as for :meth:`tell`.
 
         Raises:
+            InputDataError: ``X`` or ``seconds`` is malformed (nothing is recorded).
             JournalWriteError: as for :meth:`tell`.
         """
         X = self._validated_points(X)
+        seconds = as_seconds("seconds", seconds)
         message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         self._last_error = message
         self._record(

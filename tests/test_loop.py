@@ -16,6 +16,7 @@ import warnings
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from botorch.exceptions.warnings import OptimizationWarning
@@ -394,6 +395,28 @@ def test_tell_refuses_what_is_not_a_finite_number(tmp_path):
         BayesianOptimizer(space, acquisition="nope")
     opt.tell(x, 10**20)  # an integer beyond int64 is a real number
     assert opt.history[-1].y == 1e20
+
+
+def test_tell_checks_seconds_before_recording_and_takes_numpy_and_torch_scalars(tmp_path):
+    path = tmp_path / "j.jsonl"
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, journal=path, **FAST)
+    x = opt.ask()
+    for bad in ("a", -5.0, 1j, math.inf, True, torch.ones(2)):
+        with pytest.raises(InputDataError, match="`seconds` must be a finite number"):
+            opt.tell(x, 0.3, seconds=bad)
+        with pytest.raises(InputDataError, match="`seconds` must be a finite number"):
+            opt.tell_failure(x, "boom", seconds=bad)
+    assert opt.history == []
+    # a NumPy scalar or a 0-d tensor is a number of seconds (once a TypeError of the JSON writer
+    # that every later write repeated: the evaluation never reached the journal)
+    opt.tell(x, 0.3, seconds=np.float32(0.5))
+    opt.tell(opt.ask(), 0.4, seconds=torch.tensor(0.25, requires_grad=True))
+    opt.tell_failure(opt.ask(), "boom", seconds=np.array(2))
+    assert [e.seconds for e in opt.history] == [0.5, 0.25, 2.0]
+    assert all(type(e.seconds) is float for e in opt.history)
+    opt.close()
+    with BayesianOptimizer.resume(path) as resumed:
+        assert [e.seconds for e in resumed.history] == [0.5, 0.25, 2.0]
 
 
 @pytest.mark.parametrize("scale", [1e300, 1e-300])
