@@ -223,11 +223,15 @@ class BayesianOptimizer:
         self._last_error: str | None = None
         self._progress_width = 0
         self._written = 0
-        self.journal = None if journal is None else Path(journal)
-        if self.journal is not None:
-            self._open_journal(check_bool("resume", resume))
+        self.journal: Path | None = None
+        self._open_journal(journal, resume)
 
-    def _open_journal(self, resume: bool) -> None:
+    def _open_journal(self, journal: str | Path | None, resume: object) -> None:
+        """Open ``journal`` (None: none), continuing the run it holds when ``resume`` is True."""
+        if journal is None:
+            return
+        resume = check_bool("resume", resume)
+        self.journal = Path(journal)
         writer = JournalWriter(self.journal)
         try:
             recorded, evaluations = writer.load()
@@ -783,7 +787,8 @@ class BayesianOptimizer:
             on_error: exception types (a type or a tuple) recorded as failed evaluations.
             callback: ``callback(optimizer, evaluation) -> bool | None``, called after each told
                 evaluation; True stops the run.
-            max_seconds: wall-time budget of this call in seconds (positive); None: no limit.
+            max_seconds: wall-time budget of this call in seconds (positive and finite); None:
+                no limit.
 
         Returns:
             The :class:`~manibo.result.OptimizationResult` of the run (resumed evaluations
@@ -794,19 +799,9 @@ class BayesianOptimizer:
             JournalWriteError: the journal could not be written; nothing is lost (see
                 :meth:`tell`), and calling ``run`` again continues.
         """
-        budget = check_int("budget", budget)
-        if budget < self.config["initial_design"]:
-            raise ConfigurationError(
-                f"`budget` ({budget}) must be an integer at least the initial design size "
-                f"({self.config['initial_design']})."
-            )
-        if not callable(objective):
-            raise ConfigurationError(
-                f"`objective` must be callable, got {type(objective).__name__}."
-            )
-        declared = _declared_failures(on_error)
-        parallel = self._checked_parallelism(objective, executor, max_parallel)
-        self._check_budget_fits(budget)
+        budget, declared, parallel = self._checked_run(
+            objective, budget, executor, max_parallel, progress, on_error, callback, max_seconds
+        )
         should_stop = _stop_rule(self, callback, max_seconds)
         self.flush()  # what a failed write left in memory goes first
         self._in_run = True
@@ -823,6 +818,53 @@ class BayesianOptimizer:
         self._record_stop(reason)
         self._end_run(progress, failing=False)
         return self.result()
+
+    def _checked_run(
+        self,
+        objective,
+        budget,
+        executor=None,
+        max_parallel=None,
+        progress=True,
+        on_error=(),
+        callback=None,
+        max_seconds=None,
+    ) -> tuple[int, tuple[type[BaseException], ...], int]:
+        """Check the arguments of :meth:`run` (with its defaults); returns the budget, the
+        exception types recorded as failures and the number of evaluations in flight.
+
+        Raises:
+            ConfigurationError: naming the argument, what it must be and what arrived.
+        """
+        budget = check_int("budget", budget)
+        if budget < self.config["initial_design"]:
+            raise ConfigurationError(
+                f"`budget` ({budget}) must be an integer at least the initial design size "
+                f"({self.config['initial_design']})."
+            )
+        if not callable(objective):
+            raise ConfigurationError(
+                f"`objective` must be callable, got {type(objective).__name__}."
+            )
+        declared = _declared_failures(on_error)
+        parallel = self._checked_parallelism(objective, executor, max_parallel)
+        self._check_budget_fits(budget)
+        check_bool("progress", progress)
+        if callback is not None and not callable(callback):
+            raise ConfigurationError(
+                f"`callback` must be callable as callback(optimizer, evaluation), got "
+                f"{type(callback).__name__}."
+            )
+        if max_seconds is not None and not (
+            isinstance(max_seconds, numbers.Real)
+            and not isinstance(max_seconds, bool)
+            and 0 < max_seconds < math.inf
+        ):
+            raise ConfigurationError(
+                f"`max_seconds` must be a positive number of seconds, finite (pass None for no "
+                f"limit), got {max_seconds!r}."
+            )
+        return budget, declared, parallel
 
     def _record_stop(self, reason: str) -> None:
         """Remember why the run ended and write it to the journal (a failed write warns: no
@@ -1082,21 +1124,8 @@ def _stop_rule(
 ) -> Callable[[Evaluation], str | None]:
     """``should_stop(evaluation)``: why the run must stop after ``evaluation`` (``"callback"``,
     ``"max_seconds"``), or None. The wall-time budget counts on the run's clock from this call
-    to the moment ``evaluation`` was told (its ``elapsed``)."""
-    if callback is not None and not callable(callback):
-        raise ConfigurationError(
-            f"`callback` must be callable as callback(optimizer, evaluation), got "
-            f"{type(callback).__name__}."
-        )
-    if max_seconds is not None and not (
-        isinstance(max_seconds, numbers.Real)
-        and not isinstance(max_seconds, bool)
-        and max_seconds > 0
-    ):
-        raise ConfigurationError(
-            f"`max_seconds` must be a positive number of seconds (or None for no limit), got "
-            f"{max_seconds!r}."
-        )
+    to the moment ``evaluation`` was told (its ``elapsed``). ``callback`` and ``max_seconds``
+    are checked (:meth:`BayesianOptimizer._checked_run`)."""
     started = opt._elapsed()  # the run's clock starts (or goes on) now
 
     def should_stop(evaluation: Evaluation) -> str | None:
@@ -1232,7 +1261,12 @@ def _optimize(
             "`max_levels`, ...) go in `surrogate_options={...}`."
         )
     run_options = {k: options.pop(k) for k in _RUN_OPTIONS if k in options}
+    journal, resume = options.pop("journal", None), options.pop("resume", False)
     with BayesianOptimizer(space, minimize=minimizing, **options) as opt:
+        # the run's options are checked before the journal is written: a refused call leaves
+        # nothing on disk, and the corrected call finds no run there
+        opt._checked_run(objective, budget, **run_options)
+        opt._open_journal(journal, resume)
         opt._caller_frames = 2  # the run's warnings point at the call of minimize or maximize
         return opt.run(objective, budget, **run_options)
 

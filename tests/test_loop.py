@@ -269,6 +269,35 @@ def test_settings_are_checked_before_the_journal_or_any_evaluation(
     assert not journal.exists()
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"budget": 3},
+        {"max_seconds": -1},
+        {"max_seconds": math.inf},
+        {"progress": "no"},
+        {"callback": "stop"},
+        {"on_error": "oops"},
+        {"executor": "pool"},
+        {"max_parallel": 2},
+    ],
+)
+def test_a_minimize_refused_for_its_run_options_leaves_nothing_on_disk(tmp_path, options):
+    path = tmp_path / "run" / "j.jsonl"
+    run = {"budget": 6, "initial_design": 5, "progress": False, **FAST}
+    with pytest.raises(ConfigurationError):
+        minimize(_objective, Sphere(2), journal=path, **{**run, **options})
+    assert list(tmp_path.iterdir()) == []  # the corrected call finds no run there
+    assert minimize(_objective, Sphere(2), journal=path, **run).num_evaluations == 6
+
+
+def test_a_folder_given_as_the_journal_is_refused_without_a_stray_lock_file(tmp_path):
+    (tmp_path / "runs").mkdir()
+    with pytest.raises(JournalError, match="is a folder"):
+        BayesianOptimizer(Sphere(2), journal=tmp_path / "runs", **FAST)
+    assert [p.name for p in tmp_path.iterdir()] == ["runs"]
+
+
 def test_minimize_and_maximize_refuse_the_other_direction_and_unknown_options():
     with pytest.raises(ConfigurationError, match=r"manibo\.maximize"):
         minimize(_objective, Sphere(2), budget=4, minimize=False)
@@ -1094,7 +1123,7 @@ def test_a_callback_that_raises_or_returns_something_else_stops_the_run_with_the
     assert len(opt.history) == 2
 
 
-@pytest.mark.parametrize("max_seconds", [0, -1.0, math.nan, "10", True])
+@pytest.mark.parametrize("max_seconds", [0, -1.0, math.nan, math.inf, "10", True])
 def test_a_bad_wall_time_budget_is_refused_before_any_evaluation(max_seconds):
     opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST)
     with pytest.raises(ConfigurationError, match="`max_seconds` must be a positive number"):
