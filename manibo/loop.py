@@ -763,14 +763,16 @@ class BayesianOptimizer:
         type in ``on_error``, or returns NaN or ±inf, has a *failed evaluation*: it is recorded
         (history and journal, with the message) and kept out of the model, and the run goes on.
         Anything else the objective raises (a ``NameError``, a ``TypeError`` ...), or a return
-        value that is not one real number (a tuple, None), is a programming error: the run stops
+        value that is not one real number (a tuple, None, a boolean of Python, NumPy or torch,
+        an integer too large for a float), is a programming error: the run stops
         at once and raises it with its traceback, without recording the point. With an executor,
         the evaluations still in flight are finished and told before it is raised. An exception
         raised by ``callback`` stops the run in the same way (its evaluation is recorded).
 
         Stopping early: ``callback(optimizer, evaluation)`` is called after every told
         evaluation (``evaluation`` is its :class:`~manibo.journal.Evaluation` record, failed ones
-        included); returning True stops the run, None or False lets it go on. With
+        included); returning True stops the run, None or False lets it go on (NumPy booleans
+        and 0-d boolean tensors count; a number such as 0 or 1 is refused, as ambiguous). With
         ``max_seconds``, the run stops after the first evaluation told once that many seconds have
         passed since this call began. Either way, with an executor no new evaluation starts and
         those in flight are finished and told (the callback is still called for them). The
@@ -1138,11 +1140,12 @@ def _stop_rule(
                     "which is recorded; the run stopped."
                 )
                 raise
-            if answer is not None and not isinstance(answer, bool):
+            if answer is not None and not (_is_boolean(answer) and _shape(answer) == ()):
                 raise ConfigurationError(
-                    f"the callback returned {type(answer).__name__} {_shorten(repr(answer), 40)} "
-                    f"after evaluation {evaluation.index}; it must return True to stop the run, "
-                    "or None or False to go on."
+                    f"the callback returned {_type_name(answer)} {_shorten(repr(answer), 40)} "
+                    f"after evaluation {evaluation.index}; it must return a boolean (Python, "
+                    "NumPy, or a 0-d torch tensor): True to stop the run, False or None to go "
+                    "on. A number is not taken as a boolean: return `bool(...)` of it."
                 )
             if answer:
                 return "callback"
@@ -1154,22 +1157,48 @@ def _stop_rule(
 
 
 def _as_objective_value(value: object, x: Tensor) -> float:
-    """One real number from what the objective returned, or an :class:`ObjectiveError`."""
-    if isinstance(value, Tensor) and value.numel() == 1 and not value.is_complex():
-        return float(value)
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        return float(value)
-    if hasattr(value, "dtype") and getattr(value, "size", None) == 1:  # a NumPy scalar or array
+    """One real number from what the objective returned, or an :class:`ObjectiveError`.
+
+    A one-element tensor or NumPy array of a real dtype counts; a boolean (Python, NumPy or
+    torch: ``True`` is not 1.0) or a complex number does not."""
+    if isinstance(value, Tensor):
+        value = value.detach()  # float() of a tensor that requires grad would warn
+        number = value.numel() == 1 and not (value.is_complex() or value.dtype == torch.bool)
+    elif hasattr(value, "dtype") and hasattr(value, "size"):  # a NumPy scalar or array
+        number = value.size == 1 and getattr(value.dtype, "kind", "") in ("i", "u", "f")
+    else:
+        number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    reason = ""
+    if number:
         try:
             return float(value)
+        except OverflowError:  # an integer beyond float: 10**400
+            reason = ", and this one is too large for a float (at most about 1.8e308)"
         except (TypeError, ValueError):
             pass
     raise ObjectiveError(
-        f"the objective returned {type(value).__name__} {_shorten(repr(value), 80)} at x = "
-        f"{_shorten(str(x.tolist()), 80)}; it must return one real number (a float). Return "
-        "float(...) of the quantity to optimise; declare a failed evaluation by raising "
+        f"the objective returned {_type_name(value)} {_shorten(repr(value), 80)} at x = "
+        f"{_shorten(str(x.tolist()), 80)}; it must return one real number (a float){reason}. "
+        "Return float(...) of the quantity to optimise; declare a failed evaluation by raising "
         "manibo.EvaluationFailed."
     )
+
+
+def _is_boolean(value: object) -> bool:
+    """Whether ``value`` is a bool, a NumPy bool or a boolean array or tensor."""
+    return isinstance(value, bool) or str(getattr(value, "dtype", "")) in ("bool", "torch.bool")
+
+
+def _shape(value: object) -> tuple[int, ...]:
+    """The shape of an array or tensor; ``()`` for a Python scalar."""
+    return tuple(getattr(value, "shape", ()))
+
+
+def _type_name(value: object) -> str:
+    """``float``, ``numpy.bool``, ``torch.Tensor``: the type of ``value`` as people name it."""
+    kind = type(value)
+    module = kind.__module__.split(".")[0]
+    return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
 
 
 def _note_programming_error(err: BaseException, x: Tensor) -> None:

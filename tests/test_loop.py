@@ -129,7 +129,11 @@ def test_a_programming_error_stops_the_run_at_its_first_evaluation(tmp_path):
     assert len(calls) == 1
 
 
-@pytest.mark.parametrize("returned", [(1.0, 2.0), None, "0.5", torch.ones(2)])
+@pytest.mark.parametrize(
+    "returned",
+    [(1.0, 2.0), None, "0.5", torch.ones(2), True, np.bool_(True), torch.tensor(True), 10**400],
+    ids=["tuple", "None", "str", "tensor", "bool", "np.bool_", "bool tensor", "10**400"],
+)
 def test_an_objective_returning_something_else_than_a_number_stops_the_run(returned):
     calls = []
 
@@ -142,6 +146,17 @@ def test_an_objective_returning_something_else_than_a_number_stops_the_run(retur
         opt.run(objective, budget=3, progress=False)
     assert isinstance(info.value, ObjectiveError)
     assert len(calls) == 1 and opt.history == []
+    assert not hasattr(info.value, "__notes__")  # manibo refused the value: the objective ran fine
+    if type(returned) is int:
+        assert "too large for a float" in str(info.value)
+
+
+def test_an_objective_value_that_requires_grad_is_taken_quietly():
+    opt = BayesianOptimizer(Sphere(2), initial_design=2, seed=0, **FAST)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        opt.run(lambda x: torch.tensor(0.5, requires_grad=True) * x[0], budget=2, progress=False)
+    assert [type(e.y) for e in opt.history] == [float, float]
 
 
 def test_the_progress_bar_shows_the_last_failure(capsys):
@@ -1118,9 +1133,20 @@ def test_a_callback_that_raises_or_returns_something_else_stops_the_run_with_the
     assert len(opt.history) == 1 and opt.pending is None  # its evaluation is recorded
     with pytest.raises(ConfigurationError, match=r"callback returned str 'stop'.*True to stop"):
         opt.run(_objective, budget=4, callback=lambda o, e: "stop", progress=False)
+    with pytest.raises(ConfigurationError, match=r"returned int 0 .* A number is not taken as"):
+        opt.run(_objective, budget=4, callback=lambda o, e: 0, progress=False)
     with pytest.raises(ConfigurationError, match="`callback` must be callable"):
         opt.run(_objective, budget=4, callback="stop", progress=False)
-    assert len(opt.history) == 2
+    assert len(opt.history) == 3
+
+
+@pytest.mark.parametrize("answer", [np.bool_, lambda b: torch.tensor(b), lambda b: np.array(b)])
+def test_a_callback_may_answer_with_a_numpy_or_torch_boolean(answer):
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST)
+    result = opt.run(_objective, budget=3, callback=lambda o, e: answer(False), progress=False)
+    assert result.stop_reason == "budget"
+    result = opt.run(_objective, budget=5, callback=lambda o, e: answer(True), progress=False)
+    assert result.stop_reason == "callback" and result.num_evaluations == 4
 
 
 @pytest.mark.parametrize("max_seconds", [0, -1.0, math.nan, math.inf, "10", True])
