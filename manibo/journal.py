@@ -247,6 +247,7 @@ def parse_records(complete: bytes, path: Path) -> JournalContents | None:
     records = [_decode(line, number, path) for number, line in enumerate(lines, start=1)]
     version, config = _check_header(records[0], path)
     evaluations, stops, asked = [], [], []
+    lines_of = []  # the line number of each evaluation
     for number, record in enumerate(records[1:], start=2):
         if version >= 3 and record.get("type") == "stop":
             stops.append(_check_stop(record, number, path))
@@ -256,8 +257,9 @@ def parse_records(complete: bytes, path: Path) -> JournalContents | None:
             continue
         evaluation = _check_evaluation(record, version, number, path)
         if evaluation.index != len(evaluations):
-            raise _index_error(evaluation.index, len(evaluations), number, path)
+            raise _index_error(evaluation.index, len(evaluations), number, lines_of, path)
         evaluations.append(evaluation)
+        lines_of.append(number)
     return JournalContents(version, config, evaluations, stops, asked)
 
 
@@ -398,9 +400,13 @@ def _is_point(value: object) -> bool:
     )
 
 
-def _index_error(index: int, expected: int, number: int, path: Path) -> JournalError:
+def _index_error(
+    index: int, expected: int, number: int, lines_of: list[int], path: Path
+) -> JournalError:
+    """The error of evaluation line ``number`` whose ``index`` is not ``expected``;
+    ``lines_of[i]`` is the line of evaluation ``i``."""
     if index < expected:
-        what = f"index {index} appears a second time (the record at line {index + 2} has it)"
+        what = f"index {index} appears a second time (the record at line {lines_of[index]} has it)"
     else:
         missing = f"{expected}" if index == expected + 1 else f"{expected} to {index - 1}"
         what = f"it has index {index}, but index {missing} is missing before it"

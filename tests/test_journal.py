@@ -77,6 +77,19 @@ def test_a_reader_never_modifies_a_journal_being_written(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["j.jsonl"]  # nothing moved aside
 
 
+def test_a_repeated_index_names_the_lines_that_hold_it_among_asked_lines(tmp_path):
+    path = tmp_path / "j.jsonl"
+    writer = _journal(path, n=0)
+    for i in range(2):
+        writer.append_asked(Asked(i, i, [[0.0, 1.0]], [0.1]))
+        writer.append(Evaluation(x=[0.0, 1.0], y=0.5, index=i))
+    writer.append(Evaluation(x=[0.0, 1.0], y=0.5, index=1))
+    writer.close()
+    # line 1 header, 2 asked, 3 evaluation 0, 4 asked, 5 evaluation 1, 6 evaluation 1 again
+    with pytest.raises(JournalError, match=r"line 6 .*index 1 .*the record at line 5 has it"):
+        Journal(path).read()
+
+
 def test_only_the_writer_moves_a_cut_off_line_aside_and_never_over_an_earlier_one(tmp_path):
     path = tmp_path / "j.jsonl"
     _journal(path).close()
