@@ -147,6 +147,27 @@ def check_bool(name: str, value: object) -> bool:
     return value
 
 
+def as_seconds(name: str, value: object) -> float | None:
+    """A duration as a ``float`` (None stays None), refused with an ``InputDataError`` unless it
+    is a finite real number ``>= 0``; a NumPy scalar or a 0-d tensor of a real dtype counts (a
+    bool, a string or a complex number does not)."""
+    if value is None:
+        return None
+    scalar = getattr(value, "shape", None) == () and hasattr(value, "item")
+    number = value.item() if scalar else value  # NumPy scalars and 0-d arrays or tensors
+    try:
+        real = isinstance(number, numbers.Real) and not isinstance(number, bool)
+        seconds = float(number) if real else math.nan
+    except OverflowError:  # an integer beyond float: 10**400
+        seconds = math.inf
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise InputDataError(
+            f"`{name}` must be a finite number of seconds >= 0 or None, got "
+            f"{type(value).__name__} {value!r}."
+        )
+    return seconds
+
+
 def as_values(name: str, value: object) -> Tensor:
     """Observed values as a float64 CPU tensor of shape ``(n,)``.
 

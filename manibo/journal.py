@@ -9,7 +9,11 @@ safe:
   by a crash) and is ignored by :meth:`Journal.read`.
 * **One writer at a time.** :class:`JournalWriter` holds an operating-system lock on
   ``<journal>.lock`` (released when it closes or its process dies, even by ``SIGKILL``); a second
-  writer gets :class:`JournalLockedError` naming the holder. The lock file stays after the run,
+  writer gets :class:`JournalLockedError` naming the holder. The lock file sits beside the file
+  the path resolves to, so a writer that opens the journal through a symbolic link takes the same
+  lock. Where ``flock`` exists (not on Windows, whose locks would keep readers out) the writer
+  also locks the journal file itself, so a writer through a hard link (another name, another lock
+  file) is refused as well, once the journal exists. The lock file stays after the run,
   holding the last holder's process and host: it is the lock's anchor, not a sign of a running
   writer. Deleting it on close would let a writer that opened it just before lock a file no longer
   on disk while a third writer creates and locks a new one: two writers at once. It may be
@@ -243,6 +247,7 @@ def parse_records(complete: bytes, path: Path) -> JournalContents | None:
     records = [_decode(line, number, path) for number, line in enumerate(lines, start=1)]
     version, config = _check_header(records[0], path)
     evaluations, stops, asked = [], [], []
+    lines_of = []  # the line number of each evaluation
     for number, record in enumerate(records[1:], start=2):
         if version >= 3 and record.get("type") == "stop":
             stops.append(_check_stop(record, number, path))
@@ -252,8 +257,9 @@ def parse_records(complete: bytes, path: Path) -> JournalContents | None:
             continue
         evaluation = _check_evaluation(record, version, number, path)
         if evaluation.index != len(evaluations):
-            raise _index_error(evaluation.index, len(evaluations), number, path)
+            raise _index_error(evaluation.index, len(evaluations), number, lines_of, path)
         evaluations.append(evaluation)
+        lines_of.append(number)
     return JournalContents(version, config, evaluations, stops, asked)
 
 
@@ -394,9 +400,13 @@ def _is_point(value: object) -> bool:
     )
 
 
-def _index_error(index: int, expected: int, number: int, path: Path) -> JournalError:
+def _index_error(
+    index: int, expected: int, number: int, lines_of: list[int], path: Path
+) -> JournalError:
+    """The error of evaluation line ``number`` whose ``index`` is not ``expected``;
+    ``lines_of[i]`` is the line of evaluation ``i``."""
     if index < expected:
-        what = f"index {index} appears a second time (the record at line {index + 2} has it)"
+        what = f"index {index} appears a second time (the record at line {lines_of[index]} has it)"
     else:
         missing = f"{expected}" if index == expected + 1 else f"{expected} to {index - 1}"
         what = f"it has index {index}, but index {missing} is missing before it"
@@ -417,7 +427,10 @@ class JournalWriter:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        if self.path.is_dir():
+            raise JournalError(f"journal {self.path} is a folder; name a file in it.")
+        real = Path(os.path.realpath(self.path))  # a symbolic link shares its target's lock
+        self.lock_path = real.with_name(real.name + ".lock")
         self._fd: int | None = None
         self._identity: tuple[int, int] | None = None
         self.version = JOURNAL_VERSION
@@ -440,6 +453,7 @@ class JournalWriter:
 
         Raises:
             JournalError: the journal cannot be read or is malformed.
+            JournalLockedError: another writer holds the journal file through a hard link.
             OSError: it cannot be opened for appending.
         """
         try:
@@ -448,6 +462,9 @@ class JournalWriter:
             return None, []
         except OSError as err:
             raise JournalError(f"cannot read journal {self.path}: {err}.") from err
+        # locked before a cut-off line is moved aside: it may be another writer's line in progress
+        # (and a journal this process cannot append to is refused now, not at a tell)
+        self._open()
         keep = raw.rfind(b"\n") + 1
         if keep < len(raw):
             self._quarantine(raw[keep:], keep)
@@ -455,7 +472,6 @@ class JournalWriter:
         if contents is None:
             return None, []
         self.version, self.stops, self.asked = contents.version, contents.stops, contents.asked
-        self._open()  # a journal this process cannot append to is refused now, not at a tell
         return contents.config, contents.evaluations
 
     def create(self, config: dict[str, Any]) -> None:
@@ -532,6 +548,15 @@ class JournalWriter:
         if self._fd is None:
             flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
             self._fd = os.open(self.path, flags, 0o644)
+            try:
+                _lock_journal(self._fd)
+            except OSError:
+                os.close(self._fd)
+                self._fd = None
+                raise JournalLockedError(
+                    f"journal {self.path} is already being written under another name (a hard "
+                    "link to the same file). Only one process may write a journal at a time."
+                ) from None
             stat = os.fstat(self._fd)
             self._identity = (stat.st_dev, stat.st_ino)
 
@@ -693,8 +718,13 @@ try:
     def _lock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
+    _lock_journal = _lock
+
 except ImportError:  # Windows
     import msvcrt
 
     def _lock(fd: int) -> None:
         msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+
+    def _lock_journal(fd: int) -> None:
+        """Nothing: a Windows lock is mandatory, and on the journal it would keep readers out."""

@@ -50,6 +50,7 @@ from manibo._loop_settings import (
 from manibo._proposal_warnings import ProposalWarnings
 from manibo._stack import user_stacklevel
 from manibo._validation import (
+    as_seconds,
     as_tensor_arg,
     as_values,
     check_bool,
@@ -222,11 +223,15 @@ class BayesianOptimizer:
         self._last_error: str | None = None
         self._progress_width = 0
         self._written = 0
-        self.journal = None if journal is None else Path(journal)
-        if self.journal is not None:
-            self._open_journal(check_bool("resume", resume))
+        self.journal: Path | None = None
+        self._open_journal(journal, resume)
 
-    def _open_journal(self, resume: bool) -> None:
+    def _open_journal(self, journal: str | Path | None, resume: object) -> None:
+        """Open ``journal`` (None: none), continuing the run it holds when ``resume`` is True."""
+        if journal is None:
+            return
+        resume = check_bool("resume", resume)
+        self.journal = Path(journal)
         writer = JournalWriter(self.journal)
         try:
             recorded, evaluations = writer.load()
@@ -582,18 +587,20 @@ class BayesianOptimizer:
             X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device.
             Y: values ``(n,)``, ``(n, 1)`` or a scalar, all finite (use :meth:`tell_failure` for
                 failed evaluations).
-            seconds: wall time of the evaluation, recorded in the journal.
+            seconds: wall time of the evaluation, recorded in the journal: a finite number
+                ``>= 0`` (a NumPy scalar or a 0-d tensor counts) or None.
 
         Each told point clears the pending point nearest to it within :data:`PENDING_TOL` on the
         space (a point your code rounded still clears its entry).
 
         Raises:
-            InputDataError: ``X`` or ``Y`` is malformed (nothing is recorded).
+            InputDataError: ``X``, ``Y`` or ``seconds`` is malformed (nothing is recorded).
             JournalWriteError: the journal could not be written; the evaluations are recorded in
                 ``history`` all the same and are written by the next ``tell`` or :meth:`flush`.
         """
         X = self._validated_points(X)
         Y = as_values("Y", Y)
+        seconds = as_seconds("seconds", seconds)
         if Y.shape[0] != X.shape[0]:
             raise InputDataError(
                 f"`Y` has {Y.shape[0]} values for {X.shape[0]} points in `X`; give one value per "
@@ -619,12 +626,14 @@ class BayesianOptimizer:
         Args:
             X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device.
             error: what went wrong: a message, or the exception.
-            seconds: wall time of the evaluation, recorded in the journal.
+            seconds: wall time of the evaluation, as for :meth:`tell`.
 
         Raises:
+            InputDataError: ``X`` or ``seconds`` is malformed (nothing is recorded).
             JournalWriteError: as for :meth:`tell`.
         """
         X = self._validated_points(X)
+        seconds = as_seconds("seconds", seconds)
         message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         self._last_error = message
         self._record(
@@ -754,14 +763,16 @@ class BayesianOptimizer:
         type in ``on_error``, or returns NaN or ±inf, has a *failed evaluation*: it is recorded
         (history and journal, with the message) and kept out of the model, and the run goes on.
         Anything else the objective raises (a ``NameError``, a ``TypeError`` ...), or a return
-        value that is not one real number (a tuple, None), is a programming error: the run stops
+        value that is not one real number (a tuple, None, a boolean of Python, NumPy or torch,
+        an integer too large for a float), is a programming error: the run stops
         at once and raises it with its traceback, without recording the point. With an executor,
         the evaluations still in flight are finished and told before it is raised. An exception
         raised by ``callback`` stops the run in the same way (its evaluation is recorded).
 
         Stopping early: ``callback(optimizer, evaluation)`` is called after every told
         evaluation (``evaluation`` is its :class:`~manibo.journal.Evaluation` record, failed ones
-        included); returning True stops the run, None or False lets it go on. With
+        included); returning True stops the run, None or False lets it go on (NumPy booleans
+        and 0-d boolean tensors count; a number such as 0 or 1 is refused, as ambiguous). With
         ``max_seconds``, the run stops after the first evaluation told once that many seconds have
         passed since this call began. Either way, with an executor no new evaluation starts and
         those in flight are finished and told (the callback is still called for them). The
@@ -778,7 +789,8 @@ class BayesianOptimizer:
             on_error: exception types (a type or a tuple) recorded as failed evaluations.
             callback: ``callback(optimizer, evaluation) -> bool | None``, called after each told
                 evaluation; True stops the run.
-            max_seconds: wall-time budget of this call in seconds (positive); None: no limit.
+            max_seconds: wall-time budget of this call in seconds (positive and finite); None:
+                no limit.
 
         Returns:
             The :class:`~manibo.result.OptimizationResult` of the run (resumed evaluations
@@ -789,19 +801,9 @@ class BayesianOptimizer:
             JournalWriteError: the journal could not be written; nothing is lost (see
                 :meth:`tell`), and calling ``run`` again continues.
         """
-        budget = check_int("budget", budget)
-        if budget < self.config["initial_design"]:
-            raise ConfigurationError(
-                f"`budget` ({budget}) must be an integer at least the initial design size "
-                f"({self.config['initial_design']})."
-            )
-        if not callable(objective):
-            raise ConfigurationError(
-                f"`objective` must be callable, got {type(objective).__name__}."
-            )
-        declared = _declared_failures(on_error)
-        parallel = self._checked_parallelism(objective, executor, max_parallel)
-        self._check_budget_fits(budget)
+        budget, declared, parallel = self._checked_run(
+            objective, budget, executor, max_parallel, progress, on_error, callback, max_seconds
+        )
         should_stop = _stop_rule(self, callback, max_seconds)
         self.flush()  # what a failed write left in memory goes first
         self._in_run = True
@@ -818,6 +820,53 @@ class BayesianOptimizer:
         self._record_stop(reason)
         self._end_run(progress, failing=False)
         return self.result()
+
+    def _checked_run(
+        self,
+        objective,
+        budget,
+        executor=None,
+        max_parallel=None,
+        progress=True,
+        on_error=(),
+        callback=None,
+        max_seconds=None,
+    ) -> tuple[int, tuple[type[BaseException], ...], int]:
+        """Check the arguments of :meth:`run` (with its defaults); returns the budget, the
+        exception types recorded as failures and the number of evaluations in flight.
+
+        Raises:
+            ConfigurationError: naming the argument, what it must be and what arrived.
+        """
+        budget = check_int("budget", budget)
+        if budget < self.config["initial_design"]:
+            raise ConfigurationError(
+                f"`budget` ({budget}) must be an integer at least the initial design size "
+                f"({self.config['initial_design']})."
+            )
+        if not callable(objective):
+            raise ConfigurationError(
+                f"`objective` must be callable, got {type(objective).__name__}."
+            )
+        declared = _declared_failures(on_error)
+        parallel = self._checked_parallelism(objective, executor, max_parallel)
+        self._check_budget_fits(budget)
+        check_bool("progress", progress)
+        if callback is not None and not callable(callback):
+            raise ConfigurationError(
+                f"`callback` must be callable as callback(optimizer, evaluation), got "
+                f"{type(callback).__name__}."
+            )
+        if max_seconds is not None and not (
+            isinstance(max_seconds, numbers.Real)
+            and not isinstance(max_seconds, bool)
+            and 0 < max_seconds < math.inf
+        ):
+            raise ConfigurationError(
+                f"`max_seconds` must be a positive number of seconds, finite (pass None for no "
+                f"limit), got {max_seconds!r}."
+            )
+        return budget, declared, parallel
 
     def _record_stop(self, reason: str) -> None:
         """Remember why the run ended and write it to the journal (a failed write warns: no
@@ -1077,21 +1126,8 @@ def _stop_rule(
 ) -> Callable[[Evaluation], str | None]:
     """``should_stop(evaluation)``: why the run must stop after ``evaluation`` (``"callback"``,
     ``"max_seconds"``), or None. The wall-time budget counts on the run's clock from this call
-    to the moment ``evaluation`` was told (its ``elapsed``)."""
-    if callback is not None and not callable(callback):
-        raise ConfigurationError(
-            f"`callback` must be callable as callback(optimizer, evaluation), got "
-            f"{type(callback).__name__}."
-        )
-    if max_seconds is not None and not (
-        isinstance(max_seconds, numbers.Real)
-        and not isinstance(max_seconds, bool)
-        and max_seconds > 0
-    ):
-        raise ConfigurationError(
-            f"`max_seconds` must be a positive number of seconds (or None for no limit), got "
-            f"{max_seconds!r}."
-        )
+    to the moment ``evaluation`` was told (its ``elapsed``). ``callback`` and ``max_seconds``
+    are checked (:meth:`BayesianOptimizer._checked_run`)."""
     started = opt._elapsed()  # the run's clock starts (or goes on) now
 
     def should_stop(evaluation: Evaluation) -> str | None:
@@ -1104,11 +1140,12 @@ def _stop_rule(
                     "which is recorded; the run stopped."
                 )
                 raise
-            if answer is not None and not isinstance(answer, bool):
+            if answer is not None and not (_is_boolean(answer) and _shape(answer) == ()):
                 raise ConfigurationError(
-                    f"the callback returned {type(answer).__name__} {_shorten(repr(answer), 40)} "
-                    f"after evaluation {evaluation.index}; it must return True to stop the run, "
-                    "or None or False to go on."
+                    f"the callback returned {_type_name(answer)} {_shorten(repr(answer), 40)} "
+                    f"after evaluation {evaluation.index}; it must return a boolean (Python, "
+                    "NumPy, or a 0-d torch tensor): True to stop the run, False or None to go "
+                    "on. A number is not taken as a boolean: return `bool(...)` of it."
                 )
             if answer:
                 return "callback"
@@ -1120,22 +1157,48 @@ def _stop_rule(
 
 
 def _as_objective_value(value: object, x: Tensor) -> float:
-    """One real number from what the objective returned, or an :class:`ObjectiveError`."""
-    if isinstance(value, Tensor) and value.numel() == 1 and not value.is_complex():
-        return float(value)
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        return float(value)
-    if hasattr(value, "dtype") and getattr(value, "size", None) == 1:  # a NumPy scalar or array
+    """One real number from what the objective returned, or an :class:`ObjectiveError`.
+
+    A one-element tensor or NumPy array of a real dtype counts; a boolean (Python, NumPy or
+    torch: ``True`` is not 1.0) or a complex number does not."""
+    if isinstance(value, Tensor):
+        value = value.detach()  # float() of a tensor that requires grad would warn
+        number = value.numel() == 1 and not (value.is_complex() or value.dtype == torch.bool)
+    elif hasattr(value, "dtype") and hasattr(value, "size"):  # a NumPy scalar or array
+        number = value.size == 1 and getattr(value.dtype, "kind", "") in ("i", "u", "f")
+    else:
+        number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    reason = ""
+    if number:
         try:
             return float(value)
+        except OverflowError:  # an integer beyond float: 10**400
+            reason = ", and this one is too large for a float (at most about 1.8e308)"
         except (TypeError, ValueError):
             pass
     raise ObjectiveError(
-        f"the objective returned {type(value).__name__} {_shorten(repr(value), 80)} at x = "
-        f"{_shorten(str(x.tolist()), 80)}; it must return one real number (a float). Return "
-        "float(...) of the quantity to optimise; declare a failed evaluation by raising "
+        f"the objective returned {_type_name(value)} {_shorten(repr(value), 80)} at x = "
+        f"{_shorten(str(x.tolist()), 80)}; it must return one real number (a float){reason}. "
+        "Return float(...) of the quantity to optimise; declare a failed evaluation by raising "
         "manibo.EvaluationFailed."
     )
+
+
+def _is_boolean(value: object) -> bool:
+    """Whether ``value`` is a bool, a NumPy bool or a boolean array or tensor."""
+    return isinstance(value, bool) or str(getattr(value, "dtype", "")) in ("bool", "torch.bool")
+
+
+def _shape(value: object) -> tuple[int, ...]:
+    """The shape of an array or tensor; ``()`` for a Python scalar."""
+    return tuple(getattr(value, "shape", ()))
+
+
+def _type_name(value: object) -> str:
+    """``float``, ``numpy.bool``, ``torch.Tensor``: the type of ``value`` as people name it."""
+    kind = type(value)
+    module = kind.__module__.split(".")[0]
+    return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
 
 
 def _note_programming_error(err: BaseException, x: Tensor) -> None:
@@ -1227,7 +1290,12 @@ def _optimize(
             "`max_levels`, ...) go in `surrogate_options={...}`."
         )
     run_options = {k: options.pop(k) for k in _RUN_OPTIONS if k in options}
+    journal, resume = options.pop("journal", None), options.pop("resume", False)
     with BayesianOptimizer(space, minimize=minimizing, **options) as opt:
+        # the run's options are checked before the journal is written: a refused call leaves
+        # nothing on disk, and the corrected call finds no run there
+        opt._checked_run(objective, budget, **run_options)
+        opt._open_journal(journal, resume)
         opt._caller_frames = 2  # the run's warnings point at the call of minimize or maximize
         return opt.run(objective, budget, **run_options)
 

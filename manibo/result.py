@@ -151,8 +151,9 @@ class OptimizationResult:
         return self._recommendation[1]
 
     def summary(self) -> str:
-        """A few lines for people: best value and point, recommended point, evaluations,
-        failures, time, why the run stopped, where the journal is."""
+        """A few lines for people: best value (with its evaluation, counted from 0 as everywhere)
+        and point, recommended point, evaluations, failures, time, why the run stopped, where the
+        journal is."""
         verb = "minimised" if self.minimize else "maximised"
         lines = [
             f"{verb} on {self.space!r} with surrogate {self.config.get('surrogate')!r} and "
@@ -161,8 +162,7 @@ class OptimizationResult:
         if self.best_x is None:
             lines.append("best observed value: none (no evaluation succeeded)")
         else:
-            index = self.best_index + 1
-            lines.append(f"best observed value: {self.best_y!r} (evaluation {index})")
+            lines.append(f"best observed value: {self.best_y!r} (evaluation {self.best_index})")
             lines.append(f"best point: {_point_text(self.best_x)}")
         if self.recommended_x is not None:
             lines.append(

@@ -77,6 +77,19 @@ def test_a_reader_never_modifies_a_journal_being_written(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["j.jsonl"]  # nothing moved aside
 
 
+def test_a_repeated_index_names_the_lines_that_hold_it_among_asked_lines(tmp_path):
+    path = tmp_path / "j.jsonl"
+    writer = _journal(path, n=0)
+    for i in range(2):
+        writer.append_asked(Asked(i, i, [[0.0, 1.0]], [0.1]))
+        writer.append(Evaluation(x=[0.0, 1.0], y=0.5, index=i))
+    writer.append(Evaluation(x=[0.0, 1.0], y=0.5, index=1))
+    writer.close()
+    # line 1 header, 2 asked, 3 evaluation 0, 4 asked, 5 evaluation 1, 6 evaluation 1 again
+    with pytest.raises(JournalError, match=r"line 6 .*index 1 .*the record at line 5 has it"):
+        Journal(path).read()
+
+
 def test_only_the_writer_moves_a_cut_off_line_aside_and_never_over_an_earlier_one(tmp_path):
     path = tmp_path / "j.jsonl"
     _journal(path).close()
@@ -178,6 +191,32 @@ def test_a_second_writer_is_refused_with_the_holder_named(tmp_path):
             JournalWriter(path)
         assert server.kill(holder) == -9
     JournalWriter(path).close()  # the kernel released the dead holder's lock
+
+
+def test_a_journal_opened_through_another_name_has_one_writer(tmp_path):
+    path = tmp_path / "j.jsonl"
+    _journal(path).close()
+    (tmp_path / "sym.jsonl").symlink_to(path)
+    os.link(path, tmp_path / "hard.jsonl")
+    first = JournalWriter(path)
+    first.load()
+    with pytest.raises(JournalLockedError, match="this process"):
+        JournalWriter(tmp_path / "sym.jsonl")  # the same lock file: the target's
+    if manibo.journal._lock_journal is manibo.journal._lock:  # flock: the file itself is locked
+        with pytest.raises(JournalLockedError, match="hard link"):
+            JournalWriter(tmp_path / "hard.jsonl").load()
+    first.close()
+    second = JournalWriter(tmp_path / "hard.jsonl")
+    assert len(second.load()[1]) == 2
+    second.close()
+    assert not (tmp_path / "sym.jsonl.lock").exists()
+
+
+def test_a_folder_is_refused_as_a_journal_without_a_lock_file_beside_it(tmp_path):
+    (tmp_path / "runs").mkdir()
+    with pytest.raises(JournalError, match="is a folder"):
+        JournalWriter(tmp_path / "runs")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
 
 
 def test_a_failed_write_leaves_the_file_as_it_was(tmp_path, monkeypatch):

@@ -16,6 +16,7 @@ import warnings
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from botorch.exceptions.warnings import OptimizationWarning
@@ -128,7 +129,11 @@ def test_a_programming_error_stops_the_run_at_its_first_evaluation(tmp_path):
     assert len(calls) == 1
 
 
-@pytest.mark.parametrize("returned", [(1.0, 2.0), None, "0.5", torch.ones(2)])
+@pytest.mark.parametrize(
+    "returned",
+    [(1.0, 2.0), None, "0.5", torch.ones(2), True, np.bool_(True), torch.tensor(True), 10**400],
+    ids=["tuple", "None", "str", "tensor", "bool", "np.bool_", "bool tensor", "10**400"],
+)
 def test_an_objective_returning_something_else_than_a_number_stops_the_run(returned):
     calls = []
 
@@ -141,6 +146,17 @@ def test_an_objective_returning_something_else_than_a_number_stops_the_run(retur
         opt.run(objective, budget=3, progress=False)
     assert isinstance(info.value, ObjectiveError)
     assert len(calls) == 1 and opt.history == []
+    assert not hasattr(info.value, "__notes__")  # manibo refused the value: the objective ran fine
+    if type(returned) is int:
+        assert "too large for a float" in str(info.value)
+
+
+def test_an_objective_value_that_requires_grad_is_taken_quietly():
+    opt = BayesianOptimizer(Sphere(2), initial_design=2, seed=0, **FAST)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        opt.run(lambda x: torch.tensor(0.5, requires_grad=True) * x[0], budget=2, progress=False)
+    assert [type(e.y) for e in opt.history] == [float, float]
 
 
 def test_the_progress_bar_shows_the_last_failure(capsys):
@@ -266,6 +282,35 @@ def test_settings_are_checked_before_the_journal_or_any_evaluation(
     with pytest.raises(ConfigurationError, match=message):
         BayesianOptimizer(space, journal=journal, **options)
     assert not journal.exists()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"budget": 3},
+        {"max_seconds": -1},
+        {"max_seconds": math.inf},
+        {"progress": "no"},
+        {"callback": "stop"},
+        {"on_error": "oops"},
+        {"executor": "pool"},
+        {"max_parallel": 2},
+    ],
+)
+def test_a_minimize_refused_for_its_run_options_leaves_nothing_on_disk(tmp_path, options):
+    path = tmp_path / "run" / "j.jsonl"
+    run = {"budget": 6, "initial_design": 5, "progress": False, **FAST}
+    with pytest.raises(ConfigurationError):
+        minimize(_objective, Sphere(2), journal=path, **{**run, **options})
+    assert list(tmp_path.iterdir()) == []  # the corrected call finds no run there
+    assert minimize(_objective, Sphere(2), journal=path, **run).num_evaluations == 6
+
+
+def test_a_folder_given_as_the_journal_is_refused_without_a_stray_lock_file(tmp_path):
+    (tmp_path / "runs").mkdir()
+    with pytest.raises(JournalError, match="is a folder"):
+        BayesianOptimizer(Sphere(2), journal=tmp_path / "runs", **FAST)
+    assert [p.name for p in tmp_path.iterdir()] == ["runs"]
 
 
 def test_minimize_and_maximize_refuse_the_other_direction_and_unknown_options():
@@ -394,6 +439,28 @@ def test_tell_refuses_what_is_not_a_finite_number(tmp_path):
         BayesianOptimizer(space, acquisition="nope")
     opt.tell(x, 10**20)  # an integer beyond int64 is a real number
     assert opt.history[-1].y == 1e20
+
+
+def test_tell_checks_seconds_before_recording_and_takes_numpy_and_torch_scalars(tmp_path):
+    path = tmp_path / "j.jsonl"
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, journal=path, **FAST)
+    x = opt.ask()
+    for bad in ("a", -5.0, 1j, math.inf, True, torch.ones(2)):
+        with pytest.raises(InputDataError, match="`seconds` must be a finite number"):
+            opt.tell(x, 0.3, seconds=bad)
+        with pytest.raises(InputDataError, match="`seconds` must be a finite number"):
+            opt.tell_failure(x, "boom", seconds=bad)
+    assert opt.history == []
+    # a NumPy scalar or a 0-d tensor is a number of seconds (once a TypeError of the JSON writer
+    # that every later write repeated: the evaluation never reached the journal)
+    opt.tell(x, 0.3, seconds=np.float32(0.5))
+    opt.tell(opt.ask(), 0.4, seconds=torch.tensor(0.25, requires_grad=True))
+    opt.tell_failure(opt.ask(), "boom", seconds=np.array(2))
+    assert [e.seconds for e in opt.history] == [0.5, 0.25, 2.0]
+    assert all(type(e.seconds) is float for e in opt.history)
+    opt.close()
+    with BayesianOptimizer.resume(path) as resumed:
+        assert [e.seconds for e in resumed.history] == [0.5, 0.25, 2.0]
 
 
 @pytest.mark.parametrize("scale", [1e300, 1e-300])
@@ -1066,12 +1133,23 @@ def test_a_callback_that_raises_or_returns_something_else_stops_the_run_with_the
     assert len(opt.history) == 1 and opt.pending is None  # its evaluation is recorded
     with pytest.raises(ConfigurationError, match=r"callback returned str 'stop'.*True to stop"):
         opt.run(_objective, budget=4, callback=lambda o, e: "stop", progress=False)
+    with pytest.raises(ConfigurationError, match=r"returned int 0 .* A number is not taken as"):
+        opt.run(_objective, budget=4, callback=lambda o, e: 0, progress=False)
     with pytest.raises(ConfigurationError, match="`callback` must be callable"):
         opt.run(_objective, budget=4, callback="stop", progress=False)
-    assert len(opt.history) == 2
+    assert len(opt.history) == 3
 
 
-@pytest.mark.parametrize("max_seconds", [0, -1.0, math.nan, "10", True])
+@pytest.mark.parametrize("answer", [np.bool_, lambda b: torch.tensor(b), lambda b: np.array(b)])
+def test_a_callback_may_answer_with_a_numpy_or_torch_boolean(answer):
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST)
+    result = opt.run(_objective, budget=3, callback=lambda o, e: answer(False), progress=False)
+    assert result.stop_reason == "budget"
+    result = opt.run(_objective, budget=5, callback=lambda o, e: answer(True), progress=False)
+    assert result.stop_reason == "callback" and result.num_evaluations == 4
+
+
+@pytest.mark.parametrize("max_seconds", [0, -1.0, math.nan, math.inf, "10", True])
 def test_a_bad_wall_time_budget_is_refused_before_any_evaluation(max_seconds):
     opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST)
     with pytest.raises(ConfigurationError, match="`max_seconds` must be a positive number"):

@@ -115,7 +115,7 @@ def test_summary_and_as_dict_for_people_and_standard_json(tmp_path):
     text = result.summary()
     for line in (
         "minimised on Circle() with surrogate 'matern' and acquisition 'qlognei' (seed 1)",
-        f"best observed value: {result.best_y!r} (evaluation {result.best_index + 1})",
+        f"best observed value: {result.best_y!r} (evaluation {result.best_index})",  # from 0
         f"evaluations: 12, failed: {failed}",
         "stopped: the budget of evaluations was reached",
         f"journal: {journal}",
