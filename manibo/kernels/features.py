@@ -46,7 +46,12 @@ from manibo._validation import check_int
 from manibo.exceptions import ConfigurationError
 from manibo.harmonics.gegenbauer import harmonic_dimension
 from manibo.kernels.box import BoxMaternKernel
-from manibo.kernels.feature_protocol import FeatureMap, module_dtype_device, seeded_generator
+from manibo.kernels.feature_protocol import (
+    FeatureMap,
+    module_dtype_device,
+    point_generator,
+    seeded_generator,
+)
 from manibo.kernels.fourier_features import RandomFourierFeatureMap
 from manibo.kernels.homogeneous import HomogeneousLiftKernel
 from manibo.kernels.product import FactorProductKernel
@@ -65,6 +70,25 @@ def levels_within(multiplicities: list[float], max_features: int) -> int:
     return max(levels, 1)
 
 
+DEFAULT_MAX_FEATURES = 10_000
+"""The most eigenfunction features :func:`feature_map` builds when ``max_features`` is not given
+(about 20 s for the first call on SO(3) at 10 660 features; SO(3) at its default lengthscale uses
+400 995)."""
+
+
+def _multiplicities(kernel: Kernel) -> list[float] | None:
+    """Eigenfunctions per level of the levels ``kernel`` uses at its current lengthscale (a
+    :class:`~manibo.kernels.ZonalKernel`: its ``num_levels``); None for a kernel without levels."""
+    zonal = kernel.base_kernel if isinstance(kernel, HomogeneousLiftKernel) else kernel
+    if isinstance(zonal, GeometricMaternKernel):
+        wanted = zonal.levels_for(zonal.lengthscale, warn=False)
+        return zonal.space.levels(wanted)[1].tolist()
+    if isinstance(zonal, ZonalKernel):
+        d = zonal.sphere.dim + 1
+        return [harmonic_dimension(d, n) for n in range(zonal.num_levels)]
+    return None
+
+
 def capped_levels(kernel: Kernel, max_features: int) -> int:
     """Whole levels, in order, whose eigenfunctions number at most ``max_features`` (at least one).
 
@@ -80,14 +104,8 @@ def capped_levels(kernel: Kernel, max_features: int) -> int:
         ConfigurationError: the kernel has no levels of eigenfunctions.
     """
     max_features = check_int("max_features", max_features, minimum=1)
-    zonal = kernel.base_kernel if isinstance(kernel, HomogeneousLiftKernel) else kernel
-    if isinstance(zonal, GeometricMaternKernel):
-        wanted = zonal.levels_for(zonal.lengthscale, warn=False)
-        multiplicities = zonal.space.levels(wanted)[1].tolist()
-    elif isinstance(zonal, ZonalKernel):
-        d = zonal.sphere.dim + 1
-        multiplicities = [harmonic_dimension(d, n) for n in range(zonal.num_levels)]
-    else:
+    multiplicities = _multiplicities(kernel)
+    if multiplicities is None:
         raise ConfigurationError(
             "`max_features` caps eigenfunction maps: a GeometricMaternKernel on a compact space, "
             f"a ZonalKernel or a HomogeneousLiftKernel, got {type(kernel).__name__}."
@@ -150,7 +168,9 @@ class AdditionTheoremFeatureMap(FeatureMap):
             (its Funk–Hecke eigenvalues, clipped at 0); shared, its current levels and weights are
             used at every call.
         num_points: ``M``, uniform points :math:`u_m` of the space drawn once.
-        seed: seed of the points.
+        seed: seed of the points, drawn with
+            :func:`~manibo.kernels.feature_protocol.point_generator` (a hash of the seed), so never
+            the points ``space.random(M, generator=seed)``.
         trainable: make the points a parameter (kept on the space by ``space.project``); points
             of discrete spaces (graphs, meshes) stay fixed.
     """
@@ -173,7 +193,7 @@ class AdditionTheoremFeatureMap(FeatureMap):
         self.space = _weighted_space(kernel)
         self.exact = False
         dtype, device = module_dtype_device(kernel)
-        points = self.space.random(num_points, generator=seeded_generator(seed), dtype=dtype)
+        points = self.space.random(num_points, generator=point_generator(seed), dtype=dtype)
         points = points.to(device)
         self.trainable = bool(trainable) and not self.space.is_discrete
         if self.trainable:
@@ -275,7 +295,9 @@ def feature_map(
 
     An exact map has one feature per eigenfunction of the levels the kernel uses (on SO(3) at
     59 levels that is 280 840); ``max_features`` keeps whole levels up to a budget, and
-    ``random=True`` trades the eigenfunctions for ``num_points`` random phases per level.
+    ``random=True`` trades the eigenfunctions for ``num_points`` random phases per level. Without
+    ``max_features``, an eigenfunction map of more than :data:`DEFAULT_MAX_FEATURES` features is
+    refused before anything is computed (pass ``max_features`` at least the count to build it).
 
     Args:
         kernel: a manibo kernel, GPyTorch's ``RBFKernel`` or ``MaternKernel``, optionally in
@@ -284,13 +306,17 @@ def feature_map(
             explicit eigenfunctions, or ``random=True``), or the frequencies ``H`` of random
             Fourier features (``2H`` features); a non-compact kernel's phases are its own
             (``num_phases``).
-        seed: seed of those draws (each factor of a product gets ``seed + i``).
+        seed: seed of those draws (each factor of a product gets ``seed + i``); random points
+            on a space come from a hash of it
+            (:func:`~manibo.kernels.feature_protocol.point_generator`), so they are never the points
+            ``space.random(n, generator=seed)`` of the loop's initial design.
         random: for a compact-space :class:`~manibo.kernels.GeometricMaternKernel` or a
             :class:`~manibo.kernels.ZonalKernel`, force the random (True) or the eigenfunction
             (False) map; None picks the eigenfunctions when the space has them.
         max_features: cap an eigenfunction map at the whole levels, in order, whose
             eigenfunctions number at most this (:func:`capped_levels`; the level count is fixed
-            here, the weights follow the kernel).
+            here, the weights follow the kernel). None: all the levels the kernel uses, at most
+            :data:`DEFAULT_MAX_FEATURES` features (the level count then follows the kernel).
         trainable: make the random draws parameters: the points of addition-theorem maps on
             continuous spaces, the frequencies and lengthscale of random Fourier features (see
             :class:`~manibo.kernels.fourier_features.RandomFourierFeatureMap`).
@@ -303,8 +329,9 @@ def feature_map(
         A :class:`FeatureMap` (sharing the kernel's hyperparameters unless ``detach``).
 
     Raises:
-        ConfigurationError: the kernel has no feature map, or ``max_features`` was given for a
-            map without levels.
+        ConfigurationError: the kernel has no feature map, ``max_features`` was given for a
+            map without levels, or an eigenfunction map without ``max_features`` would have more
+            than :data:`DEFAULT_MAX_FEATURES` features.
     """
     if detach:
         kernel = copy.deepcopy(kernel)
@@ -350,6 +377,7 @@ def _build(
             return AdditionTheoremFeatureMap(kernel, num_points, seed, trainable)
     if callable(getattr(kernel, "feature_map", None)):
         if max_features is None:
+            _refuse_large(kernel)
             return KernelFeatureMap(kernel)
         return KernelFeatureMap(kernel, capped_levels(kernel, max_features))
     raise ConfigurationError(
@@ -365,4 +393,17 @@ def _refuse_cap(kernel: Kernel, max_features: int | None) -> None:
         raise ConfigurationError(
             f"`max_features` caps eigenfunction maps; the map of {type(kernel).__name__} here is "
             "random: set its size with `num_points`."
+        )
+
+
+def _refuse_large(kernel: Kernel) -> None:
+    multiplicities = _multiplicities(kernel)
+    count = 0 if multiplicities is None else int(sum(multiplicities))
+    if count > DEFAULT_MAX_FEATURES:
+        raise ConfigurationError(
+            f"the eigenfunction map of {kernel!r} at its current levels has {count} features per "
+            f"point, more than the default budget of {DEFAULT_MAX_FEATURES} (building it may take "
+            "minutes and gigabytes): pass `max_features` to keep whole levels up to a budget "
+            f"(`max_features={count}` builds all of them), or `random=True` for `num_points` "
+            "random phases per level."
         )

@@ -21,12 +21,15 @@ from manibo.kernels import (
     HomogeneousLiftKernel,
     feature_map,
 )
+from manibo.kernels.feature_protocol import point_generator
 from manibo.kernels.features import (
+    DEFAULT_MAX_FEATURES,
     AdditionTheoremFeatureMap,
     KernelFeatureMap,
     capped_levels,
     levels_within,
 )
+from manibo.loop import seeded_design
 from manibo.spaces import (
     Circle,
     CompactSpace,
@@ -158,6 +161,52 @@ def test_kernels_without_a_feature_map_are_refused():
         feature_map(GeometricMaternKernel(SpecialOrthogonal(3), num_levels=3), 0, random=True)
 
 
+@pytest.mark.parametrize("name", ["so4", "grassmann24", "sphere2"])
+def test_random_points_are_not_the_points_of_space_random_with_the_same_seed(name):
+    # space.random(n, generator=seed) draws the loop's initial design (seeded_design): the
+    # points once came from that very stream, so the first training points were feature points
+    space = SPACES[name]()
+    kernel = GeometricMaternKernel(space, nu=2.5, num_levels=4).double()
+    for seed in (0, 1, 5):
+        points = feature_map(kernel, 16, seed, random=True).points.reshape(16, -1)
+        for drawn in (space.random(16, generator=seed), seeded_design(space, 5, seed)):
+            assert float(torch.cdist(points, drawn.reshape(len(drawn), -1)).min()) > 1e-3
+
+
+def test_random_phases_at_the_loops_seed_0_design_are_as_accurate_as_anywhere():
+    # the reviewer's case at a testable size: SO(4)'s random map (its default; 8 levels, 64
+    # points), lengthscale 0.4, at the 5 points of seeded_design(space, 5, 0). The mean of
+    # diag(PhiPhi^T) - 1 over them is, for 99 independent designs, within 0.47 (sd 0.17); with
+    # the points of the design among the map's points it was 3.56.
+    space = SpecialOrthogonal(4)
+    kernel = GeometricMaternKernel(space, nu=2.5, num_levels=8).double()
+    kernel.lengthscale = 0.4
+    x = seeded_design(space, 5, 0)
+    with torch.no_grad():
+        phi = feature_map(kernel, 64)(x)
+        error = phi.square().sum(-1) - kernel(x, diag=True)
+    assert abs(float(error.mean())) < 0.75
+
+
+def test_large_eigenfunction_maps_are_refused_before_anything_is_computed():
+    # SO(3) at lengthscale 0.4 uses 117 levels: 2 135 445 features per point
+    kernel = GeometricMaternKernel(SpecialOrthogonal(3), nu=2.5).double()
+    kernel.lengthscale = 0.4
+    levels = kernel.levels_for(kernel.lengthscale, warn=False)
+    count = int(kernel.space.levels(levels)[1].sum())
+    assert count > DEFAULT_MAX_FEATURES
+    with pytest.raises(ConfigurationError, match=rf"{count} features.*max_features.*random=True"):
+        feature_map(kernel)
+    assert feature_map(kernel, max_features=count).num_levels == levels  # asked for: built
+    assert not feature_map(kernel, 8, random=True).exact
+    kernel.lengthscale = 2.0  # 20 levels, 10 660 features: above the budget too
+    with pytest.raises(ConfigurationError, match="10660 features"):
+        feature_map(kernel)
+    sphere = GeometricMaternKernel(Sphere(2), nu=2.5).double()
+    sphere.lengthscale = 1.0  # 40 levels, 1600 features
+    assert isinstance(feature_map(sphere), KernelFeatureMap)
+
+
 def test_maps_follow_the_kernel_dtype():
     space = Hyperbolic(2)
     kernel = GeometricMaternKernel(space, nu=1.5, num_phases=64).float()
@@ -243,7 +292,7 @@ def test_random_phases_are_their_closed_form_through_eigenfunctions(name):
     kernel = GeometricMaternKernel(space, nu=2.5, num_levels=6).double()
     kernel.lengthscale = 0.7
     fmap = feature_map(kernel, 9, seed=4, random=True)
-    points = space.random(9, generator=_gen(4))  # the map's points: the same seed
+    points = space.random(9, generator=point_generator(4))  # the map's points: seed 4, hashed
     x = space.random(5, generator=_gen(1))
     with torch.no_grad():
         assert torch.equal(fmap.points, points)
