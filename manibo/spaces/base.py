@@ -32,6 +32,30 @@ class UnsupportedError(ManiboError, NotImplementedError):
     """
 
 
+_POINT_ARGUMENTS = {"project": ("x",), "distance": ("x", "y"), "log": ("x", "y")}
+"""Geometry methods whose arguments every space checks before computing, by name: a NaN reaching
+LAPACK (eigenvalues on SO(n) and SU(n), Cholesky on SPD) can crash the process, and a wrongly
+sized point would be cut into factors silently."""
+
+
+def _checking_points(method: Callable, names: tuple[str, ...]) -> Callable:
+    """``method`` of a space class, first refusing arguments ``names`` that are not finite floating
+    tensors ``(*batch, *point_shape)`` (:meth:`Space._check_coordinates`): every subclass's
+    geometry methods in :data:`_POINT_ARGUMENTS` are wrapped once."""
+
+    @functools.wraps(method)
+    def checked(self, *args, **kwargs):
+        for name, value in zip(names, args, strict=False):
+            self._check_coordinates(value, name)
+        for name in names[len(args) :]:
+            if name in kwargs:
+                self._check_coordinates(kwargs[name], name)
+        return method(self, *args, **kwargs)
+
+    checked.checks_points = True
+    return checked
+
+
 class Space(ABC):
     """A space of points with the geometry Bayesian optimisation needs.
 
@@ -50,6 +74,10 @@ class Space(ABC):
         random = cls.__dict__.get("random")
         if random is not None and not getattr(random, "takes_seeds", False):
             cls.random = _taking_seeds(random)
+        for method, names in _POINT_ARGUMENTS.items():
+            function = cls.__dict__.get(method)
+            if function is not None and not getattr(function, "checks_points", False):
+                setattr(cls, method, _checking_points(function, names))
 
     @abstractmethod
     def random(
@@ -81,11 +109,17 @@ class Space(ABC):
             x: points, shape ``(*batch, *point_shape)``.
             name: the argument's name, used in the error message.
         """
-        as_tensor_arg(name, x)
-        check_trailing_shape(name, x, self.point_shape, repr(self))
-        check_finite(name, x)
+        self._check_coordinates(x, name)
         self._check_membership(x, name)
         return x
+
+    def _check_coordinates(self, x: Tensor, name: str) -> None:
+        """Raise ``InputDataError`` unless ``x`` is a floating tensor ``(*batch, *point_shape)``
+        with finite entries (it need not lie on the space)."""
+        as_tensor_arg(name, x)
+        if tuple(x.shape[x.dim() - len(self.point_shape) :]) != self.point_shape:
+            check_trailing_shape(name, x, self.point_shape, repr(self))
+        check_finite(name, x)
 
     @abstractmethod
     def _check_membership(self, x: Tensor, name: str) -> None:
@@ -258,6 +292,15 @@ def safe_sqrt(u: Tensor) -> Tensor:
     root of a distance's sum of squares, differentiable at coincident points. Any shape."""
     positive = u > 0
     return torch.where(positive, torch.where(positive, u, torch.ones_like(u)).sqrt(), 0.0 * u)
+
+
+def rescaled(x: Tensor) -> tuple[Tensor, Tensor]:
+    """``x / s`` and ``s``, the largest absolute entry of each vector (at least the dtype's
+    smallest normal number, and constant for autograd): ``(*batch, D)`` → ``(*batch, D)`` and
+    ``(*batch, 1)``. The rescaled vectors have norms in ``[1, √D]`` (or 0): their squares neither
+    overflow (entries beyond ``1e154`` in float64, ``1e19`` in float32) nor underflow."""
+    scale = x.detach().abs().amax(-1, keepdim=True).clamp_min(torch.finfo(x.dtype).tiny)
+    return x / scale, scale
 
 
 def content_digest(*parts: object) -> str:

@@ -25,13 +25,12 @@ from manibo.harmonics.hyperbolic import (
     sinhc,
     superpose,
 )
-from manibo.spaces.base import NoncompactSpace, pairwise_in_chunks, safe_sqrt
+from manibo.spaces.base import NoncompactSpace, pairwise_in_chunks, rescaled, safe_sqrt
 
 MAX_RADIUS = 15.0
 """Largest domain radius (kernels are tabulated to distance 40; beyond ~20 float64 loses the
 hyperboloid constraint)."""
 _QUADRATURE = np.polynomial.legendre.leggauss(8)
-_NEAR = 1e-4  # pairs with sinh^2(d/2) below this are recomputed from differences
 
 
 def lorentz(a: Tensor, b: Tensor) -> Tensor:
@@ -169,9 +168,11 @@ class Hyperbolic(NoncompactSpace):
         Shapes ``(*batch, d + 1)``.
         """
         spatial = x[..., 1:]
-        norm = spatial.norm(dim=-1, keepdim=True)
+        direction, scale = rescaled(spatial)
+        length = direction.norm(dim=-1, keepdim=True)
         cap = math.sinh(self.radius)
-        spatial = spatial * torch.where(norm > cap, cap / norm.clamp_min(1e-300), 1.0)
+        outside = scale * length > cap
+        spatial = torch.where(outside, cap * direction / torch.where(outside, length, 1.0), spatial)
         x0 = torch.sqrt(1 + spatial.square().sum(-1, keepdim=True))
         return torch.cat([x0, spatial], -1)
 
@@ -233,18 +234,23 @@ class Hyperbolic(NoncompactSpace):
         """
         if diag:
             return self.distance(x1, x2)
-        gram = x1[..., :1] @ x2[..., :1].transpose(-1, -2) - x1[..., 1:] @ x2[..., 1:].transpose(
-            -1, -2
-        )
-        q = 0.5 * (gram - 1)  # sinh^2(d/2), with an absolute rounding error of eps * x0 * y0
-        near = q.detach() < _NEAR
-        if near.any():  # recompute close pairs from their differences (relative accuracy)
+        x0y0 = x1[..., :1] @ x2[..., :1].transpose(-1, -2)
+        q = 0.5 * (x0y0 - x1[..., 1:] @ x2[..., 1:].transpose(-1, -2) - 1)  # sinh^2(d/2)
+        # q's rounding error is about eps * x0 * y0 here: pairs where that exceeds eps^(3/4) * q
+        # (2e-12 in float64, 7e-6 in float32) are recomputed from their differences, whose error
+        # is about eps * max(x0, y0) * |x - y|, with |x - y|^2 = 4q + 2 (x0 - y0)^2, where that is
+        # smaller (not for pairs far apart along a radius)
+        near = q.detach() < torch.finfo(q.dtype).eps ** 0.25 * x0y0.detach()
+        if near.any():
             batch = q.shape[:-2]
             index = near.nonzero(as_tuple=True)
             a = x1.expand(*batch, *x1.shape[-2:])[index[:-1]]
             b = x2.expand(*batch, *x2.shape[-2:])[(*index[:-2], index[-1])]
             diff = a - b
-            q = q.masked_scatter(near, 0.25 * lorentz(diff, diff))
+            closer = 0.25 * lorentz(diff, diff)
+            x0, y0 = a[..., 0].detach(), b[..., 0].detach()
+            better = 4 * closer.detach() + 2 * (x0 - y0).square() < torch.minimum(x0, y0).square()
+            q = q.masked_scatter(near, torch.where(better, closer, q[near]))
         return 2 * torch.asinh(safe_sqrt(q))
 
     def chart(self, x: Tensor) -> Tensor:

@@ -32,7 +32,7 @@ def to_complex(x: Tensor) -> Tensor:
 
 def to_real(u: Tensor) -> Tensor:
     """Complex matrices ``(*batch, n, n)`` → points ``(*batch, 2n^2)`` (see :func:`to_complex`)."""
-    flat = u.reshape(*u.shape[:-2], -1)
+    flat = u.reshape(*u.shape[:-2], u.shape[-2] * u.shape[-1])
     return torch.cat([flat.real, flat.imag], dim=-1)
 
 

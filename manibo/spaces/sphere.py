@@ -15,6 +15,7 @@ from manibo.harmonics.series import GegenbauerLevels
 from manibo.spaces.base import (
     CompactSpace,
     inner_product_series,
+    rescaled,
 )
 
 
@@ -61,12 +62,15 @@ class Sphere(CompactSpace):
             )
 
     def project(self, x: Tensor) -> Tensor:
-        norm = x.norm(dim=-1, keepdim=True)
+        """The unit vector along ``x``, for any finite nonzero ``x`` (however large or small);
+        shapes ``(*batch, dim + 1)``."""
+        direction, _ = rescaled(x)
+        norm = direction.norm(dim=-1, keepdim=True)
         if (norm == 0).any():
             raise InputDataError(
                 "`x` contains zero vectors, which have no nearest point on the sphere."
             )
-        return x / norm
+        return direction / norm
 
     def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
         return v - (x * v).sum(-1, keepdim=True) * x

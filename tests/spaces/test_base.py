@@ -1,11 +1,17 @@
-"""The Space base class: what every space's ``random`` accepts as its ``generator``."""
+"""The Space base class: what every space's ``random`` accepts as its ``generator``, and the checks
+of coordinates that its geometry methods run."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from registry import OTHER_SPACES, SPACES
 
-from manibo.exceptions import ConfigurationError
+from manibo.exceptions import ConfigurationError, InputDataError
 
 ALL_SPACES = {**SPACES, **OTHER_SPACES}
 
@@ -24,3 +30,53 @@ def test_an_integer_seed_draws_as_a_cpu_generator_seeded_with_it(name):
 def test_a_generator_that_is_neither_a_torch_generator_nor_a_seed_is_refused(name, bad):
     with pytest.raises(ConfigurationError, match=r"`generator` must be .*torch.Generator.*got"):
         ALL_SPACES[name]().random(3, generator=bad)
+
+
+def _spoilt(x, value):
+    bad = x.clone()
+    bad.view(-1)[0] = value
+    return bad
+
+
+@pytest.mark.parametrize("name", sorted(ALL_SPACES))
+def test_geometry_refuses_non_finite_and_wrongly_shaped_points_and_keeps_empty_batches(name):
+    """distance, log and project run the space's checks of coordinates first (NaN on SPD gave a
+    Cholesky error, inf a distance of 690.8; on SO(3) project made a rotation of inf; on
+    ProductSpace(Sphere(2), Box) a point of the wrong width had distance 0 and projected to a
+    (3, 3) tensor); empty batches give empty results (SPD's and SU(n)'s project raised)."""
+    space = ALL_SPACES[name]()
+    x = space.random(3, generator=0)
+    spoilt = {"nan": _spoilt(x, float("nan")), "inf": _spoilt(x, float("inf"))}
+    spoilt["width"] = x[..., :-1] if x.shape[-1] > 1 else torch.cat([x, x], -1)
+    methods = ["distance", "project"] + (["log"] if hasattr(space, "log") else [])
+    for what, bad in spoilt.items():
+        # NaN reaching LAPACK can kill the process: distance of NaN is the next test's, in a child
+        for method in ["project"] if what == "nan" else methods:
+            args = (bad,) if method == "project" else (bad, x[: bad.shape[0]])
+            with pytest.raises(InputDataError, match="NaN or infinite|must have shape"):
+                getattr(space, method)(*args)
+            if method != "project":
+                with pytest.raises(InputDataError, match="NaN or infinite|must have shape"):
+                    getattr(space, method)(x, bad)
+    assert space.project(x[:0]).shape == x[:0].shape
+    assert space.distance(x[:0], x[:0]).shape == (0,)
+
+
+@pytest.mark.parametrize("space", ["SpecialUnitary(2)", "SpecialOrthogonal(4)"])
+def test_a_nan_point_is_refused_before_lapack_sees_it(space):
+    """SU(2).distance of a NaN point killed the interpreter (SIGSEGV in MKL's ZGEBAL under
+    torch.linalg.eigvals); SO(4) printed an MKL error. Run in a child process so that a crash
+    fails the test instead of pytest."""
+    code = (
+        "import torch\n"
+        "from manibo.exceptions import InputDataError\n"
+        f"from manibo.spaces import *\nS = {space}\n"
+        "x = S.random(3, generator=0); b = x.clone(); b[0, 0] = float('nan')\n"
+        "try:\n    S.distance(b, x)\nexcept InputDataError:\n    print('refused')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert run.returncode == 0 and run.stdout.strip() == "refused", (run.returncode, run.stderr)
+    assert "MKL ERROR" not in run.stdout + run.stderr

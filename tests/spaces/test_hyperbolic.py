@@ -203,3 +203,44 @@ def test_ambient_bounds_contain_the_ball():
     x = space.random(500, generator=_gen())
     bounds = space.ambient_bounds()
     assert ((x >= bounds[0] - 1e-12) & (x <= bounds[1] + 1e-12)).all()
+
+
+@pytest.mark.parametrize(
+    "dtype, radius", [(torch.float64, 14.0), (torch.float64, 10.0), (torch.float32, 6.0)]
+)
+def test_pairwise_distances_far_from_the_origin_match_points_at_known_distance(dtype, radius):
+    r""":math:`y = \cosh(s)\,x + \sinh(s)\,u` (``u`` a unit tangent at ``x``) lies at distance
+    ``s`` from ``x``. The Gram path errs by :math:`\epsilon x_0 y_0` in
+    :math:`\sinh^2(d/2)`; close pairs were recomputed from differences only below an absolute
+    1e-4, so at radius 14 (float64) a distance of 0.05 came out 3.7% off, and at radius 6 (float32)
+    every distance from 0.001 to 0.05 came out 0.088. Along the sphere of radius ``radius`` the
+    coordinates themselves fix the distance to about :math:`\epsilon x_0`; in other directions to
+    about :math:`\epsilon x_0^2`."""
+    space = Hyperbolic(3, radius=15.0)
+    eps = torch.finfo(dtype).eps
+    x = torch.tensor([math.cosh(radius), math.sinh(radius), 0.0, 0.0], dtype=torch.float64)
+    s = torch.logspace(-6, 0.5, 27, dtype=torch.float64)
+    for angle in (0.0, 0.7, math.pi / 2):
+        u = torch.tensor(
+            [math.cos(angle) * math.sinh(radius), math.cos(angle) * math.cosh(radius)]
+            + [math.sin(angle), 0.0],
+            dtype=torch.float64,
+        )
+        y = torch.cosh(s)[:, None] * x + torch.sinh(s)[:, None] * u
+        d = space.pairwise_distance(x[None].to(dtype), y.to(dtype))[0].double()
+        assert (d - s).abs().max() < 8 * eps * math.cosh(radius) ** 2
+        if angle == math.pi / 2 and dtype == torch.float64:
+            assert ((d - s).abs() / s).max() < 1e-4
+
+
+def test_projection_handles_huge_and_tiny_coordinates():
+    """|x| beyond 1e154 overflowed to inf, and (1, 1e160, 0, 0) went to the origin instead of the
+    boundary point along e_1."""
+    space = Hyperbolic(3, radius=2.0)
+    for big in (1e160, 1e300):
+        point = space.project(torch.tensor([[1.0, big, 0, 0]], dtype=torch.float64))
+        assert torch.allclose(point, _at(space, 2.0)[None])
+    far = space.project(torch.tensor([[1.0, 3e38, 3e38, 0]], dtype=torch.float32))
+    assert torch.allclose(far, _at(space, 2.0, torch.tensor([1.0, 1.0, 0]))[None].float())
+    tiny = torch.tensor([[1.0, 1e-200, 0, 0]], dtype=torch.float64)
+    assert torch.equal(space.project(tiny), tiny)

@@ -324,3 +324,41 @@ def test_larger_matrices_pass_the_contracts(dtype):
         kernel = GeometricMaternKernel(space, nu=1.5, num_phases=256)
         kernel.lengthscale = 0.7
         check_kernel_contract(kernel, space, dtype, "cpu")
+
+
+def _log_map_to_60_digits(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
+    r""":math:`\log_X Y = L \log(L^{-1} Y L^{-\top}) L^\top` (:math:`X = L L^\top`) and its norm
+    :math:`d(X, Y) = \|\log(L^{-1} Y L^{-\top})\|_F`, in 60-digit arithmetic (mpmath)."""
+    mp = pytest.importorskip("mpmath")
+    with mp.workdps(60):
+        chol = mp.cholesky(mp.matrix(x.tolist()))
+        inverse = chol**-1
+        inner = inverse * mp.matrix(y.tolist()) * inverse.T
+        eig, vectors = mp.eigsy((inner + inner.T) / 2)
+        logs = [mp.log(e) for e in eig]
+        logm = vectors * mp.diag(logs) * vectors.T
+        log_map = chol * logm * chol.T
+        distance = mp.sqrt(sum(v**2 for v in logs))
+        return np.array(log_map.tolist(), dtype=float), float(distance)
+
+
+def test_distance_and_log_keep_their_accuracy_on_wide_eigenvalue_bounds():
+    """With eigenvalues in [1e-6, 1e3] the generalised eigenvalues of (Y, X) span 1e-9 to 1e9:
+    eigvalsh of L⁻¹YL⁻ᵀ resolved them only to 1e-16 * 1e9, so distances erred by up to 0.23
+    (d(x, y) ≠ d(y, x) by as much) and 6 of 100 logs had NaN rows (a rounded eigenvalue below 0).
+    The singular values of L_X⁻¹L_Y need only the square root of that range."""
+    space = SymmetricPositiveDefinite(3, eigenvalue_bounds=(1e-6, 1e3))
+    points = space.random(200, generator=0)
+    x, y = points[:100], points[100:]
+    logs = space.log(x, y)
+    assert torch.isfinite(logs).all()
+    distances, reverse = space.distance(x, y), space.distance(y, x)
+    for i in range(0, 100, 5):
+        log_map, distance = _log_map_to_60_digits(
+            x[i].reshape(3, 3).numpy(), y[i].reshape(3, 3).numpy()
+        )
+        assert abs(float(distances[i]) - distance) < 1e-6 * distance
+        assert abs(float(reverse[i]) - distance) < 1e-6 * distance
+        scale = np.abs(log_map).max()
+        assert np.abs(logs[i].reshape(3, 3).numpy() - log_map).max() < 1e-6 * scale
+    assert torch.isfinite(space.exp(x, logs)).all()  # a NaN row made eigh fail here

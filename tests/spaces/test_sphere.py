@@ -1,5 +1,7 @@
 """Sphere geometry against geomstats, and its spectral sum against independent per-level sums."""
 
+import math
+
 import numpy as np
 import pytest
 import scipy.special as sp
@@ -59,3 +61,18 @@ def test_errors_say_what_to_do():
         space.project(torch.zeros(1, 3))
     with pytest.raises(ConfigurationError, match="dim"):
         Sphere(0)
+
+
+def test_projection_handles_huge_and_tiny_vectors():
+    """x / |x| with |x| computed from squares: 1e160 overflowed (zeros, off the sphere), 1e-160
+    lost digits to subnormal squares (norm off by 5.6e-6) and 1e-200 underflowed to a 'zero
+    vector'."""
+    space = Sphere(2)
+    expected = torch.tensor([[1.0, 1.0, 0.0]], dtype=torch.float64) / math.sqrt(2)
+    for scale in (1e300, 1e160, 1e-160, 1e-200, 1e-310):
+        y = space.project(scale * torch.tensor([[1.0, 1.0, 0.0]], dtype=torch.float64))
+        assert torch.allclose(y, expected, rtol=1e-15, atol=0)
+    y = space.project(torch.tensor([[3e38, 3e38, 0.0]]))
+    assert torch.allclose(y, expected.float())
+    with pytest.raises(InputDataError, match="zero vectors"):
+        space.project(torch.zeros(2, 3))
