@@ -280,14 +280,28 @@ def load_objective(reference: str) -> Callable:
 
 
 def _import(module_name: str):
+    """The module ``module_name`` names: a dotted name, imported, or a ``.py`` file, run.
+
+    A file runs as a module of a private name (``_manibo_objective_<stem>``, numbered when taken),
+    registered in ``sys.modules`` so that what it defines can be pickled, and never in place of
+    a module already there (a file ``json.py`` does not hide the standard library's ``json``).
+    """
     if module_name.endswith(".py"):
         path = Path(module_name).expanduser().resolve()
         if not path.is_file():
             raise ImportError(f"no such file {str(path)!r}")
-        spec = importlib.util.spec_from_file_location(path.stem, path)
+        name, number = f"_manibo_objective_{path.stem}", 1
+        while name in sys.modules:
+            number += 1
+            name = f"_manibo_objective_{path.stem}_{number}"
+        spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
-        sys.modules[path.stem] = module
-        spec.loader.exec_module(module)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
         return module
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())

@@ -2,6 +2,7 @@
 
 import json
 import os
+import pickle
 import random
 import signal
 import subprocess
@@ -411,6 +412,25 @@ def test_run_maximises_a_function_in_a_file_and_writes_its_outputs(tmp_path, cap
     printed = capsys.readouterr().out
     assert printed.startswith("maximised on Torus(2)") and "wrote " in printed
     assert stem.with_suffix(".png").exists() and stem.with_suffix(".txt").exists()
+
+
+def test_an_objective_file_named_like_a_module_does_not_replace_it(tmp_path, monkeypatch):
+    import json as real_json
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from manibo.cli import load_objective
+
+    monkeypatch.setitem(sys.modules, "json", real_json)  # put back whatever the code does
+    (tmp_path / "json.py").write_text("def f(x):\n    return float(x[0])\n")
+    first = load_objective(f"{tmp_path / 'json.py'}:f")
+    second = load_objective(f"{tmp_path / 'json.py'}:f")
+    assert sys.modules["json"] is real_json and hasattr(sys.modules["json"], "JSONEncoder")
+    assert first.__module__ != second.__module__ and first([2.0]) == second([2.0]) == 2.0
+    # registered under its own name: it can be pickled, and run by a (forked) process pool
+    assert pickle.loads(pickle.dumps(first)) is first
+    with ProcessPoolExecutor(1, mp_context=get_context("fork")) as pool:
+        assert pool.submit(first, [3.0]).result() == 3.0
 
 
 @pytest.mark.parametrize(
