@@ -3,7 +3,8 @@
 ``manibo run`` keeps a journal in ``--out``; running the same command again resumes it (the
 settings must be the same, or the resume is refused with the list of differences; ``--fresh``
 starts over), evaluating first the points of a batch that the interrupted run asked for and did
-not evaluate. Mistakes in the arguments end with one ``manibo: error: ...`` line and status 2.
+not evaluate. Mistakes in the arguments end with one ``manibo: error: ...`` line and status 2;
+Ctrl-C ends a command with one ``manibo: interrupted`` line and status 130.
 """
 
 from __future__ import annotations
@@ -504,3 +505,8 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except ManiboError as error:  # bad input: the message says what to do, no traceback
         parser.exit(2, f"manibo: error: {error}\n")
+    except KeyboardInterrupt:  # Ctrl-C: one line and the status a shell gives it, no traceback
+        resume = (
+            "; the same command resumes the run from its journal" if args.command == "run" else ""
+        )
+        parser.exit(130, f"\nmanibo: interrupted{resume}\n")

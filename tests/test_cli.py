@@ -126,6 +126,62 @@ def test_demo_bad_options_exit_with_a_message_not_a_traceback(tmp_path, capsys, 
     assert not any(tmp_path.iterdir())  # refused before any work
 
 
+def _sigint_after(command: list[str], first: str, wait: float) -> tuple[float, str, str, int]:
+    """Start ``manibo`` ``command``, read its output (stdout) up to a line that starts with
+    ``first``, wait ``wait`` seconds, then press Ctrl-C (SIGINT to its process group, as a
+    terminal does): the seconds it took to end, its output and error text, and its status."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "manibo", *command],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        # Python ignores SIGINT when it starts with it ignored (as under a background job)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        out, line = "", ""
+        while not line.startswith(first):
+            line = process.stdout.readline()
+            assert line, f"ended before printing {first!r}: {process.stderr.read()}"
+            out += line
+        time.sleep(wait)
+        os.killpg(process.pid, signal.SIGINT)
+        start = time.monotonic()
+        more, err = process.communicate(timeout=120)
+        return time.monotonic() - start, out + more, err, process.returncode
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+@pytest.mark.slow
+def test_ctrl_c_ends_the_demo_at_once_with_one_line_and_status_130(tmp_path):
+    command = ["demo", "--scenarios", "2", "--budget", "12", "--workers", "2"]
+    command += ["--out", str(tmp_path)]
+    seconds, out, err, status = _sigint_after(command, "  1/12 missions done", wait=0.5)
+    assert out.startswith("manibo search demo") and "12/12" not in out  # in the comparison
+    assert status == 130 and err == "\nmanibo: interrupted\n" and seconds < 10
+
+
+@pytest.mark.slow
+def test_ctrl_c_ends_a_run_with_one_line_saying_how_to_resume(tmp_path):
+    script = tmp_path / "slow.py"
+    script.write_text(
+        "import time\n\ndef f(x):\n    print('evaluating', flush=True)\n    time.sleep(1)\n"
+        "    return float(x[0])\n"
+    )
+    command = ["run", "--objective", f"{script}:f", "--space", "sphere2", "--budget", "8"]
+    seconds, out, err, status = _sigint_after([*command, "--out", str(tmp_path)], "evaluating", 0.3)
+    assert status == 130 and seconds < 10 and "Traceback" not in err
+    assert err.endswith(
+        "\nmanibo: interrupted; the same command resumes the run from its journal\n"
+    )
+
+
 COMMON = ["run", "--problem", "ackley-sphere2", "--budget", "4", "--initial-design", "3", "--quiet"]
 STEM = "ackley-sphere2_matern_qlognei_seed0"
 
