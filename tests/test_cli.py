@@ -231,9 +231,10 @@ def _refused_mkdir(self, *args, **kwargs):
         (["--noise", "-0.1"], "--noise must be a finite number >= 0, got -0.1"),
         (["--surrogate-option", "colour=1"], "unexpected keyword argument 'colour'"),
         (["--budget", "2"], "--budget (2) must be at least --initial-design (3)"),
-        (["--seed", "-1"], "`seed` must be an integer >= 0"),
-        (["--q", "0"], "`q` must be an integer >= 1"),
-        (["--acquisition", "logei", "--q", "2"], "needs q = 1"),
+        (["--seed", "-1"], "--seed must be an integer >= 0"),  # the flags, not the loop's names
+        (["--q", "0"], "--q must be an integer >= 1"),
+        (["--initial-design", "0"], "--initial-design must be an integer >= 1, got 0"),
+        (["--acquisition", "logei", "--q", "2"], "needs --q 1, got --q 2; use --q 1"),
         (["--out", "FILE"], "is a file, not a folder"),
         (["--out", "READONLY"], "cannot create the folder (Permission denied)"),
     ],
@@ -259,6 +260,8 @@ def test_run_mistakes_end_with_one_error_line(tmp_path, capsys, monkeypatch, arg
             "--num-train must be at least 2 (a GP needs observations to fit), got 0",
         ),
         (["search", "--out", "FILE"], "is a file, not a folder"),
+        (["--num-train", "1"], "--num-train is an option of the sphere-regression demo"),
+        (["sphere-regression", "--workers", "2"], "--workers is an option of the search demo"),
     ],
 )
 def test_demo_mistakes_end_with_one_error_line(tmp_path, capsys, arguments, message):
@@ -503,6 +506,7 @@ def test_an_objective_file_named_like_a_module_does_not_replace_it(tmp_path, mon
         (["--objective", "json:no_function", "--space", "so3"], "has no function 'no_function'"),
         (["--objective", "math:pi", "--space", "so3"], "has no function 'pi' (it is a float)"),
         (["--objective", "math:cos", "--space", "klein-bottle"], "unknown space 'klein-bottle'"),
+        (["--objective", "math:cos", "--space", "sphere2*"], "a product has an empty factor"),
         (
             ["--problem", "ackley-sphere2", "--max-seconds", "0"],
             "--max-seconds must be a positive number of seconds, got 0.0",
@@ -514,6 +518,20 @@ def test_run_objective_mistakes_end_with_one_error_line(tmp_path, capsys, argume
         main(["run", *arguments, "--budget", "4", "--initial-design", "3", "--out", str(tmp_path)])
     assert message in _error_line(capsys, exit_info)
     assert not any(tmp_path.iterdir())
+
+
+def test_help_is_plain_text_and_a_wrong_option_shows_its_command_usage(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert "manibo run keeps a journal in --out" in " ".join(text.split()) and "``" not in text
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--problem", "ackley-sphere2", "--budget2", "3"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: manibo run [-h]")
+    assert err.endswith("manibo run: error: unrecognized arguments: --budget2 3\n")
 
 
 def test_run_help_lists_spaces_surrogates_acquisitions_problems_and_defaults(capsys):
