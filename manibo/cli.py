@@ -3,7 +3,8 @@
 ``manibo run`` keeps a journal in ``--out``; running the same command again resumes it (the
 settings must be the same, or the resume is refused with the list of differences; ``--fresh``
 starts over), evaluating first the points of a batch that the interrupted run asked for and did
-not evaluate. Mistakes in the arguments end with one ``manibo: error: ...`` line and status 2.
+not evaluate. Mistakes in the arguments end with one ``manibo: error: ...`` line and status 2;
+Ctrl-C ends a command with one ``manibo: interrupted`` line and status 130.
 """
 
 from __future__ import annotations
@@ -46,28 +47,36 @@ def _info(_: argparse.Namespace) -> int:
     return 0
 
 
+#: The options of one demo only: option -> (the demo, the keyword of its ``run``). They are absent
+#: from the parsed arguments unless given (their default is ``argparse.SUPPRESS``): the demo's
+#: ``run`` has the defaults.
+_DEMO_OPTIONS = {
+    "--scenarios": ("search", "num_scenarios"),
+    "--budget": ("search", "duration_h"),
+    "--workers": ("search", "workers"),
+    "--num-train": ("sphere-regression", "num_train"),
+}
+
+
 def _demo(args: argparse.Namespace) -> int:
+    options = {key: getattr(args, key) for _, key in _DEMO_OPTIONS.values() if key in args}
+    for option, (name, keyword) in _DEMO_OPTIONS.items():
+        if keyword in options and name != args.name:
+            raise ConfigurationError(
+                f"{option} is an option of the {name} demo (manibo demo {name}), not of the "
+                f"{args.name} demo."
+            )
+    if options.get("num_train", 2) < 2:
+        raise ConfigurationError(
+            f"--num-train must be at least 2 (a GP needs observations to fit), got "
+            f"{options['num_train']}."
+        )
     out = _output_folder(args.out)
     if args.name == "sphere-regression":
         from manibo.demos.sphere_regression import run
-
-        if args.num_train < 2:
-            raise ConfigurationError(
-                f"--num-train must be at least 2 (a GP needs observations to fit), got "
-                f"{args.num_train}."
-            )
-        run(out, num_train=args.num_train, seed=args.seed, device=args.device)
-        return 0
-    from manibo.demos.search_mission import run as run_search
-
-    run_search(
-        out,
-        num_scenarios=args.scenarios,
-        duration_h=args.budget,
-        seed=args.seed,
-        device=args.device,
-        workers=args.workers,
-    )
+    else:
+        from manibo.demos.search_mission import run
+    run(out, seed=args.seed, device=args.device, **options)
     return 0
 
 
@@ -192,6 +201,7 @@ def _task(args: argparse.Namespace, noise: float) -> _Task:
 
 def _objective_task(args: argparse.Namespace, noise: float) -> _Task:
     from manibo.spaces import make_space
+    from manibo.spaces.registry import PRODUCT
 
     if args.space is None:
         raise ConfigurationError(
@@ -202,6 +212,12 @@ def _objective_task(args: argparse.Namespace, noise: float) -> _Task:
         raise ConfigurationError(
             "--noise adds noise to benchmark problems (--problem); your objective's own noise is "
             "what it returns."
+        )
+    factors = args.space.split(PRODUCT)
+    if len(factors) > 1 and not all(factor.strip() for factor in factors):
+        raise ConfigurationError(
+            f"--space {args.space!r}: a product has an empty factor; join space specs with "
+            f"{PRODUCT}, e.g. sphere2{PRODUCT}circle."
         )
     function = load_objective(args.objective)
     space = make_space(args.space)
@@ -280,18 +296,49 @@ def load_objective(reference: str) -> Callable:
 
 
 def _import(module_name: str):
+    """The module ``module_name`` names: a dotted name, imported, or a ``.py`` file, run.
+
+    A file runs as a module of a private name (``_manibo_objective_<stem>``, numbered when taken),
+    registered in ``sys.modules`` so that what it defines can be pickled, and never in place of
+    a module already there (a file ``json.py`` does not hide the standard library's ``json``).
+    """
     if module_name.endswith(".py"):
         path = Path(module_name).expanduser().resolve()
         if not path.is_file():
             raise ImportError(f"no such file {str(path)!r}")
-        spec = importlib.util.spec_from_file_location(path.stem, path)
+        name, number = f"_manibo_objective_{path.stem}", 1
+        while name in sys.modules:
+            number += 1
+            name = f"_manibo_objective_{path.stem}_{number}"
+        spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
-        sys.modules[path.stem] = module
-        spec.loader.exec_module(module)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
         return module
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
     return importlib.import_module(module_name)
+
+
+#: The loop's parameters that ``manibo run`` sets from flags, and the flags.
+_RUN_FLAGS = {
+    "budget": "--budget",
+    "initial_design": "--initial-design",
+    "max_seconds": "--max-seconds",
+    "q": "--q",
+    "seed": "--seed",
+}
+
+
+def _in_flags(message: str) -> str:
+    """``message`` (of the loop) in the words of ``manibo run``: a parameter of :data:`_RUN_FLAGS`
+    in backquotes becomes its flag (```q``` becomes ``--q``), and ``q = 2`` becomes ``--q 2``."""
+    message = re.sub(r"`(\w+)`", lambda name: _RUN_FLAGS.get(name[1], name[0]), message)
+    return re.sub(r"\bq = (\d+)", r"--q \1", message)
 
 
 def _file_safe(text: str) -> str:
@@ -396,7 +443,9 @@ def _wrap(text: str, indent: int) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``manibo`` command."""
-    parser = argparse.ArgumentParser(prog="manibo", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="manibo", description=re.sub(r"``(.*?)``", r"\1", __doc__)
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     info = sub.add_parser("info", help="print versions and the compute device")
     info.set_defaults(func=_info)
@@ -412,12 +461,16 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--out", default="demo-output", help="directory for figures and JSON")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--device", default="cpu", help="cpu or cuda")
-    demo.add_argument("--scenarios", type=int, default=8, help="search: scenarios compared")
-    demo.add_argument("--budget", type=float, default=72.0, help="search: mission hours")
-    demo.add_argument("--workers", type=int, default=2, help="search: processes for the comparison")
-    demo.add_argument(
-        "--num-train", type=int, default=150, help="sphere-regression: number of noisy observations"
-    )
+    for option, kind, text in (
+        ("--scenarios", int, "search: scenarios compared (default 8)"),
+        ("--budget", float, "search: mission hours (default 72)"),
+        ("--workers", int, "search: processes for the comparison (default 2)"),
+        ("--num-train", int, "sphere-regression: number of noisy observations (default 150)"),
+    ):
+        keyword, metavar = _DEMO_OPTIONS[option][1], option[2:].upper().replace("-", "_")
+        demo.add_argument(
+            option, type=kind, dest=keyword, metavar=metavar, default=argparse.SUPPRESS, help=text
+        )
     demo.set_defaults(func=_demo)
     run = sub.add_parser(
         "run",
@@ -485,8 +538,14 @@ def main(argv: list[str] | None = None) -> int:
     bench.set_defaults(func=_bench)
     args, args.arguments = parser.parse_known_args(argv)
     if args.arguments and args.command != "bench":
-        parser.error(f"unrecognized arguments: {' '.join(args.arguments)}")
+        sub.choices[args.command].error(f"unrecognized arguments: {' '.join(args.arguments)}")
     try:
         return args.func(args)
     except ManiboError as error:  # bad input: the message says what to do, no traceback
-        parser.exit(2, f"manibo: error: {error}\n")
+        message = _in_flags(str(error)) if args.command == "run" else str(error)
+        parser.exit(2, f"manibo: error: {message}\n")
+    except KeyboardInterrupt:  # Ctrl-C: one line and the status a shell gives it, no traceback
+        resume = (
+            "; the same command resumes the run from its journal" if args.command == "run" else ""
+        )
+        parser.exit(130, f"\nmanibo: interrupted{resume}\n")

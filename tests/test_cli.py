@@ -2,6 +2,7 @@
 
 import json
 import os
+import pickle
 import random
 import signal
 import subprocess
@@ -125,6 +126,62 @@ def test_demo_bad_options_exit_with_a_message_not_a_traceback(tmp_path, capsys, 
     assert not any(tmp_path.iterdir())  # refused before any work
 
 
+def _sigint_after(command: list[str], first: str, wait: float) -> tuple[float, str, str, int]:
+    """Start ``manibo`` ``command``, read its output (stdout) up to a line that starts with
+    ``first``, wait ``wait`` seconds, then press Ctrl-C (SIGINT to its process group, as a
+    terminal does): the seconds it took to end, its output and error text, and its status."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "manibo", *command],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        # Python ignores SIGINT when it starts with it ignored (as under a background job)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        out, line = "", ""
+        while not line.startswith(first):
+            line = process.stdout.readline()
+            assert line, f"ended before printing {first!r}: {process.stderr.read()}"
+            out += line
+        time.sleep(wait)
+        os.killpg(process.pid, signal.SIGINT)
+        start = time.monotonic()
+        more, err = process.communicate(timeout=120)
+        return time.monotonic() - start, out + more, err, process.returncode
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+@pytest.mark.slow
+def test_ctrl_c_ends_the_demo_at_once_with_one_line_and_status_130(tmp_path):
+    command = ["demo", "--scenarios", "2", "--budget", "12", "--workers", "2"]
+    command += ["--out", str(tmp_path)]
+    seconds, out, err, status = _sigint_after(command, "  1/12 missions done", wait=0.5)
+    assert out.startswith("manibo search demo") and "12/12" not in out  # in the comparison
+    assert status == 130 and err == "\nmanibo: interrupted\n" and seconds < 10
+
+
+@pytest.mark.slow
+def test_ctrl_c_ends_a_run_with_one_line_saying_how_to_resume(tmp_path):
+    script = tmp_path / "slow.py"
+    script.write_text(
+        "import time\n\ndef f(x):\n    print('evaluating', flush=True)\n    time.sleep(1)\n"
+        "    return float(x[0])\n"
+    )
+    command = ["run", "--objective", f"{script}:f", "--space", "sphere2", "--budget", "8"]
+    seconds, out, err, status = _sigint_after([*command, "--out", str(tmp_path)], "evaluating", 0.3)
+    assert status == 130 and seconds < 10 and "Traceback" not in err
+    assert err.endswith(
+        "\nmanibo: interrupted; the same command resumes the run from its journal\n"
+    )
+
+
 COMMON = ["run", "--problem", "ackley-sphere2", "--budget", "4", "--initial-design", "3", "--quiet"]
 STEM = "ackley-sphere2_matern_qlognei_seed0"
 
@@ -174,9 +231,10 @@ def _refused_mkdir(self, *args, **kwargs):
         (["--noise", "-0.1"], "--noise must be a finite number >= 0, got -0.1"),
         (["--surrogate-option", "colour=1"], "unexpected keyword argument 'colour'"),
         (["--budget", "2"], "--budget (2) must be at least --initial-design (3)"),
-        (["--seed", "-1"], "`seed` must be an integer >= 0"),
-        (["--q", "0"], "`q` must be an integer >= 1"),
-        (["--acquisition", "logei", "--q", "2"], "needs q = 1"),
+        (["--seed", "-1"], "--seed must be an integer >= 0"),  # the flags, not the loop's names
+        (["--q", "0"], "--q must be an integer >= 1"),
+        (["--initial-design", "0"], "--initial-design must be an integer >= 1, got 0"),
+        (["--acquisition", "logei", "--q", "2"], "needs --q 1, got --q 2; use --q 1"),
         (["--out", "FILE"], "is a file, not a folder"),
         (["--out", "READONLY"], "cannot create the folder (Permission denied)"),
     ],
@@ -202,6 +260,8 @@ def test_run_mistakes_end_with_one_error_line(tmp_path, capsys, monkeypatch, arg
             "--num-train must be at least 2 (a GP needs observations to fit), got 0",
         ),
         (["search", "--out", "FILE"], "is a file, not a folder"),
+        (["--num-train", "1"], "--num-train is an option of the sphere-regression demo"),
+        (["sphere-regression", "--workers", "2"], "--workers is an option of the search demo"),
     ],
 )
 def test_demo_mistakes_end_with_one_error_line(tmp_path, capsys, arguments, message):
@@ -413,6 +473,25 @@ def test_run_maximises_a_function_in_a_file_and_writes_its_outputs(tmp_path, cap
     assert stem.with_suffix(".png").exists() and stem.with_suffix(".txt").exists()
 
 
+def test_an_objective_file_named_like_a_module_does_not_replace_it(tmp_path, monkeypatch):
+    import json as real_json
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from manibo.cli import load_objective
+
+    monkeypatch.setitem(sys.modules, "json", real_json)  # put back whatever the code does
+    (tmp_path / "json.py").write_text("def f(x):\n    return float(x[0])\n")
+    first = load_objective(f"{tmp_path / 'json.py'}:f")
+    second = load_objective(f"{tmp_path / 'json.py'}:f")
+    assert sys.modules["json"] is real_json and hasattr(sys.modules["json"], "JSONEncoder")
+    assert first.__module__ != second.__module__ and first([2.0]) == second([2.0]) == 2.0
+    # registered under its own name: it can be pickled, and run by a (forked) process pool
+    assert pickle.loads(pickle.dumps(first)) is first
+    with ProcessPoolExecutor(1, mp_context=get_context("fork")) as pool:
+        assert pool.submit(first, [3.0]).result() == 3.0
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
@@ -427,6 +506,7 @@ def test_run_maximises_a_function_in_a_file_and_writes_its_outputs(tmp_path, cap
         (["--objective", "json:no_function", "--space", "so3"], "has no function 'no_function'"),
         (["--objective", "math:pi", "--space", "so3"], "has no function 'pi' (it is a float)"),
         (["--objective", "math:cos", "--space", "klein-bottle"], "unknown space 'klein-bottle'"),
+        (["--objective", "math:cos", "--space", "sphere2*"], "a product has an empty factor"),
         (
             ["--problem", "ackley-sphere2", "--max-seconds", "0"],
             "--max-seconds must be a positive number of seconds, got 0.0",
@@ -438,6 +518,20 @@ def test_run_objective_mistakes_end_with_one_error_line(tmp_path, capsys, argume
         main(["run", *arguments, "--budget", "4", "--initial-design", "3", "--out", str(tmp_path)])
     assert message in _error_line(capsys, exit_info)
     assert not any(tmp_path.iterdir())
+
+
+def test_help_is_plain_text_and_a_wrong_option_shows_its_command_usage(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert "manibo run keeps a journal in --out" in " ".join(text.split()) and "``" not in text
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--problem", "ackley-sphere2", "--budget2", "3"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: manibo run [-h]")
+    assert err.endswith("manibo run: error: unrecognized arguments: --budget2 3\n")
 
 
 def test_run_help_lists_spaces_surrogates_acquisitions_problems_and_defaults(capsys):

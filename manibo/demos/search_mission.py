@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -108,13 +109,33 @@ def compare(config: DemoConfig) -> tuple[dict, dict, dict]:
         for i, p in tasks:
             collect(*_run_task(i, p, config))
         return records, evaluations, seconds
-    with ProcessPoolExecutor(config.workers, mp_context=get_context("spawn")) as pool:
+    pool = ProcessPoolExecutor(
+        config.workers, mp_context=get_context("spawn"), initializer=_ignore_interrupts
+    )
+    try:
         futures = [pool.submit(_run_task, i, p, config) for i, p in tasks]
         for done, future in enumerate(as_completed(futures), start=1):
             collect(*future.result())
             if done % max(1, len(tasks) // 8) == 0 or done == len(tasks):
                 print(f"  {done}/{len(tasks)} missions done", flush=True)
+    except BaseException:  # Ctrl-C or a mission's error: stop now, not after the missions in flight
+        _stop(pool)
+        raise
+    pool.shutdown()
     return records, evaluations, seconds
+
+
+def _ignore_interrupts() -> None:
+    """In a worker: leave Ctrl-C to the main process, which ends the workers (no tracebacks)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel the pool's pending missions and end its workers without waiting for them."""
+    workers = list((pool._processes or {}).values())  # Python 3.14: pool.terminate_workers()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        worker.terminate()
 
 
 def summarise(evaluations: dict, seconds: dict, config: DemoConfig) -> dict:
