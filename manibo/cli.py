@@ -201,7 +201,6 @@ def _task(args: argparse.Namespace, noise: float) -> _Task:
 
 def _objective_task(args: argparse.Namespace, noise: float) -> _Task:
     from manibo.spaces import make_space
-    from manibo.spaces.registry import PRODUCT
 
     if args.space is None:
         raise ConfigurationError(
@@ -212,12 +211,6 @@ def _objective_task(args: argparse.Namespace, noise: float) -> _Task:
         raise ConfigurationError(
             "--noise adds noise to benchmark problems (--problem); your objective's own noise is "
             "what it returns."
-        )
-    factors = args.space.split(PRODUCT)
-    if len(factors) > 1 and not all(factor.strip() for factor in factors):
-        raise ConfigurationError(
-            f"--space {args.space!r}: a product has an empty factor; join space specs with "
-            f"{PRODUCT}, e.g. sphere2{PRODUCT}circle."
         )
     function = load_objective(args.objective)
     space = make_space(args.space)

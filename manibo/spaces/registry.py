@@ -139,6 +139,11 @@ def make_space(spec: str) -> Space:
     factors = spec.split(PRODUCT)
     if len(factors) == 1:
         return _make_one(spec.strip())
+    if not all(factor.strip() for factor in factors):
+        raise ConfigurationError(
+            f"space {spec!r}: a product has an empty factor; join space specs with {PRODUCT}, "
+            f"e.g. sphere2{PRODUCT}circle."
+        )
     spaces = [_make_one(factor.strip()) for factor in factors]
     try:
         return ProductSpace(*spaces)
