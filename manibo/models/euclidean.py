@@ -83,7 +83,9 @@ def ambient_matern_gp(space, train_X, train_Y, **options):
     validate_training_data(space, train_X, train_Y, max_outputs=1)  # before the kernel reads it
     dims = space.embed(train_X[:1].reshape(1, *space.point_shape)).shape[-1]
     kernel = EmbeddingKernel(space, MaternKernel(nu=2.5, ard_num_dims=dims))
-    return exact_gp(space, train_X, train_Y, kernel, **options)
+    model = exact_gp(space, train_X, train_Y, kernel, **options)
+    model.defined_off_space = True
+    return model
 
 
 @register_surrogate("chart")

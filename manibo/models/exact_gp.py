@@ -94,14 +94,19 @@ class ExactGPModel(SingleTaskGP):
     Attributes:
         space: the space the inputs are checked against (set by :func:`exact_gp`; None: their
             dtype and device only).
+        defined_off_space: True where the kernel is defined at any ambient coordinates (the
+            ``"euclidean"`` surrogate), so that points off the space are taken, as the
+            ``"projection"`` acquisition optimiser needs; their shape and finiteness are still
+            checked.
     """
 
     space: Space | None = None
+    defined_off_space: bool = False
 
     def _check_inputs(self, X: Tensor) -> None:
         as_tensor_arg("X", X)
         if self.space is not None:
-            check_points(self.space, X)
+            check_points(self.space, X, membership=not self.defined_off_space)
         check_model_dtype(X, self.train_targets)
 
     def _apply(self, fn, *args, **kwargs):

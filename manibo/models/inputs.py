@@ -11,10 +11,11 @@ from manibo.exceptions import InputDataError
 from manibo.spaces.base import Space
 
 
-def check_points(space: Space, X: Tensor, name: str = "X") -> Tensor:
+def check_points(space: Space, X: Tensor, name: str = "X", membership: bool = True) -> Tensor:
     """Return ``X`` if it holds finite points of ``space`` with a point dimension, shape
-    ``(*batch, q, *point_shape)``, else raise :class:`~manibo.exceptions.InputDataError`."""
-    space.check(X, name)
+    ``(*batch, q, *point_shape)``, else raise :class:`~manibo.exceptions.InputDataError`
+    (``membership=False``: finite coordinates of that shape, on the space or not)."""
+    space.check(X, name, membership)
     if X.dim() < 1 + len(space.point_shape):
         raise InputDataError(
             f"`{name}` must have shape (*batch, q, {', '.join(map(str, space.point_shape))}), got "

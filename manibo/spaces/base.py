@@ -100,7 +100,7 @@ class Space(ABC):
             Tensor of shape ``(n, *point_shape)``.
         """
 
-    def check(self, x: Tensor, name: str = "x") -> Tensor:
+    def check(self, x: Tensor, name: str = "x", membership: bool = True) -> Tensor:
         """Return ``x`` if it holds finite points of this space, else raise ``InputDataError``.
 
         ``x`` is returned unchanged.
@@ -108,9 +108,12 @@ class Space(ABC):
         Args:
             x: points, shape ``(*batch, *point_shape)``.
             name: the argument's name, used in the error message.
+            membership: also require the points to lie on the space (False: finite floating
+                coordinates of the right shape only, for functions defined off the space).
         """
         self._check_coordinates(x, name)
-        self._check_membership(x, name)
+        if membership:
+            self._check_membership(x, name)
         return x
 
     def _check_coordinates(self, x: Tensor, name: str) -> None:

@@ -451,12 +451,14 @@ def check_input_errors(case: SurrogateCase) -> None:
     of a float32 model (the error says ``X.to(torch.float32)`` or ``model.to(torch.float64)``, and
     the latter works; a model that computes in float64 whatever its inputs may take them), in
     ``condition_on_observations`` also outcomes with a NaN or without their output dimension, and
-    training data without points. Inputs with no points give an empty posterior."""
+    training data without points. Inputs with no points give an empty posterior. A model whose
+    ``defined_off_space`` is True (a kernel of ambient coordinates) takes points off the space
+    instead, with a finite posterior."""
     model = case.model()
     X = case.points(3, seed=41)
     Y = case.objective(X)
+    off_space = X + 1e6
     refusals = {
-        "points off the space": lambda: model.posterior(X + 1e6),
         "one point of shape (d,)": lambda: model.posterior(X[0]),
         "points of size d + 1": lambda: model.posterior(torch.cat([X, X[:, :1]], -1)),
         "no training points": lambda: case.build(X[:0], Y[:0]),
@@ -464,11 +466,19 @@ def check_input_errors(case: SurrogateCase) -> None:
     if declared_unsupported(case.name, "fantasize") is None:
         condition = model.condition_on_observations
         refusals |= {
-            "conditioning on points off the space": lambda: condition(X + 1e6, Y),
             "conditioning on a NaN outcome": lambda: condition(X, torch.full_like(Y, math.nan)),
             "conditioning on outcomes of shape (n,)": lambda: condition(X, Y[:, 0]),
         }
     problems = {what: _not_refused(call) for what, call in refusals.items()}
+    if getattr(model, "defined_off_space", False):
+        off = model.posterior(off_space).mean
+        problems["points off the space"] = None if off.isfinite().all() else "a NaN posterior"
+    else:
+        problems["points off the space"] = _not_refused(lambda: model.posterior(off_space))
+        if declared_unsupported(case.name, "fantasize") is None:
+            problems["conditioning on points off the space"] = _not_refused(
+                lambda: model.condition_on_observations(off_space, Y)
+            )
     problems["float64 inputs of a float32 model"] = _float64_inputs_of_float32_model(case, X)
     problems["posterior of no points"] = _empty_posterior(model, X[:0])
     found = [f"{what}: {problem}" for what, problem in problems.items() if problem is not None]
