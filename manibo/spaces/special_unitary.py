@@ -143,9 +143,8 @@ class SpecialUnitary(CompactSpace):
         the product of ``matrix_exp`` is unitary only to rounding that grows with the step and
         adds up over steps (in float32 past the membership tolerance)."""
         u = to_complex(x)
-        return self.project(
-            to_real(u @ torch.linalg.matrix_exp(_trace_free_skew(u.mH @ to_complex(v))))
-        )
+        moved = u @ torch.linalg.matrix_exp(_trace_free_skew(u.mH @ to_complex(v)))
+        return to_real(_unit_determinant(polar_factor(moved)))
 
     def distance(self, x: Tensor, y: Tensor) -> Tensor:
         r""":math:`\sqrt{\sum_j \varphi_j^2}`, shape ``(*batch)``.
