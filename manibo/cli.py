@@ -47,30 +47,32 @@ def _info(_: argparse.Namespace) -> int:
     return 0
 
 
-#: The options of one demo only: option -> (the demo, the keyword of its ``run``). They are absent
-#: from the parsed arguments unless given (their default is ``argparse.SUPPRESS``): the demo's
-#: ``run`` has the defaults.
+#: The options of one demo only: option -> (the demo, the keyword of its ``run``, the smallest
+#: value it takes and why, and whether that value itself is refused). They are absent from the
+#: parsed arguments unless given (their default is ``argparse.SUPPRESS``): the demo's ``run`` has
+#: the defaults.
 _DEMO_OPTIONS = {
-    "--scenarios": ("search", "num_scenarios"),
-    "--budget": ("search", "duration_h"),
-    "--workers": ("search", "workers"),
-    "--num-train": ("sphere-regression", "num_train"),
+    "--scenarios": ("search", "num_scenarios", 1, "a comparison needs a scenario", False),
+    "--budget": ("search", "duration_h", 0, "the mission needs hours to search", True),
+    "--workers": ("search", "workers", 1, "the missions need a process", False),
+    "--num-train": ("sphere-regression", "num_train", 2, "a GP needs observations to fit", False),
 }
 
 
 def _demo(args: argparse.Namespace) -> int:
-    options = {key: getattr(args, key) for _, key in _DEMO_OPTIONS.values() if key in args}
-    for option, (name, keyword) in _DEMO_OPTIONS.items():
-        if keyword in options and name != args.name:
+    options = {}
+    for option, (name, keyword, minimum, reason, exclusive) in _DEMO_OPTIONS.items():
+        if keyword not in args:
+            continue
+        value = options[keyword] = getattr(args, keyword)
+        if name != args.name:
             raise ConfigurationError(
                 f"{option} is an option of the {name} demo (manibo demo {name}), not of the "
                 f"{args.name} demo."
             )
-    if options.get("num_train", 2) < 2:
-        raise ConfigurationError(
-            f"--num-train must be at least 2 (a GP needs observations to fit), got "
-            f"{options['num_train']}."
-        )
+        if not (math.isfinite(value) and (value > minimum if exclusive else value >= minimum)):
+            bound = f"a finite number above {minimum}" if exclusive else f"at least {minimum}"
+            raise ConfigurationError(f"{option} must be {bound} ({reason}), got {value!r}.")
     out = _output_folder(args.out)
     if args.name == "sphere-regression":
         from manibo.demos.sphere_regression import run
