@@ -24,6 +24,7 @@ from manibo._proposal_warnings import ProposalWarnings
 from manibo.exceptions import ConfigurationError
 from manibo.journal import Evaluation
 from manibo.models import build_surrogate
+from manibo.models.marginals import posterior_marginals
 from manibo.spaces.base import Space
 
 STOP_REASONS = {
@@ -129,8 +130,7 @@ class OptimizationResult:
             return None, None
         ok = ~self.failed
         points = self.X[ok]
-        with torch.no_grad():
-            mean = model.posterior(points.reshape(points.shape[0], -1)).mean.reshape(-1)
+        mean = posterior_marginals(model, points.reshape(points.shape[0], -1))[0]
         best = int(torch.argmax(mean))
         return points[best], float(mean[best]) * self._to_objective
 

@@ -178,3 +178,27 @@ def test_the_time_line_reports_only_what_was_measured(seconds, elapsed, expected
     )
     (line,) = [line for line in result.summary().splitlines() if line.startswith("time: ")]
     assert line == expected
+
+
+def test_the_recommendation_asks_the_model_for_marginals_never_a_joint_posterior_of_every_point():
+    # the joint posterior of n evaluated points is an n x n covariance: 80 GB at 100,000 points
+    # (a VISH run); the recommendation needs only each point's mean
+    import dataclasses
+
+    from botorch.models import SingleTaskGP
+
+    opt = BayesianOptimizer(Circle(), initial_design=3, seed=0)
+    X = torch.linspace(0.0, 6.2, 1100, dtype=torch.float64).unsqueeze(-1)
+    opt.tell(X, (X.squeeze(-1) - 1.0).square().tolist())
+    model = SingleTaskGP(X, -(X - 1.0).square()).eval()
+    asked = []
+    joint = model.posterior
+
+    def posterior(points, *args, **kwargs):
+        asked.append(points.shape[-2])
+        return joint(points, *args, **kwargs)
+
+    model.posterior = posterior
+    result = dataclasses.replace(opt.result(), _fit=lambda: model)
+    assert abs(float(result.recommended_x) - 1.0) < 0.01
+    assert sum(asked) == 1100 and max(asked) <= 1000

@@ -20,6 +20,7 @@ from torch import Tensor
 
 from manibo._validation import checked_device
 from manibo.kernels import GeometricMaternKernel
+from manibo.models.marginals import posterior_marginals
 from manibo.spaces import Sphere
 
 # Bumps of the target function: (latitude°, longitude°, concentration, height). One sits on the
@@ -65,26 +66,8 @@ class FitReport:
     fit_seconds: float
 
 
-def _predict(
-    model: SingleTaskGP, x: Tensor, observation_noise: bool = False, chunk: int = 1000
-) -> tuple[Tensor, Tensor]:
-    """Posterior mean and variance, each of shape ``n``, at ``x`` of shape ``n x d``.
-
-    Only the marginals are needed, so the points go through the posterior ``chunk`` at a time:
-    one posterior of all ``n`` would also build their ``n x n`` covariance (for the map's 16,200
-    points, 2 GB and most of the demo's time).
-    """
-    with torch.no_grad():
-        posteriors = [
-            model.posterior(part, observation_noise=observation_noise) for part in x.split(chunk)
-        ]
-        mean = torch.cat([p.mean.squeeze(-1) for p in posteriors])
-        variance = torch.cat([p.variance.squeeze(-1) for p in posteriors])
-    return mean, variance
-
-
 def _evaluate(model: SingleTaskGP, x_test: Tensor, y_test: Tensor) -> tuple[float, float]:
-    mean, var = _predict(model, x_test, observation_noise=True)
+    mean, var = posterior_marginals(model, x_test, observation_noise=True)
     var = var.clamp_min(1e-12)
     rmse = float(((mean - y_test) ** 2).mean().sqrt())
     nlpd = float((0.5 * torch.log(2 * math.pi * var) + 0.5 * (y_test - mean) ** 2 / var).mean())
@@ -171,7 +154,7 @@ def _plot(path: Path, x_train: Tensor, models: dict, space: Sphere) -> Path:
     panels = [("truth", truth)]
     for name, (model, _) in models.items():
         inputs = grid if "S²" in name else xyz_to_lonlat(grid)
-        mean = _predict(model, inputs)[0].reshape(lat.shape).cpu()
+        mean = posterior_marginals(model, inputs)[0].reshape(lat.shape).cpu()
         panels.append((f"{name}: |error|", (mean - truth).abs()))
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.2), constrained_layout=True)
     train_ll = xyz_to_lonlat(x_train).cpu().numpy()

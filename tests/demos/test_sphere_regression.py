@@ -24,19 +24,3 @@ def test_lonlat_round_trip():
     back = xyz_to_lonlat(lonlat_to_xyz(lat, lon))
     assert torch.allclose(back, torch.stack([lat, lon], -1), atol=1e-10)
 
-
-def test_predictions_in_chunks_are_the_whole_posterior_marginals():
-    from botorch.models import SingleTaskGP
-
-    from manibo.demos.sphere_regression import _predict
-
-    gen = torch.Generator().manual_seed(3)
-    x = torch.randn(20, 2, generator=gen, dtype=torch.float64)
-    model = SingleTaskGP(x, x.sin().sum(-1, keepdim=True)).eval()
-    test = torch.randn(25, 2, generator=gen, dtype=torch.float64)
-    mean, variance = _predict(model, test, observation_noise=True, chunk=7)
-    with torch.no_grad():
-        whole = model.posterior(test, observation_noise=True)
-    assert mean.shape == variance.shape == (25,)
-    assert torch.allclose(mean, whole.mean.squeeze(-1), atol=1e-10)
-    assert torch.allclose(variance, whole.variance.squeeze(-1), atol=1e-10)
