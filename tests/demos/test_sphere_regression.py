@@ -23,4 +23,3 @@ def test_lonlat_round_trip():
     lon = torch.tensor([10.0, -170.0, 179.0], dtype=torch.float64)
     back = xyz_to_lonlat(lonlat_to_xyz(lat, lon))
     assert torch.allclose(back, torch.stack([lat, lon], -1), atol=1e-10)
-
