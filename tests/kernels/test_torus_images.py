@@ -257,3 +257,42 @@ def test_heat_kernel_of_the_torus_is_the_product_of_circle_heat_kernels():
     with torch.no_grad():
         got = heat(x, x).to_dense().numpy()
     assert np.abs(got - circle[0] * circle[1]).max() < 1e-12
+
+
+def _reference_log_tail(space, num_levels, lengthscale):
+    """Log share of the Matérn-3/2 spectral mass in levels >= l over the first ``num_levels``
+    levels, ``(len(lengthscale), num_levels)``, by a cumulative sum over all of them."""
+    eigenvalues, multiplicities = space.levels(num_levels)
+    log_mass = (-(1.5 + space.spectral_dim / 2)) * torch.log(
+        3.0 / lengthscale.reshape(-1, 1) ** 2 + eigenvalues
+    ) + torch.log(multiplicities)
+    tail = torch.logcumsumexp(log_mass.flip(-1), dim=-1).flip(-1)
+    return tail - tail[:, :1]
+
+
+@pytest.mark.parametrize("space", [Circle(), Torus(2), Sphere(2)], ids=repr)
+def test_the_spectral_tail_read_by_the_truncation_is_the_tail_of_every_scanned_level(space):
+    """The truncation and the hand-over to the image sum read the mass beyond each level up to
+    ``max_levels`` only; the levels past it enter through their total (a cumulative sum over the
+    100,000 scanned levels of a circle took 5 ms at every evaluation). Values and gradients are
+    those of the cumulative sum over every scanned level."""
+    kernel = GeometricMaternKernel(space, nu=1.5).double()
+    lengthscale = torch.tensor([[[0.02]], [[0.7]]], dtype=torch.float64, requires_grad=True)
+    got = kernel._log_tail(lengthscale)
+    head = kernel.max_levels + 1
+    assert kernel._scan_levels > head and got.shape == (2, head)
+    expected = _reference_log_tail(space, kernel._scan_levels, lengthscale)[:, :head]
+    assert torch.allclose(got, expected, rtol=1e-12, atol=1e-12)
+    weights = torch.linspace(0.0, 1.0, head, dtype=torch.float64)
+    (grad,) = torch.autograd.grad((got * weights).sum(), lengthscale)
+    (expected_grad,) = torch.autograd.grad((expected * weights).sum(), lengthscale)
+    assert torch.allclose(grad, expected_grad, rtol=1e-10)
+    if torus_dimension(space) is not None:  # a torus sums its images where the cap binds
+        return
+    # the warning of a binding cap counts the levels needed among every scanned one
+    rough = _kernel(space, 1.5, 0.002)
+    tail = _reference_log_tail(space, rough._scan_levels, rough.lengthscale.detach())
+    needed = int((tail > math.log(rough.truncation_tol)).sum())
+    assert needed > head
+    with pytest.warns(TruncationWarning, match=f" {needed} levels are needed"):
+        rough.levels_for(rough.lengthscale)
