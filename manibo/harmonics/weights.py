@@ -25,6 +25,7 @@ gathers every irreducible representation of one eigenvalue.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -225,3 +226,18 @@ class UnitaryWeights(GroupWeights):
 
         extend([])
         return out
+
+
+@functools.cache
+def orthogonal_weights(n: int) -> OrthogonalWeights:
+    """The labels of SO(n), one instance per ``n`` for the process: its levels are pure maths,
+    enumerated once (about 1 s for the thousands of levels a kernel on SO(5) lists), however many
+    spaces and kernels are built."""
+    return OrthogonalWeights(n)
+
+
+@functools.cache
+def unitary_weights(n: int) -> UnitaryWeights:
+    """The labels of SU(n), one instance per ``n`` for the process (see
+    :func:`orthogonal_weights`)."""
+    return UnitaryWeights(n)

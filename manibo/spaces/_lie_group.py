@@ -13,6 +13,7 @@ row blocks; when gradients are needed each block is recomputed in the backward p
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import torch
@@ -53,9 +54,16 @@ def attach_characters(
 ) -> CharacterSum:
     """The character sums of ``space`` (an SO(n) or SU(n)), and its level caps set from them."""
     characters = CharacterSum(weights, space.n, unitary, relative)
-    space.default_max_levels = characters.levels_within(MAX_DEFAULT_COST)
+    space.default_max_levels = _levels_within(characters.group, unitary, MAX_DEFAULT_COST)
     space.max_scan_levels = 8 * space.default_max_levels
     return characters
+
+
+@functools.cache
+def _levels_within(weights: GroupWeights, unitary: bool, max_cost: int) -> int:
+    """:meth:`CharacterSum.levels_within`, once per group (``weights`` is shared per group, see
+    :func:`~manibo.harmonics.weights.orthogonal_weights`) and cost."""
+    return CharacterSum(weights, 0, unitary, None).levels_within(max_cost)
 
 
 class CharacterSum:

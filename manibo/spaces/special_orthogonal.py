@@ -11,7 +11,7 @@ from manibo._validation import default_tolerance
 from manibo.harmonics.characters import SO3CharacterLevels
 from manibo.harmonics.fourier import circle_harmonics
 from manibo.harmonics.series import GegenbauerLevels
-from manibo.harmonics.weights import OrthogonalWeights
+from manibo.harmonics.weights import orthogonal_weights
 from manibo.spaces._lie_group import attach_characters, matrix_size, rotation_angles
 from manibo.spaces._polar import polar_factor
 from manibo.spaces.base import (
@@ -116,7 +116,7 @@ class SpecialOrthogonal(CompactSpace):
         self.n = n = matrix_size(n, "SpecialOrthogonal")
         self.dim = self.spectral_dim = n * (n - 1) // 2
         self.point_shape = (n * n,)
-        self._weights = OrthogonalWeights(n)
+        self._weights = orthogonal_weights(n)
         if n == 2:
             self._series = GegenbauerLevels(2)
             self.default_max_levels = 2000

@@ -9,7 +9,7 @@ from torch import Tensor
 
 from manibo._validation import default_tolerance
 from manibo.harmonics.series import GegenbauerLevels
-from manibo.harmonics.weights import UnitaryWeights
+from manibo.harmonics.weights import unitary_weights
 from manibo.spaces._lie_group import attach_characters, matrix_size
 from manibo.spaces._polar import polar_factor
 from manibo.spaces.base import (
@@ -78,7 +78,7 @@ class SpecialUnitary(CompactSpace):
         self.n = n = matrix_size(n, "SpecialUnitary")
         self.dim = self.spectral_dim = n * n - 1
         self.point_shape = (2 * n * n,)
-        self._weights = UnitaryWeights(n)
+        self._weights = unitary_weights(n)
         if n == 2:
             self._series = GegenbauerLevels(4)
             self.default_max_levels = 200

@@ -10,7 +10,9 @@ from gpytorch.kernels import Kernel
 from registry import KERNEL_CASES, KERNELS, SPACES, make_kernel
 
 import manibo.kernels
+import manibo.spaces as spaces
 from manibo.exceptions import TruncationWarning
+from manibo.kernels import GeometricMaternKernel
 from manibo.testing import check_kernel_contract, covered
 
 
@@ -39,3 +41,24 @@ def test_every_exported_kernel_class_is_covered():
         if inspect.isclass(cls := getattr(manibo.kernels, name)) and issubclass(cls, Kernel)
     ]
     covered(exported, KERNEL_CASES, "kernel classes exported by manibo.kernels")
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: spaces.SpecialOrthogonal(5), lambda: spaces.SpecialUnitary(3)]
+)
+def test_spaces_of_one_group_share_its_levels(make, monkeypatch):
+    """The levels of SO(n) and SU(n) are enumerated once per group and process (pure maths: 1 s
+    for the 5,000-10,000 levels a kernel lists on SO(5) or SU(3)), not at every space and kernel
+    built (six times per space in the contract above)."""
+    first = make()
+    GeometricMaternKernel(first, nu=2.5)
+    assert first._weights is make()._weights
+
+    def enumerate_again(self, bound):
+        raise AssertionError("the levels were enumerated again")
+
+    monkeypatch.setattr(type(first._weights), "up_to_scaled", enumerate_again)
+    again = make()
+    kernel = GeometricMaternKernel(again, nu=2.5)
+    assert again.default_max_levels == first.default_max_levels
+    assert kernel._scan_levels == 8 * again.default_max_levels
