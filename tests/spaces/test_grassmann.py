@@ -124,8 +124,15 @@ def test_each_level_kernel_has_the_rank_of_its_multiplicity_and_reproduces(k, n)
     space = Grassmann(k, n)
     x = space.random(800, generator=torch.Generator().manual_seed(4))
     _, multiplicities = space.levels(4)
+    # the four level kernels in one call (batched one-hot weights: the principal angles of the
+    # 640,000 pairs once, not once per level); each equals the sum over its own levels alone
+    grams = space.spectral_sum(torch.eye(4, dtype=torch.float64), x, x)
     for level in range(4):
-        gram = level_kernel(space, level, x, x)
+        gram = grams[level]
+        alone = level_kernel(space, level, x[:40], x[:40])
+        assert torch.allclose(
+            gram[:40, :40], alone, rtol=0, atol=1e-10 * float(multiplicities[level])
+        )
         spectrum = torch.linalg.eigvalsh(gram).flip(0)
         m = int(multiplicities[level])
         assert spectrum[m - 1] > 1e-6 * spectrum[0] and spectrum[m] < 1e-9 * spectrum[0]
