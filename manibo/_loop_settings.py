@@ -19,7 +19,7 @@ from manibo import _json
 from manibo._validation import check_bool, check_int
 from manibo.acquisitions import build_acquisition, check_acquisition, required_features
 from manibo.exceptions import ConfigurationError, InputDataError, ManiboError
-from manibo.models import build_surrogate, check_surrogate_supports
+from manibo.models import build_surrogate, check_surrogate_supports, surrogate_entry
 from manibo.optim import LBFGSOptions
 from manibo.spaces.base import Space, UnsupportedError
 
@@ -139,8 +139,10 @@ def check_buildable(
     """Build the surrogate and the acquisition once on 4 design points and query the posterior.
 
     The query is made where the optimiser will evaluate the acquisition: on the space, or for
-    the projection optimiser at points of the ambient box. Takes a fraction of a second for the
-    exact GPs; the global random state is left as it was and the build's warnings are dropped.
+    the projection optimiser at points of the ambient box. The build takes the surrogate's
+    ``check_options`` (a network surrogate trains for one step) where the user's options do not
+    set them: a fraction of a second; the global random state is left as it was and the build's
+    warnings are dropped.
 
     Args:
         space: the search space.
@@ -160,7 +162,8 @@ def check_buildable(
     with torch.random.fork_rng(devices=cuda), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            model = build_surrogate(name, space, X, Y, **options)
+            cheap = {**surrogate_entry(name).check_options, **options}
+            model = build_surrogate(name, space, X, Y, **cheap)
             model.posterior(X[:1])  # kernels build lazily: one that cannot be computed fails here
         except Exception as err:
             raise _build_error(f"the surrogate {name!r}", space, options, err) from err

@@ -5,7 +5,9 @@ combination fails when it is built, before any evaluation: the spaces it cannot 
 (``unsupported``), the model features that are out of its reach (``unsupported_features``, keyed by
 the names in :data:`FEATURES`), and whether it models several outcomes itself (``multi_output``;
 otherwise, the default, :func:`build_surrogate` fits one model per column of ``train_Y`` and
-returns them as a :class:`~manibo.models.model_list.OutcomeList`).
+returns them as a :class:`~manibo.models.model_list.OutcomeList`). An entry may also name cheaper
+options under which the loop builds the surrogate once when it is constructed, to check the
+configuration (``check_options``: fewer training steps of the same code).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from botorch.models.model import Model
 from torch import Tensor
@@ -47,11 +50,14 @@ class SurrogateEntry(Entry):
         unsupported_features: feature name (a key of :data:`FEATURES`) to the reason it is out of
             reach.
         multi_output: the factory models several columns of ``train_Y`` itself.
+        check_options: options for the build that checks a loop's configuration when the loop
+            is constructed (the user's options override them).
     """
 
     unsupported: SpaceCheck | None = None
     unsupported_features: Mapping[str, str] = field(default_factory=dict)
     multi_output: bool = False
+    check_options: Mapping[str, Any] = field(default_factory=dict)
 
 
 SURROGATES: Registry[SurrogateEntry] = Registry(
@@ -65,6 +71,7 @@ def register_surrogate(
     *,
     unsupported_features: Mapping[str, str] | None = None,
     multi_output: bool = False,
+    check_options: Mapping[str, Any] | None = None,
 ) -> Callable[[SurrogateFactory], SurrogateFactory]:
     """Decorator registering ``factory(space, train_X, train_Y, **options)`` under ``name``.
 
@@ -80,6 +87,11 @@ def register_surrogate(
         multi_output: the factory models several outcomes (``train_Y`` of shape ``(n, m)``)
             itself; False (the default): it takes one column, and :func:`build_surrogate` fits
             one model per column.
+        check_options: options that make a build cheap without changing what it runs, such as
+            one training step instead of hundreds: the loop builds the surrogate once on a few
+            design points when it is constructed, to refuse a configuration that cannot be
+            built before any evaluation, and that build uses these options where the user's
+            ``surrogate_options`` do not set them. None: the defaults.
 
     Raises:
         ConfigurationError: the name is taken, or a feature name is unknown.
@@ -94,7 +106,10 @@ def register_surrogate(
 
     def decorate(factory: SurrogateFactory) -> SurrogateFactory:
         SURROGATES.register(
-            name, SurrogateEntry(factory, unsupported, features, bool(multi_output))
+            name,
+            SurrogateEntry(
+                factory, unsupported, features, bool(multi_output), dict(check_options or {})
+            ),
         )
         return factory
 

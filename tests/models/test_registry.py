@@ -109,11 +109,19 @@ def test_declared_features_are_reported_and_checked(isolated_surrogates):
         check_surrogate_supports("test-no-tensor-noise", Sphere(2), ("observation_noise_tensor",))
 
 
+# short training for the network surrogates: the advice comes from where data enter a model
+# (gpnet's exact-GP pretraining), not from how many steps train it
+SHORT_TRAINING = {
+    "gpnet": {"num_iterations": 10},
+    "adgp": {"network_epochs": 10, "elbo_epochs": 10},
+}
+
+
 def _advice(name, X, Y) -> list:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         warnings.filterwarnings("ignore", category=OptimizationWarning)  # float32 line searches
-        build_surrogate(name, Sphere(2), X, Y)
+        build_surrogate(name, Sphere(2), X, Y, **SHORT_TRAINING.get(name, {}))
     return [w for w in caught if issubclass(w.category, InputDataWarning)]
 
 
@@ -132,3 +140,38 @@ def test_float32_data_bring_botorchs_advice_for_float64_at_most_once_per_call(
     if advised:
         assert "float32" in str(advice[0].message) and advice[0].filename == __file__
     assert not _advice(name, X.double(), Y.double())
+
+
+def test_the_loop_checks_its_configuration_with_the_surrogates_check_options(isolated_surrogates):
+    """The build at construction trains a network surrogate for one step instead of hundreds
+    (1.5 s of thrown-away training for 'adgp', 1.4 s for 'gpnet'); the user's options win, and the
+    fits of the run use the defaults."""
+    from manibo.loop import BayesianOptimizer
+    from manibo.models import surrogate_entry
+
+    built = []
+
+    @register_surrogate("test-trained", check_options={"steps": 1})
+    def trained(space, train_X, train_Y, steps=100, **options):
+        built.append(steps)
+        return build_surrogate("matern", space, train_X, train_Y, **options)
+
+    BayesianOptimizer(Sphere(2), surrogate="test-trained", initial_design=3, seed=0)
+    options = {"steps": 7}
+    BayesianOptimizer(Sphere(2), surrogate="test-trained", surrogate_options=options, seed=0)
+    opt = BayesianOptimizer(Sphere(2), surrogate="test-trained", initial_design=2, seed=0)
+    for _ in range(3):
+        x = opt.ask()
+        opt.tell(x, [float(x[0, 0])])
+    assert built == [1, 7, 1, 100]
+    # the built-in check options are options of their surrogates, and a wrong option of the user
+    # is still refused at construction
+    X = Sphere(2).random(6, generator=0)
+    for name in ("adgp", "gpnet", "vish"):
+        cheap = surrogate_entry(name).check_options
+        assert cheap, name
+        model = build_surrogate(name, Sphere(2), X, X[:, :1], **cheap)
+        with torch.no_grad():
+            assert torch.isfinite(model.posterior(X).mean).all(), name
+        with pytest.raises(ConfigurationError, match="unknown option|unexpected keyword"):
+            BayesianOptimizer(Sphere(2), surrogate=name, surrogate_options={"epochz": 1})

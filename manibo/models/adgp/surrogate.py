@@ -36,7 +36,12 @@ def _indices_not_coordinates(space) -> str | None:
     )
 
 
-@register_surrogate("adgp", unsupported=_indices_not_coordinates, multi_output=True)
+@register_surrogate(
+    "adgp",
+    unsupported=_indices_not_coordinates,
+    multi_output=True,
+    check_options={"network_epochs": 1, "elbo_epochs": 1},
+)
 def activated_dgp_surrogate(
     space, train_X, train_Y, previous_model=None, warm_start=False, **options
 ) -> ActivatedDGPModel:

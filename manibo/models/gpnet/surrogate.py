@@ -128,7 +128,7 @@ def _measurement_noise(prior: Kernel, space: Space) -> Tensor:
     return noise if noise.numel() in (1, math.prod(space.point_shape)) else noise[:1]
 
 
-@register_surrogate("gpnet")
+@register_surrogate("gpnet", check_options={"num_iterations": 1})
 def gpnet_surrogate(
     space: Space,
     train_X: Tensor,

@@ -29,7 +29,7 @@ def _not_a_sphere(space) -> str | None:
     )
 
 
-@register_surrogate("vish", unsupported=_not_a_sphere)
+@register_surrogate("vish", unsupported=_not_a_sphere, check_options={"maxiter": 1})
 def vish_surrogate(
     space,
     train_X: Tensor,
