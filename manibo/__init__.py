@@ -14,11 +14,39 @@ Subpackages, from the ground up (each imports only from those listed before it):
   ``manibo demo``.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
 from manibo.exceptions import ConfigurationError, EvaluationFailed, InputDataError, ManiboError
-from manibo.loop import BayesianOptimizer, maximize, minimize
-from manibo.result import OptimizationResult
+
+if TYPE_CHECKING:
+    from manibo.loop import BayesianOptimizer, maximize, minimize
+    from manibo.result import OptimizationResult
 
 __version__ = "0.1.0"
+
+#: Imported on first use (PEP 562): ``import manibo.journal`` (a journal reader) or
+#: ``import manibo.spaces`` need neither the loop nor BoTorch and GPyTorch, which take seconds.
+_LAZY = {
+    "BayesianOptimizer": "manibo.loop",
+    "maximize": "manibo.loop",
+    "minimize": "manibo.loop",
+    "OptimizationResult": "manibo.result",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'manibo' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "BayesianOptimizer",

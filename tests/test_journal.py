@@ -4,7 +4,10 @@ import errno
 import json
 import math
 import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from loop_processes import ForkServer
@@ -22,6 +25,28 @@ from manibo.journal import (
     Stop,
     set_aside,
 )
+
+
+def _python(code, *args, stdout=subprocess.DEVNULL):
+    """A Python process running ``code`` with ``args`` bound (a journal needs no torch: it starts
+    in a fraction of a second); its stderr is a pipe."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    prelude = "import json, sys\nargs = json.loads(sys.argv[1])\n"
+    command = [sys.executable, "-c", prelude + code, json.dumps(args)]
+    return subprocess.Popen(command, env=env, stdout=stdout, stderr=subprocess.PIPE)
+
+
+def test_a_journal_reader_imports_neither_torch_nor_the_loop():
+    """``import manibo.journal`` (a reader beside a run, or the lock holder of another process)
+    takes a fraction of a second: the package imports its loop, and with it torch, BoTorch and
+    GPyTorch, only when ``manibo.minimize`` and the like are first used (tests/test_result.py
+    uses them so)."""
+    code = "import sys\nimport manibo.journal\nprint(sorted(m for m in ('torch', 'botorch', "
+    code += "'gpytorch', 'manibo.loop') if m in sys.modules))"
+    reader = _python(code, stdout=subprocess.PIPE)
+    out, err = reader.communicate(timeout=120)
+    assert reader.returncode == 0, err
+    assert out.decode().strip() == "[]"
 
 
 def _journal(path, n=2, config=None):
