@@ -9,7 +9,7 @@ from __future__ import annotations
 from gpytorch.kernels import Kernel, MaternKernel
 from torch import Tensor
 
-from manibo.models.exact_gp import exact_gp, validate_training_data
+from manibo.models.exact_gp import CHECK_OPTIONS, exact_gp, validate_training_data
 from manibo.models.registry import register_surrogate
 from manibo.spaces.base import Space
 
@@ -74,7 +74,7 @@ def _indices_not_coordinates(space: Space) -> str | None:
     )
 
 
-@register_surrogate("euclidean", unsupported=_indices_not_coordinates)
+@register_surrogate("euclidean", unsupported=_indices_not_coordinates, check_options=CHECK_OPTIONS)
 def ambient_matern_gp(space, train_X, train_Y, **options):
     """Matérn-5/2 ARD GP on the ambient coordinates through the space's embedding (defined off
     the space as well; a torus's angles enter as cosines and sines, an axis ``±x`` of RP^d as
@@ -88,7 +88,7 @@ def ambient_matern_gp(space, train_X, train_Y, **options):
     return model
 
 
-@register_surrogate("chart")
+@register_surrogate("chart", check_options=CHECK_OPTIONS)
 def chart_matern_gp(space, train_X, train_Y, **options):
     """Matérn-5/2 ARD GP on chart coordinates (latitude/longitude on S²)."""
     validate_training_data(space, train_X, train_Y, max_outputs=1)  # before the kernel reads it

@@ -23,7 +23,7 @@ from gpytorch.settings import debug, fast_pred_var
 from linear_operator.utils.errors import NotPSDError
 from torch import Tensor
 
-from manibo._validation import as_tensor_arg, check_finite, check_same_dtype_device
+from manibo._validation import as_tensor_arg, check_finite, check_int, check_same_dtype_device
 from manibo.exceptions import InputDataError, ManiboWarning, TruncationWarning
 from manibo.kernels.defaults import matern_kernel
 from manibo.kernels.spectral import GeometricMaternKernel
@@ -171,8 +171,11 @@ class ExactGPModel(SingleTaskGP):
         return super().subset_output(idcs)
 
 
-def fit_with_retries(model: SingleTaskGP, attempts: int = 3, seed: int = 0) -> SingleTaskGP:
-    """Fit by marginal likelihood; on numerical failure restart from perturbed lengthscales.
+def fit_with_retries(
+    model: SingleTaskGP, attempts: int = 3, seed: int = 0, max_iterations: int = 200
+) -> SingleTaskGP:
+    """Fit by marginal likelihood (L-BFGS, at most ``max_iterations`` iterations per attempt); on
+    numerical failure restart from perturbed lengthscales.
 
     Numerical failures: a Cholesky that fails, BoTorch's fitting error, and a hyperparameter that
     leaves its prior's support during the optimisation.
@@ -189,7 +192,8 @@ def fit_with_retries(model: SingleTaskGP, attempts: int = 3, seed: int = 0) -> S
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", category=RuntimeWarning)
                 warnings.simplefilter("ignore", category=TruncationWarning)
-                fit_gpytorch_mll(mll, optimizer_kwargs={"options": {"maxiter": 200}})
+                options = {"maxiter": max_iterations}
+                fit_gpytorch_mll(mll, optimizer_kwargs={"options": options})
             _report_truncation(model)
             return model
         except (ModelFittingError, NotPSDError, RuntimeError, ValueError):
@@ -231,6 +235,7 @@ def exact_gp(
     fit: bool = True,
     outcome_transform: OutcomeTransformArg = DEFAULT,
     input_transform: InputTransform | None = None,
+    fit_iterations: int = 200,
 ) -> ExactGPModel:
     """SingleTaskGP with ``ScaleKernel(kernel)``, standardised outcomes and transferable priors.
 
@@ -245,8 +250,10 @@ def exact_gp(
         outcome_transform: BoTorch outcome transform (default ``Standardize(m=1)``; None: none).
         input_transform: BoTorch input transform (for example
             :class:`~manibo.models.transforms.SpaceIsometry`), or None.
+        fit_iterations: L-BFGS iterations of the fit at most, ``>= 1``.
     """
     validate_training_data(space, train_X, train_Y, max_outputs=1)
+    fit_iterations = check_int("fit_iterations", fit_iterations, minimum=1)
     likelihood = gaussian_likelihood() if train_Yvar is None else None
     with Float64AdviceOnce(train_X.dtype):
         model = ExactGPModel(
@@ -260,7 +267,7 @@ def exact_gp(
         )
         model.space = space
         model = model.to(train_X)
-        return fit_with_retries(model) if fit else model
+        return fit_with_retries(model, max_iterations=fit_iterations) if fit else model
 
 
 # Surrogates neglect at most 1e-4 of the spectral mass (the kernel's own default is 1e-6): kernel
@@ -269,7 +276,12 @@ def exact_gp(
 SURROGATE_TRUNCATION_TOL = 1e-4
 
 
-@register_surrogate("matern")
+#: The loop's construction-time build of an exact GP (thrown away) fits for one iteration: the
+#: fit's code runs, its optimum is not sought.
+CHECK_OPTIONS = {"fit_iterations": 1}
+
+
+@register_surrogate("matern", check_options=CHECK_OPTIONS)
 def geometric_matern_gp(
     space,
     train_X,
@@ -292,7 +304,7 @@ def geometric_matern_gp(
     return exact_gp(space, train_X, train_Y, kernel, **options)
 
 
-@register_surrogate("heat")
+@register_surrogate("heat", check_options=CHECK_OPTIONS)
 def geometric_heat_gp(
     space, train_X, train_Y, truncation_tol: float = SURROGATE_TRUNCATION_TOL, **options
 ) -> SingleTaskGP:

@@ -167,7 +167,7 @@ def test_the_loop_checks_its_configuration_with_the_surrogates_check_options(iso
     # the built-in check options are options of their surrogates, and a wrong option of the user
     # is still refused at construction
     X = Sphere(2).random(6, generator=0)
-    for name in ("adgp", "gpnet", "vish"):
+    for name in ("matern", "heat", "euclidean", "chart", "adgp", "gpnet", "vish"):
         cheap = surrogate_entry(name).check_options
         assert cheap, name
         model = build_surrogate(name, Sphere(2), X, X[:, :1], **cheap)
@@ -175,3 +175,23 @@ def test_the_loop_checks_its_configuration_with_the_surrogates_check_options(iso
             assert torch.isfinite(model.posterior(X).mean).all(), name
         with pytest.raises(ConfigurationError, match="unknown option|unexpected keyword"):
             BayesianOptimizer(Sphere(2), surrogate=name, surrogate_options={"epochz": 1})
+
+
+def test_an_exact_gps_fit_iterations_cap_its_fit():
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    X = Sphere(2).random(12, generator=1)
+    Y = (X[:, :1] * 3).sin()
+
+    def fitted(**options):
+        model = build_surrogate("matern", Sphere(2), X, Y, **options)
+        mll = ExactMarginalLogLikelihood(model.likelihood, model)
+        model.train()
+        with torch.no_grad():
+            value = float(mll(model(*model.train_inputs), model.train_targets))
+            return value, float(model.covar_module.base_kernel.lengthscale)
+
+    (short, short_scale), (full, full_scale) = fitted(fit_iterations=1), fitted()
+    assert short < full - 1e-3 and abs(short_scale - full_scale) > 1e-3
+    with pytest.raises(ConfigurationError, match="fit_iterations"):
+        build_surrogate("matern", Sphere(2), X, Y, fit_iterations=0)
