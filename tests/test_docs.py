@@ -1,37 +1,39 @@
 """The docs hold: every ```python block in the README and docs/ runs (the blocks of one page share
 a namespace, in order), each block of a recipe page names only what it imports or defines itself,
-and no user-facing text mentions how the project was planned."""
+and no user-facing text mentions how the project was planned.
+
+A page runs as one script in a fresh process with an empty cache folder, as a new reader's first
+run: a fork of one interpreter that has imported manibo (tests/script_runner.py)."""
 
 import ast
 import builtins
 import os
 import re
-import subprocess
 import symtable
-import sys
 from pathlib import Path
 
 import pytest
+from script_runner import ScriptRunner
 
 ROOT = Path(__file__).parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PAGES = [p for p in PAGES if "```python" in p.read_text()]
 
 
+@pytest.fixture(scope="module")
+def runner():
+    runner = ScriptRunner()
+    yield runner
+    runner.close()
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
-def test_code_blocks_run(page, tmp_path):
+def test_code_blocks_run(page, tmp_path, runner):
     blocks = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
     script = tmp_path / "page.py"
     script.write_text("\n\n".join(blocks))
     env = {**os.environ, "MANIBO_CACHE_DIR": str(tmp_path / "cache")}
-    result = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = runner.run(script, tmp_path, env, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
 
 
