@@ -20,7 +20,7 @@ def objective(x: torch.Tensor) -> float:
 
 
 result = manibo.minimize(
-    objective, Sphere(2), budget=8 if SMOKE_TEST else 40, seed=0, progress=False
+    objective, Sphere(2), budget=6 if SMOKE_TEST else 40, seed=0, progress=False
 )
 print(result.summary())  # best and recommended point, evaluations, time, why it stopped
 result.plot("bo_quickstart_convergence.png")  # best value against evaluations and wall time

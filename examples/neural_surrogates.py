@@ -22,7 +22,7 @@ from manibo import BayesianOptimizer
 from manibo.problems import make_problem
 
 SMOKE_TEST = os.environ.get("SMOKE_TEST") == "1"
-budget = 7 if SMOKE_TEST else 30
+budget = 6 if SMOKE_TEST else 30
 problem = make_problem("styblinski-tang-sphere2")
 
 regret = {}

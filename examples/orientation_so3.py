@@ -14,7 +14,7 @@ import manibo
 from manibo.problems import make_problem
 
 SMOKE_TEST = os.environ.get("SMOKE_TEST") == "1"
-budget = 8 if SMOKE_TEST else 50
+budget = 6 if SMOKE_TEST else 50
 problem = make_problem("orientation-so3")  # Ackley of the rotation from a target orientation
 
 

@@ -19,7 +19,7 @@ from manibo import BayesianOptimizer
 from manibo.problems import make_problem
 
 SMOKE_TEST = os.environ.get("SMOKE_TEST") == "1"
-budget = 9 if SMOKE_TEST else 40
+budget = 7 if SMOKE_TEST else 40
 problem = make_problem("arm-torus3")  # squared distance of the end effector to a target
 opt = BayesianOptimizer(problem.space, surrogate="heat", q=2, initial_design=5, seed=0)
 

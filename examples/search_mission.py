@@ -18,7 +18,7 @@ from manibo.search import MissionSettings, arc_scenario, make_planner, ocean_mas
 from manibo.search.evaluation import evaluate, scenario_objects
 
 SMOKE_TEST = os.environ.get("SMOKE_TEST") == "1"
-settings = MissionSettings(duration_h=14.0 if SMOKE_TEST else 72.0)
+settings = MissionSettings(duration_h=8.0 if SMOKE_TEST else 72.0)
 scenario = arc_scenario(seed=3, settings=settings, mask=ocean_mask())
 hours = torch.arange(0.0, settings.duration_h + 1e-9, 1.0, dtype=torch.float64)
 objects = scenario_objects(scenario, 100 if SMOKE_TEST else 300)
