@@ -297,7 +297,8 @@ def plot(data: dict, path: Path) -> None:
         ax.yaxis.set_major_formatter(plain)
         ax.set_xlabel("number of observations n")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        if ax.get_legend_handles_labels()[0]:  # none in a --report-only run with no cases yet
+            ax.legend(fontsize=8)
     config = data["config"]
     cases = data.get("load_average_cases_1_min")
     title = common.run_title(

@@ -397,9 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     problems = (args.problem or []) + (args.problems.split(",") if args.problems else [])
     problems = problems or ["ackley-sphere5"]
     methods = args.methods.split(",")
-    if args.smoke:
-        args.seeds, args.budget, args.initial, args.workers = [0, 1], 8, 3, 1
-        checkpoints = [5, 8]
+    if args.smoke:  # two BO iterations after the initial design: the loop proposes, is told, again
+        args.seeds, args.budget, args.initial, args.workers = [0, 1], 5, 3, 1
+        checkpoints = [4, 5]
     else:
         checkpoints = [int(c) for c in args.checkpoints.split(",")]
     beyond = [c for c in checkpoints if c > args.budget]

@@ -179,7 +179,7 @@ STEPS: list[Step] = [
         (*VISH_BO, "--initial-design", "3000", "--budget", "3030"),
         (("ackley-sphere2_vish_qlognei_seed0.json", "vish_bo_ackley_sphere2.json"),),
         False,
-        smoke=(*VISH_BO, "--initial-design", "40", "--budget", "42"),
+        smoke=(*VISH_BO, "--initial-design", "40", "--budget", "41"),  # one BO step
         requires="manibo/models/vish",
     ),
     Step(

@@ -228,9 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     methods = tuple(args.methods.split(","))
     if not (args.design == "uniform" or args.design.startswith("bo:")):
         raise SystemExit(f"--design must be 'uniform' or 'bo:<surrogate>', got {args.design!r}.")
-    if args.smoke:
+    if args.smoke:  # a BO design: its 5 initial points and one BO step
         problems, methods = ("ackley-sphere2",), ("matern", "adgp")
-        args.seeds, args.n, args.test_points = 1, 8, 200
+        args.seeds, args.n, args.test_points = 1, 6, 200
     args.out.mkdir(parents=True, exist_ok=True)
     env = common.environment("cpu")
     load_start = common.load_average()

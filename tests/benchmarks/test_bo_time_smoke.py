@@ -8,6 +8,9 @@ from pathlib import Path
 import torch
 
 SCRIPT = Path(__file__).parents[2] / "benchmarks" / "bo_time.py"
+sys.path.insert(0, str(SCRIPT.parent))
+
+import bo_time  # noqa: E402
 
 
 def _run(out):
@@ -45,7 +48,7 @@ def test_bo_time_smoke(tmp_path):
     # a second run with the same options reuses the cases kept on disk instead of measuring again
     stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "cases").glob("*.json")}
     assert len(stamps) == 3 * len(config["devices"])
-    _run(tmp_path)
+    assert bo_time.main(["--smoke", "--device", "auto", "--out", str(tmp_path)]) == 0
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())
     again = json.loads((tmp_path / "bo_time.json").read_text())
     assert [r["time_s"] for r in again["results"]["cpu"]] == [
@@ -54,11 +57,8 @@ def test_bo_time_smoke(tmp_path):
 
 
 def test_report_only_measures_nothing_and_lists_what_is_missing(tmp_path):
-    command = [sys.executable, str(SCRIPT), "--smoke", "--report-only", "--device", "cpu"]
-    result = subprocess.run(
-        [*command, "--out", str(tmp_path)], capture_output=True, text=True, timeout=120
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
+    options = ["--smoke", "--report-only", "--device", "cpu", "--out", str(tmp_path)]
+    assert bo_time.main(options) == 0
     data = json.loads((tmp_path / "bo_time.json").read_text())
     assert data["results"]["cpu"] == [] and data["load_average_cases_1_min"] is None
     assert {(m["n"], m["task"]) for m in data["not_measured"]} == {

@@ -2,11 +2,11 @@
 
 import json
 
-from benchmark_runs import run_smoke
+from benchmark_runs import run_smoke_here
 
 
 def test_gpnet_benchmark_smoke(tmp_path):
-    run_smoke("gpnet.py", tmp_path, timeout=600)
+    run_smoke_here("gpnet.py", tmp_path)
     for name in ("gpnet_toy.png", "gpnet_regression.png"):
         assert (tmp_path / name).stat().st_size > 5000
     toy = json.loads((tmp_path / "gpnet_toy.json").read_text())

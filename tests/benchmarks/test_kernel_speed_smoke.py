@@ -2,7 +2,6 @@
 
 import copy
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -11,7 +10,6 @@ import pytest
 import torch
 
 BENCHMARKS = Path(__file__).parents[2] / "benchmarks"
-SCRIPT = BENCHMARKS / "kernel_speed.py"
 sys.path.insert(0, str(BENCHMARKS))
 
 import doc_tables  # noqa: E402
@@ -19,20 +17,12 @@ import kernel_speed  # noqa: E402
 from _kernel_cases import CASES  # noqa: E402
 
 
-def _run(*options):
-    result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--smoke", *options],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-
-
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
+    """The smoke run of every space, inline in this process (the script itself runs as the
+    workers of test_cases_run_in_fresh_processes)."""
     out = tmp_path_factory.mktemp("kernel_speed")
-    _run("--device", "auto", "--out", str(out))
+    assert kernel_speed.main(["--smoke", "--device", "auto", "--out", str(out)]) == 0
     return out
 
 
@@ -77,12 +67,14 @@ def test_every_space_is_measured_and_checked(smoke, space):
 
 
 def test_summary_figure(smoke, tmp_path):
-    _run("--summary", str(smoke), "--out", str(tmp_path))
+    assert kernel_speed.main(["--summary", str(smoke), "--out", str(tmp_path)]) == 0
     assert (tmp_path / "kernel_speed.png").stat().st_size > 10_000
 
 
 def test_cases_run_in_fresh_processes(tmp_path):
-    _run("--no-inline", "--space", "sphere2", "--sizes", "30", "--out", str(tmp_path))
+    # the driver in this process; each case runs the script in a fresh one (--worker)
+    options = ["--smoke", "--no-inline", "--space", "sphere2", "--sizes", "30"]
+    assert kernel_speed.main([*options, "--out", str(tmp_path)]) == 0
     data = _load(tmp_path, "sphere2")
     assert data["config"]["inline"] is False
     for name in ("manibo", "naive_torch"):

@@ -1,17 +1,15 @@
 """The non-compact kernel benchmark runs at smoke size and writes complete JSON and a PNG."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from benchmark_runs import run_smoke_here
 
 SCRIPT = Path(__file__).parents[2] / "benchmarks" / "noncompact_kernels.py"
 
 
 def test_noncompact_kernels_smoke(tmp_path):
-    command = [sys.executable, str(SCRIPT), "--smoke", "--out", str(tmp_path)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
+    run_smoke_here(SCRIPT.name, tmp_path)  # main() in this process: torch imported once
     assert (tmp_path / "noncompact_kernels.png").stat().st_size > 10_000
     data = json.loads((tmp_path / "noncompact_kernels.json").read_text())
     assert data["config"]["smoke"] is True and "torch" in data["environment"]["versions"]

@@ -1,17 +1,15 @@
 """The products-against-the-sphere benchmark at smoke size: paired ratios, JSON and PNG."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from benchmark_runs import run_smoke_here
 
 SCRIPT = Path(__file__).parents[2] / "benchmarks" / "product_speed.py"
 
 
 def test_product_speed_smoke(tmp_path):
-    command = [sys.executable, str(SCRIPT), "--smoke", "--with-series", "--out", str(tmp_path)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
+    run_smoke_here(SCRIPT.name, tmp_path, "--with-series")  # main() in this process
     assert (tmp_path / "product_speed.png").stat().st_size > 10_000
     data = json.loads((tmp_path / "product_speed.json").read_text())
     assert data["config"]["smoke"] is True and data["config"]["n_points"] == 200

@@ -90,7 +90,7 @@ def test_smoke_command_and_working_folder_of_a_step_with_its_own(tmp_path):
     assert vish.copies()[0] == ("vish_scale.json", "vish_scale.json")
     bo = run_all.command_line(steps["vish_bo"], tmp_path, Path("/f"), True, "auto")
     assert bo[1:4] == ["-m", "manibo", "run"] and "--smoke" not in bo  # the CLI has no --smoke
-    assert bo[bo.index("--budget") + 1] == "42"
+    assert bo[bo.index("--budget") + 1] == "41"
 
 
 def test_a_full_run_without_records_keeps_the_committed_files(tmp_path, capsys):

@@ -10,6 +10,9 @@ import pytest
 SCRIPT = Path(__file__).parents[2] / "benchmarks" / "search_planners.py"
 
 
+PLANNERS = "manibo,greedy,parallel-sweep"
+
+
 def _load(monkeypatch):
     monkeypatch.syspath_prepend(str(SCRIPT.parent))  # the script imports benchmarks/_common.py
     spec = importlib.util.spec_from_file_location("search_planners_benchmark", SCRIPT)
@@ -19,13 +22,23 @@ def _load(monkeypatch):
     return benchmark
 
 
-def test_search_planners_smoke(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    """One smoke run (seeds 10000 and 10001), shared: its missions are the costly part."""
+    out = tmp_path_factory.mktemp("search_planners")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        benchmark = _load(monkeypatch)
+        assert benchmark.main(["--smoke", "--planners", PLANNERS, "--out", str(out)]) == 0
+    return out
+
+
+def test_search_planners_smoke(smoke, tmp_path, monkeypatch):
     benchmark = _load(monkeypatch)
-    planners = "manibo,greedy,parallel-sweep"
-    assert benchmark.main(["--smoke", "--planners", planners, "--out", str(tmp_path)]) == 0
-    assert (tmp_path / "search_planners.png").stat().st_size > 10_000
-    data = json.loads((tmp_path / "search_planners.json").read_text())
+    planners = PLANNERS
+    assert (smoke / "search_planners.png").stat().st_size > 10_000
+    data = json.loads((smoke / "search_planners.json").read_text())
     assert data["config"]["smoke"] is True and "versions" in data["environment"]
+    assert data["config"]["first_seed"] == 10_000
     assert len(data["runs"]) == 2 * 3
     assert {r["family"] for r in data["runs"]} == {"arc", "route"}
     for run in data["runs"]:
@@ -40,7 +53,7 @@ def test_search_planners_smoke(tmp_path, monkeypatch):
 
     # An interrupted run: its finished missions are on disk; the summary keeps the longest prefix
     # of scenarios that every planner finished (the second scenario lacks one mission here).
-    lines = (tmp_path / "search_planners_runs.jsonl").read_text().splitlines()
+    lines = (smoke / "search_planners_runs.jsonl").read_text().splitlines()
     assert sorted(lines) == sorted(json.dumps(r) for r in data["runs"])
     second = min(r["seed"] for r in data["runs"]) + 1
     cut = tmp_path / "cut.jsonl"
@@ -55,15 +68,23 @@ def test_search_planners_smoke(tmp_path, monkeypatch):
     assert {r["seed"] for r in prefix["runs"]} == {second - 1} and len(prefix["runs"]) == 3
 
 
-def test_runs_on_disjoint_seeds_merge_into_one_report(tmp_path, monkeypatch, capsys):
+def test_runs_on_disjoint_seeds_merge_into_one_report(smoke, tmp_path, monkeypatch, capsys):
     benchmark = _load(monkeypatch)
-    planners = "manibo,greedy"
-    paths = []
-    for first in (10000, 10002, 10003):
-        out = tmp_path / str(first)
-        args = ["--smoke", "--planners", planners, "--first-seed", str(first), "--out", str(out)]
-        assert benchmark.main(args) == 0
-        paths.append(str(out / "search_planners.json"))
+    planners = PLANNERS
+    paths = [str(smoke / "search_planners.json")]  # seeds 10000 and 10001
+    out = tmp_path / "10002"
+    args = ["--smoke", "--planners", planners, "--first-seed", "10002", "--out", str(out)]
+    assert benchmark.main(args) == 0
+    paths.append(str(out / "search_planners.json"))
+    # a part from seed 10003 (an arc, then a route), for the refusal below: the second part's
+    # missions one seed on (the refusal reads the seeds and families, not the missions)
+    shifted = json.loads(Path(paths[1]).read_text())
+    shifted["config"]["first_seed"] = 10003
+    for run in shifted["runs"]:
+        run["seed"] += 1
+    assert [r["family"] for r in shifted["runs"] if r["planner"] == "manibo"] == ["arc", "route"]
+    paths.append(str(tmp_path / "10003.json"))
+    Path(paths[2]).write_text(json.dumps(shifted))
     parts = [json.loads(Path(p).read_text()) for p in paths]
     out = tmp_path / "merged"
     assert benchmark.main(["--merge", *paths[:2], "--out", str(out)]) == 0
