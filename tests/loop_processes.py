@@ -3,11 +3,14 @@
 Starting Python, importing manibo and running a first fit take seconds. :class:`ForkServer`
 does it once in a subprocess, then forks a fresh child per request: a test can start, ``SIGKILL``
 and restart twenty real processes in a few seconds. A child runs a snippet of code with ``args``
-bound; its stdout is discarded and its stderr goes to a file.
+bound; its stdout is discarded and its stderr goes to a file. :func:`shared_fork_server` hands
+every test of a test process the same server (the server itself never runs a test's code: each
+child starts from the same warmed-up state).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import signal
@@ -16,21 +19,29 @@ import sys
 from pathlib import Path
 
 _SERVER = r"""
-import json, os, sys, traceback
+import io, json, os, sys, traceback
 import torch
 torch.set_num_threads(1)
 import manibo.cli, manibo.journal, manibo.loop, manibo.problems, manibo.spaces  # for every child
 from manibo.loop import BayesianOptimizer
 from manibo.spaces import Sphere
-# a few steps load what the first fit and acquisition load lazily, once for all children
+# a few steps load what the first fit and acquisition load lazily, once for all children, and
+# a figure loads matplotlib and its fonts for the children that run `manibo run`
 warm_up = BayesianOptimizer(Sphere(2), initial_design=2, num_restarts=2, raw_samples=16)
 for _ in range(3):
     x = warm_up.ask()
     warm_up.tell(x, [float(x[0, 0])])
+warm_up.result().plot(io.BytesIO())
 del warm_up
+finished = {}  # pid -> exit status of children reaped by "poll"
 for line in sys.stdin:
     command = json.loads(line)
-    if command["op"] == "start":
+    if command["op"] == "poll":
+        pid, status = os.waitpid(command["pid"], os.WNOHANG)
+        if pid:
+            finished[pid] = os.waitstatus_to_exitcode(status)
+        print(json.dumps(finished.get(command["pid"])), flush=True)
+    elif command["op"] == "start":
         pid = os.fork()
         if pid == 0:
             code = 0
@@ -45,6 +56,8 @@ for line in sys.stdin:
                 sys.stderr.flush()
                 os._exit(code)
         print(json.dumps(pid), flush=True)
+    elif command["pid"] in finished:
+        print(json.dumps(finished.pop(command["pid"])), flush=True)
     else:
         _, status = os.waitpid(command["pid"], 0)
         print(json.dumps(os.waitstatus_to_exitcode(status)), flush=True)
@@ -87,6 +100,10 @@ class ForkServer:
         """Wait for a child; its exit status (``-9`` after ``SIGKILL``)."""
         return self._ask({"op": "wait", "pid": pid})
 
+    def poll(self, pid: int) -> int | None:
+        """A child's exit status if it has ended (:meth:`wait` then returns it too), else None."""
+        return self._ask({"op": "poll", "pid": pid})
+
     def kill(self, pid: int) -> int:
         """``SIGKILL`` a child (it may have finished already) and wait for it."""
         try:
@@ -109,3 +126,18 @@ class ForkServer:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+_SHARED: ForkServer | None = None
+
+
+def shared_fork_server(folder: Path) -> ForkServer:
+    """The test process's fork server (started on first use, closed at exit), its children's
+    stderr going to ``folder`` from now on."""
+    global _SHARED
+    if _SHARED is None or _SHARED._server.poll() is not None:
+        _SHARED = ForkServer(folder)
+        atexit.register(_SHARED.close)
+    _SHARED.folder = Path(folder)
+    _SHARED.folder.mkdir(parents=True, exist_ok=True)
+    return _SHARED

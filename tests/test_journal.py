@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-from loop_processes import ForkServer
 
 import manibo.journal
 from manibo.journal import (
@@ -200,21 +199,24 @@ def test_a_second_writer_is_refused_with_the_holder_named(tmp_path):
         JournalWriter(path)
     first.close()
     JournalWriter(path).close()  # free again once closed
-    with ForkServer(
-        tmp_path / "children"
-    ) as server:  # another process holds it: named by pid and host
-        holder = server.start(
-            "import time\nfrom manibo.journal import JournalWriter\n"
-            "w = JournalWriter(args[0])\nopen(args[1], 'w').close()\ntime.sleep(60)",
-            str(path),
-            str(tmp_path / "locked"),
-        )
+    holder = _python(  # another process holds it: named by pid and host
+        "import time\nfrom manibo.journal import JournalWriter\n"
+        "w = JournalWriter(args[0])\nopen(args[1], 'w').close()\ntime.sleep(60)",
+        str(path),
+        str(tmp_path / "locked"),
+    )
+    try:
         deadline = time.monotonic() + 30
         while not (tmp_path / "locked").exists() and time.monotonic() < deadline:
+            assert holder.poll() is None, holder.stderr.read()
             time.sleep(0.01)
-        with pytest.raises(JournalLockedError, match=rf"process {holder} on host .*finish"):
+        with pytest.raises(JournalLockedError, match=rf"process {holder.pid} on host .*finish"):
             JournalWriter(path)
-        assert server.kill(holder) == -9
+    finally:
+        holder.kill()
+        status = holder.wait()
+        holder.stderr.close()
+    assert status == -9
     JournalWriter(path).close()  # the kernel released the dead holder's lock
 
 
@@ -332,11 +334,12 @@ for i in range(count):
 def test_a_reader_beside_a_writer_of_20000_float_lines_sees_only_whole_records(tmp_path):
     """Lines of 400 kB written 4 kB at a time, 2 ms apart: the reader sees them half-written,
     skips the unfinished tail, and never truncates or moves anything."""
-    path, count, width = tmp_path / "j.jsonl", 20, 20_000
+    path, count, width = tmp_path / "j.jsonl", 8, 20_000
     reads, sizes, unfinished = [], [], 0
-    with ForkServer(tmp_path / "children") as server:
-        writer = server.start(WRITER, str(path), count, width)
+    writer = _python(WRITER, str(path), count, width)
+    try:
         while not reads or len(reads[-1]) < count:
+            assert writer.poll() in (None, 0), writer.stderr.read()
             time.sleep(0.01)  # several reads per line written (0.2 s a line)
             if not path.exists():
                 continue
@@ -351,10 +354,15 @@ def test_a_reader_beside_a_writer_of_20000_float_lines_sees_only_whole_records(t
             assert [e.index for e in evaluations] == list(range(len(evaluations)))
             assert all(e.x == [0.5 + e.index] * width for e in evaluations)
             reads.append(evaluations)
-        assert server.wait(writer) == 0, server.stderr()
+        assert writer.wait(timeout=60) == 0, writer.stderr.read()
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait()
+        writer.stderr.close()
     assert sizes == sorted(sizes)  # the file only ever grew: the reader never truncated it
     assert unfinished >= 3 and len({len(r) for r in reads}) >= 3  # it read during the writing
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["children", "j.jsonl", "j.jsonl.lock"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["j.jsonl", "j.jsonl.lock"]
     assert len(Journal(path).read()[1]) == count
 
 

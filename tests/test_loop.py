@@ -9,6 +9,7 @@ import os
 import random
 import re
 import shutil
+import statistics
 import sys
 import threading
 import time
@@ -21,7 +22,7 @@ import pytest
 import torch
 from botorch.exceptions.warnings import OptimizationWarning
 from linear_operator.utils.warnings import NumericalWarning
-from loop_processes import ForkServer
+from loop_processes import shared_fork_server
 
 import manibo
 import manibo.journal
@@ -299,11 +300,11 @@ def test_settings_are_checked_before_the_journal_or_any_evaluation(
 )
 def test_a_minimize_refused_for_its_run_options_leaves_nothing_on_disk(tmp_path, options):
     path = tmp_path / "run" / "j.jsonl"
-    run = {"budget": 6, "initial_design": 5, "progress": False, **FAST}
+    run = {"budget": 5, "initial_design": 5, "progress": False, **FAST}
     with pytest.raises(ConfigurationError):
         minimize(_objective, Sphere(2), journal=path, **{**run, **options})
     assert list(tmp_path.iterdir()) == []  # the corrected call finds no run there
-    assert minimize(_objective, Sphere(2), journal=path, **run).num_evaluations == 6
+    assert minimize(_objective, Sphere(2), journal=path, **run).num_evaluations == 5
 
 
 def test_a_folder_given_as_the_journal_is_refused_without_a_stray_lock_file(tmp_path):
@@ -463,16 +464,19 @@ def test_tell_checks_seconds_before_recording_and_takes_numpy_and_torch_scalars(
         assert [e.seconds for e in resumed.history] == [0.5, 0.25, 2.0]
 
 
+@functools.cache
+def _proposal_after_scaled_outcomes(factor):
+    opt = BayesianOptimizer(Sphere(2), initial_design=4, seed=0, **FAST)
+    for _ in range(6):
+        x = opt.ask()
+        opt.tell(x, [factor * _objective(x[0])])
+    return opt.ask()[0]
+
+
 @pytest.mark.parametrize("scale", [1e300, 1e-300])
 def test_huge_and_tiny_outcomes_give_the_proposals_of_ordinary_ones(scale):
-    proposals = []
-    for factor in (1.0, scale):
-        opt = BayesianOptimizer(Sphere(2), initial_design=4, seed=0, **FAST)
-        for _ in range(6):
-            x = opt.ask()
-            opt.tell(x, [factor * _objective(x[0])])
-        proposals.append(opt.ask()[0])
-    assert torch.allclose(proposals[0], proposals[1], atol=1e-8)
+    ordinary = _proposal_after_scaled_outcomes(1.0)  # computed once for both scales
+    assert torch.allclose(ordinary, _proposal_after_scaled_outcomes(scale), atol=1e-8)
 
 
 # ---------------------------------------------------------------- warnings
@@ -832,15 +836,99 @@ import json, os, time, torch
 from pathlib import Path
 from manibo.loop import BayesianOptimizer
 from manibo.spaces import Sphere
-path, told_log, budget, pause, options = args
+path, told_log, budget, options, hold = args[:5]  # hold: None, or a file to wait for
 opt = BayesianOptimizer(Sphere(2), journal=path, resume=True, **options)
 log = os.open(told_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
 while len(opt.history) < budget:
     x = opt.ask()
-    time.sleep(pause)
     opt.tell(x, [float(x[0, 2] + 0.3 * x[0, 0] ** 2)])
     os.write(log, (json.dumps(len(opt.history) - 1) + "\\n").encode())
+    while hold is not None and not os.path.exists(hold):  # the test says when to go on
+        time.sleep(0.01)
 """
+
+#: Run before RUN: the process SIGKILLs itself the ``occurrence``-th time it reaches ``phase``
+#: (``args[5] = [phase, occurrence]``), exactly as a kill from outside at that moment would.
+KILLED_AT = """
+import os, signal
+import manibo.journal, manibo.loop, manibo.models.exact_gp
+phase, occurrence = args[5]
+reached, proposing = 0, False
+
+
+def reach(moment):
+    global reached
+    if moment == phase:
+        reached += 1
+        if reached == occurrence:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def wrap(owner, name, before=None, after=None):
+    original = getattr(owner, name)
+
+    def wrapped(*a, **k):
+        if before:
+            reach(before)
+        result = original(*a, **k)
+        if after:
+            reach(after)
+        return result
+
+    setattr(owner, name, wrapped)
+
+
+def write(fd, data, write=os.write):
+    kinds = [k for k in ("asked", "evaluation") if data.startswith(b'{"type": "' + k.encode())]
+    if not kinds:
+        return write(fd, data)
+    kind = kinds[0]
+    if phase == f"writing an {kind} line" and reached + 1 == occurrence:
+        write(fd, data[: len(data) // 2])  # half the line is on disk when the process dies
+    reach(f"writing an {kind} line")
+    written = write(fd, data)
+    reach(f"after writing an {kind} line")  # before its fsync, and before tell returns
+    return written
+
+
+def build_surrogate(*a, build=manibo.loop.build_surrogate, **k):
+    global proposing
+    proposing = True  # the constructor's trial build fits too: it is not a proposal
+    try:
+        return build(*a, **k)
+    finally:
+        proposing = False
+
+
+def fit(*a, fit=manibo.models.exact_gp.fit_gpytorch_mll, **k):
+    if proposing:
+        reach("fitting")
+    return fit(*a, **k)
+
+
+wrap(manibo.journal.JournalWriter, "load", after="opened")  # read under the lock, while starting
+wrap(manibo.loop.BayesianOptimizer, "tell", before="evaluating")  # asked and evaluated, not told
+wrap(manibo.loop, "optimize_acqf_on_space", before="optimising")  # after the fit, before asked
+manibo.journal.os.write = write
+manibo.loop.build_surrogate = build_surrogate
+manibo.models.exact_gp.fit_gpytorch_mll = fit
+"""
+
+#: ``(phase, occurrence)`` of each process killed at a chosen moment, in the order of a run (a
+#: process resumes with one point asked and not told, which the test's own resume leaves):
+#: the 3rd evaluation line of the design cut off; killed while starting; with a point evaluated
+#: and not told; in the first proposal's fit; with the asked line of a proposal cut off; while
+#: maximising the acquisition; after writing an evaluation line, before tell returned (so the
+#: told log misses an evaluation the journal holds).
+PHASES = [
+    ("writing an evaluation line", 3),
+    ("opened", 1),
+    ("evaluating", 2),
+    ("fitting", 1),
+    ("writing an asked line", 1),
+    ("optimising", 1),
+    ("after writing an evaluation line", 1),
+]
 
 
 CHEAP = {"initial_design": 4, "seed": 3, "num_restarts": 2, "raw_samples": 16}
@@ -852,60 +940,74 @@ def _told(log):
 
 
 def test_two_processes_on_one_journal_the_second_is_refused(tmp_path):
-    path, log = tmp_path / "j.jsonl", tmp_path / "told.jsonl"
-    with ForkServer(tmp_path / "children") as server:
-        first = server.start(RUN, str(path), str(log), 10, 0.05, CHEAP)
-        deadline = time.monotonic() + 60
-        while not _told(log) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        second = server.start(RUN, str(path), str(log), 10, 0.05, CHEAP)
-        assert server.wait(second) == 1
-        assert server.wait(first) == 0
-        refusal = server.stderr()
+    path, log, go = tmp_path / "j.jsonl", tmp_path / "told.jsonl", tmp_path / "go"
+    server = shared_fork_server(tmp_path / "children")
+    first = server.start(RUN, str(path), str(log), 6, CHEAP, str(go))  # waits after each tell
+    deadline = time.monotonic() + 60
+    while not _told(log) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    second = server.start(RUN, str(path), str(log), 6, CHEAP, None)
+    assert server.wait(second) == 1
+    go.touch()  # the first holds the journal until the second was refused, then finishes
+    assert server.wait(first) == 0
+    refusal = server.stderr()
     assert "JournalLockedError" in refusal and f"process {first} on host" in refusal
     _, evaluations = Journal(path).read()  # the reader checks the indices are 0 .. n-1
-    assert len(evaluations) == 10 and _told(log) == list(range(10))
+    assert len(evaluations) == 6 and _told(log) == list(range(6))
 
 
 def _reference_points(budget):
-    opt = BayesianOptimizer(Sphere(2), **CHEAP)
+    """The uninterrupted run's points, and the median seconds of its proposals."""
+    opt, seconds = BayesianOptimizer(Sphere(2), **CHEAP), []
     while len(opt.history) < budget:
+        start = time.perf_counter()
         x = opt.ask()
+        seconds.append(time.perf_counter() - start)
         opt.tell(x, [float(x[0, 2] + 0.3 * x[0, 0] ** 2)])
-    return torch.tensor([e.x for e in opt.history], dtype=torch.float64)
+    points = torch.tensor([e.x for e in opt.history], dtype=torch.float64)
+    return points, statistics.median(seconds[CHEAP["initial_design"] :])
 
 
 @pytest.mark.slow
-def test_sigkill_at_random_moments_loses_nothing_and_resume_proposes_what_was_coming(tmp_path):
-    """Twenty processes killed at random moments (while starting, evaluating, fitting or
-    writing); after each kill every told evaluation is in the journal and a resumed optimiser
-    proposes the point the uninterrupted run proposed next."""
-    budget, kills = 20, 20
+def test_sigkill_at_each_phase_loses_nothing_and_resume_proposes_what_was_coming(tmp_path):
+    """Processes killed at each phase of a run (while starting, evaluating, fitting, maximising
+    the acquisition, in the middle of a journal write and after one; :data:`PHASES`), then at
+    random moments; after each kill every told evaluation is in the journal, the journal's points
+    are the uninterrupted run's, and a resumed optimiser proposes the point that run proposed
+    next."""
+    budget, random_kills = 12, 3
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as in the children: the same arithmetic, the same points
     try:
-        start = time.perf_counter()
-        reference = _reference_points(budget)
-        step = (time.perf_counter() - start) / (budget - 4)  # seconds per proposal, on this load
+        reference, step = _reference_points(budget)  # step: seconds per proposal, on this load
         path, log = tmp_path / "j.jsonl", tmp_path / "told.jsonl"
         delays, lengths = random.Random(0), set()
-        with ForkServer(tmp_path / "children") as server:
-            for _ in range(kills):
-                child = server.start(RUN, str(path), str(log), budget, 0.0, CHEAP)
-                time.sleep(delays.uniform(0.0, 3 * step))  # a start takes about one step
+        server = shared_fork_server(tmp_path / "children")
+        for phase in [*PHASES, *[None] * random_kills]:
+            if phase is None:
+                child = server.start(RUN, str(path), str(log), budget, CHEAP, None)
+                time.sleep(delays.uniform(0.0, 2 * step))  # a start takes about half a step
                 assert server.kill(child) in (-9, 0), server.stderr()
-                told = _told(log)
-                if not path.exists() or not told:
-                    continue
-                _, evaluations = Journal(path).read()
-                assert set(told) <= {e.index for e in evaluations}  # nothing told was lost
-                points = torch.tensor([e.x for e in evaluations], dtype=torch.float64)
-                assert torch.allclose(points, reference[: len(points)], atol=1e-9, rtol=0)
-                lengths.add(len(evaluations))
-                if len(evaluations) < budget:
+            else:
+                arguments = (str(path), str(log), budget, CHEAP, None, phase)
+                child = server.start(KILLED_AT + RUN, *arguments)
+                assert server.wait(child) == -9, (phase, server.stderr())
+            told = _told(log)
+            if not path.exists() or not told:
+                continue
+            _, evaluations = Journal(path).read()
+            assert set(told) <= {e.index for e in evaluations}  # nothing told was lost
+            points = torch.tensor([e.x for e in evaluations], dtype=torch.float64)
+            assert torch.allclose(points, reference[: len(points)], atol=1e-9, rtol=0)
+            lengths.add(len(evaluations))
+            if len(evaluations) < budget:
+                cut_off = not path.read_bytes().endswith(b"\n")
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", JournalWarning)
                     with BayesianOptimizer.resume(path) as resumed:
                         proposal = resumed.ask()[0]
-                    assert torch.allclose(proposal, reference[len(evaluations)], atol=1e-9, rtol=0)
+                assert [w.category for w in caught] == [JournalWarning] * cut_off, phase
+                assert torch.allclose(proposal, reference[len(evaluations)], atol=1e-9, rtol=0)
         assert len(lengths) >= 5  # the kills landed all along the run
         with BayesianOptimizer(Sphere(2), journal=path, resume=True, **CHEAP) as resumed:
             while len(resumed.history) < budget:
