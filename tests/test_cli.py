@@ -108,7 +108,7 @@ def test_bench_needs_a_source_checkout_and_other_commands_reject_extra_arguments
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--workers", "0"], "workers >= 1"),
+        (["--workers", "0"], "--workers must be at least 1"),
         (["--device", "gpu0"], "must name a torch device"),
         pytest.param(
             ["--device", "cuda"],
