@@ -3,6 +3,8 @@ r"""The Grassmann manifold :math:`\mathrm{Gr}(k, n)`: ``k``-dimensional subspace
 
 from __future__ import annotations
 
+import functools
+
 import torch
 from torch import Tensor
 
@@ -29,6 +31,30 @@ _DEFAULT_LARGEST_PART = {1: 99, 2: 50, 3: 12}  # rank 1: RP^(n-1)'s 100 levels
 
 #: numbers held per pair of points in a block of the spectral sum
 _BLOCK_NUMBERS = 1 << 22
+
+
+class _Spectrum:
+    r"""The levels of the Grassmann manifolds of one rank in :math:`\mathbb{R}^n` and the tables of
+    their zonal functions, enumerated as far as asked: pure maths, shared by every such space of
+    the process (:func:`_shared_spectrum`) and by the copies of models."""
+
+    def __init__(self, rank: int, n: int) -> None:
+        self.rank, self.n = rank, n
+        self.levels: list[tuple[int, tuple[Partition, ...]]] = []
+        self.bound = 0
+        self.tables: dict[int, tuple[tuple[Partition, ...], Tensor]] = {}
+        self.values = (torch.zeros(0, dtype=torch.float64), torch.zeros(0, dtype=torch.float64))
+        self.default_max_levels: int | None = None
+
+    def __deepcopy__(self, memo: dict) -> _Spectrum:
+        return self
+
+
+@functools.cache
+def _shared_spectrum(rank: int, n: int) -> _Spectrum:
+    """One :class:`_Spectrum` per rank and ``n`` (Gr(k, n) and Gr(n - k, n) share it): building a
+    kernel on Gr(3, 5) enumerated 7,000 levels again for every space, about 1 s."""
+    return _Spectrum(rank, n)
 
 
 def _frames(x: Tensor, n: int, k: int) -> Tensor:
@@ -86,14 +112,14 @@ class Grassmann(CompactSpace):
         self.rank = min(k, n - k)
         self.dim = self.spectral_dim = k * (n - k)
         self.point_shape = (n * k,)
-        self._levels: list[tuple[int, tuple[Partition, ...]]] = []
-        self._bound = 0
-        self._tables: dict[int, tuple[tuple[Partition, ...], Tensor]] = {}
-        self._spectrum = (torch.zeros(0, dtype=torch.float64), torch.zeros(0, dtype=torch.float64))
+        self._shared = _shared_spectrum(self.rank, n)
         self._affordable_degree = largest_affordable_degree(self.rank)
         largest = min(_DEFAULT_LARGEST_PART.get(self.rank, 6), self._affordable_degree)
-        top = casimir((largest,) + (0,) * (self.rank - 1), n)
-        self.default_max_levels = sum(1 for e, _ in self._levels_up_to(top) if e <= top)
+        if self._shared.default_max_levels is None:
+            top = casimir((largest,) + (0,) * (self.rank - 1), n)
+            levels = self._levels_up_to(top)
+            self._shared.default_max_levels = sum(1 for e, _ in levels if e <= top)
+        self.default_max_levels = self._shared.default_max_levels
         self.max_scan_levels = 8 * self.default_max_levels
 
     def __repr__(self) -> str:
@@ -179,29 +205,32 @@ class Grassmann(CompactSpace):
 
     def _level_list(self, num_levels: int) -> list[tuple[int, tuple[Partition, ...]]]:
         """The ``num_levels`` lowest levels: eigenvalue and partitions (the bound doubles)."""
-        bound = self._bound
-        while len(self._levels) < num_levels:
+        shared = self._shared
+        bound = shared.bound
+        while len(shared.levels) < num_levels:
             bound = max(16 * self.n, 2 * bound)
-            self._levels = self._levels_up_to(bound)
-            self._bound = bound
-        return self._levels[:num_levels]
+            shared.levels = self._levels_up_to(bound)
+            shared.bound = bound
+        return shared.levels[:num_levels]
 
     def levels(self, num_levels: int) -> tuple[Tensor, Tensor]:
-        if self._spectrum[0].shape[0] < num_levels:
+        shared = self._shared
+        if shared.values[0].shape[0] < num_levels:
             levels = self._level_list(num_levels)
             eigenvalues = [float(value) for value, _ in levels]
             multiplicities = [float(sum(dimension(mu, self.n) for mu in mus)) for _, mus in levels]
-            self._spectrum = (
+            shared.values = (
                 torch.tensor(eigenvalues, dtype=torch.float64),
                 torch.tensor(multiplicities, dtype=torch.float64),
             )
-        eigenvalues, multiplicities = self._spectrum
+        eigenvalues, multiplicities = shared.values
         return eigenvalues[:num_levels].clone(), multiplicities[:num_levels].clone()
 
     def _table(self, num_levels: int) -> tuple[tuple[Partition, ...], Tensor]:
         r"""The symmetrised Chebyshev products ``betas`` the first ``num_levels`` levels need and
         the matrix ``(num_levels, len(betas))`` of :math:`\sum_{\mu \in l} d_\mu c_{\mu\beta}`."""
-        if num_levels not in self._tables:
+        tables = self._shared.tables
+        if num_levels not in tables:
             if self._affordable_degree == 0:
                 raise ConfigurationError(
                     f"the spectral kernels of {self!r} cannot be computed: its rank "
@@ -219,10 +248,10 @@ class Grassmann(CompactSpace):
                 for mu in mus:
                     # d_mu passes 2**63 from Gr(2, 11) on: as a float, not a too-large int
                     rows[row] += float(dimension(mu, self.n)) * coefficients[index[mu]]
-            if len(self._tables) >= 8:
-                self._tables.clear()
-            self._tables[num_levels] = (betas, rows)
-        return self._tables[num_levels]
+            if len(tables) >= 8:
+                tables.clear()
+            tables[num_levels] = (betas, rows)
+        return tables[num_levels]
 
     def spectral_sum(self, weights: Tensor, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
         betas, matrix = self._table(weights.shape[-1])

@@ -62,3 +62,30 @@ def test_spaces_of_one_group_share_its_levels(make, monkeypatch):
     kernel = GeometricMaternKernel(again, nu=2.5)
     assert again.default_max_levels == first.default_max_levels
     assert kernel._scan_levels == 8 * again.default_max_levels
+
+
+def test_grassmann_spaces_of_one_rank_and_dimension_share_their_levels(monkeypatch):
+    """The levels of Gr(k, n) (and their zonal tables) depend on min(k, n - k) and n alone: they
+    are enumerated once per process, not for every space and kernel (7,000 levels of Gr(3, 5),
+    about 1 s, six times per space in the contract above); a deep copy (of a model) shares them."""
+    import copy
+
+    import manibo.spaces.grassmann as grassmann
+
+    first = spaces.Grassmann(3, 5)
+    kernel = GeometricMaternKernel(first, nu=2.5).double()
+    x = first.random(4, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        before = kernel(x).to_dense()
+    assert spaces.Grassmann(2, 5)._shared is first._shared
+    assert copy.deepcopy(first)._shared is first._shared
+
+    def enumerate_again(*args):
+        raise AssertionError("the levels were enumerated again")
+
+    monkeypatch.setattr(grassmann, "partitions_up_to", enumerate_again)
+    monkeypatch.setattr(grassmann, "zonal_coefficients", enumerate_again)
+    again = spaces.Grassmann(3, 5)
+    with torch.no_grad():
+        after = GeometricMaternKernel(again, nu=2.5).double()(x).to_dense()
+    assert torch.equal(after, before)
