@@ -27,6 +27,9 @@ from manibo.optim.initial_conditions import initial_conditions_on_space
 
 CONTINUOUS = [n for n in sorted(SPACES) if n not in ("graph", "mesh")]
 FAST = LBFGSOptions(maxiter=8)
+# every kind of step of the solver within three iterations: a scaled gradient step first, then
+# L-BFGS steps from the stored pairs carried to the new point, each with its retracted line search
+SHORT = LBFGSOptions(maxiter=3)
 
 
 def _model(space, n=10, seed=0):
@@ -69,7 +72,7 @@ def test_candidates_lie_on_space_for_every_acquisition(name):
     model.posterior = watched
     for label, (acqf, q) in _acquisitions(model, X, Y).items():
         candidates, value = optimize_acqf_on_space(
-            acqf, space, q=q, num_restarts=2, raw_samples=16, options=FAST, seed=0
+            acqf, space, q=q, num_restarts=2, raw_samples=16, options=SHORT, seed=0
         )
         assert candidates.shape == (q, *space.point_shape), label
         space.check(candidates, f"{label} candidates")
