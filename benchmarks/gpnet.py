@@ -480,16 +480,17 @@ def run_bo(args) -> dict:
     from botorch.acquisition import LogExpectedImprovement
 
     from manibo.models import build_surrogate
-    from manibo.optim import optimize_acqf_on_space
+    from manibo.optim import LBFGSOptions, optimize_acqf_on_space
     from manibo.problems import make_problem
 
     load = load_average()
     sizes = (10,) if args.smoke else (20, 50, 100)
     options = {"num_iterations": 10} if args.smoke else {}
-    restarts, raw = (2, 32) if args.smoke else (8, 256)  # the loop's defaults in a full run
+    # the loop's defaults in a full run
+    restarts, raw, lbfgs = (2, 32, LBFGSOptions(maxiter=10)) if args.smoke else (8, 256, None)
     result = {"settings": {"gpnet_options": options or "defaults", "acquisition": f"LogEI, "
-              f"{restarts} restarts, {raw} raw samples" + ("" if args.smoke else " (the loop's "
-              "defaults)")}, "runs": []}  # fmt: skip
+              f"{restarts} restarts, {raw} raw samples" + (", 10 L-BFGS iterations" if
+              args.smoke else " (the loop's defaults)")}, "runs": []}  # fmt: skip
     for name in ("ackley-sphere2", "ackley-sphere5"):
         problem = make_problem(name)
         for n in sizes:
@@ -507,7 +508,12 @@ def run_bo(args) -> dict:
                 acqf = LogExpectedImprovement(model, best_f=Y.max())
                 start = time.perf_counter()
                 optimize_acqf_on_space(
-                    acqf, problem.space, num_restarts=restarts, raw_samples=raw, seed=0
+                    acqf,
+                    problem.space,
+                    num_restarts=restarts,
+                    raw_samples=raw,
+                    options=lbfgs,
+                    seed=0,
                 )
                 acquisition = time.perf_counter() - start
                 with torch.no_grad():
