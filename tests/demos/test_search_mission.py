@@ -13,8 +13,9 @@ from manibo.search.planners import COMPARED, PLANNERS
 
 
 def test_demo_runs_at_smoke_size_and_writes_its_figures(tmp_path, capsys):
+    # 6 h missions: every planner flies legs and finds some of the objects by each checkpoint
     summary = search_mission.run(
-        tmp_path, num_scenarios=2, duration_h=12.0, workers=1, num_particles=100, num_objects=30
+        tmp_path, num_scenarios=2, duration_h=6.0, workers=1, num_particles=100, num_objects=30
     )
     out = capsys.readouterr().out
     assert out.index("Expected fraction found") < out.index("median TTD")
@@ -22,9 +23,10 @@ def test_demo_runs_at_smoke_size_and_writes_its_figures(tmp_path, capsys):
     for planner in COMPARED:
         assert PLANNERS.get(planner).label in out
         at = summary["planners"][planner]["expected_found_at"]
-        assert list(at) == ["2", "4", "6", "8", "10", "12"]
+        assert list(at) == ["1", "2", "3", "4", "5", "6"]
         values = list(at.values())
         assert all(b >= a for a, b in zip(values[:-1], values[1:], strict=True))
+        assert values[-1] > 0
     for figure in (
         "search_mission",
         "search_paths",
