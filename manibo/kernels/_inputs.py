@@ -7,9 +7,46 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
-from manibo._validation import check_same_dtype_device
+from manibo._validation import as_tensor_arg, check_same_dtype_device, check_trailing_shape
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.spaces.base import Space
+
+
+class ChecksInputShape:
+    """Mixin of every manibo kernel, listed before GPyTorch's ``Kernel`` in its bases: ``__call__``
+    refuses ``x1`` or ``x2`` whose trailing shape is not one input's (:meth:`_input_shape`) with
+    manibo's :class:`~manibo.exceptions.InputDataError`, naming the argument, the expected shape
+    and the shape that arrived. GPyTorch's ``Kernel.__call__`` runs before ``forward`` and its
+    checks, and would otherwise raise its own ``RuntimeError`` ("x1_ and x2_ must have the same
+    number of dimensions!") for inputs of different trailing sizes.
+
+    A one-dimensional input is what GPyTorch reads as points of one coordinate: refused unless
+    one input has one coordinate. Kernels with ``active_dims`` select coordinates before
+    ``forward``: their inputs are left to GPyTorch and ``forward``.
+    """
+
+    def _input_shape(self) -> tuple[tuple[int, ...], str]:
+        """The trailing shape of one input and what the inputs are (for the message): by default
+        the points of the kernel's ``space`` (flattened: matrices have ``point_shape (n * n,)``,
+        points of a product space are their factors' points concatenated)."""
+        return self.space.point_shape, repr(self.space)
+
+    def __call__(self, x1: Tensor, x2: Tensor | None = None, diag: bool = False, **params):
+        if self.active_dims is None:
+            shape, what = self._input_shape()
+            for name, x in (("x1", x1), ("x2", x2)):
+                if x is None:
+                    continue
+                if as_tensor_arg(name, x).dim() >= 2:
+                    check_trailing_shape(name, x, shape, what)
+                elif tuple(shape) != (1,):
+                    raise InputDataError(
+                        f"`{name}` must have shape (*batch, n, {', '.join(map(str, shape))}) for "
+                        f"points of {what}, got {tuple(x.shape)} (GPyTorch reads a "
+                        f"one-dimensional tensor as points of one coordinate). Use "
+                        f"`{name}.unsqueeze(0)` for one point."
+                    )
+        return super().__call__(x1, x2, diag=diag, **params)
 
 
 def reject_last_dim_is_batch(flag: bool) -> None:

@@ -29,13 +29,14 @@ from manibo._validation import (
 )
 from manibo.exceptions import ConfigurationError
 from manibo.kernels._inputs import (
+    ChecksInputShape,
     check_parameters_match,
     reject_last_dim_is_batch,
 )
 from manibo.kernels.zonal import ZonalKernel
 
 
-class HomogeneousLiftKernel(Kernel):
+class HomogeneousLiftKernel(ChecksInputShape, Kernel):
     r"""A zonal kernel on :math:`S^D` lifted to :math:`\mathbb R^D`: :math:`r r' \kappa(z\cdot z')`.
 
     Args:
@@ -109,13 +110,9 @@ class HomogeneousLiftKernel(Kernel):
         value = torch.as_tensor(value, dtype=self.raw_bias.dtype, device=self.raw_bias.device)
         self.initialize(raw_bias=self.raw_bias_constraint.inverse_transform(value))
 
-    def __call__(self, x1: Tensor, x2: Tensor | None = None, diag: bool = False, **params):
-        # checked here so that a wrong trailing size gets manibo's message, not GPyTorch's ARD error
-        if self.active_dims is None:
-            for name, x in (("x1", x1), ("x2", x2)):
-                if x is not None and as_tensor_arg(name, x).dim() >= 2:
-                    check_trailing_shape(name, x, (self.input_dim,), f"R^{self.input_dim}")
-        return super().__call__(x1, x2, diag=diag, **params)
+    def _input_shape(self) -> tuple[tuple[int, ...], str]:
+        # checked by ChecksInputShape.__call__, before GPyTorch's ARD check
+        return (self.input_dim,), f"R^{self.input_dim}"
 
     def _check_inputs(self, x1: Tensor, x2: Tensor) -> None:
         for name, x in (("x1", x1), ("x2", x2)):

@@ -40,7 +40,12 @@ from torch.quasirandom import SobolEngine
 from manibo._stack import user_stacklevel
 from manibo.exceptions import ConfigurationError, TruncationWarning
 from manibo.harmonics.hyperbolic import r_over_sinh
-from manibo.kernels._inputs import check_forward, check_parameters_match, check_point_pair
+from manibo.kernels._inputs import (
+    ChecksInputShape,
+    check_forward,
+    check_parameters_match,
+    check_point_pair,
+)
 from manibo.spaces.base import NoncompactSpace, pairwise_in_chunks
 from manibo.spaces.hyperbolic import Hyperbolic
 
@@ -62,7 +67,7 @@ def _matern_profile(nu: float, z: Tensor) -> Tensor:
     return poly * torch.exp(-z)
 
 
-class NoncompactMaternKernel(Kernel):
+class NoncompactMaternKernel(ChecksInputShape, Kernel):
     r"""Matérn kernel on a non-compact symmetric space; :math:`\nu = \infty` is the heat kernel.
 
     Usually built as ``GeometricMaternKernel(space, nu)`` (or ``GeometricHeatKernel(space)``),

@@ -9,13 +9,14 @@ from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
 from manibo.kernels._inputs import (
+    ChecksInputShape,
     check_point_pair,
     reject_last_dim_is_batch,
 )
 from manibo.spaces.product import ProductSpace
 
 
-class FactorProductKernel(Kernel):
+class FactorProductKernel(ChecksInputShape, Kernel):
     r""":math:`k(x, x') = \prod_i k_i(x_i, x_i')`, one GPyTorch kernel per factor of a product.
 
     Each factor kernel has its own hyperparameters (one lengthscale per factor, like ARD) and is

@@ -29,6 +29,7 @@ from manibo._stack import user_stacklevel
 from manibo._validation import check_int
 from manibo.exceptions import ConfigurationError, TruncationWarning
 from manibo.kernels._inputs import (
+    ChecksInputShape,
     check_lengthscale,
     check_parameters_match,
     check_point_pair,
@@ -84,7 +85,7 @@ def log_spectrum(eigenvalues: Tensor, lengthscale: Tensor, nu: float, spectral_d
     return -(nu + spectral_dim / 2) * torch.log(2 * nu / lengthscale**2 + eigenvalues)
 
 
-class GeometricMaternKernel(Kernel):
+class GeometricMaternKernel(ChecksInputShape, Kernel):
     r"""Matérn kernel on a compact space.
 
     Any :math:`\nu > 0` is allowed; :math:`\nu = \infty` is the heat kernel. On a non-compact

@@ -22,6 +22,7 @@ from manibo.harmonics.funk_hecke import DEFAULT_NUM_NODES, funk_hecke
 from manibo.harmonics.gegenbauer import harmonic_dimension
 from manibo.harmonics.spherical_harmonics import harmonic_level_index
 from manibo.kernels._inputs import (
+    ChecksInputShape,
     check_parameters_match,
     check_point_pair,
     reject_last_dim_is_batch,
@@ -76,7 +77,7 @@ def _sqrt_eigenvalues(eigenvalues: Tensor, d: int) -> Tensor:
     return safe_sqrt(eigenvalues)
 
 
-class ZonalKernel(Kernel):
+class ZonalKernel(ChecksInputShape, Kernel):
     r"""The zonal kernel :math:`k(x, y) = \kappa(x \cdot y)` on a sphere, from a shape function.
 
     Args:
@@ -163,6 +164,9 @@ class ZonalKernel(Kernel):
             dtype=dtype,
             device=device,
         )
+
+    def _input_shape(self) -> tuple[tuple[int, ...], str]:
+        return self.sphere.point_shape, repr(self.sphere)
 
     def _check_inputs(self, x1: Tensor, x2: Tensor) -> None:
         check_point_pair(self.sphere, x1, x2)

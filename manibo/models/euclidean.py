@@ -9,12 +9,13 @@ from __future__ import annotations
 from gpytorch.kernels import Kernel, MaternKernel
 from torch import Tensor
 
+from manibo.kernels._inputs import ChecksInputShape
 from manibo.models.exact_gp import CHECK_OPTIONS, exact_gp, validate_training_data
 from manibo.models.registry import register_surrogate
 from manibo.spaces.base import Space
 
 
-class CoordinateKernel(Kernel):
+class CoordinateKernel(ChecksInputShape, Kernel):
     """A Euclidean kernel applied to coordinates of the points:
     ``k(x, x') = base(coordinates(x), coordinates(x'))``; subclasses say which coordinates.
 

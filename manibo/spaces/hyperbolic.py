@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from manibo._validation import default_tolerance
-from manibo.exceptions import ConfigurationError
+from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.harmonics.hyperbolic import (
     check_dimension,
     heat_table,
@@ -30,7 +30,29 @@ from manibo.spaces.base import NoncompactSpace, pairwise_in_chunks, rescaled, sa
 MAX_RADIUS = 15.0
 """Largest domain radius (kernels are tabulated to distance 40; beyond ~20 float64 loses the
 hyperboloid constraint)."""
+DISTANCE_ACCURACY = 1e-3
+"""The distance error up to which a dtype is said to resolve points (see :data:`FLOAT32_RADIUS`)."""
+FLOAT32_RADIUS = 4.5
+r"""Farthest distance from the origin at which float32 hyperboloid coordinates fix distances to
+about :data:`DISTANCE_ACCURACY`. Rounding moves a point off the hyperboloid by about
+:math:`\epsilon x_0^2` (:math:`x_0 = \cosh r`), so no formula recovers its distances. Measured
+against 50-digit mpmath distances of near pairs (constructed exactly at distances 1e-3 to 1, both
+points within the radius, then rounded), the worst error of float32 points is 2.9e-4 within 4.5
+(15,600 pairs, d = 2, 3, 4), 1.0e-3 to 1.4e-3 within 5, 0.2 within 8, 1.7 within 10 and 12 within
+15; float64 points err by at most 5.5e-4 within :data:`MAX_RADIUS`."""
 _QUADRATURE = np.polynomial.legendre.leggauss(8)
+
+
+def resolved_radius(dtype: torch.dtype) -> float:
+    r"""The farthest distance from the origin at which points of ``dtype`` fix distances to about
+    :data:`DISTANCE_ACCURACY`: :data:`MAX_RADIUS` for float64, :data:`FLOAT32_RADIUS` for
+    float32, and for coarser dtypes the radius where their off-hyperboloid error
+    :math:`\epsilon x_0^2` equals float32's at :data:`FLOAT32_RADIUS`."""
+    eps = torch.finfo(dtype).eps
+    if eps <= torch.finfo(torch.float64).eps:
+        return MAX_RADIUS
+    x0 = math.cosh(FLOAT32_RADIUS) * math.sqrt(torch.finfo(torch.float32).eps / eps)
+    return min(math.acosh(max(x0, 1.0)), MAX_RADIUS)
 
 
 def lorentz(a: Tensor, b: Tensor) -> Tensor:
@@ -58,9 +80,16 @@ class Hyperbolic(NoncompactSpace):
     (even :math:`d`) and horocyclic projection :math:`H(x) = -\log(x_0 - \vec x\cdot\omega)`,
     :math:`\omega \in S^{d-1}`.
 
+    Precision: float32 coordinates fix distances to about 1e-3 only within
+    :data:`FLOAT32_RADIUS` (4.5) of the origin (rounding moves a point off the hyperboloid by
+    about :math:`\epsilon x_0^2`; at distance 10 the distances of near float32 points are off by
+    up to 1.7), so ``check`` (and with it every kernel, model and optimiser) refuses float32
+    points beyond it, and ``random(dtype=torch.float32)`` refuses a domain of larger radius; use
+    float64 there (``x.double()``, ``model.double()``). float64 resolves the whole domain.
+
     Args:
         dim: :math:`d \ge 2`.
-        radius: radius of the domain ball, in :math:`(0, 15]`.
+        radius: radius of the domain ball, in :math:`(0, 15]` (at most 4.5 for float32 points).
     """
 
     def __init__(self, dim: int, radius: float = 2.0) -> None:
@@ -126,7 +155,20 @@ class Hyperbolic(NoncompactSpace):
         return r
 
     def random(self, n, generator=None, dtype=torch.float64, device=None) -> Tensor:
-        """Uniform points of the domain ball (volume measure), shape ``(n, d + 1)``."""
+        """Uniform points of the domain ball (volume measure), shape ``(n, d + 1)``.
+
+        Refuses a ``dtype`` that does not resolve the whole ball (float32 beyond radius 4.5, see
+        :data:`FLOAT32_RADIUS`): most of the volume lies near the boundary sphere.
+        """
+        resolved = resolved_radius(dtype)
+        if self.radius > resolved:
+            raise ConfigurationError(
+                f"{self!r} cannot draw {dtype} points: {dtype} hyperboloid coordinates fix "
+                f"distances to about {DISTANCE_ACCURACY:g} only within {resolved:.3g} of the "
+                f"origin (rounding moves a point off the hyperboloid by about eps * x0^2), and "
+                f"this domain reaches {self.radius:g}. Draw float64 points "
+                f"(`dtype=torch.float64`), or build Hyperbolic({self.dim}, radius={resolved:.3g})."
+            )
         u = torch.rand(n, generator=generator, dtype=torch.float64, device=device)
         r = self._radii(u)
         z = torch.randn(n, self.dim, generator=generator, dtype=torch.float64, device=device)
@@ -160,6 +202,18 @@ class Hyperbolic(NoncompactSpace):
                 f"the farthest is at {far:.4g}",
                 f"Pull them into the domain with `space.project({name})`, or build "
                 f"Hyperbolic({self.dim}, radius=...) with a larger radius.",
+            )
+        resolved = resolved_radius(x.dtype)
+        if self.radius > resolved and (x[..., 0] > math.cosh(resolved) * (1 + tol)).any():
+            far = float(torch.acosh(x[..., 0].max().double()))
+            raise InputDataError(
+                f"`{name}` is {x.dtype}, whose hyperboloid coordinates fix distances to about "
+                f"{DISTANCE_ACCURACY:g} only within {resolved:.3g} of the origin (rounding moves a "
+                f"point off the hyperboloid by about eps * x0^2, so distances and kernel values "
+                f"farther out are wrong); its farthest point is at {far:.4g} from the origin. Use "
+                f"float64 (`{name}.double()`, and `model.double()` for a model), or keep the "
+                f"points within {resolved:.3g} of the origin (Hyperbolic({self.dim}, "
+                f"radius={resolved:.3g}))."
             )
 
     def project(self, x: Tensor) -> Tensor:

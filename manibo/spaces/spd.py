@@ -17,13 +17,37 @@ from torch import Tensor
 from torch.autograd.function import once_differentiable
 
 from manibo._validation import default_tolerance
-from manibo.exceptions import ConfigurationError, ManiboWarning
+from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning
 from manibo.spaces.base import NoncompactSpace, safe_sqrt
 
 _PROPOSALS_PER_ROUND = 4096
 #: proposals of one call of ``random`` (``sampling="volume"``, about 10 s of CPU) beyond which it
 #: warns, once per space, that the rejection sampler is slow there
 _SLOW_PROPOSALS = 20_000_000
+DISTANCE_ACCURACY = 1e-3
+"""The distance error up to which a dtype is said to resolve matrices (see
+:data:`FLOAT32_CONDITION`)."""
+FLOAT32_CONDITION = 1e4
+r"""Largest condition number (largest over smallest eigenvalue) at which float32 entries fix
+distances to about :data:`DISTANCE_ACCURACY`. Rounding an entry perturbs the matrix by about
+:math:`\epsilon\lambda_{\max}`, which moves its smallest eigenvalue by a relative
+:math:`\epsilon\kappa`, so no formula recovers its distances (:meth:`distance` already computes
+in float64). Measured against 50-digit mpmath distances of near pairs (``Y = X^{1/2} \exp(sW)
+X^{1/2}``, :math:`s` from 1e-3 to 1, constructed exactly, then rounded; n = 2 and 3, 600 pairs
+each up to 3e4, 150 beyond): the worst error of float32 matrices is 5.0e-4 at condition number
+1e4, 1.2e-3 at 2e4, 4.7e-3 at 1e5, 0.06 at 1e6, 0.6 at 1e7, and beyond 1e8 their Cholesky
+factorisation fails; float64 matrices err by 1.5e-8 at 1e8 and 7e-5 at 1e12."""
+
+
+def resolved_condition(dtype: torch.dtype) -> float:
+    """The largest condition number of matrices of ``dtype`` whose distances are fixed to about
+    :data:`DISTANCE_ACCURACY`: unbounded for float64, :data:`FLOAT32_CONDITION` for float32, and
+    for coarser dtypes the condition number where their rounding error ``eps * kappa`` equals
+    float32's at :data:`FLOAT32_CONDITION`."""
+    eps = torch.finfo(dtype).eps
+    if eps <= torch.finfo(torch.float64).eps:
+        return math.inf
+    return FLOAT32_CONDITION * torch.finfo(torch.float32).eps / eps
 
 
 def _matrices(x: Tensor, n: int) -> Tensor:
@@ -123,6 +147,14 @@ class SymmetricPositiveDefinite(NoncompactSpace):
     :math:`|c(\lambda)|^{-2} \propto \prod_{i<j} |\lambda_i - \lambda_j|
     \tanh(\pi|\lambda_i - \lambda_j|)` (Gindikin–Karpelevich, all root multiplicities 1).
 
+    Precision: float32 entries fix distances to about 1e-3 only for matrices of condition number
+    (largest over smallest eigenvalue) up to :data:`FLOAT32_CONDITION` (1e4): rounding an entry
+    moves the smallest eigenvalue by a relative :math:`\epsilon\kappa` (at 1e6 the distances of
+    near float32 matrices are off by up to 0.06; beyond 1e8 rounding can make them indefinite). So
+    ``check`` (and with it every kernel, model and optimiser) refuses float32 matrices beyond
+    it, and ``random(dtype=torch.float32)`` refuses bounds whose ratio exceeds it; use float64
+    there (``x.double()``, ``model.double()``). The default bounds (ratio 5000) are resolved.
+
     Args:
         n: matrix size, ``>= 1``.
         eigenvalue_bounds: ``(lower, upper)`` with ``0 < lower < upper``.
@@ -211,7 +243,19 @@ class SymmetricPositiveDefinite(NoncompactSpace):
     def random(self, n, generator=None, dtype=torch.float64, device=None) -> Tensor:
         """Random points of the domain, shape ``(n, n * n)``: Haar eigenvectors, and log-eigenvalues
         by rejection sampling of the volume density (``sampling="volume"``) or eigenvalues
-        independently uniform on the bounds (``sampling="eigenvalues"``)."""
+        independently uniform on the bounds (``sampling="eigenvalues"``).
+
+        Refuses a ``dtype`` that does not resolve the condition numbers of the domain (float32
+        where the bounds' ratio exceeds 1e4, see :data:`FLOAT32_CONDITION`)."""
+        resolved = resolved_condition(dtype)
+        if self.bounds[1] / self.bounds[0] > resolved:
+            raise ConfigurationError(
+                f"{self!r} cannot draw {dtype} points: {dtype} entries fix distances to about "
+                f"{DISTANCE_ACCURACY:g} only for matrices of condition number up to "
+                f"{resolved:.3g}, and this domain reaches {self.bounds[1] / self.bounds[0]:.3g}. "
+                "Draw float64 points (`dtype=torch.float64`), or choose eigenvalue_bounds whose "
+                f"ratio is at most {resolved:.3g}."
+            )
         if self.sampling == "eigenvalues":
             lo, hi = self.bounds
             eigenvalues = lo + (hi - lo) * torch.rand(
@@ -306,6 +350,34 @@ class SymmetricPositiveDefinite(NoncompactSpace):
                 f"[{low:.4g}, {high:.4g}]",
                 f"Clamp them with `space.project({name})`, or build "
                 f"SymmetricPositiveDefinite({self.n}, eigenvalue_bounds=...) with wider bounds.",
+            )
+        self._check_resolved(m, name)
+
+    def _check_resolved(self, m: Tensor, name: str) -> None:
+        """Refuse matrices ``(*batch, n, n)`` whose dtype does not resolve their condition number
+        (see :data:`FLOAT32_CONDITION`); the eigenvalues are taken in float64."""
+        resolved = resolved_condition(m.dtype)
+        lo, hi = self.bounds
+        if hi / lo <= resolved:
+            return
+        eig = torch.linalg.eigvalsh(_sym(m.to(torch.float64)))
+        low, high = eig.amin(-1), eig.amax(-1)
+        condition = torch.where(low > 0, high / low.clamp_min(1e-300), math.inf)
+        worst = float(condition.max())
+        if worst > resolved * (1 + default_tolerance(m.dtype)):
+            worst = (
+                f"condition number {worst:.3g}"
+                if math.isfinite(worst)
+                else "an eigenvalue of 0 or below (in float64)"
+            )
+            raise InputDataError(
+                f"`{name}` is {m.dtype}, whose entries fix distances to about "
+                f"{DISTANCE_ACCURACY:g} only for matrices of condition number (largest over "
+                f"smallest eigenvalue) up to {resolved:.3g} (rounding an entry moves the smallest "
+                f"eigenvalue by a relative eps * condition, so distances and kernel values are "
+                f"wrong beyond); its worst matrix has {worst}. Use float64 (`{name}.double()`, and "
+                f"`model.double()` for a model), or eigenvalue_bounds whose ratio is at most "
+                f"{resolved:.3g}."
             )
 
     def project(self, x: Tensor) -> Tensor:

@@ -7,12 +7,17 @@ import math
 import numpy as np
 import pytest
 import torch
+from botorch.acquisition import UpperConfidenceBound
+from botorch.exceptions.warnings import InputDataWarning
 from scipy import integrate, stats
 
 from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.kernels import GeometricMaternKernel
+from manibo.models import build_surrogate
+from manibo.optim import optimize_acqf_on_space
 from manibo.spaces import Hyperbolic
 from manibo.spaces._geomstats import geomstats_module
-from manibo.spaces.hyperbolic import lorentz
+from manibo.spaces.hyperbolic import FLOAT32_RADIUS, MAX_RADIUS, lorentz
 from manibo.testing.references import hyperbolic_log_plancherel
 
 
@@ -244,3 +249,81 @@ def test_projection_handles_huge_and_tiny_coordinates():
     assert torch.allclose(far, _at(space, 2.0, torch.tensor([1.0, 1.0, 0]))[None].float())
     tiny = torch.tensor([[1.0, 1e-200, 0, 0]], dtype=torch.float64)
     assert torch.equal(space.project(tiny), tiny)
+
+
+def _near_pairs_within(radius, count, d=3, seed=0):
+    """Pairs at known distance ``s`` (1e-3 to 1) with both points within ``radius`` of the origin,
+    built in float64 (exact to 1e-9 there): ``x`` at distance ``radius - U(0, 0.3)``,
+    ``y = cosh(s) x + sinh(s) w`` with ``w`` a unit tangent at ``x`` in a random direction."""
+    g = _gen(seed)
+    r = radius - 0.3 * torch.rand(count, 1, generator=g, dtype=torch.float64)
+    u = torch.randn(count, d, generator=g, dtype=torch.float64)
+    u = u / u.norm(dim=-1, keepdim=True)
+    v = torch.randn(count, d, generator=g, dtype=torch.float64)
+    v = v - (v * u).sum(-1, keepdim=True) * u
+    v = v / v.norm(dim=-1, keepdim=True)
+    x = torch.cat([torch.cosh(r), torch.sinh(r) * u], -1)
+    radial = torch.cat([torch.sinh(r), torch.cosh(r) * u], -1)
+    angular = torch.cat([torch.zeros_like(r), v], -1)
+    alpha = 2 * math.pi * torch.rand(count, 1, generator=g, dtype=torch.float64)
+    w = torch.cos(alpha) * radial + torch.sin(alpha) * angular
+    s = 10 ** (-3 * torch.rand(count, 1, generator=g, dtype=torch.float64))
+    y = torch.cosh(s) * x + torch.sinh(s) * w
+    keep = y[:, 0] <= math.cosh(radius)
+    return x[keep], y[keep], s[keep, 0]
+
+
+def test_float32_resolves_distances_to_1e3_within_its_radius_only():
+    """The bound behind FLOAT32_RADIUS: rounded to float32, near pairs within 4.5 of the origin keep
+    their distances to 1e-3 (2.9e-4 measured against mpmath over 15,600 pairs); within 8 they are
+    off by more than 0.1, in float64 arithmetic too (the rounded points are off the hyperboloid)."""
+    space = Hyperbolic(3, radius=15.0)
+    x, y, s = _near_pairs_within(FLOAT32_RADIUS, 2000)
+    for a, b in ((x.float(), y.float()), (x.float().double(), y.float().double())):
+        assert float((space.distance(a, b).double() - s).abs().max()) < 1e-3
+        paired = torch.diagonal(space.pairwise_distance(a, b)).double()
+        assert float((paired - s).abs().max()) < 1e-3
+    x, y, s = _near_pairs_within(8.0, 2000)
+    assert float((space.distance(x.float().double(), y.float().double()) - s).abs().max()) > 0.1
+    assert float((space.distance(x, y) - s).abs().max()) < 1e-8
+
+
+def test_float32_points_beyond_its_radius_are_refused_with_advice():
+    """Such points gave silently wrong distances and kernel values (see above); every path that
+    checks points (kernels, models) refuses them, and so does random(dtype=float32). float64
+    points pass everywhere up to MAX_RADIUS."""
+    space = Hyperbolic(2, radius=10.0)
+    x = space.random(200, generator=_gen())
+    far = float(torch.acosh(x.float()[:, 0].max().double()))
+    message = (
+        rf"`x` is torch.float32.*only within 4.5 of the origin.*farthest point is at "
+        rf"{far:.4g}.*x.double\(\).*model.double\(\).*Hyperbolic\(2, radius=4.5\)"
+    )
+    with pytest.raises(InputDataError, match=message):
+        space.check(x.float())
+    inside = Hyperbolic(2, radius=FLOAT32_RADIUS).random(50, generator=_gen())
+    space.check(inside.float())
+    with pytest.raises(ConfigurationError, match=r"cannot draw torch.float32 points.*4.5"):
+        space.random(4, dtype=torch.float32)
+    kernel = GeometricMaternKernel(space, nu=1.5).float()
+    with pytest.raises(InputDataError, match=r"`x1` is torch.float32.*4.5"):
+        kernel(x.float()).to_dense()
+    with pytest.raises(InputDataError, match=r"`x2` is torch.float32.*4.5"):
+        kernel(inside.float(), x.float()).to_dense()
+    with pytest.raises(InputDataError, match=r"torch.float32.*4.5"):
+        build_surrogate("matern", space, x.float(), x[:, :1].float())
+    # a float32 model of data within 4.5: the optimiser's raw samples would reach 10
+    with pytest.warns(InputDataWarning, match="float32"):
+        model = build_surrogate("matern", space, inside.float(), inside[:, :1].float())
+    with pytest.raises(ConfigurationError, match=r"cannot draw torch.float32 points.*4.5"):
+        optimize_acqf_on_space(
+            UpperConfidenceBound(model, beta=1.0), space, q=1, num_restarts=1, raw_samples=4
+        )
+    # a domain float32 resolves: its own float32 points pass
+    small = Hyperbolic(3, radius=FLOAT32_RADIUS)
+    small.check(small.random(2000, generator=_gen(), dtype=torch.float32))
+    # float64 resolves the whole of the largest domain
+    largest = Hyperbolic(3, radius=MAX_RADIUS)
+    points = largest.random(4000, generator=_gen())
+    boundary = torch.cat([points[:, :1] * 0 + math.cosh(MAX_RADIUS), points[:, 1:]], -1)
+    largest.check(torch.cat([points, largest.project(boundary)]))

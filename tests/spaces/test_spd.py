@@ -14,6 +14,7 @@ from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning
 from manibo.kernels import GeometricMaternKernel
 from manibo.spaces import SymmetricPositiveDefinite
 from manibo.spaces._geomstats import geomstats_module
+from manibo.spaces.spd import FLOAT32_CONDITION
 from manibo.testing import check_kernel_contract, check_space_contract
 
 
@@ -303,11 +304,14 @@ def test_volume_sampling_that_would_take_long_warns_once_with_the_way_out():
 
 def test_own_points_of_wide_bounds_pass_the_check_in_both_dtypes():
     # where the dtype cannot resolve the bounds, rounding may make an eigenvalue <= 0: the check
-    # once refused up to 305 of 640 of the space's own float32 points on (1e-6, 1e4)
+    # once refused up to 305 of 640 of the space's own float32 points on (1e-6, 1e4); float32 now
+    # refuses bounds whose ratio exceeds FLOAT32_CONDITION (1e4, see below), and float64 none
     for n, bounds, dtype in [
-        (2, (1e-6, 1e4), torch.float32),
-        (3, (1e-6, 1e4), torch.float32),
+        (2, (1e-3, 5.0), torch.float32),
+        (3, (1e-3, 5.0), torch.float32),
+        (3, (1e-2, 1e2), torch.float32),
         (2, (1e-12, 1e6), torch.float64),
+        (3, (1e-6, 1e4), torch.float64),
     ]:
         space = SymmetricPositiveDefinite(n, eigenvalue_bounds=bounds)
         x = space.random(256, generator=torch.Generator().manual_seed(0), dtype=dtype)
@@ -362,3 +366,61 @@ def test_distance_and_log_keep_their_accuracy_on_wide_eigenvalue_bounds():
         scale = np.abs(log_map).max()
         assert np.abs(logs[i].reshape(3, 3).numpy() - log_map).max() < 1e-6 * scale
     assert torch.isfinite(space.exp(x, logs)).all()  # a NaN row made eigh fail here
+
+
+def _near_pairs(n, condition, count, seed=0):
+    """Pairs at known distance ``s`` (1e-3 to 1): ``X = Q diag(lam) Q^T`` with eigenvalues spread
+    over ``condition`` (the extremes included), ``Y = X^{1/2} expm(s W) X^{1/2}`` with ``|W|_F =
+    1``; built in float64 (exact to 1e-11 up to a condition number of 1e5)."""
+    g = _gen(seed)
+    q, _ = torch.linalg.qr(torch.randn(count, n, n, generator=g, dtype=torch.float64))
+    logs = torch.rand(count, n, generator=g, dtype=torch.float64) * math.log(condition)
+    logs[:, 0], logs[:, 1] = 0.0, math.log(condition)
+    lam = torch.exp(logs - math.log(condition)) * (0.5 + 10 * torch.rand(count, 1, generator=g))
+    x = (q * lam.unsqueeze(-2)) @ q.transpose(-1, -2)
+    root = (q * lam.sqrt().unsqueeze(-2)) @ q.transpose(-1, -2)
+    w = torch.randn(count, n, n, generator=g, dtype=torch.float64)
+    w = w + w.transpose(-1, -2)
+    w = w / torch.linalg.matrix_norm(w).reshape(-1, 1, 1)
+    s = 10 ** (-3 * torch.rand(count, generator=g, dtype=torch.float64))
+    y = root @ torch.linalg.matrix_exp(s.reshape(-1, 1, 1) * w) @ root
+    y = 0.5 * (y + y.transpose(-1, -2))
+    return x.reshape(count, n * n), y.reshape(count, n * n), s
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_float32_resolves_distances_to_1e3_up_to_its_condition_number_only(n):
+    """The bound behind FLOAT32_CONDITION: rounded to float32 (distance computes in float64),
+    near pairs of condition number 1e4 keep their distances to 1e-3 (5.0e-4 measured against
+    mpmath over 1,200 pairs); at 1e6 they are off by more than 1e-2."""
+    space = SymmetricPositiveDefinite(n, eigenvalue_bounds=(1e-12, 1e6))
+    x, y, s = _near_pairs(n, FLOAT32_CONDITION, 500)
+    assert float((space.distance(x, y) - s).abs().max()) < 1e-10
+    assert float((space.distance(x.float(), y.float()).double() - s).abs().max()) < 1e-3
+    x, y, s = _near_pairs(n, 1e6, 500)
+    assert float((space.distance(x, y) - s).abs().max()) < 1e-8
+    assert float((space.distance(x.float(), y.float()).double() - s).abs().max()) > 1e-2
+
+
+def test_float32_matrices_beyond_its_condition_number_are_refused_with_advice():
+    """Such matrices gave silently wrong distances and kernel values (see above), or none (their
+    Cholesky factorisation fails beyond about 1e8); every path that checks points refuses them,
+    and so does random(dtype=float32) on bounds whose ratio exceeds 1e4. float64 matrices pass."""
+    space = SymmetricPositiveDefinite(2, eigenvalue_bounds=(1e-6, 1e4))
+    x = space.random(200, generator=_gen())
+    eig = torch.linalg.eigvalsh(x.reshape(-1, 2, 2))
+    condition = eig[:, -1] / eig[:, 0]
+    assert bool((condition > 1e5).any()) and bool((condition < 5e3).any())
+    message = (
+        r"`x` is torch.float32.*condition number \(largest over smallest eigenvalue\) up to "
+        r"1e\+04.*its worst matrix has.*x.double\(\).*model.double\(\).*ratio is at most 1e\+04"
+    )
+    with pytest.raises(InputDataError, match=message):
+        space.check(x.float())
+    space.check(x[condition < 5e3].float())
+    space.check(x)
+    with pytest.raises(ConfigurationError, match=r"cannot draw torch.float32 points.*1e\+04"):
+        space.random(4, dtype=torch.float32)
+    kernel = GeometricMaternKernel(space, nu=1.5, num_phases=64).float()
+    with pytest.raises(InputDataError, match=r"`x1` is torch.float32.*condition number"):
+        kernel(x.float()).to_dense()
