@@ -28,6 +28,7 @@ from botorch.sampling import SobolQMCNormalSampler
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
+from manibo.models.marginals import posterior_marginals
 from manibo.registry import Entry, Registry
 
 __all__ = [
@@ -37,12 +38,18 @@ __all__ = [
     "check_acquisition",
     "register_acquisition",
     "required_features",
+    "screen_baseline",
 ]
 
 MC_SAMPLES = 128
 """Quasi-Monte Carlo samples of :meth:`AcquisitionData.sampler` by default."""
 UCB_BETA = 4.0
 """The exploration weight of ``"ucb"`` and ``"qucb"``."""
+BASELINE_SIZE = 1000
+"""The most evaluated points ``"qlognei"`` hands to BoTorch as its baseline (see
+:func:`screen_baseline`)."""
+BASELINE_SDS = 4.0
+"""Posterior standard deviations of the screen of :func:`screen_baseline`."""
 
 
 @dataclass(frozen=True)
@@ -170,12 +177,50 @@ def build_acquisition(
     return entry.build(model, AcquisitionData(train_X, train_Y, X_pending, int(seed)))
 
 
+def screen_baseline(
+    model: Model, X: Tensor, max_points: int = BASELINE_SIZE, sds: float = BASELINE_SDS
+) -> Tensor:
+    r"""The evaluated points that can be the best one under the posterior, at most ``max_points``.
+
+    Noisy expected improvement compares candidates with the best value of the evaluated points
+    in each posterior draw, and BoTorch first prunes the points that are never the best in 2048
+    joint draws; both take the joint posterior of every point, an ``n x n`` covariance and its
+    Cholesky factor (``O(n^3)``; at 4000 points of a VISH surrogate 16 s of a 50 s proposal, at
+    20,000 points 3.2 GB). With more than ``max_points`` points, a point whose upper bound
+    :math:`\mu_i + c\sigma_i` falls short of the largest lower bound :math:`\mu_j - c\sigma_j`
+    (``c = sds``) is left out: it beats that point ``j`` in a draw with probability at most
+    :math:`2\Phi(-c)` (6.3e-5 at ``c = 4``, against the 1/2048 a point needs to survive
+    BoTorch's pruning once). If more than ``max_points`` remain, those with the highest upper
+    bounds are kept. The marginals come ``1000`` points at a time
+    (:func:`~manibo.models.marginals.posterior_marginals`).
+
+    Args:
+        model: a one-output model oriented so that larger is better.
+        X: the evaluated points, ``(n, D)``.
+        max_points: ``n`` up to which every point is kept.
+        sds: the width ``c`` of the bounds, in posterior standard deviations.
+
+    Returns:
+        The kept rows of ``X``, in their order, ``(k, D)`` with ``k <= max(n, max_points)``.
+    """
+    if X.shape[0] <= max_points:
+        return X
+    mean, variance = posterior_marginals(model, X)
+    spread = sds * variance.clamp_min(0).sqrt()
+    upper = mean + spread
+    keep = upper >= (mean - spread).max()
+    if int(keep.sum()) > max_points:
+        keep = torch.zeros_like(keep)
+        keep[upper.topk(max_points).indices] = True
+    return X[keep]
+
+
 # ---------------------------------------------------------------------------------- built-ins
 @register_acquisition("qlognei")
 def _q_log_noisy_expected_improvement(model: Model, data: AcquisitionData) -> AcquisitionFunction:
     return qLogNoisyExpectedImprovement(
         model,
-        X_baseline=data.train_X,
+        X_baseline=screen_baseline(model, data.train_X),
         X_pending=data.X_pending,
         sampler=data.sampler(),
         prune_baseline=True,

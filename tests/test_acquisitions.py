@@ -5,16 +5,20 @@ import math
 import pytest
 import torch
 from botorch.acquisition import PosteriorMean
+from botorch.acquisition.utils import prune_inferior_points
+from botorch.models import SingleTaskGP
 from scipy.stats import norm
 
 from manibo.acquisitions import (
     ACQUISITIONS,
+    BASELINE_SIZE,
     UCB_BETA,
     AcquisitionData,
     available_acquisitions,
     build_acquisition,
     check_acquisition,
     register_acquisition,
+    screen_baseline,
 )
 from manibo.exceptions import ConfigurationError
 from manibo.loop import BayesianOptimizer
@@ -146,3 +150,60 @@ def test_the_sampler_draws_the_same_samples_for_the_same_seed(fitted):
         draws = [AcquisitionData(X, Y, None, seed).sampler()(posterior) for seed in (7, 7, 8)]
     assert draws[0].shape == (128, 7, 1)
     assert torch.equal(draws[0], draws[1]) and not torch.equal(draws[0], draws[2])
+
+
+def _many_noisy_points(n: int):
+    """A GP with fixed hyperparameters (no fit) on ``n`` noisy points of a function in R^2."""
+    X = torch.rand(n, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    noise = 0.1 * torch.randn(n, 1, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    Y = torch.sin(3 * X[:, :1]) * torch.cos(2 * X[:, 1:]) + noise
+    model = SingleTaskGP(X, Y)
+    model.likelihood.noise = 0.01
+    model.covar_module.lengthscale = 0.3
+    return model.eval(), X, Y
+
+
+def test_qlognei_never_asks_for_the_joint_posterior_of_more_than_the_baseline_size():
+    # BoTorch prunes qLogNEI's baseline with the joint posterior of every point: n x n (3.2 GB at
+    # 20,000 points); the loop's builder screens them by their marginals first
+    model, X, Y = _many_noisy_points(BASELINE_SIZE + 200)
+    joint_sizes = []
+    posterior = model.posterior
+
+    def recording(X, *args, **kwargs):
+        joint_sizes.append(X.shape[-2])
+        return posterior(X, *args, **kwargs)
+
+    model.posterior = recording
+    acqf = build_acquisition("qlognei", model, X, Y, None, seed=0)
+    assert max(joint_sizes) <= BASELINE_SIZE
+    assert 0 < acqf.X_baseline.shape[0] <= BASELINE_SIZE
+
+
+def test_the_screen_keeps_every_point_that_pruning_the_whole_set_keeps():
+    model, X, Y = _many_noisy_points(600)
+    screened = screen_baseline(model, X, max_points=100)
+    assert screened.shape[0] < 600
+    with torch.no_grad():
+        mean = model.posterior(X).mean.squeeze(-1)
+        sd = model.posterior(X).variance.squeeze(-1).sqrt()
+    # what the screen left out: upper bound below the best lower bound (closed-form rule)
+    kept = (X.unsqueeze(1) == screened.unsqueeze(0)).all(-1).any(-1)
+    assert bool(((mean + 4 * sd)[~kept] < (mean - 4 * sd).max()).all())
+    assert bool(((mean + 4 * sd)[kept] >= (mean - 4 * sd).max()).all())
+    # BoTorch's pruning of all 600 points (joint draws) keeps nothing the screen left out
+    torch.manual_seed(0)
+    pruned = prune_inferior_points(model, X)
+    assert bool((pruned.unsqueeze(1) == screened.unsqueeze(0)).all(-1).any(-1).all())
+
+
+def test_the_screen_keeps_small_sets_whole_and_caps_large_ones_by_upper_bound():
+    model, X, Y = _many_noisy_points(300)
+    assert screen_baseline(model, X, max_points=300) is X
+    # with sds so wide that every point passes, the cap keeps the highest upper bounds
+    capped = screen_baseline(model, X, max_points=20, sds=1e6)
+    with torch.no_grad():
+        posterior = model.posterior(X)
+        upper = posterior.mean.squeeze(-1) + 1e6 * posterior.variance.squeeze(-1).sqrt()
+    expected = X[torch.isin(torch.arange(300), upper.topk(20).indices)]
+    assert torch.equal(capped, expected)
