@@ -257,7 +257,7 @@ def test_max_parallel_is_checked_before_any_evaluation(max_parallel):
     ("space", "settings", "message"),
     [
         (Sphere(2), {"q": 0}, "`q` must be an integer >= 1"),
-        (Sphere(2), {"surrogate_options": {"nu": -1}}, "`nu` must be > 0"),
+        (Sphere(2), {"surrogate_options": {"nu": -1}}, "`nu` must be a real number > 0"),
         (Sphere(2), {"surrogate_options": {"colour": "red"}}, "unexpected keyword.*colour"),
         (Sphere(2), {"optimizer": "projection"}, "projection.*defined only on"),
         (_complete_graph(), {"surrogate": "chart"}, "'chart' cannot be built on Graph"),

@@ -5,6 +5,9 @@ They check flags, points, and parameters on the inputs' dtype/device.
 
 from __future__ import annotations
 
+import math
+import numbers
+
 from torch import Tensor, nn
 
 from manibo._validation import as_tensor_arg, check_same_dtype_device, check_trailing_shape
@@ -99,3 +102,25 @@ def check_forward(kernel: nn.Module, x1: Tensor, x2: Tensor, last_dim_is_batch: 
     check_point_pair(kernel.space, x1, x2)
     check_parameters_match(kernel, x1)
     check_lengthscale(kernel, kernel.lengthscale)
+
+
+def check_smoothness(nu: object, allowed: tuple[float, ...] | None = None, what: str = "") -> float:
+    """``nu`` as a float: a Matérn smoothness ``> 0`` or ``math.inf`` (the heat kernel), one of
+    ``allowed`` where the kernel takes only those; a bool or a string is refused rather than read
+    as a number (``nu=True`` is not 1.0).
+
+    Raises:
+        ConfigurationError: naming what arrived and what to use.
+    """
+    real = isinstance(nu, numbers.Real) and not isinstance(nu, bool)
+    if real and allowed is not None and float(nu) in allowed:
+        return float(nu)
+    if allowed is not None:
+        choices = ", ".join("math.inf" if math.isinf(a) else f"{a:g}" for a in allowed)
+        raise ConfigurationError(f"`nu` must be one of {choices}{what}, got {nu!r}.")
+    if not real or math.isnan(nu) or not nu > 0:
+        raise ConfigurationError(
+            f"`nu` must be a real number > 0 (or math.inf for the heat kernel), got {nu!r} "
+            f"({type(nu).__name__}). Common choices are 0.5, 1.5 and 2.5."
+        )
+    return float(nu)

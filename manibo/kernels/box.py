@@ -9,7 +9,12 @@ from gpytorch.kernels import Kernel, MaternKernel, RBFKernel
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
-from manibo.kernels._inputs import ChecksInputShape, check_point_pair, reject_last_dim_is_batch
+from manibo.kernels._inputs import (
+    ChecksInputShape,
+    check_point_pair,
+    check_smoothness,
+    reject_last_dim_is_batch,
+)
 from manibo.spaces.box import Box
 
 EUCLIDEAN_NUS = (0.5, 1.5, 2.5)
@@ -34,10 +39,7 @@ class BoxMaternKernel(ChecksInputShape, Kernel):
     def __init__(self, space: Box, nu: float = 2.5, **kwargs) -> None:
         if not isinstance(space, Box):
             raise ConfigurationError(f"`space` must be a Box, got {type(space).__name__}.")
-        if nu not in EUCLIDEAN_NUS and not math.isinf(nu):
-            raise ConfigurationError(
-                f"`nu` must be one of {EUCLIDEAN_NUS} or math.inf on a box, got {nu}."
-            )
+        nu = check_smoothness(nu, (*EUCLIDEAN_NUS, math.inf), " on a box")
         super().__init__(batch_shape=kwargs.get("batch_shape", torch.Size()))
         self.space = space
         self.nu = float(nu)

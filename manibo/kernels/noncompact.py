@@ -45,6 +45,7 @@ from manibo.kernels._inputs import (
     check_forward,
     check_parameters_match,
     check_point_pair,
+    check_smoothness,
 )
 from manibo.spaces.base import NoncompactSpace, pairwise_in_chunks
 from manibo.spaces.hyperbolic import Hyperbolic
@@ -118,12 +119,7 @@ class NoncompactMaternKernel(ChecksInputShape, Kernel):
                     f"`{name}` applies to compact spaces; {space!r} has a continuous spectrum "
                     "(set `num_phases` for the random-phase features instead)."
                 )
-        nu = float(nu)
-        if not nu > 0 or math.isnan(nu):
-            raise ConfigurationError(
-                f"`nu` must be > 0 (or math.inf for the heat kernel), got {nu}. "
-                "Common choices are 0.5, 1.5 and 2.5."
-            )
+        nu = check_smoothness(nu)
         if method not in METHODS:
             raise ConfigurationError(f"`method` must be one of {METHODS}, got {method!r}.")
         exact_available = type(space).heat_kernel is not NoncompactSpace.heat_kernel

@@ -26,13 +26,14 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from manibo._stack import user_stacklevel
-from manibo._validation import check_int
+from manibo._validation import check_int, check_real
 from manibo.exceptions import ConfigurationError, TruncationWarning
 from manibo.kernels._inputs import (
     ChecksInputShape,
     check_lengthscale,
     check_parameters_match,
     check_point_pair,
+    check_smoothness,
     reject_last_dim_is_batch,
 )
 from manibo.kernels.noncompact import NoncompactHeatKernel, NoncompactMaternKernel
@@ -147,18 +148,14 @@ class GeometricMaternKernel(ChecksInputShape, Kernel):
                 f"SpecialOrthogonal, Mesh, Graph, a product of compact spaces) or a non-compact "
                 f"one (Hyperbolic, SymmetricPositiveDefinite), got {space!r}.{product}"
             )
-        nu = float(nu)
-        if not nu > 0 or math.isnan(nu):
-            raise ConfigurationError(
-                f"`nu` must be > 0 (or math.inf for the heat kernel), got {nu}. "
-                "Common choices are 0.5, 1.5 and 2.5."
-            )
+        nu = check_smoothness(nu)
         available = space.num_levels_available
         if num_levels is not None and (num_levels < 1 or (available and num_levels > available)):
             raise ConfigurationError(
                 f"`num_levels` must be between 1 and {available or 'infinity'} for {space!r}, "
                 f"got {num_levels}."
             )
+        truncation_tol = check_real("truncation_tol", truncation_tol)
         if not 0 < truncation_tol < 1:
             raise ConfigurationError(f"`truncation_tol` must lie in (0, 1), got {truncation_tol}.")
         if max_levels is not None:

@@ -25,6 +25,7 @@ from manibo.kernels._inputs import (
     ChecksInputShape,
     check_parameters_match,
     check_point_pair,
+    check_smoothness,
     reject_last_dim_is_batch,
 )
 from manibo.spaces.sphere import Sphere
@@ -238,12 +239,9 @@ class ChordalMaternKernel(ZonalKernel):
         num_nodes: int = DEFAULT_NUM_NODES,
         **kwargs,
     ) -> None:
-        if nu not in (0.5, 1.5, 2.5, math.inf):
-            raise ConfigurationError(
-                f"`nu` must be 0.5, 1.5, 2.5 or math.inf for the chordal Matérn kernel, got {nu!r}."
-            )
+        nu = check_smoothness(nu, (0.5, 1.5, 2.5, math.inf), " for the chordal Matérn kernel")
         super().__init__(sphere, None, num_levels, num_nodes, **kwargs)
-        self.nu = float(nu)
+        self.nu = nu
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.sphere!r}, nu={self.nu})"

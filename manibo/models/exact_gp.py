@@ -23,8 +23,14 @@ from gpytorch.settings import debug, fast_pred_var
 from linear_operator.utils.errors import NotPSDError
 from torch import Tensor
 
-from manibo._validation import as_tensor_arg, check_finite, check_int, check_same_dtype_device
-from manibo.exceptions import InputDataError, ManiboWarning, TruncationWarning
+from manibo._validation import (
+    as_tensor_arg,
+    check_bool,
+    check_finite,
+    check_int,
+    check_same_dtype_device,
+)
+from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning, TruncationWarning
 from manibo.kernels.defaults import matern_kernel
 from manibo.kernels.spectral import GeometricMaternKernel
 from manibo.models.inputs import check_model_dtype, check_observations, check_points
@@ -32,7 +38,11 @@ from manibo.models.outputs import check_output_indices
 from manibo.models.precision import Float64AdviceOnce
 from manibo.models.priors import gaussian_likelihood, lengthscale_prior, scaled_kernel
 from manibo.models.registry import register_surrogate
-from manibo.models.transforms import OutcomeTransformArg, checked_input_transform
+from manibo.models.transforms import (
+    OutcomeTransformArg,
+    check_outcome_transform,
+    checked_input_transform,
+)
 from manibo.spaces.base import Space
 
 
@@ -254,6 +264,8 @@ def exact_gp(
     """
     validate_training_data(space, train_X, train_Y, max_outputs=1)
     fit_iterations = check_int("fit_iterations", fit_iterations, minimum=1)
+    fit = check_bool("fit", fit)
+    check_outcome_transform(outcome_transform)
     likelihood = gaussian_likelihood() if train_Yvar is None else None
     with Float64AdviceOnce(train_X.dtype):
         model = ExactGPModel(
@@ -308,7 +320,12 @@ def geometric_matern_gp(
 def geometric_heat_gp(
     space, train_X, train_Y, truncation_tol: float = SURROGATE_TRUNCATION_TOL, **options
 ) -> SingleTaskGP:
-    """Exact GP with the heat (diffusion) kernel of ``space``."""
+    """Exact GP with the heat (diffusion) kernel of ``space`` (the Matérn kernel with ν = ∞)."""
+    if "nu" in options:
+        raise ConfigurationError(
+            f"the 'heat' surrogate is the Matérn GP with nu = math.inf and takes no `nu` (got "
+            f"{options['nu']!r}); use surrogate 'matern' with surrogate_options nu=... instead."
+        )
     return geometric_matern_gp(
         space, train_X, train_Y, nu=math.inf, truncation_tol=truncation_tol, **options
     )

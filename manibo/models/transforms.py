@@ -29,6 +29,20 @@ from manibo.spaces.sphere import Sphere
 OutcomeTransformArg = OutcomeTransform | _DefaultType | None
 
 
+def check_outcome_transform(outcome_transform: object) -> None:
+    """Raise ``ConfigurationError`` unless ``outcome_transform`` is ``DEFAULT``, None or a BoTorch
+    ``OutcomeTransform``."""
+    if not (
+        outcome_transform is DEFAULT
+        or outcome_transform is None
+        or isinstance(outcome_transform, OutcomeTransform)
+    ):
+        raise ConfigurationError(
+            "`outcome_transform` must be a BoTorch OutcomeTransform (e.g. Standardize(m=1)) or "
+            f"None, got {outcome_transform!r} ({type(outcome_transform).__name__})."
+        )
+
+
 def fitted_outcome_transform(
     train_Y: Tensor, outcome_transform: OutcomeTransformArg = DEFAULT
 ) -> tuple[OutcomeTransform | None, Tensor]:
@@ -46,15 +60,11 @@ def fitted_outcome_transform(
     Raises:
         ConfigurationError: ``outcome_transform`` is not an ``OutcomeTransform``.
     """
+    check_outcome_transform(outcome_transform)
     if outcome_transform is DEFAULT:
         outcome_transform = Standardize(m=train_Y.shape[-1])
     if outcome_transform is None:
         return None, train_Y
-    if not isinstance(outcome_transform, OutcomeTransform):
-        raise ConfigurationError(
-            "`outcome_transform` must be a BoTorch OutcomeTransform (e.g. Standardize(m=1)) or "
-            f"None, got {type(outcome_transform).__name__}."
-        )
     outcome_transform.to(train_Y).train()
     Y, _ = outcome_transform(train_Y)
     outcome_transform.eval()

@@ -227,3 +227,20 @@ def test_the_cap_is_reported_only_when_it_neglects_more_than_twice_the_tolerance
             warnings.simplefilter("always")
             kernel(x).to_dense()
         assert any(issubclass(w.category, TruncationWarning) for w in caught) == warns, share
+
+
+@pytest.mark.parametrize("nu", [True, "2.5", None, math.nan, 0.0])
+def test_every_matern_kernel_refuses_a_smoothness_that_is_not_a_positive_number(nu):
+    # nu=True was read as 1.0 and nu="2.5" passed as a string (JSON from the command line)
+    from manibo.kernels import BoxMaternKernel, ChordalMaternKernel, NoncompactMaternKernel
+    from manibo.spaces import Hyperbolic
+
+    builds = [
+        lambda: GeometricMaternKernel(Sphere(2), nu=nu),
+        lambda: NoncompactMaternKernel(Hyperbolic(2), nu=nu),
+        lambda: BoxMaternKernel(Box([0.0], [1.0]), nu=nu),
+        lambda: ChordalMaternKernel(Sphere(2), nu=nu),
+    ]
+    for build in builds:
+        with pytest.raises(ConfigurationError, match=r"`nu` must be .*got " + repr(nu)[:3]):
+            build()

@@ -110,3 +110,24 @@ def test_max_levels_named_by_the_truncation_warning_is_an_option_of_the_surrogat
     X = space.random(5, generator=torch.Generator().manual_seed(0))
     model = build_surrogate(name, space, X, X[:, :1].cos(), max_levels=40)
     assert model.covar_module.base_kernel.max_levels == 40
+
+
+@pytest.mark.parametrize(
+    "name, options, message",
+    [
+        ("matern", {"fit": "no"}, "`fit` must be True or False, got 'no'"),
+        ("matern", {"nu": True}, "`nu` must be a real number > 0 .*got True"),
+        ("matern", {"truncation_tol": "x"}, "`truncation_tol` must be a finite real number"),
+        ("matern", {"outcome_transform": "x"}, "`outcome_transform` must be a BoTorch"),
+        ("heat", {"nu": 1.5}, "takes no `nu`.*use surrogate 'matern'"),
+    ],
+)
+def test_options_of_the_wrong_type_are_refused_not_converted(name, options, message):
+    # fit="no" fitted anyway, nu=True built nu = 1.0, the others failed deep inside with a
+    # TypeError or AttributeError
+    from manibo.exceptions import ConfigurationError
+
+    space = Sphere(2)
+    X = space.random(6, generator=torch.Generator().manual_seed(0))
+    with pytest.raises(ConfigurationError, match=message):
+        build_surrogate(name, space, X, X[:, :1], **options)
