@@ -75,6 +75,7 @@ from manibo.journal import (
     JournalWriteError,
     JournalWriter,
     Stop,
+    check_is_journal,
 )
 from manibo.models import build_surrogate
 from manibo.optim import LBFGSOptions, optimize_acqf_on_space
@@ -232,6 +233,7 @@ class BayesianOptimizer:
             return
         resume = check_bool("resume", resume)
         self.journal = Path(journal)
+        check_is_journal(self.journal)  # before its lock file is created beside it
         writer = JournalWriter(self.journal)
         try:
             recorded, evaluations = writer.load()

@@ -314,6 +314,21 @@ def test_a_folder_given_as_the_journal_is_refused_without_a_stray_lock_file(tmp_
     assert [p.name for p in tmp_path.iterdir()] == ["runs"]
 
 
+@pytest.mark.parametrize("content", [b"just some notes without newline", b"a,b\n1,2\n3,4"])
+def test_a_file_that_is_not_a_journal_is_refused_untouched_with_or_without_resume(
+    tmp_path, content
+):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(content)
+    for resume in (False, True):
+        with pytest.raises(JournalError, match="notes.txt is not a manibo journal"):
+            minimize(_objective, Sphere(2), budget=6, journal=path, resume=resume, **FAST)
+    with pytest.raises(JournalError, match="is not a manibo journal"):
+        BayesianOptimizer.resume(path)
+    assert path.read_bytes() == content
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]  # no lock, nothing moved aside
+
+
 def test_minimize_and_maximize_refuse_the_other_direction_and_unknown_options():
     with pytest.raises(ConfigurationError, match=r"manibo\.maximize"):
         minimize(_objective, Sphere(2), budget=4, minimize=False)
