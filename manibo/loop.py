@@ -25,6 +25,7 @@ import functools
 import inspect
 import math
 import numbers
+import os
 import pickle
 import re
 import sys
@@ -125,7 +126,8 @@ class BayesianOptimizer:
         q: points proposed per ``ask``.
         minimize: minimise (default) or maximise the objective.
         initial_design: number of uniform random points before the surrogate takes over (on a
-            finite space, distinct points).
+            finite space, distinct points). They are drawn here, all at once; a design that
+            would fill more than a quarter of the machine's memory is refused.
         seed: seed of the initial design, the acquisition samplers and the optimiser's starts,
             an integer in ``[0, 2**32 - 1]``.
         journal: path of a JSON-lines journal; every ``tell`` and every batch ``ask`` hands out
@@ -207,7 +209,7 @@ class BayesianOptimizer:
             if settings["optimizer"] == "riemannian"
             else None
         )
-        design = seeded_design(space, settings["initial_design"], settings["seed"])
+        design = _drawn_design(space, settings["initial_design"], settings["seed"])
         check_buildable(space, settings, design, self.device)
         self._design = design.to(self.device)
         self._previous_model = None  # offered to surrogates that warm-start (not journaled)
@@ -840,12 +842,7 @@ class BayesianOptimizer:
         Raises:
             ConfigurationError: naming the argument, what it must be and what arrived.
         """
-        budget = check_int("budget", budget)
-        if budget < self.config["initial_design"]:
-            raise ConfigurationError(
-                f"`budget` ({budget}) must be an integer at least the initial design size "
-                f"({self.config['initial_design']})."
-            )
+        budget = _checked_budget(budget, self.config["initial_design"])
         if not callable(objective):
             raise ConfigurationError(
                 f"`objective` must be callable, got {type(objective).__name__}."
@@ -1059,6 +1056,57 @@ class BayesianOptimizer:
         sys.stderr.write(f"\r{line.ljust(self._progress_width)}")
         sys.stderr.flush()
         self._progress_width = len(line)
+
+
+def _checked_budget(budget: object, initial_design: int) -> int:
+    """``budget`` as an int, refused unless it covers the initial design."""
+    budget = check_int("budget", budget)
+    if budget < initial_design:
+        raise ConfigurationError(
+            f"`budget` ({budget}) must be an integer at least the initial design size "
+            f"({initial_design})."
+        )
+    return budget
+
+
+def _memory_bytes() -> int | None:
+    """The machine's physical memory in bytes, or None where it cannot be read (Windows)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _drawn_design(space: Space, n: int, seed: int) -> Tensor:
+    """:func:`seeded_design`, refused with a :class:`ConfigurationError` naming
+    ``initial_design`` when its points cannot be held in memory.
+
+    The design is drawn whole (the first ``k`` of ``n`` points drawn at once are not the ``k``
+    points drawn alone), so its size is checked first: more than a quarter of the machine's
+    memory (drawing needs temporaries of its size) is refused before anything is allocated, and
+    an allocation that fails all the same is reported as the same error.
+    """
+    size = n * math.prod(space.point_shape) * torch.finfo(torch.float64).bits // 8
+    memory = _memory_bytes()
+
+    def refused(why: str) -> ConfigurationError:
+        return ConfigurationError(
+            f"`initial_design` ({n}) asks for {n} points of {space!r} drawn at once, "
+            f"{size:,} bytes in float64{why}. Each point of the design is one evaluation of the "
+            "objective before the surrogate takes over: lower `initial_design` (5 to a few "
+            "hundred is usual)."
+        )
+
+    if memory is not None and 4 * size > memory:
+        raise refused(f", more than a quarter of this machine's memory ({memory:,} bytes)")
+    try:
+        return seeded_design(space, n, seed)
+    except MemoryError as err:
+        raise refused(", which could not be allocated") from err
+    except RuntimeError as err:
+        if "alloc" not in str(err) and not isinstance(err, torch.OutOfMemoryError):
+            raise
+        raise refused(f", which could not be allocated ({_shorten(str(err), 120)})") from err
 
 
 def seeded_design(space: Space, n: int, seed: int) -> Tensor:
@@ -1291,6 +1339,11 @@ def _optimize(
             f"BayesianOptimizer) and {', '.join(_RUN_OPTIONS)}; options of the surrogate (`nu`, "
             "`max_levels`, ...) go in `surrogate_options={...}`."
         )
+    # the budget covers the initial design before the optimiser draws it (a design of 10**9
+    # points would be drawn, out of memory, before run() could refuse the budget of 6)
+    default = inspect.signature(BayesianOptimizer).parameters["initial_design"].default
+    initial_design = check_int("initial_design", options.get("initial_design", default), minimum=1)
+    _checked_budget(budget, initial_design)
     run_options = {k: options.pop(k) for k in _RUN_OPTIONS if k in options}
     journal, resume = options.pop("journal", None), options.pop("resume", False)
     with BayesianOptimizer(space, minimize=minimizing, **options) as opt:
@@ -1308,7 +1361,8 @@ def minimize(objective: Objective, space: Space, budget: int, **options) -> Opti
     Args:
         objective: maps one point ``(*point_shape,)`` to a float.
         space: the search space.
-        budget: the number of evaluations.
+        budget: the number of evaluations, at least ``initial_design`` (checked before the
+            optimiser is built).
         **options: the settings of :class:`BayesianOptimizer` (``surrogate``, ``seed``,
             ``journal``, ...) and of its ``run``: ``progress``, ``executor``, ``max_parallel``,
             ``on_error``, ``callback`` (``callback(optimizer, evaluation)`` returning True stops

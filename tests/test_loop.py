@@ -329,6 +329,35 @@ def test_a_file_that_is_not_a_journal_is_refused_untouched_with_or_without_resum
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]  # no lock, nothing moved aside
 
 
+def _no_design_drawn(*args):
+    raise AssertionError("the initial design was drawn")
+
+
+def test_a_budget_below_the_initial_design_is_refused_before_the_design_is_drawn(monkeypatch):
+    """minimize(budget=6, initial_design=10**9) drew 10**9 points (24 GB) before run() refused
+    the budget: killed for memory, without a message."""
+    monkeypatch.setattr(manibo.loop, "seeded_design", _no_design_drawn)
+    for optimise in (minimize, maximize):
+        with pytest.raises(ConfigurationError, match=r"`budget` \(6\).*\(1000000000\)"):
+            optimise(_objective, Sphere(2), budget=6, initial_design=10**9, progress=False)
+
+
+def test_an_initial_design_too_large_for_memory_is_refused_naming_its_size(monkeypatch):
+    monkeypatch.setattr(manibo.loop, "seeded_design", _no_design_drawn)
+    monkeypatch.setattr(manibo.loop, "_memory_bytes", lambda: 16 * 10**9, raising=False)
+    message = r"`initial_design` \(1000000000\).*24,000,000,000 bytes.*lower `initial_design`"
+    with pytest.raises(ConfigurationError, match=message):
+        BayesianOptimizer(Sphere(2), initial_design=10**9)
+
+    def out_of_memory(*args):
+        raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate")
+
+    monkeypatch.setattr(manibo.loop, "_memory_bytes", lambda: None)  # no size known: try it
+    monkeypatch.setattr(manibo.loop, "seeded_design", out_of_memory)
+    with pytest.raises(ConfigurationError, match=r"`initial_design` \(10000\).*not be allocated"):
+        BayesianOptimizer(Sphere(2), initial_design=10_000)
+
+
 def test_minimize_and_maximize_refuse_the_other_direction_and_unknown_options():
     with pytest.raises(ConfigurationError, match=r"manibo\.maximize"):
         minimize(_objective, Sphere(2), budget=4, minimize=False)
