@@ -756,7 +756,7 @@ class BayesianOptimizer:
         executor: Executor | None = None,
         max_parallel: int | None = None,
         progress: bool = True,
-        on_error: type[BaseException] | tuple[type[BaseException], ...] = (),
+        on_error: type[Exception] | tuple[type[Exception], ...] = (),
         callback: Callback | None = None,
         max_seconds: float | None = None,
     ) -> OptimizationResult:
@@ -790,7 +790,9 @@ class BayesianOptimizer:
             max_parallel: evaluations in flight with an executor (default ``q``); each in-flight
                 point is pending for the surrogate, so new proposals avoid it.
             progress: print a one-line progress bar on stderr (with the last failure).
-            on_error: exception types (a type or a tuple) recorded as failed evaluations.
+            on_error: exception types (a type or a tuple) recorded as failed evaluations:
+                subclasses of ``Exception`` (``KeyboardInterrupt`` and ``SystemExit`` always
+                stop the run; ``on_error=BaseException`` is refused).
             callback: ``callback(optimizer, evaluation) -> bool | None``, called after each told
                 evaluation; True stops the run.
             max_seconds: wall-time budget of this call in seconds (positive and finite); None:
@@ -835,7 +837,7 @@ class BayesianOptimizer:
         on_error=(),
         callback=None,
         max_seconds=None,
-    ) -> tuple[int, tuple[type[BaseException], ...], int]:
+    ) -> tuple[int, tuple[type[Exception], ...], int]:
         """Check the arguments of :meth:`run` (with its defaults); returns the budget, the
         exception types recorded as failures and the number of evaluations in flight.
 
@@ -1160,13 +1162,20 @@ def _scaled_outcomes(Y: Tensor) -> tuple[Tensor, float]:
     return torch.ldexp(Y, torch.tensor(-exponent, device=Y.device)), math.ldexp(1.0, -exponent)
 
 
-def _declared_failures(on_error) -> tuple[type[BaseException], ...]:
+def _declared_failures(on_error) -> tuple[type[Exception], ...]:
     types = on_error if isinstance(on_error, tuple) else (on_error,)
     for t in types:
         if not (isinstance(t, type) and issubclass(t, BaseException)):
             raise ConfigurationError(
                 f"`on_error` must be an exception type or a tuple of them (e.g. "
                 f"on_error=(TimeoutError, RuntimeError)), got {on_error!r}."
+            )
+        if not issubclass(t, Exception):
+            raise ConfigurationError(
+                f"`on_error` takes subclasses of Exception, got {t.__name__} (a BaseException "
+                "that is not an Exception): Ctrl-C (KeyboardInterrupt) and SystemExit must stop "
+                "the run, not be recorded as failed evaluations. Pass on_error=Exception to "
+                "record every error of the objective as a failure."
             )
     return (EvaluationFailed, *types)
 

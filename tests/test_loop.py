@@ -358,6 +358,36 @@ def test_an_initial_design_too_large_for_memory_is_refused_naming_its_size(monke
         BayesianOptimizer(Sphere(2), initial_design=10_000)
 
 
+def test_on_error_base_exception_is_refused_instead_of_swallowing_ctrl_c(tmp_path):
+    """on_error=BaseException recorded a KeyboardInterrupt of the objective as a failed
+    evaluation, and the run went on."""
+    calls = []
+
+    def objective(x):
+        calls.append(x)
+        if len(calls) in (2, 3):
+            raise KeyboardInterrupt
+        return _objective(x)
+
+    journal = tmp_path / "j.jsonl"
+    with pytest.raises(ConfigurationError, match="BaseException.*Ctrl-C.*must stop the run"):
+        minimize(objective, Sphere(2), budget=6, journal=journal, on_error=BaseException, **FAST)
+    assert calls == [] and not journal.exists()
+
+
+@pytest.mark.parametrize(
+    "on_error", [KeyboardInterrupt, SystemExit, GeneratorExit, (ValueError, KeyboardInterrupt)]
+)
+def test_on_error_takes_only_subclasses_of_exception(on_error):
+    def objective(x):
+        raise RuntimeError("evaluated")
+
+    opt = BayesianOptimizer(Sphere(2), **FAST)
+    with pytest.raises(ConfigurationError, match="subclasses of Exception"):
+        opt.run(objective, budget=6, on_error=on_error, progress=False)
+    assert opt.history == []
+
+
 def test_minimize_and_maximize_refuse_the_other_direction_and_unknown_options():
     with pytest.raises(ConfigurationError, match=r"manibo\.maximize"):
         minimize(_objective, Sphere(2), budget=4, minimize=False)
