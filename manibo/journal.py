@@ -195,11 +195,11 @@ class Journal:
     """Read access to a journal; reading never modifies the file.
 
     Args:
-        path: the journal file.
+        path: the journal file (``~`` is expanded to the home folder).
     """
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
 
     def read(self) -> tuple[dict[str, Any], list[Evaluation]]:
         """The header's configuration and the evaluations, every record checked.
@@ -316,6 +316,7 @@ def check_is_journal(path: str | Path) -> None:
     Raises:
         JournalError: as :meth:`JournalWriter.load` for a file that is not a journal.
     """
+    path = Path(path).expanduser()
     head = b""
     try:
         with open(path, "rb") as f:
@@ -326,7 +327,7 @@ def check_is_journal(path: str | Path) -> None:
                 head += chunk
     except OSError:  # missing, a folder, unreadable: the writer says which
         return
-    _check_is_journal(head, Path(path))
+    _check_is_journal(head, path)
 
 
 def _decode(line: bytes, number: int, path: Path) -> dict[str, Any]:
@@ -484,7 +485,7 @@ class JournalWriter:
     """The single writer of a journal, holding its lock from construction to :meth:`close`.
 
     Args:
-        path: the journal file (it need not exist yet).
+        path: the journal file (it need not exist yet; ``~`` is expanded to the home folder).
 
     Raises:
         JournalLockedError: another writer holds the lock; the message names it.
@@ -492,7 +493,7 @@ class JournalWriter:
     """
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
         if self.path.is_dir():
             raise JournalError(f"journal {self.path} is a folder; name a file in it.")
         real = Path(os.path.realpath(self.path))  # a symbolic link shares its target's lock
@@ -678,7 +679,7 @@ def set_aside(path: str | Path) -> Path:
 
     Used to start a run afresh without deleting the old one (``manibo run --fresh``).
     """
-    path = Path(path)
+    path = Path(path).expanduser()
     writer = JournalWriter(path)
     try:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())

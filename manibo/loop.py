@@ -130,8 +130,9 @@ class BayesianOptimizer:
             would fill more than a quarter of the machine's memory is refused.
         seed: seed of the initial design, the acquisition samplers and the optimiser's starts,
             an integer in ``[0, 2**32 - 1]``.
-        journal: path of a JSON-lines journal; every ``tell`` and every batch ``ask`` hands out
-            are on disk before they return. The optimiser holds the journal's lock until
+        journal: path of a JSON-lines journal (``~`` is the home folder; missing folders are
+            created); every ``tell`` and every batch ``ask`` hands out are on disk before they
+            return. The optimiser holds the journal's lock until
             :meth:`close` (or until it is deleted).
         surrogate_options: passed to the surrogate factory (JSON values, recorded in the journal).
         optimizer: ``"riemannian"`` (on the space) or ``"projection"`` (box optimisation of the
@@ -234,7 +235,7 @@ class BayesianOptimizer:
         if journal is None:
             return
         resume = check_bool("resume", resume)
-        self.journal = Path(journal)
+        self.journal = Path(journal).expanduser()  # not a folder named "~"
         check_is_journal(self.journal)  # before its lock file is created beside it
         writer = JournalWriter(self.journal)
         try:

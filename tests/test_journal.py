@@ -174,6 +174,22 @@ def test_a_file_that_is_not_a_journal_is_refused_untouched(tmp_path, content):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "notes.txt.lock"]
 
 
+def test_a_tilde_in_a_journal_path_is_the_home_folder(tmp_path, monkeypatch):
+    """journal='~/x.jsonl' created a folder literally named '~' in the working folder."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    writer = JournalWriter("~/runs/x.jsonl")
+    assert writer.load() == (None, [])
+    writer.create({"seed": 1})
+    writer.close()
+    assert (tmp_path / "home" / "runs" / "x.jsonl").exists()
+    assert Journal("~/runs/x.jsonl").read() == ({"seed": 1}, [])
+    manibo.journal.check_is_journal("~/runs/x.jsonl")
+    assert set_aside("~/runs/x.jsonl").parent == tmp_path / "home" / "runs"
+    assert list((tmp_path / "cwd").iterdir()) == []
+
+
 def test_a_header_cut_off_by_a_crash_still_counts_as_a_journal(tmp_path):
     path = tmp_path / "j.jsonl"
     for partial in (b"{", b'{"type": "he', b'{"type": "header", "version": 4, "cr'):

@@ -388,6 +388,18 @@ def test_on_error_takes_only_subclasses_of_exception(on_error):
     assert opt.history == []
 
 
+def test_a_tilde_in_the_journal_path_is_the_home_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    with BayesianOptimizer(Sphere(2), journal="~/runs/j.jsonl", **FAST) as opt:
+        opt.tell(opt.ask(), 1.0)
+        assert opt.journal == tmp_path / "home" / "runs" / "j.jsonl"
+    with BayesianOptimizer.resume("~/runs/j.jsonl") as opt:
+        assert len(opt.history) == 1 and opt.result().journal == opt.journal
+    assert list((tmp_path / "cwd").iterdir()) == []  # no folder named "~"
+
+
 def test_minimize_and_maximize_refuse_the_other_direction_and_unknown_options():
     with pytest.raises(ConfigurationError, match=r"manibo\.maximize"):
         minimize(_objective, Sphere(2), budget=4, minimize=False)
