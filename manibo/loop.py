@@ -624,23 +624,36 @@ class BayesianOptimizer:
         )
 
     def tell_failure(
-        self, X: Tensor, error: str | BaseException, seconds: float | None = None
+        self,
+        X: Tensor,
+        error: str | BaseException | list[str | BaseException] | None = None,
+        seconds: float | None = None,
     ) -> None:
         """Record failed evaluations (kept in the history and journal, left out of the model).
 
         Args:
             X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device.
-            error: what went wrong: a message, or the exception.
+            error: what went wrong: a message or the exception, shared by every point; or a
+                list (or tuple) of them, one per point; None records "failed (no message
+                given)".
             seconds: wall time of the evaluation, as for :meth:`tell`.
 
         Raises:
-            InputDataError: ``X`` or ``seconds`` is malformed (nothing is recorded).
+            InputDataError: ``X``, ``error`` or ``seconds`` is malformed (nothing is recorded).
             JournalWriteError: as for :meth:`tell`.
         """
         X = self._validated_points(X)
         seconds = as_seconds("seconds", seconds)
-        message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-        self._last_error = message
+        if isinstance(error, (list, tuple)):
+            if len(error) != X.shape[0]:
+                raise InputDataError(
+                    f"`error` lists {len(error)} messages for {X.shape[0]} points in `X`; give "
+                    "one message (or exception) per point, or one shared by all."
+                )
+            messages = [_failure_message(e) for e in error]
+        else:
+            messages = [_failure_message(error)] * X.shape[0]
+        self._last_error = messages[-1]
         self._record(
             [
                 Evaluation(
@@ -651,7 +664,7 @@ class BayesianOptimizer:
                     index=len(self._history) + i,
                     seconds=seconds,
                 )
-                for i, x in enumerate(X)
+                for i, (x, message) in enumerate(zip(X, messages, strict=True))
             ]
         )
 
@@ -1161,6 +1174,25 @@ def _scaled_outcomes(Y: Tensor) -> tuple[Tensor, float]:
         return Y, 1.0
     _, exponent = math.frexp(largest)
     return torch.ldexp(Y, torch.tensor(-exponent, device=Y.device)), math.ldexp(1.0, -exponent)
+
+
+def _failure_message(error: object) -> str:
+    """The recorded message of a failed evaluation: a string as it is, an exception as
+    ``Type: message``, None as "failed (no message given)".
+
+    Raises:
+        InputDataError: ``error`` is something else (a number, a list inside the list).
+    """
+    if isinstance(error, str):
+        return error
+    if error is None:
+        return "failed (no message given)"
+    if isinstance(error, BaseException):
+        return f"{type(error).__name__}: {error}"
+    raise InputDataError(
+        f"`error` must be a message (a string), an exception, a list of those (one per point) "
+        f"or None, got {_type_name(error)} {_shorten(repr(error), 40)}."
+    )
 
 
 def _declared_failures(on_error) -> tuple[type[Exception], ...]:

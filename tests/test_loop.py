@@ -528,6 +528,32 @@ def test_tell_refuses_what_is_not_a_finite_number(tmp_path):
     assert opt.history[-1].y == 1e20
 
 
+def test_tell_failure_takes_one_message_per_point_or_none(tmp_path):
+    """tell_failure(X[:2], ["a", "b"]) recorded "list: ['a', 'b']" for both points, and
+    tell_failure(x, None) recorded "NoneType: None"."""
+    path = tmp_path / "j.jsonl"
+    opt = BayesianOptimizer(Sphere(2), initial_design=6, seed=0, journal=path, **FAST)
+    X = opt.ask(5)
+    opt.tell_failure(X[:2], ["a", ValueError("b")])
+    opt.tell_failure(X[2], None)
+    assert [e.error for e in opt.history] == ["a", "ValueError: b", "failed (no message given)"]
+    opt.tell_failure(X[3:4])  # no message at all
+    opt.tell_failure(X[4], ("only one",))
+    messages = ["a", "ValueError: b", *["failed (no message given)"] * 2, "only one"]
+    assert [e.error for e in opt.history] == messages
+    for bad, message in (
+        (["a"], "1 messages for 2 points"),
+        (["a", "b", "c"], "3 messages for 2 points"),
+        (42, "`error` must be a message.*int 42"),
+        (["a", 3.5], "`error` must be a message.*float 3.5"),
+    ):
+        with pytest.raises(InputDataError, match=message):
+            opt.tell_failure(X[:2], bad)
+    assert len(opt.history) == 5
+    opt.close()
+    assert [e.error for e in Journal(path).read()[1]] == messages
+
+
 def test_tell_checks_seconds_before_recording_and_takes_numpy_and_torch_scalars(tmp_path):
     path = tmp_path / "j.jsonl"
     opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, journal=path, **FAST)
