@@ -589,7 +589,9 @@ class BayesianOptimizer:
         """Record successful evaluations; they are written to the journal before this returns.
 
         Args:
-            X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device.
+            X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device and of any
+                floating dtype: the loop records points in float64, as its journal holds them
+                (a float32 point as its float64 value), whatever ``device`` and dtype it ran on.
             Y: values ``(n,)``, ``(n, 1)`` or a scalar, all finite (use :meth:`tell_failure` for
                 failed evaluations).
             seconds: wall time of the evaluation, recorded in the journal: a finite number
@@ -632,7 +634,8 @@ class BayesianOptimizer:
         """Record failed evaluations (kept in the history and journal, left out of the model).
 
         Args:
-            X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device.
+            X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device and of
+                any floating dtype (recorded in float64, as for :meth:`tell`).
             error: what went wrong: a message or the exception, shared by every point; or a
                 list (or tuple) of them, one per point; None records "failed (no message
                 given)".

@@ -554,6 +554,17 @@ def test_tell_failure_takes_one_message_per_point_or_none(tmp_path):
     assert [e.error for e in Journal(path).read()[1]] == messages
 
 
+def test_tell_records_a_float32_point_as_its_float64_value():
+    """The loop works in float64 (as its journal): a told float32 point is converted, as one on
+    another device is, and clears the pending point it rounds."""
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST)
+    x = opt.ask()
+    opt.tell(x.to(torch.float32), 1.0)
+    assert opt.pending is None
+    assert opt.history[0].x == x.to(torch.float32).double().reshape(-1).tolist()
+    assert opt.result().X.dtype == torch.float64
+
+
 def test_tell_checks_seconds_before_recording_and_takes_numpy_and_torch_scalars(tmp_path):
     path = tmp_path / "j.jsonl"
     opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, journal=path, **FAST)
