@@ -19,7 +19,8 @@ safe:
   on disk while a third writer creates and locks a new one: two writers at once. It may be
   deleted safely while no run uses the journal. Only the lock holder repairs a cut-off
   last line, by moving it to a new ``<journal>.corrupt[.N]`` file (an earlier one is never
-  overwritten).
+  overwritten), and only in a journal: a file whose first line is not a manibo header (or, with
+  no complete line, does not begin like one) is refused untouched.
 * **Appends are atomic and durable.** Each record is written by one ``os.write`` of the whole line
   on a file opened with ``O_APPEND``, then ``fsync``'d (and the folder is ``fsync``'d when the file
   is created). A failed write is cut back off the file, so a retry cannot duplicate a record.
@@ -194,11 +195,11 @@ class Journal:
     """Read access to a journal; reading never modifies the file.
 
     Args:
-        path: the journal file.
+        path: the journal file (``~`` is expanded to the home folder).
     """
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
 
     def read(self) -> tuple[dict[str, Any], list[Evaluation]]:
         """The header's configuration and the evaluations, every record checked.
@@ -206,8 +207,9 @@ class Journal:
         A last line without its newline (being written, or cut off by a crash) is ignored.
 
         Raises:
-            JournalError: the file is missing, has no header yet, has another format version, or
-                a complete line is malformed (the message names the line and what is wrong).
+            JournalError: the file is missing, is not a manibo journal (its first line is not
+                a header), has no header yet, has another format version, or a complete line is
+                malformed (the message names the line and what is wrong).
         """
         contents = self.read_all()
         return contents.config, contents.evaluations
@@ -224,6 +226,7 @@ class Journal:
             raise JournalError(f"journal {self.path} does not exist.") from None
         except OSError as err:
             raise JournalError(f"cannot read journal {self.path}: {err}.") from err
+        _check_is_journal(raw, self.path)
         complete = raw[: raw.rfind(b"\n") + 1]
         contents = parse_records(complete, self.path)
         if contents is None:
@@ -244,6 +247,7 @@ def parse_records(complete: bytes, path: Path) -> JournalContents | None:
     lines = complete.split(b"\n")[:-1]
     if not lines:
         return None
+    _check_is_journal(complete, path)
     records = [_decode(line, number, path) for number, line in enumerate(lines, start=1)]
     version, config = _check_header(records[0], path)
     evaluations, stops, asked = [], [], []
@@ -261,6 +265,69 @@ def parse_records(complete: bytes, path: Path) -> JournalContents | None:
         evaluations.append(evaluation)
         lines_of.append(number)
     return JournalContents(version, config, evaluations, stops, asked)
+
+
+_HEADER_START = b'{"type": "header"'
+"""How every header manibo writes begins (the first key of the record, as ``json`` writes it)."""
+
+
+def _check_is_journal(raw: bytes, path: Path) -> None:
+    """Refuse a file that is not a manibo journal, judged by its first line: a complete first
+    line must be a header record, and a file without a complete line must begin like one (a
+    header cut off by a crash). An empty file passes.
+
+    Raises:
+        JournalError: saying the file is not a journal, how it begins and what to do.
+    """
+    if not raw:
+        return
+    end = raw.find(b"\n")
+    first = raw if end < 0 else raw[:end]
+    if end < 0:
+        if first.startswith(_HEADER_START) or _HEADER_START.startswith(first):
+            return
+        what = "it holds no complete line, and its text does not begin like a journal header"
+    else:
+        try:
+            record = _json.loads(first)
+        except (ValueError, UnicodeDecodeError):
+            record = ValueError
+        if isinstance(record, dict) and record.get("type") == "header":
+            return
+        if record is ValueError:
+            what = "line 1 is not a header (it is not JSON)"
+        elif not isinstance(record, dict):
+            what = f"line 1 is not a header (it holds a {type(record).__name__}, not a record)"
+        else:
+            what = f"line 1 is not a header (type {record.get('type')!r})"
+    raise JournalError(
+        f"{path} is not a manibo journal: {what}; it begins {first[:40]!r}. A journal begins "
+        'with a header line {"type": "header", ...} written by manibo. The file was left as it '
+        "was: name a journal that manibo wrote, or, for a new run, a path that does not exist "
+        "yet."
+    )
+
+
+def check_is_journal(path: str | Path) -> None:
+    """Refuse an existing file that is not a manibo journal, reading only its first line and
+    creating nothing (no lock file); a missing or empty file passes. :meth:`JournalWriter.load`
+    checks again under the lock.
+
+    Raises:
+        JournalError: as :meth:`JournalWriter.load` for a file that is not a journal.
+    """
+    path = Path(path).expanduser()
+    head = b""
+    try:
+        with open(path, "rb") as f:
+            while b"\n" not in head:
+                chunk = f.read(1 << 16)
+                if not chunk:
+                    break
+                head += chunk
+    except OSError:  # missing, a folder, unreadable: the writer says which
+        return
+    _check_is_journal(head, path)
 
 
 def _decode(line: bytes, number: int, path: Path) -> dict[str, Any]:
@@ -418,7 +485,7 @@ class JournalWriter:
     """The single writer of a journal, holding its lock from construction to :meth:`close`.
 
     Args:
-        path: the journal file (it need not exist yet).
+        path: the journal file (it need not exist yet; ``~`` is expanded to the home folder).
 
     Raises:
         JournalLockedError: another writer holds the lock; the message names it.
@@ -426,7 +493,7 @@ class JournalWriter:
     """
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
         if self.path.is_dir():
             raise JournalError(f"journal {self.path} is a folder; name a file in it.")
         real = Path(os.path.realpath(self.path))  # a symbolic link shares its target's lock
@@ -452,7 +519,8 @@ class JournalWriter:
             complete line yet.
 
         Raises:
-            JournalError: the journal cannot be read or is malformed.
+            JournalError: the journal cannot be read or is malformed, or the file is not a
+                manibo journal (its first line is not a header; the file is left untouched).
             JournalLockedError: another writer holds the journal file through a hard link.
             OSError: it cannot be opened for appending.
         """
@@ -462,6 +530,7 @@ class JournalWriter:
             return None, []
         except OSError as err:
             raise JournalError(f"cannot read journal {self.path}: {err}.") from err
+        _check_is_journal(raw, self.path)  # before anything is moved aside: not our file
         # locked before a cut-off line is moved aside: it may be another writer's line in progress
         # (and a journal this process cannot append to is refused now, not at a tell)
         self._open()
@@ -610,7 +679,7 @@ def set_aside(path: str | Path) -> Path:
 
     Used to start a run afresh without deleting the old one (``manibo run --fresh``).
     """
-    path = Path(path)
+    path = Path(path).expanduser()
     writer = JournalWriter(path)
     try:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())

@@ -25,6 +25,7 @@ import functools
 import inspect
 import math
 import numbers
+import os
 import pickle
 import re
 import sys
@@ -75,6 +76,7 @@ from manibo.journal import (
     JournalWriteError,
     JournalWriter,
     Stop,
+    check_is_journal,
 )
 from manibo.models import build_surrogate
 from manibo.optim import LBFGSOptions, optimize_acqf_on_space
@@ -124,11 +126,13 @@ class BayesianOptimizer:
         q: points proposed per ``ask``.
         minimize: minimise (default) or maximise the objective.
         initial_design: number of uniform random points before the surrogate takes over (on a
-            finite space, distinct points).
+            finite space, distinct points). They are drawn here, all at once; a design that
+            would fill more than a quarter of the machine's memory is refused.
         seed: seed of the initial design, the acquisition samplers and the optimiser's starts,
             an integer in ``[0, 2**32 - 1]``.
-        journal: path of a JSON-lines journal; every ``tell`` and every batch ``ask`` hands out
-            are on disk before they return. The optimiser holds the journal's lock until
+        journal: path of a JSON-lines journal (``~`` is the home folder; missing folders are
+            created); every ``tell`` and every batch ``ask`` hands out are on disk before they
+            return. The optimiser holds the journal's lock until
             :meth:`close` (or until it is deleted).
         surrogate_options: passed to the surrogate factory (JSON values, recorded in the journal).
         optimizer: ``"riemannian"`` (on the space) or ``"projection"`` (box optimisation of the
@@ -206,7 +210,7 @@ class BayesianOptimizer:
             if settings["optimizer"] == "riemannian"
             else None
         )
-        design = seeded_design(space, settings["initial_design"], settings["seed"])
+        design = _drawn_design(space, settings["initial_design"], settings["seed"])
         check_buildable(space, settings, design, self.device)
         self._design = design.to(self.device)
         self._previous_model = None  # offered to surrogates that warm-start (not journaled)
@@ -231,7 +235,8 @@ class BayesianOptimizer:
         if journal is None:
             return
         resume = check_bool("resume", resume)
-        self.journal = Path(journal)
+        self.journal = Path(journal).expanduser()  # not a folder named "~"
+        check_is_journal(self.journal)  # before its lock file is created beside it
         writer = JournalWriter(self.journal)
         try:
             recorded, evaluations = writer.load()
@@ -584,7 +589,9 @@ class BayesianOptimizer:
         """Record successful evaluations; they are written to the journal before this returns.
 
         Args:
-            X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device.
+            X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device and of any
+                floating dtype: the loop records points in float64, as its journal holds them
+                (a float32 point as its float64 value), whatever ``device`` and dtype it ran on.
             Y: values ``(n,)``, ``(n, 1)`` or a scalar, all finite (use :meth:`tell_failure` for
                 failed evaluations).
             seconds: wall time of the evaluation, recorded in the journal: a finite number
@@ -619,23 +626,37 @@ class BayesianOptimizer:
         )
 
     def tell_failure(
-        self, X: Tensor, error: str | BaseException, seconds: float | None = None
+        self,
+        X: Tensor,
+        error: str | BaseException | list[str | BaseException] | None = None,
+        seconds: float | None = None,
     ) -> None:
         """Record failed evaluations (kept in the history and journal, left out of the model).
 
         Args:
-            X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device.
-            error: what went wrong: a message, or the exception.
+            X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device and of
+                any floating dtype (recorded in float64, as for :meth:`tell`).
+            error: what went wrong: a message or the exception, shared by every point; or a
+                list (or tuple) of them, one per point; None records "failed (no message
+                given)".
             seconds: wall time of the evaluation, as for :meth:`tell`.
 
         Raises:
-            InputDataError: ``X`` or ``seconds`` is malformed (nothing is recorded).
+            InputDataError: ``X``, ``error`` or ``seconds`` is malformed (nothing is recorded).
             JournalWriteError: as for :meth:`tell`.
         """
         X = self._validated_points(X)
         seconds = as_seconds("seconds", seconds)
-        message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-        self._last_error = message
+        if isinstance(error, (list, tuple)):
+            if len(error) != X.shape[0]:
+                raise InputDataError(
+                    f"`error` lists {len(error)} messages for {X.shape[0]} points in `X`; give "
+                    "one message (or exception) per point, or one shared by all."
+                )
+            messages = [_failure_message(e) for e in error]
+        else:
+            messages = [_failure_message(error)] * X.shape[0]
+        self._last_error = messages[-1]
         self._record(
             [
                 Evaluation(
@@ -646,7 +667,7 @@ class BayesianOptimizer:
                     index=len(self._history) + i,
                     seconds=seconds,
                 )
-                for i, x in enumerate(X)
+                for i, (x, message) in enumerate(zip(X, messages, strict=True))
             ]
         )
 
@@ -752,7 +773,7 @@ class BayesianOptimizer:
         executor: Executor | None = None,
         max_parallel: int | None = None,
         progress: bool = True,
-        on_error: type[BaseException] | tuple[type[BaseException], ...] = (),
+        on_error: type[Exception] | tuple[type[Exception], ...] = (),
         callback: Callback | None = None,
         max_seconds: float | None = None,
     ) -> OptimizationResult:
@@ -786,7 +807,9 @@ class BayesianOptimizer:
             max_parallel: evaluations in flight with an executor (default ``q``); each in-flight
                 point is pending for the surrogate, so new proposals avoid it.
             progress: print a one-line progress bar on stderr (with the last failure).
-            on_error: exception types (a type or a tuple) recorded as failed evaluations.
+            on_error: exception types (a type or a tuple) recorded as failed evaluations:
+                subclasses of ``Exception`` (``KeyboardInterrupt`` and ``SystemExit`` always
+                stop the run; ``on_error=BaseException`` is refused).
             callback: ``callback(optimizer, evaluation) -> bool | None``, called after each told
                 evaluation; True stops the run.
             max_seconds: wall-time budget of this call in seconds (positive and finite); None:
@@ -831,19 +854,14 @@ class BayesianOptimizer:
         on_error=(),
         callback=None,
         max_seconds=None,
-    ) -> tuple[int, tuple[type[BaseException], ...], int]:
+    ) -> tuple[int, tuple[type[Exception], ...], int]:
         """Check the arguments of :meth:`run` (with its defaults); returns the budget, the
         exception types recorded as failures and the number of evaluations in flight.
 
         Raises:
             ConfigurationError: naming the argument, what it must be and what arrived.
         """
-        budget = check_int("budget", budget)
-        if budget < self.config["initial_design"]:
-            raise ConfigurationError(
-                f"`budget` ({budget}) must be an integer at least the initial design size "
-                f"({self.config['initial_design']})."
-            )
+        budget = _checked_budget(budget, self.config["initial_design"])
         if not callable(objective):
             raise ConfigurationError(
                 f"`objective` must be callable, got {type(objective).__name__}."
@@ -1059,6 +1077,57 @@ class BayesianOptimizer:
         self._progress_width = len(line)
 
 
+def _checked_budget(budget: object, initial_design: int) -> int:
+    """``budget`` as an int, refused unless it covers the initial design."""
+    budget = check_int("budget", budget)
+    if budget < initial_design:
+        raise ConfigurationError(
+            f"`budget` ({budget}) must be an integer at least the initial design size "
+            f"({initial_design})."
+        )
+    return budget
+
+
+def _memory_bytes() -> int | None:
+    """The machine's physical memory in bytes, or None where it cannot be read (Windows)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _drawn_design(space: Space, n: int, seed: int) -> Tensor:
+    """:func:`seeded_design`, refused with a :class:`ConfigurationError` naming
+    ``initial_design`` when its points cannot be held in memory.
+
+    The design is drawn whole (the first ``k`` of ``n`` points drawn at once are not the ``k``
+    points drawn alone), so its size is checked first: more than a quarter of the machine's
+    memory (drawing needs temporaries of its size) is refused before anything is allocated, and
+    an allocation that fails all the same is reported as the same error.
+    """
+    size = n * math.prod(space.point_shape) * torch.finfo(torch.float64).bits // 8
+    memory = _memory_bytes()
+
+    def refused(why: str) -> ConfigurationError:
+        return ConfigurationError(
+            f"`initial_design` ({n}) asks for {n} points of {space!r} drawn at once, "
+            f"{size:,} bytes in float64{why}. Each point of the design is one evaluation of the "
+            "objective before the surrogate takes over: lower `initial_design` (5 to a few "
+            "hundred is usual)."
+        )
+
+    if memory is not None and 4 * size > memory:
+        raise refused(f", more than a quarter of this machine's memory ({memory:,} bytes)")
+    try:
+        return seeded_design(space, n, seed)
+    except MemoryError as err:
+        raise refused(", which could not be allocated") from err
+    except RuntimeError as err:
+        if "alloc" not in str(err) and not isinstance(err, torch.OutOfMemoryError):
+            raise
+        raise refused(f", which could not be allocated ({_shorten(str(err), 120)})") from err
+
+
 def seeded_design(space: Space, n: int, seed: int) -> Tensor:
     """The ``n`` initial points a :class:`BayesianOptimizer` with ``seed`` evaluates first, for
     baselines that share them (random search in the regret benchmark).
@@ -1110,13 +1179,39 @@ def _scaled_outcomes(Y: Tensor) -> tuple[Tensor, float]:
     return torch.ldexp(Y, torch.tensor(-exponent, device=Y.device)), math.ldexp(1.0, -exponent)
 
 
-def _declared_failures(on_error) -> tuple[type[BaseException], ...]:
+def _failure_message(error: object) -> str:
+    """The recorded message of a failed evaluation: a string as it is, an exception as
+    ``Type: message``, None as "failed (no message given)".
+
+    Raises:
+        InputDataError: ``error`` is something else (a number, a list inside the list).
+    """
+    if isinstance(error, str):
+        return error
+    if error is None:
+        return "failed (no message given)"
+    if isinstance(error, BaseException):
+        return f"{type(error).__name__}: {error}"
+    raise InputDataError(
+        f"`error` must be a message (a string), an exception, a list of those (one per point) "
+        f"or None, got {_type_name(error)} {_shorten(repr(error), 40)}."
+    )
+
+
+def _declared_failures(on_error) -> tuple[type[Exception], ...]:
     types = on_error if isinstance(on_error, tuple) else (on_error,)
     for t in types:
         if not (isinstance(t, type) and issubclass(t, BaseException)):
             raise ConfigurationError(
                 f"`on_error` must be an exception type or a tuple of them (e.g. "
                 f"on_error=(TimeoutError, RuntimeError)), got {on_error!r}."
+            )
+        if not issubclass(t, Exception):
+            raise ConfigurationError(
+                f"`on_error` takes subclasses of Exception, got {t.__name__} (a BaseException "
+                "that is not an Exception): Ctrl-C (KeyboardInterrupt) and SystemExit must stop "
+                "the run, not be recorded as failed evaluations. Pass on_error=Exception to "
+                "record every error of the objective as a failure."
             )
     return (EvaluationFailed, *types)
 
@@ -1289,6 +1384,11 @@ def _optimize(
             f"BayesianOptimizer) and {', '.join(_RUN_OPTIONS)}; options of the surrogate (`nu`, "
             "`max_levels`, ...) go in `surrogate_options={...}`."
         )
+    # the budget covers the initial design before the optimiser draws it (a design of 10**9
+    # points would be drawn, out of memory, before run() could refuse the budget of 6)
+    default = inspect.signature(BayesianOptimizer).parameters["initial_design"].default
+    initial_design = check_int("initial_design", options.get("initial_design", default), minimum=1)
+    _checked_budget(budget, initial_design)
     run_options = {k: options.pop(k) for k in _RUN_OPTIONS if k in options}
     journal, resume = options.pop("journal", None), options.pop("resume", False)
     with BayesianOptimizer(space, minimize=minimizing, **options) as opt:
@@ -1306,7 +1406,8 @@ def minimize(objective: Objective, space: Space, budget: int, **options) -> Opti
     Args:
         objective: maps one point ``(*point_shape,)`` to a float.
         space: the search space.
-        budget: the number of evaluations.
+        budget: the number of evaluations, at least ``initial_design`` (checked before the
+            optimiser is built).
         **options: the settings of :class:`BayesianOptimizer` (``surrogate``, ``seed``,
             ``journal``, ...) and of its ``run``: ``progress``, ``executor``, ``max_parallel``,
             ``on_error``, ``callback`` (``callback(optimizer, evaluation)`` returning True stops

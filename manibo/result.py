@@ -200,8 +200,9 @@ class OptimizationResult:
 
     def plot(self, path: str | Path | None = None, show: bool = False):
         """The convergence figure (:func:`manibo.plotting.plot_convergence`), saved to the file
-        ``path`` when given and opened in a window when ``show`` is True (``plot(show=True)``,
-        not ``plot().show()``); returns the ``matplotlib.figure.Figure``."""
+        ``path`` when given (``~`` is the home folder; missing folders are created) and opened
+        in a window when ``show`` is True (``plot(show=True)``, not ``plot().show()``); returns
+        the ``matplotlib.figure.Figure``."""
         from manibo.plotting.convergence import plot_convergence
 
         return plot_convergence(self, path, show)

@@ -145,6 +145,60 @@ def test_a_journal_without_a_complete_line_is_started_again_by_its_writer(tmp_pa
     assert Journal(path).read() == ({"seed": 1}, [])
 
 
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"just some notes without newline",
+        b"a,b\n1,2\n3,4",  # a CSV file without a final newline
+        b'{\n  "seed": 0\n}\n',  # a pretty-printed JSON file
+        b'{"seed": 0, "values": [1, 2]}',  # one-line JSON without a newline
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+        b"[1, 2]\n",
+        b"\n",
+    ],
+)
+def test_a_file_that_is_not_a_journal_is_refused_untouched(tmp_path, content):
+    """Neither the writer nor a reader moves a line of a file that is not a journal aside (it
+    is no line cut off by a crash): the file is refused as it is."""
+    path = tmp_path / "notes.txt"
+    path.write_bytes(content)
+    with pytest.raises(JournalError, match="is not a manibo journal.*path that does not exist"):
+        Journal(path).read()
+    with pytest.raises(JournalError, match="is not a manibo journal"):
+        manibo.journal.check_is_journal(path)
+    writer = JournalWriter(path)
+    with pytest.raises(JournalError, match="is not a manibo journal"):
+        writer.load()
+    writer.close()
+    assert path.read_bytes() == content
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "notes.txt.lock"]
+
+
+def test_a_tilde_in_a_journal_path_is_the_home_folder(tmp_path, monkeypatch):
+    """journal='~/x.jsonl' created a folder literally named '~' in the working folder."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    writer = JournalWriter("~/runs/x.jsonl")
+    assert writer.load() == (None, [])
+    writer.create({"seed": 1})
+    writer.close()
+    assert (tmp_path / "home" / "runs" / "x.jsonl").exists()
+    assert Journal("~/runs/x.jsonl").read() == ({"seed": 1}, [])
+    manibo.journal.check_is_journal("~/runs/x.jsonl")
+    assert set_aside("~/runs/x.jsonl").parent == tmp_path / "home" / "runs"
+    assert list((tmp_path / "cwd").iterdir()) == []
+
+
+def test_a_header_cut_off_by_a_crash_still_counts_as_a_journal(tmp_path):
+    path = tmp_path / "j.jsonl"
+    for partial in (b"{", b'{"type": "he', b'{"type": "header", "version": 4, "cr'):
+        path.write_bytes(partial)
+        manibo.journal.check_is_journal(path)
+        with pytest.raises(JournalError, match="no header line yet"):
+            Journal(path).read()
+
+
 def _evaluation(number, **changes):
     record = {"type": "evaluation", "x": [1.0, 0.0], "y": 1.0, "status": "ok", "index": number}
     return json.dumps({**record, **changes})

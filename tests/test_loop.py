@@ -314,6 +314,92 @@ def test_a_folder_given_as_the_journal_is_refused_without_a_stray_lock_file(tmp_
     assert [p.name for p in tmp_path.iterdir()] == ["runs"]
 
 
+@pytest.mark.parametrize("content", [b"just some notes without newline", b"a,b\n1,2\n3,4"])
+def test_a_file_that_is_not_a_journal_is_refused_untouched_with_or_without_resume(
+    tmp_path, content
+):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(content)
+    for resume in (False, True):
+        with pytest.raises(JournalError, match="notes.txt is not a manibo journal"):
+            minimize(_objective, Sphere(2), budget=6, journal=path, resume=resume, **FAST)
+    with pytest.raises(JournalError, match="is not a manibo journal"):
+        BayesianOptimizer.resume(path)
+    assert path.read_bytes() == content
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]  # no lock, nothing moved aside
+
+
+def _no_design_drawn(*args):
+    raise AssertionError("the initial design was drawn")
+
+
+def test_a_budget_below_the_initial_design_is_refused_before_the_design_is_drawn(monkeypatch):
+    """minimize(budget=6, initial_design=10**9) drew 10**9 points (24 GB) before run() refused
+    the budget: killed for memory, without a message."""
+    monkeypatch.setattr(manibo.loop, "seeded_design", _no_design_drawn)
+    for optimise in (minimize, maximize):
+        with pytest.raises(ConfigurationError, match=r"`budget` \(6\).*\(1000000000\)"):
+            optimise(_objective, Sphere(2), budget=6, initial_design=10**9, progress=False)
+
+
+def test_an_initial_design_too_large_for_memory_is_refused_naming_its_size(monkeypatch):
+    monkeypatch.setattr(manibo.loop, "seeded_design", _no_design_drawn)
+    monkeypatch.setattr(manibo.loop, "_memory_bytes", lambda: 16 * 10**9, raising=False)
+    message = r"`initial_design` \(1000000000\).*24,000,000,000 bytes.*lower `initial_design`"
+    with pytest.raises(ConfigurationError, match=message):
+        BayesianOptimizer(Sphere(2), initial_design=10**9)
+
+    def out_of_memory(*args):
+        raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate")
+
+    monkeypatch.setattr(manibo.loop, "_memory_bytes", lambda: None)  # no size known: try it
+    monkeypatch.setattr(manibo.loop, "seeded_design", out_of_memory)
+    with pytest.raises(ConfigurationError, match=r"`initial_design` \(10000\).*not be allocated"):
+        BayesianOptimizer(Sphere(2), initial_design=10_000)
+
+
+def test_on_error_base_exception_is_refused_instead_of_swallowing_ctrl_c(tmp_path):
+    """on_error=BaseException recorded a KeyboardInterrupt of the objective as a failed
+    evaluation, and the run went on."""
+    calls = []
+
+    def objective(x):
+        calls.append(x)
+        if len(calls) in (2, 3):
+            raise KeyboardInterrupt
+        return _objective(x)
+
+    journal = tmp_path / "j.jsonl"
+    with pytest.raises(ConfigurationError, match="BaseException.*Ctrl-C.*must stop the run"):
+        minimize(objective, Sphere(2), budget=6, journal=journal, on_error=BaseException, **FAST)
+    assert calls == [] and not journal.exists()
+
+
+@pytest.mark.parametrize(
+    "on_error", [KeyboardInterrupt, SystemExit, GeneratorExit, (ValueError, KeyboardInterrupt)]
+)
+def test_on_error_takes_only_subclasses_of_exception(on_error):
+    def objective(x):
+        raise RuntimeError("evaluated")
+
+    opt = BayesianOptimizer(Sphere(2), **FAST)
+    with pytest.raises(ConfigurationError, match="subclasses of Exception"):
+        opt.run(objective, budget=6, on_error=on_error, progress=False)
+    assert opt.history == []
+
+
+def test_a_tilde_in_the_journal_path_is_the_home_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    with BayesianOptimizer(Sphere(2), journal="~/runs/j.jsonl", **FAST) as opt:
+        opt.tell(opt.ask(), 1.0)
+        assert opt.journal == tmp_path / "home" / "runs" / "j.jsonl"
+    with BayesianOptimizer.resume("~/runs/j.jsonl") as opt:
+        assert len(opt.history) == 1 and opt.result().journal == opt.journal
+    assert list((tmp_path / "cwd").iterdir()) == []  # no folder named "~"
+
+
 def test_minimize_and_maximize_refuse_the_other_direction_and_unknown_options():
     with pytest.raises(ConfigurationError, match=r"manibo\.maximize"):
         minimize(_objective, Sphere(2), budget=4, minimize=False)
@@ -440,6 +526,43 @@ def test_tell_refuses_what_is_not_a_finite_number(tmp_path):
         BayesianOptimizer(space, acquisition="nope")
     opt.tell(x, 10**20)  # an integer beyond int64 is a real number
     assert opt.history[-1].y == 1e20
+
+
+def test_tell_failure_takes_one_message_per_point_or_none(tmp_path):
+    """tell_failure(X[:2], ["a", "b"]) recorded "list: ['a', 'b']" for both points, and
+    tell_failure(x, None) recorded "NoneType: None"."""
+    path = tmp_path / "j.jsonl"
+    opt = BayesianOptimizer(Sphere(2), initial_design=6, seed=0, journal=path, **FAST)
+    X = opt.ask(5)
+    opt.tell_failure(X[:2], ["a", ValueError("b")])
+    opt.tell_failure(X[2], None)
+    assert [e.error for e in opt.history] == ["a", "ValueError: b", "failed (no message given)"]
+    opt.tell_failure(X[3:4])  # no message at all
+    opt.tell_failure(X[4], ("only one",))
+    messages = ["a", "ValueError: b", *["failed (no message given)"] * 2, "only one"]
+    assert [e.error for e in opt.history] == messages
+    for bad, message in (
+        (["a"], "1 messages for 2 points"),
+        (["a", "b", "c"], "3 messages for 2 points"),
+        (42, "`error` must be a message.*int 42"),
+        (["a", 3.5], "`error` must be a message.*float 3.5"),
+    ):
+        with pytest.raises(InputDataError, match=message):
+            opt.tell_failure(X[:2], bad)
+    assert len(opt.history) == 5
+    opt.close()
+    assert [e.error for e in Journal(path).read()[1]] == messages
+
+
+def test_tell_records_a_float32_point_as_its_float64_value():
+    """The loop works in float64 (as its journal): a told float32 point is converted, as one on
+    another device is, and clears the pending point it rounds."""
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST)
+    x = opt.ask()
+    opt.tell(x.to(torch.float32), 1.0)
+    assert opt.pending is None
+    assert opt.history[0].x == x.to(torch.float32).double().reshape(-1).tolist()
+    assert opt.result().X.dtype == torch.float64
 
 
 def test_tell_checks_seconds_before_recording_and_takes_numpy_and_torch_scalars(tmp_path):

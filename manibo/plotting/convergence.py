@@ -39,7 +39,8 @@ def plot_convergence(result, path: str | Path | None = None, show: bool = False)
         result: an :class:`~manibo.result.OptimizationResult` (it reads ``Y`` ``(n,)``,
             ``failed`` ``(n,)``, ``elapsed`` ``(n,)`` and ``minimize``).
         path: the file to save the figure to (PNG, or any format matplotlib writes, chosen by
-            the suffix; matplotlib appends ``.png`` to a name without one); None: not saved.
+            the suffix; matplotlib appends ``.png`` to a name without one); ``~`` is the home
+            folder, and missing folders are created; None: not saved.
         show: also open the figure in a window with ``matplotlib.pyplot.show`` (which blocks in
             a script until the window is closed). In a notebook, the returned figure displays
             inline by itself.
@@ -49,13 +50,15 @@ def plot_convergence(result, path: str | Path | None = None, show: bool = False)
         many runs, and its ``show()`` method is unavailable) unless ``show`` is True.
 
     Raises:
-        InputDataError: ``path`` is an existing folder.
+        InputDataError: ``path`` is an existing folder, or its folder cannot be created.
     """
-    if isinstance(path, (str, os.PathLike)) and Path(path).is_dir():
-        raise InputDataError(
-            f"`path` {str(path)!r} is a folder; give the name of the file to write, for example "
-            f"{str(Path(path) / 'convergence.png')!r}."
-        )
+    if isinstance(path, (str, os.PathLike)):
+        path = Path(path).expanduser()
+        if path.is_dir():
+            raise InputDataError(
+                f"`path` {str(path)!r} is a folder; give the name of the file to write, for "
+                f"example {str(path / 'convergence.png')!r}."
+            )
     values = result.Y.detach().cpu().numpy()
     failed = result.failed.detach().cpu().numpy()
     elapsed = result.elapsed.detach().cpu().numpy()
@@ -87,6 +90,14 @@ def plot_convergence(result, path: str | Path | None = None, show: bool = False)
         fontsize=10,
     )
     if path is not None:
+        if isinstance(path, Path):  # missing folders are created, as for a journal
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise InputDataError(
+                    f"cannot create the folder {str(path.parent)!r} for `path` {str(path)!r}: "
+                    f"{err}. Give a path in a folder you can write to."
+                ) from err
         figure.savefig(path, dpi=110)
     if show:
         import matplotlib.pyplot as plt

@@ -102,6 +102,22 @@ def test_a_folder_as_path_is_refused_and_nothing_is_written_beside_it(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"] and not any(folder.iterdir())
 
 
+def test_a_path_with_a_tilde_or_missing_folders_is_written_there(tmp_path, monkeypatch):
+    """result.plot('~/a.png') wrote nothing under the home folder, and plot('nodir/a.png')
+    raised a bare FileNotFoundError."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    result = _result([1.0, 2.0], [0.1, 0.2])
+    result.plot("~/figures/a.png")
+    result.plot("nodir/deeper/b.png")
+    assert (tmp_path / "home" / "figures" / "a.png").stat().st_size > 0
+    assert (tmp_path / "nodir" / "deeper" / "b.png").stat().st_size > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "nodir"]  # no folder "~"
+    (tmp_path / "file").write_text("")
+    with pytest.raises(InputDataError, match="cannot create the folder.*file"):
+        result.plot(tmp_path / "file" / "c.png")
+
+
 def test_show_opens_the_figure_through_pyplot(monkeypatch):
     import matplotlib.pyplot as plt
 
