@@ -226,6 +226,7 @@ class BayesianOptimizer:
         self._caller_frames = 0  # frames between `run` and the user's code (minimize: 2)
         self._last_error: str | None = None
         self._progress_width = 0
+        self._progress_shown = ""
         self._written = 0
         self.journal: Path | None = None
         self._open_journal(journal, resume)
@@ -806,7 +807,9 @@ class BayesianOptimizer:
                 Dask, Ray); asked-but-not-told points are pending for the surrogate meanwhile.
             max_parallel: evaluations in flight with an executor (default ``q``); each in-flight
                 point is pending for the surrogate, so new proposals avoid it.
-            progress: print a one-line progress bar on stderr (with the last failure).
+            progress: print a progress bar on stderr (with the last failure): one line redrawn
+                in place on a terminal; elsewhere (a log file, a pipe) a line per thirtieth of
+                the budget.
             on_error: exception types (a type or a tuple) recorded as failed evaluations:
                 subclasses of ``Exception`` (``KeyboardInterrupt`` and ``SystemExit`` always
                 stop the run; ``on_error=BaseException`` is refused).
@@ -906,7 +909,8 @@ class BayesianOptimizer:
     def _end_run(self, progress: bool, failing: bool) -> None:
         """End the progress line, then issue the run's warnings (after it, not inside the bar)."""
         self._in_run = False
-        if progress:
+        self._progress_shown = ""
+        if progress and _on_terminal(sys.stderr):
             sys.stderr.write("\n")
             sys.stderr.flush()
         try:
@@ -1068,13 +1072,28 @@ class BayesianOptimizer:
             best = f"best {self.best[1]:.5g}"
         except ConfigurationError:
             best = "no success yet"
-        line = f"[{'#' * filled}{'.' * (width - filled)}] {done}/{budget} {best}"
+        bar = f"[{'#' * filled}{'.' * (width - filled)}]"
+        line = f"{bar} {done}/{budget} {best}"
         if self._last_error is not None:
             line += f" | last failure: {_shorten(self._last_error, 60)}"
-        # pad with blanks over the end of a longer previous line
-        sys.stderr.write(f"\r{line.ljust(self._progress_width)}")
+        if _on_terminal(sys.stderr):
+            # one line redrawn: pad with blanks over the end of a longer previous line
+            sys.stderr.write(f"\r{line.ljust(self._progress_width)}")
+            self._progress_width = len(line)
+        elif bar != self._progress_shown or done >= budget:
+            # a log file or a pipe: a line per step of the bar (at most 31 per run), not a
+            # carriage-return redraw per evaluation
+            sys.stderr.write(f"{line}\n")
+            self._progress_shown = "" if done >= budget else bar
         sys.stderr.flush()
-        self._progress_width = len(line)
+
+
+def _on_terminal(stream) -> bool:
+    """Whether ``stream`` is an interactive terminal (where a bar can be redrawn in place)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
 
 
 def _checked_budget(budget: object, initial_design: int) -> int:

@@ -160,6 +160,19 @@ def test_an_objective_value_that_requires_grad_is_taken_quietly():
     assert [type(e.y) for e in opt.history] == [float, float]
 
 
+def test_progress_off_a_terminal_is_a_line_per_step_of_the_bar(capsys):
+    # stderr captured is not a terminal, as in a log file: the bar redrawn with a carriage return
+    # per evaluation wrote one 60-character update per evaluation into one endless line
+    opt = BayesianOptimizer(Sphere(2), initial_design=90, seed=0, **FAST)
+    opt.run(lambda x: float(x[0]), budget=90)
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert "\r" not in err and err.endswith("\n")
+    assert len(lines) == 31  # 0/30, 1/30, ..., 30/30 of the bar
+    assert lines[0].startswith("[" + "." * 30 + "] 1/90") and lines[-1].startswith("[" + "#" * 30)
+    assert "90/90" in lines[-1]
+
+
 def test_the_progress_bar_shows_the_last_failure(capsys):
     calls = []
 
