@@ -7,6 +7,7 @@ import torch
 from botorch.acquisition import PosteriorMean
 from botorch.acquisition.utils import prune_inferior_points
 from botorch.models import SingleTaskGP
+from joint_sizes import record_joint_sizes
 from scipy.stats import norm
 
 from manibo.acquisitions import (
@@ -167,14 +168,7 @@ def test_qlognei_never_asks_for_the_joint_posterior_of_more_than_the_baseline_si
     # BoTorch prunes qLogNEI's baseline with the joint posterior of every point: n x n (3.2 GB at
     # 20,000 points); the loop's builder screens them by their marginals first
     model, X, Y = _many_noisy_points(BASELINE_SIZE + 200)
-    joint_sizes = []
-    posterior = model.posterior
-
-    def recording(X, *args, **kwargs):
-        joint_sizes.append(X.shape[-2])
-        return posterior(X, *args, **kwargs)
-
-    model.posterior = recording
+    joint_sizes = record_joint_sizes(model)
     acqf = build_acquisition("qlognei", model, X, Y, None, seed=0)
     assert max(joint_sizes) <= BASELINE_SIZE
     assert 0 < acqf.X_baseline.shape[0] <= BASELINE_SIZE

@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+from joint_sizes import record_joint_sizes
 
 import manibo
 from manibo.loop import BayesianOptimizer
@@ -191,14 +192,7 @@ def test_the_recommendation_asks_the_model_for_marginals_never_a_joint_posterior
     X = torch.linspace(0.0, 6.2, 1100, dtype=torch.float64).unsqueeze(-1)
     opt.tell(X, (X.squeeze(-1) - 1.0).square().tolist())
     model = SingleTaskGP(X, -(X - 1.0).square()).eval()
-    asked = []
-    joint = model.posterior
-
-    def posterior(points, *args, **kwargs):
-        asked.append(points.shape[-2])
-        return joint(points, *args, **kwargs)
-
-    model.posterior = posterior
+    asked = record_joint_sizes(model)
     result = dataclasses.replace(opt.result(), _fit=lambda: model)
     assert abs(float(result.recommended_x) - 1.0) < 0.01
     assert sum(asked) == 1100 and max(asked) <= 1000
