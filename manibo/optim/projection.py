@@ -7,11 +7,18 @@ that do not lie on the space, which a geometric kernel rightly refuses.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import torch
 from botorch.acquisition import AcquisitionFunction
 from botorch.optim import optimize_acqf
 from torch import Tensor
 
+from manibo.exceptions import InputDataError
 from manibo.spaces.base import Space
+
+NUDGE = 1e-6
+"""Relative size of the perturbation of a degenerate ambient optimum (see :func:`projector`)."""
 
 
 def optimize_acqf_by_projection(
@@ -38,6 +45,34 @@ def optimize_acqf_by_projection(
         num_restarts=num_restarts,
         raw_samples=raw_samples,
         options={k: v for k, v in (("seed", seed), ("maxiter", maxiter)) if v is not None} or None,
-        post_processing_func=space.project,
+        post_processing_func=projector(space, bounds, seed),
     )
     return candidates.detach(), value.detach()
+
+
+def projector(space: Space, bounds: Tensor, seed: int | None) -> Callable[[Tensor], Tensor]:
+    """``space.project``, made total for the optimiser's candidates.
+
+    Box L-BFGS-B ends at corners of the ambient box, some of which project nowhere: a ``4 x 2``
+    frame of the Grassmannian with two equal columns spans no plane, and ``project`` rightly
+    refuses it. Such a batch is moved by a seeded Gaussian step of :data:`NUDGE` times the box's
+    widths (far above the rank tolerance, far below any lengthscale) and projected again.
+
+    Args:
+        space: the space.
+        bounds: the ambient box ``(2, D)``.
+        seed: seed of the step (0 when None).
+
+    Returns:
+        A function of candidates ``(*batch, q, D)`` returning points of ``space``.
+    """
+
+    def project(X: Tensor) -> Tensor:
+        try:
+            return space.project(X)
+        except InputDataError:
+            generator = torch.Generator().manual_seed(0 if seed is None else seed)
+            step = torch.randn(X.shape, generator=generator, dtype=torch.float64).to(X)
+            return space.project(X + NUDGE * (bounds[1] - bounds[0]) * step)
+
+    return project
