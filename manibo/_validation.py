@@ -14,6 +14,13 @@ from torch import Tensor
 from manibo.exceptions import ConfigurationError, InputDataError
 
 
+def shown(value: object, limit: int = 80) -> str:
+    """``repr(value)`` for an error message, cut to ``limit`` characters (a tensor given where a
+    number belongs would otherwise print every entry)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 5]}...{text[-2:]}"
+
+
 def as_tensor_arg(name: str, value: object) -> Tensor:
     """Return ``value`` if it is a floating tensor, otherwise raise a clear ``InputDataError``."""
     if not isinstance(value, Tensor):
@@ -100,7 +107,7 @@ def check_int(
     )
     if isinstance(value, bool) or not integral:
         raise ConfigurationError(
-            f"`{name}` must be an integer, got {value!r} ({type(value).__name__})."
+            f"`{name}` must be an integer, got {shown(value)} ({type(value).__name__})."
         )
     value = int(value)
     if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
@@ -119,7 +126,7 @@ def check_real(name: str, value: object, minimum: float | None = None, what: str
     if not real or not math.isfinite(value) or (minimum is not None and value < minimum):
         bound = "" if minimum is None else f" >= {minimum:g}"
         raise ConfigurationError(
-            f"`{name}` must be a finite real number{bound}{what}, got {value!r} "
+            f"`{name}` must be a finite real number{bound}{what}, got {shown(value)} "
             f"({type(value).__name__})."
         )
     return float(value)
@@ -132,7 +139,7 @@ def check_seed(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= value < 2**64:
         raise ConfigurationError(
             f"`{name}` must be a torch.Generator, an integer seed in [0, 2**64 - 1] or None, got "
-            f"{value!r} ({type(value).__name__}). Pass e.g. {name}=0 or "
+            f"{shown(value)} ({type(value).__name__}). Pass e.g. {name}=0 or "
             f"{name}=torch.Generator().manual_seed(0)."
         )
     return int(value)
@@ -142,7 +149,7 @@ def check_bool(name: str, value: object) -> bool:
     """``value`` if it is a bool, else a ``ConfigurationError`` (``minimize="no"`` is not False)."""
     if not isinstance(value, bool):
         raise ConfigurationError(
-            f"`{name}` must be True or False, got {value!r} ({type(value).__name__})."
+            f"`{name}` must be True or False, got {shown(value)} ({type(value).__name__})."
         )
     return value
 
@@ -163,7 +170,7 @@ def as_seconds(name: str, value: object) -> float | None:
     if not (math.isfinite(seconds) and seconds >= 0):
         raise InputDataError(
             f"`{name}` must be a finite number of seconds >= 0 or None, got "
-            f"{type(value).__name__} {value!r}."
+            f"{type(value).__name__} {shown(value)}."
         )
     return seconds
 
@@ -177,7 +184,7 @@ def as_values(name: str, value: object) -> Tensor:
     if isinstance(value, (str, bytes)) or value is None:
         raise InputDataError(
             f"`{name}` must hold real numbers (a float, a list of floats or a tensor), got "
-            f"{type(value).__name__} {value!r}."
+            f"{type(value).__name__} {shown(value)}."
         )
     try:
         try:
@@ -187,8 +194,8 @@ def as_values(name: str, value: object) -> Tensor:
         if kind == torch.bool or kind.is_complex:
             raise InputDataError(
                 f"`{name}` must hold real numbers (a float, a list of floats or a tensor), got "
-                f"{'booleans' if kind == torch.bool else 'complex numbers'}: {value!r}. Convert "
-                "them yourself if that is what you mean (`float(...)`, `.real`)."
+                f"{'booleans' if kind == torch.bool else 'complex numbers'}: {shown(value)}. "
+                "Convert them yourself if that is what you mean (`float(...)`, `.real`)."
             )
         values = torch.as_tensor(value, dtype=torch.float64)
     except InputDataError:
@@ -196,6 +203,6 @@ def as_values(name: str, value: object) -> Tensor:
     except (TypeError, ValueError, RuntimeError) as err:
         raise InputDataError(
             f"`{name}` must hold real numbers (a float, a list of floats or a tensor), got "
-            f"{type(value).__name__} {value!r} ({err})."
+            f"{type(value).__name__} {shown(value)} ({err})."
         ) from err
     return values.detach().cpu().reshape(-1)

@@ -1623,3 +1623,10 @@ def test_a_journal_that_cannot_be_appended_to_is_refused_on_resume(tmp_path, mon
     monkeypatch.setattr(manibo.journal.os, "open", read_only_file_system)
     with pytest.raises(JournalError, match="Read-only file system.*writable path"):
         BayesianOptimizer.resume(path)
+
+
+def test_a_tensor_given_for_a_number_is_named_in_a_short_message():
+    # the message printed every entry of the tensor (55 numbers here, millions for a big one)
+    with pytest.raises(ConfigurationError, match=r"`initial_design` must be an integer") as info:
+        minimize(lambda x: 0.0, Sphere(2), budget=6, initial_design=torch.rand(50, 11))
+    assert len(str(info.value)) < 160 and "(Tensor)" in str(info.value)

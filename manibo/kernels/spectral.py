@@ -136,17 +136,10 @@ class GeometricMaternKernel(ChecksInputShape, Kernel):
         **kwargs,
     ) -> None:
         if not isinstance(space, CompactSpace):
-            product = (
-                " A product with a non-compact factor (a Box, a hyperbolic space, ...) has no "
-                "spectrum as a whole: build `manibo.kernels.matern_kernel(space)` (a product of "
-                "its factors' kernels, which the 'matern' and 'heat' surrogates use)."
-                if hasattr(space, "factors")
-                else ""
-            )
             raise ConfigurationError(
-                f"`space` must be a compact space with a spectrum (Sphere, Circle, Torus, "
-                f"SpecialOrthogonal, Mesh, Graph, a product of compact spaces) or a non-compact "
-                f"one (Hyperbolic, SymmetricPositiveDefinite), got {space!r}.{product}"
+                f"`space` must be a compact space with a spectrum ({_classes(CompactSpace)}) or a "
+                f"non-compact one ({_classes(NoncompactSpace)}), got {space!r}."
+                f"{_other_kernel(space)}"
             )
         nu = check_smoothness(nu)
         available = space.num_levels_available
@@ -385,3 +378,33 @@ class GeometricHeatKernel(GeometricMaternKernel):
 
     def __init__(self, space: CompactSpace, **kwargs) -> None:
         super().__init__(space, nu=math.inf, **kwargs)
+
+
+def _classes(base: type) -> str:
+    """The space classes of ``manibo.spaces`` derived from ``base``, for a message."""
+    import manibo.spaces
+
+    names = (
+        name
+        for name, value in vars(manibo.spaces).items()
+        if isinstance(value, type) and issubclass(value, base) and value is not base
+    )
+    return ", ".join(sorted(names))
+
+
+def _other_kernel(space: object) -> str:
+    """Where the kernel of a space without a spectrum as a whole is, for a message."""
+    if hasattr(space, "factors"):
+        return (
+            " A product with a non-compact factor (a Box, a hyperbolic space, ...) has no "
+            "spectrum as a whole: build `manibo.kernels.matern_kernel(space)` (a product of its "
+            "factors' kernels, which the 'matern' and 'heat' surrogates use)."
+        )
+    from manibo.spaces.box import Box
+
+    if isinstance(space, Box):
+        return (
+            " On a box use `manibo.kernels.matern_kernel(space)` (a BoxMaternKernel, one "
+            "lengthscale per coordinate)."
+        )
+    return ""

@@ -244,3 +244,13 @@ def test_every_matern_kernel_refuses_a_smoothness_that_is_not_a_positive_number(
     for build in builds:
         with pytest.raises(ConfigurationError, match=r"`nu` must be .*got " + repr(nu)[:3]):
             build()
+
+
+def test_a_space_without_a_spectrum_is_told_every_space_class_that_has_one_and_where_to_go():
+    # the message named six compact classes of ten and had no advice for a box
+    with pytest.raises(ConfigurationError) as info:
+        GeometricMaternKernel(Box([0.0], [1.0]))
+    message = str(info.value)
+    for name in ("Grassmann", "RealProjectiveSpace", "SpecialUnitary", "SymmetricPositiveDefinite"):
+        assert name in message
+    assert "On a box use `manibo.kernels.matern_kernel(space)`" in message
