@@ -22,8 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 from manibo import _json
 from manibo.exceptions import ConfigurationError, ManiboError
 
@@ -34,6 +32,7 @@ SOURCE_ROOT = Path(__file__).resolve().parents[1]
 def _info(_: argparse.Namespace) -> int:
     import botorch
     import gpytorch
+    import torch
 
     import manibo
 
@@ -222,6 +221,8 @@ def _objective_task(args: argparse.Namespace, noise: float) -> _Task:
 
 
 def _problem_task(args: argparse.Namespace, noise: float) -> _Task:
+    import torch
+
     from manibo.problems import make_problem
 
     problem = make_problem(args.problem, noise_std=noise)
@@ -234,7 +235,7 @@ def _problem_task(args: argparse.Namespace, noise: float) -> _Task:
     }
 
     def objective(opt):
-        def evaluate(x: torch.Tensor) -> float:
+        def evaluate(x) -> float:
             generator = torch.Generator().manual_seed(args.seed * 2**32 + len(opt.history))
             return float(problem(x, generator=generator))
 
@@ -388,6 +389,20 @@ def _parse_options(pairs: list[str]) -> dict:
     return options
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose epilog may be computed when the help is shown (``epilog_from``):
+    listing the names ``manibo run`` accepts imports the surrogates, which takes seconds."""
+
+    def __init__(self, *args, epilog_from: Callable[[], str] | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._epilog_from = epilog_from
+
+    def format_help(self) -> str:
+        if self._epilog_from is not None:
+            self.epilog, self._epilog_from = self._epilog_from(), None
+        return super().format_help()
+
+
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
     """Defaults after each option's help (where there is one); the listings as written."""
 
@@ -437,10 +452,68 @@ def _wrap(text: str, indent: int) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``manibo`` command."""
-    parser = argparse.ArgumentParser(
-        prog="manibo", description=re.sub(r"``(.*?)``", r"\1", __doc__)
-    )
+    """Entry point of the ``manibo`` command.
+
+    Nothing heavy (torch, the surrogates) is imported before the arguments are parsed, so that
+    ``--help`` and mistakes in the arguments answer at once, and every import runs where Ctrl-C
+    ends the command with its one line.
+    """
+    command = None
+    interrupts = _Interrupts()
+    try:
+        parser = _parser()
+        args, args.arguments = parser.parse_known_args(argv)
+        command = args.command
+        if args.arguments and command != "bench":
+            parser.commands[command].error(f"unrecognized arguments: {' '.join(args.arguments)}")
+        try:
+            return args.func(args)
+        except ManiboError as error:  # bad input: the message says what to do, no traceback
+            message = _in_flags(str(error)) if command == "run" else str(error)
+            parser.exit(2, f"manibo: error: {message}\n")
+    except BaseException as error:
+        # Ctrl-C: one line and the status a shell gives it, no traceback; also where a library
+        # turned the KeyboardInterrupt into another error (numpy's C extension interrupted while
+        # it loads raises ImportError, torch goes on without it, and a later import fails)
+        if not (interrupts.seen or isinstance(error, KeyboardInterrupt)):
+            raise
+        resume = "; the same command resumes the run from its journal" if command == "run" else ""
+        sys.stderr.write(f"\nmanibo: interrupted{resume}\n")
+        sys.exit(130)
+    finally:
+        interrupts.close()
+
+
+class _Interrupts:
+    """While open, SIGINT raises ``KeyboardInterrupt`` as Python's own handler does, and is
+    remembered (``seen``); :meth:`close` puts the previous handler back. Only in the main thread
+    (elsewhere nothing changes and ``seen`` stays False)."""
+
+    def __init__(self) -> None:
+        import signal
+        import threading
+
+        self.seen = False
+        self._previous = None
+        if threading.current_thread() is threading.main_thread():
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                self._previous = signal.signal(signal.SIGINT, self._interrupt)
+
+    def _interrupt(self, signum, frame) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def close(self) -> None:
+        import signal
+
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The parser of the ``manibo`` command and its subcommands."""
+    parser = _Parser(prog="manibo", description=re.sub(r"``(.*?)``", r"\1", __doc__))
     sub = parser.add_subparsers(dest="command", required=True)
     info = sub.add_parser("info", help="print versions and the compute device")
     info.set_defaults(func=_info)
@@ -473,7 +546,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Minimise (or with --maximize, maximise) your function on a space, or a "
         "benchmark\nproblem. Writes a journal (running the same command again resumes it), the "
         "results\nas JSON, a convergence figure (PNG) and a text summary to --out.",
-        epilog=_listings(),
+        epilog_from=_listings,
         formatter_class=_HelpFormatter,
     )
     what = run.add_argument_group("what to optimise (one of)")
@@ -531,16 +604,5 @@ def main(argv: list[str] | None = None) -> int:
         "--device, --lock FILE, --list.",
     )
     bench.set_defaults(func=_bench)
-    args, args.arguments = parser.parse_known_args(argv)
-    if args.arguments and args.command != "bench":
-        sub.choices[args.command].error(f"unrecognized arguments: {' '.join(args.arguments)}")
-    try:
-        return args.func(args)
-    except ManiboError as error:  # bad input: the message says what to do, no traceback
-        message = _in_flags(str(error)) if args.command == "run" else str(error)
-        parser.exit(2, f"manibo: error: {message}\n")
-    except KeyboardInterrupt:  # Ctrl-C: one line and the status a shell gives it, no traceback
-        resume = (
-            "; the same command resumes the run from its journal" if args.command == "run" else ""
-        )
-        parser.exit(130, f"\nmanibo: interrupted{resume}\n")
+    parser.commands = sub.choices  # name -> the parser of the command
+    return parser

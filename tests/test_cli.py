@@ -573,3 +573,56 @@ def test_a_problem_without_a_minimum_is_refused_before_the_run(tmp_path, capsys,
         main([*arguments, "--initial-design", "3", "--quiet", "--out", str(tmp_path / "out")])
     assert "`optimal_value` of problem `test-cli-no-minimum`" in _error_line(capsys, exit_info)
     assert not list(tmp_path.glob("**/*.jsonl"))  # refused before the first evaluation
+
+
+# ---------------------------------------------------------------- start-up: fast, and Ctrl-C
+def _manibo_process(*command: str, cwd: Path | None = None) -> subprocess.Popen:
+    """``python -m manibo command`` in a new process group, as the installed command runs it
+    (``-P``: the current folder is not put first on ``sys.path``), SIGINT at its default."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen(
+        [sys.executable, "-P", "-m", "manibo", *command],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+PROBE = """
+import sys
+from manibo.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exit:
+    print(exit.code, "torch" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(
+    "arguments", [["--help"], ["run", "--budget", "abc"], ["demo", "--seed", "x"]]
+)
+def test_help_and_argument_mistakes_import_no_torch(arguments):
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    probe = subprocess.run(
+        [sys.executable, "-c", PROBE, *arguments], env=env, capture_output=True, text=True
+    )
+    assert probe.stdout.splitlines()[-1] == f"{0 if '--help' in arguments else 2} False"
+
+
+@pytest.mark.parametrize("command", [["info"], ["run", "--problem", "ackley-sphere2"]])
+def test_ctrl_c_while_manibo_starts_gives_the_one_line(command, tmp_path):
+    process = _manibo_process(*command, *(["--out", str(tmp_path)] if "run" in command else []))
+    try:
+        time.sleep(0.5)  # importing torch takes seconds: it is under way
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    resume = "; the same command resumes the run from its journal" if "run" in command else ""
+    assert (process.returncode, err) == (130, f"\nmanibo: interrupted{resume}\n")
