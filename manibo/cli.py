@@ -81,6 +81,22 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _integer(text: str) -> int:
+    """The integer ``text`` writes (an argument type: a clear message otherwise)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+
+
+def _number(text: str) -> float:
+    """The number ``text`` writes (an argument type: a clear message otherwise)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+
+
 def _finite(option: str, value: float, minimum: float) -> float:
     """``value`` if it is finite and at least ``minimum``; else a clear error."""
     if not (math.isfinite(value) and value >= minimum):
@@ -402,6 +418,25 @@ class _Parser(argparse.ArgumentParser):
             self.epilog, self._epilog_from = self._epilog_from(), None
         return super().format_help()
 
+    def error(self, message: str) -> None:
+        """A value that does not fit its argument: one ``manibo: error:`` line naming the
+        argument, what it takes and what came, status 2. Other mistakes (an unknown option, a
+        missing command) show the command's usage first, as argparse does."""
+        match = re.fullmatch(r"argument (\S+): (.*)", message, re.DOTALL)
+        if match is None:
+            super().error(message)
+        name, text = match[1].split("/")[-1], match[2]
+        if not name.startswith("-"):  # a positional argument: `manibo demo NAME`
+            name = f"{self.prog} {name.upper()}"
+        choice = re.fullmatch(r"invalid choice: (.*) \(choose from (.*)\)", text, re.DOTALL)
+        if choice:
+            text = f"must be one of {choice[2]}, got {choice[1]}"
+        elif text == "expected one argument":
+            text = "needs a value"
+        elif not text.startswith("must"):
+            text = f"{text[:1].lower()}{text[1:]}".join(("(", ")"))
+        self.exit(2, f"manibo: error: {name} {text}.\n")
+
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
     """Defaults after each option's help (where there is one); the listings as written."""
@@ -527,13 +562,13 @@ def _parser() -> argparse.ArgumentParser:
         "sphere-regression: a geometric GP against a latitude/longitude GP",
     )
     demo.add_argument("--out", default="demo-output", help="directory for figures and JSON")
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--seed", type=_integer, default=0)
     demo.add_argument("--device", default="cpu", help="cpu or cuda")
     for option, kind, text in (
-        ("--scenarios", int, "search: scenarios compared (default 8)"),
-        ("--budget", float, "search: mission hours (default 72)"),
-        ("--workers", int, "search: processes for the comparison (default 2)"),
-        ("--num-train", int, "sphere-regression: number of noisy observations (default 150)"),
+        ("--scenarios", _integer, "search: scenarios compared (default 8)"),
+        ("--budget", _number, "search: mission hours (default 72)"),
+        ("--workers", _integer, "search: processes for the comparison (default 2)"),
+        ("--num-train", _integer, "sphere-regression: number of noisy observations (default 150)"),
     ):
         keyword, metavar = _DEMO_OPTIONS[option][1], option[2:].upper().replace("-", "_")
         demo.add_argument(
@@ -571,16 +606,20 @@ def _parser() -> argparse.ArgumentParser:
         choices=["riemannian", "projection"],
         help="how the acquisition is optimised",
     )
-    run.add_argument("--budget", type=int, default=100, help="number of evaluations")
-    run.add_argument("--max-seconds", type=float, default=None, help="wall-time budget in seconds")
+    run.add_argument("--budget", type=_integer, default=100, help="number of evaluations")
     run.add_argument(
-        "--initial-design", type=int, default=5, help="random points before the first model"
+        "--max-seconds", type=_number, default=None, help="wall-time budget in seconds"
     )
-    run.add_argument("--q", type=int, default=1, help="points proposed together")
     run.add_argument(
-        "--noise", type=float, default=0.0, help="observation noise standard deviation"
+        "--initial-design", type=_integer, default=5, help="random points before the first model"
     )
-    run.add_argument("--seed", type=int, default=0, help="seed of the design and the proposals")
+    run.add_argument("--q", type=_integer, default=1, help="points proposed together")
+    run.add_argument(
+        "--noise", type=_number, default=0.0, help="observation noise standard deviation"
+    )
+    run.add_argument(
+        "--seed", type=_integer, default=0, help="seed of the design and the proposals"
+    )
     run.add_argument(
         "--surrogate-option",
         action="append",

@@ -526,6 +526,35 @@ def test_run_objective_mistakes_end_with_one_error_line(tmp_path, capsys, argume
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["run", "--budget", "6.5"], "--budget must be an integer, got '6.5'."),
+        (["run", "--budget", "abc"], "--budget must be an integer, got 'abc'."),
+        (["run", "--q", "x"], "--q must be an integer, got 'x'."),
+        (["run", "--seed", "1.5"], "--seed must be an integer, got '1.5'."),
+        (["run", "--noise", "loud"], "--noise must be a number, got 'loud'."),
+        (["run", "--budget"], "--budget needs a value."),
+        (
+            ["run", "--optimizer", "lbfgs"],
+            "--optimizer must be one of 'riemannian', 'projection', got 'lbfgs'.",
+        ),
+        (
+            ["demo", "nosuch"],
+            "manibo demo NAME must be one of 'search', 'sphere-regression', got 'nosuch'.",
+        ),
+        (["demo", "--budget", "long"], "--budget must be a number, got 'long'."),
+        (["frobnicate"], "manibo COMMAND must be one of 'info', 'demo', 'run', 'bench', got"),
+    ],
+)
+def test_a_value_that_does_not_fit_its_argument_ends_with_one_error_line(
+    capsys, arguments, message
+):
+    with pytest.raises(SystemExit) as exit_info:
+        main(arguments)
+    assert _error_line(capsys, exit_info).startswith(f"manibo: error: {message}")
+
+
 def test_help_is_plain_text_and_a_wrong_option_shows_its_command_usage(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--help"])
