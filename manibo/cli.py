@@ -4,7 +4,8 @@
 settings must be the same, or the resume is refused with the list of differences; ``--fresh``
 starts over), evaluating first the points of a batch that the interrupted run asked for and did
 not evaluate. Mistakes in the arguments end with one ``manibo: error: ...`` line and status 2;
-Ctrl-C ends a command with one ``manibo: interrupted`` line and status 130.
+an error in the code of your objective shows its traceback and ends with status 1; Ctrl-C ends a
+command with one ``manibo: interrupted`` line and status 130.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from manibo import _json
-from manibo.exceptions import ConfigurationError, ManiboError
+from manibo.exceptions import ConfigurationError, ManiboError, ObjectiveError
 
 #: Where an editable install's checkout would be (the folder that holds the ``manibo`` package).
 SOURCE_ROOT = Path(__file__).resolve().parents[1]
@@ -278,11 +279,14 @@ def _problem_task(args: argparse.Namespace, noise: float) -> _Task:
 
 def load_objective(reference: str) -> Callable:
     """The function ``reference`` names: ``package.module:function`` (imported; the current folder
-    is searched first) or ``path/to/file.py:function``.
+    is searched first) or ``path/to/file.py:function`` (run as a module, its folder put first on
+    ``sys.path`` as ``python path/to/file.py`` does, so that it imports its neighbours).
 
     Raises:
-        ConfigurationError: the reference is malformed, the module cannot be imported (its own
-            error is chained), or it has no such callable.
+        ConfigurationError: the reference is malformed, there is no such module or file, or the
+            module has no such callable.
+        Exception: whatever the module's own code raises while it is imported (a
+            ``SyntaxError``, an ``ImportError`` of a module it imports ...), as it is.
     """
     module_name, sep, attribute = reference.rpartition(":")
     if not sep or not module_name or not attribute.isidentifier():
@@ -290,13 +294,7 @@ def load_objective(reference: str) -> Callable:
             f"--objective must look like MODULE:FUNCTION (mypkg.costs:f) or FILE.py:FUNCTION, got "
             f"{reference!r}."
         )
-    try:
-        module = _import(module_name)
-    except ImportError as err:
-        raise ConfigurationError(
-            f"--objective {reference}: cannot import {module_name!r} ({err}); run from the folder "
-            "that holds it, install its package, or give the file's path (FILE.py:FUNCTION)."
-        ) from err
+    module = _import(module_name, reference)
     function = getattr(module, attribute, None)
     if not callable(function):
         raise ConfigurationError(
@@ -307,7 +305,7 @@ def load_objective(reference: str) -> Callable:
     return function
 
 
-def _import(module_name: str):
+def _import(module_name: str, reference: str):
     """The module ``module_name`` names: a dotted name, imported, or a ``.py`` file, run.
 
     A file runs as a module of a private name (``_manibo_objective_<stem>``, numbered when taken),
@@ -317,7 +315,9 @@ def _import(module_name: str):
     if module_name.endswith(".py"):
         path = Path(module_name).expanduser().resolve()
         if not path.is_file():
-            raise ImportError(f"no such file {str(path)!r}")
+            raise ConfigurationError(f"--objective {reference}: no such file {str(path)!r}.")
+        if sys.path[:1] != [str(path.parent)]:
+            sys.path.insert(0, str(path.parent))
         name, number = f"_manibo_objective_{path.stem}", 1
         while name in sys.modules:
             number += 1
@@ -333,6 +333,20 @@ def _import(module_name: str):
         return module
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
+    try:
+        found = importlib.util.find_spec(module_name) is not None
+    except ModuleNotFoundError as err:  # a package of the dotted name is missing, or else the
+        if err.name is None or not f"{module_name}.".startswith(f"{err.name}."):
+            raise  # package's own code imports a missing module: its error, as it is
+        found = False
+    except ValueError:  # in sys.modules without a spec (__main__)
+        found = True
+    if not found:
+        raise ConfigurationError(
+            f"--objective {reference}: cannot import {module_name!r}: no module of that name is "
+            "found; run from the folder that holds it, install its package, or give the file's "
+            "path (FILE.py:FUNCTION)."
+        )
     return importlib.import_module(module_name)
 
 
@@ -503,9 +517,16 @@ def main(argv: list[str] | None = None) -> int:
             parser.commands[command].error(f"unrecognized arguments: {' '.join(args.arguments)}")
         try:
             return args.func(args)
+        except ObjectiveError as error:  # the user's objective returned no number: their code
+            parser.exit(1, f"manibo: error: {error}\n")
         except ManiboError as error:  # bad input: the message says what to do, no traceback
             message = _in_flags(str(error)) if command == "run" else str(error)
             parser.exit(2, f"manibo: error: {message}\n")
+        except Exception as error:  # in the user's code (or manibo's): its traceback, status 1
+            if interrupts.seen:
+                raise
+            _print_traceback(error)
+            parser.exit(1)
     except BaseException as error:
         # Ctrl-C: one line and the status a shell gives it, no traceback; also where a library
         # turned the KeyboardInterrupt into another error (numpy's C extension interrupted while
@@ -517,6 +538,23 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(130)
     finally:
         interrupts.close()
+
+
+def _print_traceback(error: BaseException) -> None:
+    """Print ``error`` as Python does, less the frames of manibo and of the import machinery
+    above the first frame of other code (the user's objective, its module): a ``NameError`` in
+    the objective shows the objective's lines, a ``SyntaxError`` in its module only its file and
+    line. An error with no other frame (one of manibo's own) keeps its whole traceback."""
+    import traceback
+
+    internal = tuple(os.path.dirname(module.__file__) + os.sep for module in (_json, importlib))
+    internal += ("<frozen importlib",)
+    frames = error.__traceback__
+    while frames is not None and frames.tb_frame.f_code.co_filename.startswith(internal):
+        frames = frames.tb_next
+    if frames is None and not isinstance(error, SyntaxError):
+        frames = error.__traceback__
+    traceback.print_exception(type(error), error, frames)
 
 
 class _Interrupts:

@@ -498,6 +498,62 @@ def test_an_objective_file_named_like_a_module_does_not_replace_it(tmp_path, mon
         assert pool.submit(first, [3.0]).result() == 3.0
 
 
+def test_an_objective_file_imports_the_modules_of_its_own_folder(tmp_path, monkeypatch, capsys):
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "cli_test_helpers.py").write_text("def g(x):\n    return float(x[0])\n")
+    (tmp_path / "proj" / "costs.py").write_text(
+        "from cli_test_helpers import g\n\ndef score(x):\n    return g(x)\n"
+    )
+    monkeypatch.chdir(tmp_path)  # as `python proj/costs.py` would, from the folder above
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    arguments = ["run", "--objective", "proj/costs.py:score", "--space", "sphere2", "--quiet"]
+    assert main([*arguments, "--budget", "3", "--initial-design", "3", "--out", "out"]) == 0
+
+
+OBJECTIVE_MODULES = {
+    "cli_test_imports_missing": "import nonexistent_pkg_zz\n\ndef f(x):\n    return 1.0\n",
+    "cli_test_syntax": "def f(x):\n    return 1.0 +\n",
+    "cli_test_name_error": "def f(x):\n    return float(x[0]) + undefined_name\n",
+    "cli_test_returns_none": "def f(x):\n    print(x)\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("reference", "expected"),
+    [
+        (
+            "cli_test_imports_missing:f",
+            'cli_test_imports_missing.py", line 1, in <module>\n    import nonexistent_pkg_zz\n'
+            "ModuleNotFoundError: No module named 'nonexistent_pkg_zz'\n",
+        ),
+        ("cli_test_syntax:f", 'cli_test_syntax.py", line 2\n'),
+        ("cli_test_syntax.py:f", 'cli_test_syntax.py", line 2\n'),
+        (
+            "cli_test_name_error:f",
+            'cli_test_name_error.py", line 2, in f\n    return float(x[0]) + undefined_name\n',
+        ),
+        ("cli_test_returns_none:f", "manibo: error: the objective returned NoneType None at x"),
+    ],
+)
+def test_an_error_of_the_objectives_code_shows_that_code_and_exits_1(
+    tmp_path, monkeypatch, capsys, reference, expected
+):
+    for name, text in OBJECTIVE_MODULES.items():
+        (tmp_path / f"{name}.py").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    arguments = ["run", "--objective", reference, "--space", "sphere2", "--quiet"]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*arguments, "--budget", "3", "--initial-design", "3", "--out", "out"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 1 and expected in err
+    assert "cli.py" not in err and "loop.py" not in err and "importlib" not in err
+    if "syntax" in reference:
+        assert err.endswith("SyntaxError: invalid syntax\n") and "Traceback" not in err
+    if "none" in reference:
+        assert err.count("\n") == 1
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
