@@ -283,8 +283,9 @@ def load_objective(reference: str) -> Callable:
     ``sys.path`` as ``python path/to/file.py`` does, so that it imports its neighbours).
 
     Raises:
-        ConfigurationError: the reference is malformed, there is no such module or file, or the
-            module has no such callable.
+        ConfigurationError: the reference is malformed, there is no such module or file, the
+            module name finds a module outside the current folder while the current folder
+            holds a file of that name, or the module has no such callable.
         Exception: whatever the module's own code raises while it is imported (a
             ``SyntaxError``, an ``ImportError`` of a module it imports ...), as it is.
     """
@@ -333,6 +334,7 @@ def _import(module_name: str, reference: str):
         return module
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
+    _refuse_shadowed(module_name, reference)
     try:
         found = importlib.util.find_spec(module_name) is not None
     except ModuleNotFoundError as err:  # a package of the dotted name is missing, or else the
@@ -348,6 +350,31 @@ def _import(module_name: str, reference: str):
             "path (FILE.py:FUNCTION)."
         )
     return importlib.import_module(module_name)
+
+
+def _refuse_shadowed(module_name: str, reference: str) -> None:
+    """A clear error when the first name of ``module_name`` finds a module outside the current
+    folder (the standard library's ``random``, say) while the current folder holds a file or a
+    package of that name, which the user most likely means."""
+    top = module_name.partition(".")[0]
+    here = Path.cwd().resolve()
+    local = next((p for p in (here / f"{top}.py", here / top / "__init__.py") if p.is_file()), None)
+    if local is None:
+        return
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return
+    origin = spec.origin if spec is not None and spec.has_location else None
+    if origin is not None and Path(origin).resolve().is_relative_to(here):
+        return
+    where = origin or ("built into Python" if spec and spec.origin == "built-in" else "elsewhere")
+    path = "./" + module_name.replace(".", "/") + ".py"
+    raise ConfigurationError(
+        f"--objective {reference}: the module {top!r} is {where}, not {local.relative_to(here)} "
+        f"of the current folder (a module of that name comes first); give the file's path "
+        f"instead: --objective {path}:{reference.rpartition(':')[2]}"
+    )
 
 
 #: The loop's parameters that ``manibo run`` sets from flags, and the flags.

@@ -510,6 +510,26 @@ def test_an_objective_file_imports_the_modules_of_its_own_folder(tmp_path, monke
     assert main([*arguments, "--budget", "3", "--initial-design", "3", "--out", "out"]) == 0
 
 
+@pytest.mark.parametrize("module", ["random", "json.decoder"])
+def test_a_module_name_that_finds_another_module_than_the_folders_file_says_so(
+    tmp_path, monkeypatch, capsys, module
+):
+    (tmp_path / "random.py").write_text("def f(x):\n    return float(x[0])\n")
+    (tmp_path / "json").mkdir()
+    (tmp_path / "json" / "__init__.py").write_text("")
+    (tmp_path / "json" / "decoder.py").write_text("def f(x):\n    return float(x[0])\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    arguments = ["run", "--objective", f"{module}:f", "--space", "sphere2", "--out", "out"]
+    with pytest.raises(SystemExit) as exit_info:
+        main(arguments)
+    err = _error_line(capsys, exit_info)
+    top = module.partition(".")[0]
+    assert f"the module '{top}' is {sys.modules[top].__file__}, not " in err
+    path = "./random.py" if module == "random" else "./json/decoder.py"
+    assert err.endswith(f"give the file's path instead: --objective {path}:f\n")
+
+
 OBJECTIVE_MODULES = {
     "cli_test_imports_missing": "import nonexistent_pkg_zz\n\ndef f(x):\n    return 1.0\n",
     "cli_test_syntax": "def f(x):\n    return 1.0 +\n",
