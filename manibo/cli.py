@@ -140,23 +140,24 @@ def _run(args: argparse.Namespace) -> int:
     out = _output_folder(args.out)
     stem = f"{task.name}_{args.surrogate}_{args.acquisition}_seed{args.seed}"
     journal = out / f"{stem}.journal.jsonl"
+    settings = {
+        "surrogate": args.surrogate,
+        "acquisition": args.acquisition,
+        "q": args.q,
+        "minimize": not args.maximize,
+        "initial_design": args.initial_design,
+        "seed": args.seed,
+        "optimizer": args.optimizer,
+        "surrogate_options": _parse_options(args.surrogate_option),
+        "device": args.device,
+        "metadata": task.metadata,
+    }
     if args.fresh and journal.exists():
+        # every check (the surrogate's build check, those of run) before the journal is moved
+        probe = BayesianOptimizer(task.space, **settings)
+        probe._checked_run(task.objective(probe), args.budget, max_seconds=max_seconds)
         print(f"moved the previous journal to {set_aside(journal)}")
-    opt = BayesianOptimizer(
-        task.space,
-        surrogate=args.surrogate,
-        acquisition=args.acquisition,
-        q=args.q,
-        minimize=not args.maximize,
-        initial_design=args.initial_design,
-        seed=args.seed,
-        journal=journal,
-        optimizer=args.optimizer,
-        surrogate_options=_parse_options(args.surrogate_option),
-        device=args.device,
-        metadata=task.metadata,
-        resume=True,
-    )
+    opt = BayesianOptimizer(task.space, **settings, journal=journal, resume=True)
     waiting = 0 if opt.pending is None else opt.pending.shape[0]
     if opt.history or waiting:
         done = len(opt.history)

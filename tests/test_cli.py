@@ -220,6 +220,28 @@ def test_a_resume_with_other_settings_is_refused_and_fresh_starts_over(tmp_path,
     assert config["metadata"]["noise_std"] == 0.1 and len(evaluations) == 3
 
 
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--surrogate-option", "nu=0"], "`nu` must be > 0"),  # the surrogate's build check
+        (["--budget", "4"], "--budget (4) exceeds the 3 points of Graph(3 nodes"),  # run's check
+    ],
+)
+def test_fresh_checks_every_setting_before_it_moves_the_journal(
+    tmp_path, capsys, arguments, message
+):
+    (tmp_path / "triangle.txt").write_text("0 1\n1 2\n2 0\n")
+    common = ["run", "--objective", "math:fsum", "--space", f"graph:{tmp_path / 'triangle.txt'}"]
+    common += ["--budget", "3", "--initial-design", "2", "--out", str(tmp_path / "out"), "--quiet"]
+    assert main(common) == 0
+    before = sorted(p.name for p in (tmp_path / "out").iterdir())
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main([*common, "--fresh", *arguments])
+    assert message in _error_line(capsys, exit_info)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == before  # nothing moved
+
+
 def _refused_mkdir(self, *args, **kwargs):
     raise PermissionError(13, "Permission denied", str(self))
 
