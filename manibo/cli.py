@@ -157,6 +157,8 @@ def _run(args: argparse.Namespace) -> int:
         probe = BayesianOptimizer(task.space, **settings)
         probe._checked_run(task.objective(probe), args.budget, max_seconds=max_seconds)
         print(f"moved the previous journal to {set_aside(journal)}")
+    elif journal.exists():
+        _refuse_another_objective(journal, task.metadata)
     opt = BayesianOptimizer(task.space, **settings, journal=journal, resume=True)
     waiting = 0 if opt.pending is None else opt.pending.shape[0]
     if opt.history or waiting:
@@ -187,6 +189,35 @@ def _run(args: argparse.Namespace) -> int:
     print(text)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
+
+
+def _refuse_another_objective(journal: Path, metadata: dict) -> None:
+    """A clear error when ``journal`` holds a run of another objective, space or problem than
+    ``metadata`` names: its file name is the same because it comes from the function's name (not
+    its module), the space, the surrogate, the acquisition and the seed only. A journal that
+    cannot be read is left to the loop, which says what is wrong with it."""
+    import json
+
+    try:
+        with open(journal, "rb") as file:
+            recorded = json.loads(file.readline())["config"]["metadata"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    if not isinstance(recorded, dict):
+        return
+    differences = [
+        f"{key}: {recorded.get(key)!r} in the journal, {metadata.get(key)!r} now"
+        for key in ("objective", "space", "problem")
+        if recorded.get(key) != metadata.get(key)
+    ]
+    if differences:
+        raise ConfigurationError(
+            f"{journal} holds the run of another objective ({'; '.join(differences)}): a run's "
+            "files are named after the function (not its module), the space, --surrogate, "
+            "--acquisition and --seed only. Give this run another folder with --out; --fresh "
+            "would move the other run's journal aside (renamed, not deleted) and start this "
+            "one in its place."
+        )
 
 
 @dataclass

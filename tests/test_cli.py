@@ -242,6 +242,27 @@ def test_fresh_checks_every_setting_before_it_moves_the_journal(
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == before  # nothing moved
 
 
+def test_a_journal_of_another_objective_under_the_same_name_suggests_another_folder(
+    tmp_path, monkeypatch, capsys
+):
+    (tmp_path / "sub").mkdir()
+    for path in ("obj.py", "obj2.py", "sub/obj.py"):
+        (tmp_path / path).write_text("def f(x):\n    return float(x[0])\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    common = ["run", "--space", "sphere2", "--budget", "3", "--initial-design", "3", "--quiet"]
+    assert main([*common, "--objective", "obj:f"]) == 0
+    journal = Path("results", "f_sphere2_matern_qlognei_seed0.journal.jsonl")
+    for other in ("obj2:f", "sub/obj.py:f"):
+        with pytest.raises(SystemExit) as exit_info:
+            main([*common, "--objective", other])
+        err = _error_line(capsys, exit_info)
+        assert f"{journal} holds the run of another objective (objective: 'obj:f' in the " in err
+        assert f"journal, '{other}' now)" in err
+        assert "Give this run another folder with --out; --fresh would move the other run's" in err
+    assert len(Journal(journal).read()[1]) == 3  # untouched
+
+
 def _refused_mkdir(self, *args, **kwargs):
     raise PermissionError(13, "Permission denied", str(self))
 
