@@ -19,6 +19,7 @@ import platform
 import re
 import sys
 import textwrap
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -575,7 +576,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.arguments and command != "bench":
             parser.commands[command].error(f"unrecognized arguments: {' '.join(args.arguments)}")
         try:
-            return args.func(args)
+            with warnings.catch_warnings():
+                warnings.showwarning = _show_warning
+                return args.func(args)
         except ObjectiveError as error:  # the user's objective returned no number: their code
             parser.exit(1, f"manibo: error: {error}\n")
         except ManiboError as error:  # bad input: the message says what to do, no traceback
@@ -597,6 +600,12 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(130)
     finally:
         interrupts.close()
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Show a warning to the command's user as ``manibo: warning: <message>`` on stderr: the
+    file and line of the code that issued it (manibo's, a library's) say nothing to them."""
+    (file or sys.stderr).write(f"manibo: warning: {message}\n")
 
 
 def _print_traceback(error: BaseException) -> None:

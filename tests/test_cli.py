@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -571,6 +572,34 @@ def test_a_module_name_that_finds_another_module_than_the_folders_file_says_so(
     assert f"the module '{top}' is {sys.modules[top].__file__}, not " in err
     path = "./random.py" if module == "random" else "./json/decoder.py"
     assert err.endswith(f"give the file's path instead: --objective {path}:f\n")
+
+
+def test_warnings_reach_the_command_user_as_manibo_warning_lines(tmp_path, capsys):
+    script = tmp_path / "warns.py"
+    script.write_text(
+        "import warnings\n\ndef f(x):\n    warnings.warn('the solver is slow')\n"
+        "    return float(x[0])\n"
+    )
+    arguments = ["run", "--objective", f"{script}:f", "--space", "sphere2", "--quiet"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        main([*arguments, "--budget", "3", "--initial-design", "3", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert err.count("manibo: warning: the solver is slow\n") == 3  # one per evaluation
+    assert (
+        all(line.startswith("manibo: warning: ") for line in err.splitlines()) and ".py:" not in err
+    )
+
+
+def test_an_empty_graph_file_gives_manibos_error_only(tmp_path, capsys):
+    (tmp_path / "empty.txt").write_text("")
+    arguments = ["run", "--objective", "math:fsum", "--space", f"graph:{tmp_path / 'empty.txt'}"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(SystemExit) as exit_info:
+            main([*arguments, "--out", str(tmp_path / "out")])
+    assert "an edge list needs 2 or 3 columns" in _error_line(capsys, exit_info)
+    assert [str(w.message) for w in caught] == []
 
 
 OBJECTIVE_MODULES = {
