@@ -181,6 +181,8 @@ def _run(args: argparse.Namespace) -> int:
             max_seconds=max_seconds,
         )
     summary = {"name": task.name, "config": opt.config, **result.as_dict()}
+    summary["points"] = [e.x for e in opt.history]  # in the order of "observed"
+    summary["errors"] = [e.error for e in opt.history]  # None where the evaluation succeeded
     summary.update(task.extra(result))
     paths = {kind: out / f"{stem}.{kind}" for kind in ("json", "png", "txt")}
     paths["json"].write_text(_json.dumps(summary, indent=2))
@@ -189,6 +191,15 @@ def _run(args: argparse.Namespace) -> int:
     paths["txt"].write_text(text + "\n")
     print(text)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
+    if result.best_x is None:  # nothing found: a script that runs manibo must be able to tell
+        last = next((e.error for e in reversed(opt.history) if e.error), None)
+        sys.stderr.write(
+            f"manibo: error: no evaluation succeeded ({result.num_failed} of "
+            f"{result.num_evaluations} failed"
+            + (f"; the last: {last}" if last else "")
+            + f"); each failure's message is in {paths['json']}.\n"
+        )
+        return 1
     return 0
 
 

@@ -602,6 +602,24 @@ def test_an_empty_graph_file_gives_manibos_error_only(tmp_path, capsys):
     assert [str(w.message) for w in caught] == []
 
 
+def test_a_run_in_which_every_evaluation_failed_exits_1_and_writes_the_messages(tmp_path, capsys):
+    script = tmp_path / "fails.py"
+    script.write_text(
+        "import manibo\n\ndef f(x):\n    raise manibo.EvaluationFailed(f'diverged at {x[0]:.3f}')\n"
+    )
+    out = tmp_path / "out"
+    arguments = ["run", "--objective", f"{script}:f", "--space", "sphere2", "--quiet"]
+    assert main([*arguments, "--budget", "3", "--initial-design", "3", "--out", str(out)]) == 1
+    result = json.loads((out / "f_sphere2_matern_qlognei_seed0.json").read_text())
+    assert result["best_x"] is None and result["observed"] == [None] * 3
+    assert result["errors"] == [
+        f"EvaluationFailed: diverged at {p[0]:.3f}" for p in result["points"]
+    ]
+    err = capsys.readouterr().err
+    assert err.startswith("manibo: error: no evaluation succeeded (3 of 3 failed; the last: ")
+    assert err.count("\n") == 1 and result["errors"][-1] in err
+
+
 OBJECTIVE_MODULES = {
     "cli_test_imports_missing": "import nonexistent_pkg_zz\n\ndef f(x):\n    return 1.0\n",
     "cli_test_syntax": "def f(x):\n    return 1.0 +\n",
