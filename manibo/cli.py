@@ -11,6 +11,7 @@ command with one ``manibo: interrupted`` line and status 130.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import math
@@ -587,9 +588,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.arguments and command != "bench":
             parser.commands[command].error(f"unrecognized arguments: {' '.join(args.arguments)}")
         try:
+            with interrupts.deferred():
+                for module in _HEAVY_IMPORTS.get(command, ()):
+                    importlib.import_module(module)
             with warnings.catch_warnings():
                 warnings.showwarning = _show_warning
-                return args.func(args)
+                status = args.func(args)
+            if interrupts.seen:  # a library caught the KeyboardInterrupt and went on
+                raise KeyboardInterrupt
+            return status
         except ObjectiveError as error:  # the user's objective returned no number: their code
             parser.exit(1, f"manibo: error: {error}\n")
         except ManiboError as error:  # bad input: the message says what to do, no traceback
@@ -636,6 +643,14 @@ def _print_traceback(error: BaseException) -> None:
     traceback.print_exception(type(error), error, frames)
 
 
+#: What each command imports first, with Ctrl-C deferred (:meth:`_Interrupts.deferred`).
+_HEAVY_IMPORTS = {
+    "info": ("torch", "gpytorch", "botorch"),
+    "demo": ("torch",),
+    "run": ("torch", "manibo.journal", "manibo.loop", "manibo.problems", "manibo.spaces"),
+}
+
+
 class _Interrupts:
     """While open, SIGINT raises ``KeyboardInterrupt`` as Python's own handler does, and is
     remembered (``seen``); :meth:`close` puts the previous handler back. Only in the main thread
@@ -646,6 +661,7 @@ class _Interrupts:
         import threading
 
         self.seen = False
+        self._deferring = False
         self._previous = None
         if threading.current_thread() is threading.main_thread():
             if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
@@ -653,7 +669,22 @@ class _Interrupts:
 
     def _interrupt(self, signum, frame) -> None:
         self.seen = True
-        raise KeyboardInterrupt
+        if not self._deferring:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def deferred(self):
+        """Within the block, Ctrl-C is only remembered, and raised as ``KeyboardInterrupt`` when
+        the block ends: for the imports of torch, numpy and the like, whose code at times
+        catches the exception and goes on half loaded (a ``KeyboardInterrupt`` raised in a
+        ``getattr`` of ``typing``, or in numpy's class bodies, was lost in 2 of 24 tries)."""
+        self._deferring = True
+        try:
+            yield
+        finally:
+            self._deferring = False
+        if self.seen:
+            raise KeyboardInterrupt
 
     def close(self) -> None:
         import signal

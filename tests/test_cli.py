@@ -808,11 +808,20 @@ def test_help_and_argument_mistakes_import_no_torch(arguments):
     assert probe.stdout.splitlines()[-1] == f"{0 if '--help' in arguments else 2} False"
 
 
-@pytest.mark.parametrize("command", [["info"], ["run", "--problem", "ackley-sphere2"]])
-def test_ctrl_c_while_manibo_starts_gives_the_one_line(command, tmp_path):
+@pytest.mark.parametrize(
+    ("command", "wait"),
+    [
+        (["info"], 0.3),
+        (["info"], 0.6),
+        (["info"], 0.9),
+        (["run", "--problem", "ackley-sphere2"], 0.5),
+        (["run", "--problem", "ackley-sphere2"], 1.0),
+    ],
+)
+def test_ctrl_c_while_manibo_starts_gives_the_one_line(command, wait, tmp_path):
     process = _manibo_process(*command, *(["--out", str(tmp_path)] if "run" in command else []))
     try:
-        time.sleep(0.5)  # importing torch takes seconds: it is under way
+        time.sleep(wait)  # importing torch and the surrogates takes seconds: it is under way
         os.killpg(process.pid, signal.SIGINT)
         out, err = process.communicate(timeout=60)
     finally:
