@@ -19,6 +19,13 @@ from manibo.cli import main
 from manibo.journal import Journal
 
 
+@pytest.fixture(autouse=True)
+def _own_sys_path(monkeypatch):
+    """Each test's own ``sys.path``: ``--objective path/to/file.py:f`` puts the file's folder
+    first on it, as ``python path/to/file.py`` does."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+
+
 def test_info(capsys):
     assert main(["info"]) == 0
     out = capsys.readouterr().out
@@ -250,7 +257,6 @@ def test_a_journal_of_another_objective_under_the_same_name_suggests_another_fol
     for path in ("obj.py", "obj2.py", "sub/obj.py"):
         (tmp_path / path).write_text("def f(x):\n    return float(x[0])\n")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "path", list(sys.path))
     common = ["run", "--space", "sphere2", "--budget", "3", "--initial-design", "3", "--quiet"]
     assert main([*common, "--objective", "obj:f"]) == 0
     journal = Path("results", "f_sphere2_matern_qlognei_seed0.journal.jsonl")
@@ -549,7 +555,6 @@ def test_an_objective_file_imports_the_modules_of_its_own_folder(tmp_path, monke
         "from cli_test_helpers import g\n\ndef score(x):\n    return g(x)\n"
     )
     monkeypatch.chdir(tmp_path)  # as `python proj/costs.py` would, from the folder above
-    monkeypatch.setattr(sys, "path", list(sys.path))
     arguments = ["run", "--objective", "proj/costs.py:score", "--space", "sphere2", "--quiet"]
     assert main([*arguments, "--budget", "3", "--initial-design", "3", "--out", "out"]) == 0
 
@@ -563,7 +568,6 @@ def test_a_module_name_that_finds_another_module_than_the_folders_file_says_so(
     (tmp_path / "json" / "__init__.py").write_text("")
     (tmp_path / "json" / "decoder.py").write_text("def f(x):\n    return float(x[0])\n")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "path", list(sys.path))
     arguments = ["run", "--objective", f"{module}:f", "--space", "sphere2", "--out", "out"]
     with pytest.raises(SystemExit) as exit_info:
         main(arguments)
@@ -651,7 +655,6 @@ def test_an_error_of_the_objectives_code_shows_that_code_and_exits_1(
     for name, text in OBJECTIVE_MODULES.items():
         (tmp_path / f"{name}.py").write_text(text)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "path", list(sys.path))
     arguments = ["run", "--objective", reference, "--space", "sphere2", "--quiet"]
     with pytest.raises(SystemExit) as exit_info:
         main([*arguments, "--budget", "3", "--initial-design", "3", "--out", "out"])
