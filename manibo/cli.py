@@ -410,10 +410,12 @@ def _refuse_shadowed(module_name: str, reference: str) -> None:
         spec = importlib.util.find_spec(top)
     except (ImportError, ValueError):
         return
-    origin = spec.origin if spec is not None and spec.has_location else None
+    if spec is None:
+        return
+    origin = spec.origin if spec.has_location else None
     if origin is not None and Path(origin).resolve().is_relative_to(here):
         return
-    where = origin or ("built into Python" if spec and spec.origin == "built-in" else "elsewhere")
+    where = origin or ("built into Python" if spec.origin == "built-in" else "elsewhere")
     path = "./" + module_name.replace(".", "/") + ".py"
     raise ConfigurationError(
         f"--objective {reference}: the module {top!r} is {where}, not {local.relative_to(here)} "
