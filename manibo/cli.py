@@ -4,12 +4,14 @@
 settings must be the same, or the resume is refused with the list of differences; ``--fresh``
 starts over), evaluating first the points of a batch that the interrupted run asked for and did
 not evaluate. Mistakes in the arguments end with one ``manibo: error: ...`` line and status 2;
-Ctrl-C ends a command with one ``manibo: interrupted`` line and status 130.
+an error in the code of your objective shows its traceback and ends with status 1; Ctrl-C ends a
+command with one ``manibo: interrupted`` line and status 130.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import math
@@ -18,14 +20,13 @@ import platform
 import re
 import sys
 import textwrap
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 from manibo import _json
-from manibo.exceptions import ConfigurationError, ManiboError
+from manibo.exceptions import ConfigurationError, ManiboError, ObjectiveError
 
 #: Where an editable install's checkout would be (the folder that holds the ``manibo`` package).
 SOURCE_ROOT = Path(__file__).resolve().parents[1]
@@ -34,6 +35,7 @@ SOURCE_ROOT = Path(__file__).resolve().parents[1]
 def _info(_: argparse.Namespace) -> int:
     import botorch
     import gpytorch
+    import torch
 
     import manibo
 
@@ -82,6 +84,22 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _integer(text: str) -> int:
+    """The integer ``text`` writes (an argument type: a clear message otherwise)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+
+
+def _number(text: str) -> float:
+    """The number ``text`` writes (an argument type: a clear message otherwise)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+
+
 def _finite(option: str, value: float, minimum: float) -> float:
     """``value`` if it is finite and at least ``minimum``; else a clear error."""
     if not (math.isfinite(value) and value >= minimum):
@@ -124,23 +142,26 @@ def _run(args: argparse.Namespace) -> int:
     out = _output_folder(args.out)
     stem = f"{task.name}_{args.surrogate}_{args.acquisition}_seed{args.seed}"
     journal = out / f"{stem}.journal.jsonl"
+    settings = {
+        "surrogate": args.surrogate,
+        "acquisition": args.acquisition,
+        "q": args.q,
+        "minimize": not args.maximize,
+        "initial_design": args.initial_design,
+        "seed": args.seed,
+        "optimizer": args.optimizer,
+        "surrogate_options": _parse_options(args.surrogate_option),
+        "device": args.device,
+        "metadata": task.metadata,
+    }
     if args.fresh and journal.exists():
+        # every check (the surrogate's build check, those of run) before the journal is moved
+        probe = BayesianOptimizer(task.space, **settings)
+        probe._checked_run(task.objective(probe), args.budget, max_seconds=max_seconds)
         print(f"moved the previous journal to {set_aside(journal)}")
-    opt = BayesianOptimizer(
-        task.space,
-        surrogate=args.surrogate,
-        acquisition=args.acquisition,
-        q=args.q,
-        minimize=not args.maximize,
-        initial_design=args.initial_design,
-        seed=args.seed,
-        journal=journal,
-        optimizer=args.optimizer,
-        surrogate_options=_parse_options(args.surrogate_option),
-        device=args.device,
-        metadata=task.metadata,
-        resume=True,
-    )
+    elif journal.exists():
+        _refuse_another_objective(journal, task.metadata)
+    opt = BayesianOptimizer(task.space, **settings, journal=journal, resume=True)
     waiting = 0 if opt.pending is None else opt.pending.shape[0]
     if opt.history or waiting:
         done = len(opt.history)
@@ -161,6 +182,8 @@ def _run(args: argparse.Namespace) -> int:
             max_seconds=max_seconds,
         )
     summary = {"name": task.name, "config": opt.config, **result.as_dict()}
+    summary["points"] = [e.x for e in opt.history]  # in the order of "observed"
+    summary["errors"] = [e.error for e in opt.history]  # None where the evaluation succeeded
     summary.update(task.extra(result))
     paths = {kind: out / f"{stem}.{kind}" for kind in ("json", "png", "txt")}
     paths["json"].write_text(_json.dumps(summary, indent=2))
@@ -169,7 +192,45 @@ def _run(args: argparse.Namespace) -> int:
     paths["txt"].write_text(text + "\n")
     print(text)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
+    if result.best_x is None:  # nothing found: a script that runs manibo must be able to tell
+        last = next((e.error for e in reversed(opt.history) if e.error), None)
+        sys.stderr.write(
+            f"manibo: error: no evaluation succeeded ({result.num_failed} of "
+            f"{result.num_evaluations} failed"
+            + (f"; the last: {last}" if last else "")
+            + f"); each failure's message is in {paths['json']}.\n"
+        )
+        return 1
     return 0
+
+
+def _refuse_another_objective(journal: Path, metadata: dict) -> None:
+    """A clear error when ``journal`` holds a run of another objective, space or problem than
+    ``metadata`` names: its file name is the same because it comes from the function's name (not
+    its module), the space, the surrogate, the acquisition and the seed only. A journal that
+    cannot be read is left to the loop, which says what is wrong with it."""
+    import json
+
+    try:
+        with open(journal, "rb") as file:
+            recorded = json.loads(file.readline())["config"]["metadata"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    if not isinstance(recorded, dict):
+        return
+    differences = [
+        f"{key}: {recorded.get(key)!r} in the journal, {metadata.get(key)!r} now"
+        for key in ("objective", "space", "problem")
+        if recorded.get(key) != metadata.get(key)
+    ]
+    if differences:
+        raise ConfigurationError(
+            f"{journal} holds the run of another objective ({'; '.join(differences)}): a run's "
+            "files are named after the function (not its module), the space, --surrogate, "
+            "--acquisition and --seed only. Give this run another folder with --out; --fresh "
+            "would move the other run's journal aside (renamed, not deleted) and start this "
+            "one in its place."
+        )
 
 
 @dataclass
@@ -222,6 +283,8 @@ def _objective_task(args: argparse.Namespace, noise: float) -> _Task:
 
 
 def _problem_task(args: argparse.Namespace, noise: float) -> _Task:
+    import torch
+
     from manibo.problems import make_problem
 
     problem = make_problem(args.problem, noise_std=noise)
@@ -234,7 +297,7 @@ def _problem_task(args: argparse.Namespace, noise: float) -> _Task:
     }
 
     def objective(opt):
-        def evaluate(x: torch.Tensor) -> float:
+        def evaluate(x) -> float:
             generator = torch.Generator().manual_seed(args.seed * 2**32 + len(opt.history))
             return float(problem(x, generator=generator))
 
@@ -261,11 +324,15 @@ def _problem_task(args: argparse.Namespace, noise: float) -> _Task:
 
 def load_objective(reference: str) -> Callable:
     """The function ``reference`` names: ``package.module:function`` (imported; the current folder
-    is searched first) or ``path/to/file.py:function``.
+    is searched first) or ``path/to/file.py:function`` (run as a module, its folder put first on
+    ``sys.path`` as ``python path/to/file.py`` does, so that it imports its neighbours).
 
     Raises:
-        ConfigurationError: the reference is malformed, the module cannot be imported (its own
-            error is chained), or it has no such callable.
+        ConfigurationError: the reference is malformed, there is no such module or file, the
+            module name finds a module outside the current folder while the current folder
+            holds a file of that name, or the module has no such callable.
+        Exception: whatever the module's own code raises while it is imported (a
+            ``SyntaxError``, an ``ImportError`` of a module it imports ...), as it is.
     """
     module_name, sep, attribute = reference.rpartition(":")
     if not sep or not module_name or not attribute.isidentifier():
@@ -273,13 +340,7 @@ def load_objective(reference: str) -> Callable:
             f"--objective must look like MODULE:FUNCTION (mypkg.costs:f) or FILE.py:FUNCTION, got "
             f"{reference!r}."
         )
-    try:
-        module = _import(module_name)
-    except ImportError as err:
-        raise ConfigurationError(
-            f"--objective {reference}: cannot import {module_name!r} ({err}); run from the folder "
-            "that holds it, install its package, or give the file's path (FILE.py:FUNCTION)."
-        ) from err
+    module = _import(module_name, reference)
     function = getattr(module, attribute, None)
     if not callable(function):
         raise ConfigurationError(
@@ -290,7 +351,7 @@ def load_objective(reference: str) -> Callable:
     return function
 
 
-def _import(module_name: str):
+def _import(module_name: str, reference: str):
     """The module ``module_name`` names: a dotted name, imported, or a ``.py`` file, run.
 
     A file runs as a module of a private name (``_manibo_objective_<stem>``, numbered when taken),
@@ -300,7 +361,9 @@ def _import(module_name: str):
     if module_name.endswith(".py"):
         path = Path(module_name).expanduser().resolve()
         if not path.is_file():
-            raise ImportError(f"no such file {str(path)!r}")
+            raise ConfigurationError(f"--objective {reference}: no such file {str(path)!r}.")
+        if sys.path[:1] != [str(path.parent)]:
+            sys.path.insert(0, str(path.parent))
         name, number = f"_manibo_objective_{path.stem}", 1
         while name in sys.modules:
             number += 1
@@ -316,7 +379,49 @@ def _import(module_name: str):
         return module
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
+    _refuse_shadowed(module_name, reference)
+    try:
+        found = importlib.util.find_spec(module_name) is not None
+    except ModuleNotFoundError as err:  # a package of the dotted name is missing, or else the
+        if err.name is None or not f"{module_name}.".startswith(f"{err.name}."):
+            raise  # package's own code imports a missing module: its error, as it is
+        found = False
+    except ValueError:  # in sys.modules without a spec (__main__)
+        found = True
+    if not found:
+        raise ConfigurationError(
+            f"--objective {reference}: cannot import {module_name!r}: no module of that name is "
+            "found; run from the folder that holds it, install its package, or give the file's "
+            "path (FILE.py:FUNCTION)."
+        )
     return importlib.import_module(module_name)
+
+
+def _refuse_shadowed(module_name: str, reference: str) -> None:
+    """A clear error when the first name of ``module_name`` finds a module outside the current
+    folder (the standard library's ``random``, say) while the current folder holds a file or a
+    package of that name, which the user most likely means."""
+    top = module_name.partition(".")[0]
+    here = Path.cwd().resolve()
+    local = next((p for p in (here / f"{top}.py", here / top / "__init__.py") if p.is_file()), None)
+    if local is None:
+        return
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return
+    if spec is None:
+        return
+    origin = spec.origin if spec.has_location else None
+    if origin is not None and Path(origin).resolve().is_relative_to(here):
+        return
+    where = origin or ("built into Python" if spec.origin == "built-in" else "elsewhere")
+    path = "./" + module_name.replace(".", "/") + ".py"
+    raise ConfigurationError(
+        f"--objective {reference}: the module {top!r} is {where}, not {local.relative_to(here)} "
+        f"of the current folder (a module of that name comes first); give the file's path "
+        f"instead: --objective {path}:{reference.rpartition(':')[2]}"
+    )
 
 
 #: The loop's parameters that ``manibo run`` sets from flags, and the flags.
@@ -388,6 +493,39 @@ def _parse_options(pairs: list[str]) -> dict:
     return options
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose epilog may be computed when the help is shown (``epilog_from``):
+    listing the names ``manibo run`` accepts imports the surrogates, which takes seconds."""
+
+    def __init__(self, *args, epilog_from: Callable[[], str] | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._epilog_from = epilog_from
+
+    def format_help(self) -> str:
+        if self._epilog_from is not None:
+            self.epilog, self._epilog_from = self._epilog_from(), None
+        return super().format_help()
+
+    def error(self, message: str) -> None:
+        """A value that does not fit its argument: one ``manibo: error:`` line naming the
+        argument, what it takes and what came, status 2. Other mistakes (an unknown option, a
+        missing command) show the command's usage first, as argparse does."""
+        match = re.fullmatch(r"argument (\S+): (.*)", message, re.DOTALL)
+        if match is None:
+            super().error(message)
+        name, text = match[1].split("/")[-1], match[2]
+        if not name.startswith("-"):  # a positional argument: `manibo demo NAME`
+            name = f"{self.prog} {name.upper()}"
+        choice = re.fullmatch(r"invalid choice: (.*) \(choose from (.*)\)", text, re.DOTALL)
+        if choice:
+            text = f"must be one of {choice[2]}, got {choice[1]}"
+        elif text == "expected one argument":
+            text = "needs a value"
+        elif not text.startswith("must"):
+            text = f"{text[:1].lower()}{text[1:]}".join(("(", ")"))
+        self.exit(2, f"manibo: error: {name} {text}.\n")
+
+
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
     """Defaults after each option's help (where there is one); the listings as written."""
 
@@ -437,10 +575,130 @@ def _wrap(text: str, indent: int) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``manibo`` command."""
-    parser = argparse.ArgumentParser(
-        prog="manibo", description=re.sub(r"``(.*?)``", r"\1", __doc__)
-    )
+    """Entry point of the ``manibo`` command.
+
+    Nothing heavy (torch, the surrogates) is imported before the arguments are parsed, so that
+    ``--help`` and mistakes in the arguments answer at once, and every import runs where Ctrl-C
+    ends the command with its one line.
+    """
+    command = None
+    interrupts = _Interrupts()
+    try:
+        parser = _parser()
+        args, args.arguments = parser.parse_known_args(argv)
+        command = args.command
+        if args.arguments and command != "bench":
+            parser.commands[command].error(f"unrecognized arguments: {' '.join(args.arguments)}")
+        try:
+            with interrupts.deferred():
+                for module in _HEAVY_IMPORTS.get(command, ()):
+                    importlib.import_module(module)
+            with warnings.catch_warnings():
+                warnings.showwarning = _show_warning
+                status = args.func(args)
+            if interrupts.seen:  # a library caught the KeyboardInterrupt and went on
+                raise KeyboardInterrupt
+            return status
+        except ObjectiveError as error:  # the user's objective returned no number: their code
+            parser.exit(1, f"manibo: error: {error}\n")
+        except ManiboError as error:  # bad input: the message says what to do, no traceback
+            message = _in_flags(str(error)) if command == "run" else str(error)
+            parser.exit(2, f"manibo: error: {message}\n")
+        except Exception as error:  # in the user's code (or manibo's): its traceback, status 1
+            if interrupts.seen:
+                raise
+            _print_traceback(error)
+            parser.exit(1)
+    except BaseException as error:
+        # Ctrl-C: one line and the status a shell gives it, no traceback; also where a library
+        # turned the KeyboardInterrupt into another error (numpy's C extension interrupted while
+        # it loads raises ImportError, torch goes on without it, and a later import fails)
+        if not (interrupts.seen or isinstance(error, KeyboardInterrupt)):
+            raise
+        resume = "; the same command resumes the run from its journal" if command == "run" else ""
+        sys.stderr.write(f"\nmanibo: interrupted{resume}\n")
+        sys.exit(130)
+    finally:
+        interrupts.close()
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Show a warning to the command's user as ``manibo: warning: <message>`` on stderr: the
+    file and line of the code that issued it (manibo's, a library's) say nothing to them."""
+    (file or sys.stderr).write(f"manibo: warning: {message}\n")
+
+
+def _print_traceback(error: BaseException) -> None:
+    """Print ``error`` as Python does, less the frames of manibo and of the import machinery
+    above the first frame of other code (the user's objective, its module): a ``NameError`` in
+    the objective shows the objective's lines, a ``SyntaxError`` in its module only its file and
+    line. An error with no other frame (one of manibo's own) keeps its whole traceback."""
+    import traceback
+
+    internal = tuple(os.path.dirname(module.__file__) + os.sep for module in (_json, importlib))
+    internal += ("<frozen importlib",)
+    frames = error.__traceback__
+    while frames is not None and frames.tb_frame.f_code.co_filename.startswith(internal):
+        frames = frames.tb_next
+    if frames is None and not isinstance(error, SyntaxError):
+        frames = error.__traceback__
+    traceback.print_exception(type(error), error, frames)
+
+
+#: What each command imports first, with Ctrl-C deferred (:meth:`_Interrupts.deferred`).
+_HEAVY_IMPORTS = {
+    "info": ("torch", "gpytorch", "botorch"),
+    "demo": ("torch",),
+    "run": ("torch", "manibo.journal", "manibo.loop", "manibo.problems", "manibo.spaces"),
+}
+
+
+class _Interrupts:
+    """While open, SIGINT raises ``KeyboardInterrupt`` as Python's own handler does, and is
+    remembered (``seen``); :meth:`close` puts the previous handler back. Only in the main thread
+    (elsewhere nothing changes and ``seen`` stays False)."""
+
+    def __init__(self) -> None:
+        import signal
+        import threading
+
+        self.seen = False
+        self._deferring = False
+        self._previous = None
+        if threading.current_thread() is threading.main_thread():
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                self._previous = signal.signal(signal.SIGINT, self._interrupt)
+
+    def _interrupt(self, signum, frame) -> None:
+        self.seen = True
+        if not self._deferring:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def deferred(self):
+        """Within the block, Ctrl-C is only remembered, and raised as ``KeyboardInterrupt`` when
+        the block ends: for the imports of torch, numpy and the like, whose code at times
+        catches the exception and goes on half loaded (a ``KeyboardInterrupt`` raised in a
+        ``getattr`` of ``typing``, or in numpy's class bodies, was lost in 2 of 24 tries)."""
+        self._deferring = True
+        try:
+            yield
+        finally:
+            self._deferring = False
+        if self.seen:
+            raise KeyboardInterrupt
+
+    def close(self) -> None:
+        import signal
+
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The parser of the ``manibo`` command and its subcommands."""
+    parser = _Parser(prog="manibo", description=re.sub(r"``(.*?)``", r"\1", __doc__))
     sub = parser.add_subparsers(dest="command", required=True)
     info = sub.add_parser("info", help="print versions and the compute device")
     info.set_defaults(func=_info)
@@ -454,13 +712,13 @@ def main(argv: list[str] | None = None) -> int:
         "sphere-regression: a geometric GP against a latitude/longitude GP",
     )
     demo.add_argument("--out", default="demo-output", help="directory for figures and JSON")
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--seed", type=_integer, default=0)
     demo.add_argument("--device", default="cpu", help="cpu or cuda")
     for option, kind, text in (
-        ("--scenarios", int, "search: scenarios compared (default 8)"),
-        ("--budget", float, "search: mission hours (default 72)"),
-        ("--workers", int, "search: processes for the comparison (default 2)"),
-        ("--num-train", int, "sphere-regression: number of noisy observations (default 150)"),
+        ("--scenarios", _integer, "search: scenarios compared (default 8)"),
+        ("--budget", _number, "search: mission hours (default 72)"),
+        ("--workers", _integer, "search: processes for the comparison (default 2)"),
+        ("--num-train", _integer, "sphere-regression: number of noisy observations (default 150)"),
     ):
         keyword, metavar = _DEMO_OPTIONS[option][1], option[2:].upper().replace("-", "_")
         demo.add_argument(
@@ -473,7 +731,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Minimise (or with --maximize, maximise) your function on a space, or a "
         "benchmark\nproblem. Writes a journal (running the same command again resumes it), the "
         "results\nas JSON, a convergence figure (PNG) and a text summary to --out.",
-        epilog=_listings(),
+        epilog_from=_listings,
         formatter_class=_HelpFormatter,
     )
     what = run.add_argument_group("what to optimise (one of)")
@@ -498,16 +756,20 @@ def main(argv: list[str] | None = None) -> int:
         choices=["riemannian", "projection"],
         help="how the acquisition is optimised",
     )
-    run.add_argument("--budget", type=int, default=100, help="number of evaluations")
-    run.add_argument("--max-seconds", type=float, default=None, help="wall-time budget in seconds")
+    run.add_argument("--budget", type=_integer, default=100, help="number of evaluations")
     run.add_argument(
-        "--initial-design", type=int, default=5, help="random points before the first model"
+        "--max-seconds", type=_number, default=None, help="wall-time budget in seconds"
     )
-    run.add_argument("--q", type=int, default=1, help="points proposed together")
     run.add_argument(
-        "--noise", type=float, default=0.0, help="observation noise standard deviation"
+        "--initial-design", type=_integer, default=5, help="random points before the first model"
     )
-    run.add_argument("--seed", type=int, default=0, help="seed of the design and the proposals")
+    run.add_argument("--q", type=_integer, default=1, help="points proposed together")
+    run.add_argument(
+        "--noise", type=_number, default=0.0, help="observation noise standard deviation"
+    )
+    run.add_argument(
+        "--seed", type=_integer, default=0, help="seed of the design and the proposals"
+    )
     run.add_argument(
         "--surrogate-option",
         action="append",
@@ -531,16 +793,5 @@ def main(argv: list[str] | None = None) -> int:
         "--device, --lock FILE, --list.",
     )
     bench.set_defaults(func=_bench)
-    args, args.arguments = parser.parse_known_args(argv)
-    if args.arguments and args.command != "bench":
-        sub.choices[args.command].error(f"unrecognized arguments: {' '.join(args.arguments)}")
-    try:
-        return args.func(args)
-    except ManiboError as error:  # bad input: the message says what to do, no traceback
-        message = _in_flags(str(error)) if args.command == "run" else str(error)
-        parser.exit(2, f"manibo: error: {message}\n")
-    except KeyboardInterrupt:  # Ctrl-C: one line and the status a shell gives it, no traceback
-        resume = (
-            "; the same command resumes the run from its journal" if args.command == "run" else ""
-        )
-        parser.exit(130, f"\nmanibo: interrupted{resume}\n")
+    parser.commands = sub.choices  # name -> the parser of the command
+    return parser

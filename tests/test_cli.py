@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,13 @@ from loop_processes import shared_fork_server
 
 from manibo.cli import main
 from manibo.journal import Journal
+
+
+@pytest.fixture(autouse=True)
+def _own_sys_path(monkeypatch):
+    """Each test's own ``sys.path``: ``--objective path/to/file.py:f`` puts the file's folder
+    first on it, as ``python path/to/file.py`` does."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
 
 
 def test_info(capsys):
@@ -218,6 +226,48 @@ def test_a_resume_with_other_settings_is_refused_and_fresh_starts_over(tmp_path,
     assert [e.x for e in Journal(moved[0]).read()[1]] == [e.x for e in first]  # kept, not deleted
     config, evaluations = Journal(journal).read()
     assert config["metadata"]["noise_std"] == 0.1 and len(evaluations) == 3
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--surrogate-option", "nu=0"], "`nu` must be > 0"),  # the surrogate's build check
+        (["--budget", "4"], "--budget (4) exceeds the 3 points of Graph(3 nodes"),  # run's check
+    ],
+)
+def test_fresh_checks_every_setting_before_it_moves_the_journal(
+    tmp_path, capsys, arguments, message
+):
+    (tmp_path / "triangle.txt").write_text("0 1\n1 2\n2 0\n")
+    common = ["run", "--objective", "math:fsum", "--space", f"graph:{tmp_path / 'triangle.txt'}"]
+    common += ["--budget", "3", "--initial-design", "2", "--out", str(tmp_path / "out"), "--quiet"]
+    assert main(common) == 0
+    before = sorted(p.name for p in (tmp_path / "out").iterdir())
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main([*common, "--fresh", *arguments])
+    assert message in _error_line(capsys, exit_info)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == before  # nothing moved
+
+
+def test_a_journal_of_another_objective_under_the_same_name_suggests_another_folder(
+    tmp_path, monkeypatch, capsys
+):
+    (tmp_path / "sub").mkdir()
+    for path in ("obj.py", "obj2.py", "sub/obj.py"):
+        (tmp_path / path).write_text("def f(x):\n    return float(x[0])\n")
+    monkeypatch.chdir(tmp_path)
+    common = ["run", "--space", "sphere2", "--budget", "3", "--initial-design", "3", "--quiet"]
+    assert main([*common, "--objective", "obj:f"]) == 0
+    journal = Path("results", "f_sphere2_matern_qlognei_seed0.journal.jsonl")
+    for other in ("obj2:f", "sub/obj.py:f"):
+        with pytest.raises(SystemExit) as exit_info:
+            main([*common, "--objective", other])
+        err = _error_line(capsys, exit_info)
+        assert f"{journal} holds the run of another objective (objective: 'obj:f' in the " in err
+        assert f"journal, '{other}' now)" in err
+        assert "Give this run another folder with --out; --fresh would move the other run's" in err
+    assert len(Journal(journal).read()[1]) == 3  # untouched
 
 
 def _refused_mkdir(self, *args, **kwargs):
@@ -498,6 +548,125 @@ def test_an_objective_file_named_like_a_module_does_not_replace_it(tmp_path, mon
         assert pool.submit(first, [3.0]).result() == 3.0
 
 
+def test_an_objective_file_imports_the_modules_of_its_own_folder(tmp_path, monkeypatch, capsys):
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "cli_test_helpers.py").write_text("def g(x):\n    return float(x[0])\n")
+    (tmp_path / "proj" / "costs.py").write_text(
+        "from cli_test_helpers import g\n\ndef score(x):\n    return g(x)\n"
+    )
+    monkeypatch.chdir(tmp_path)  # as `python proj/costs.py` would, from the folder above
+    arguments = ["run", "--objective", "proj/costs.py:score", "--space", "sphere2", "--quiet"]
+    assert main([*arguments, "--budget", "3", "--initial-design", "3", "--out", "out"]) == 0
+
+
+@pytest.mark.parametrize("module", ["random", "json.decoder"])
+def test_a_module_name_that_finds_another_module_than_the_folders_file_says_so(
+    tmp_path, monkeypatch, capsys, module
+):
+    (tmp_path / "random.py").write_text("def f(x):\n    return float(x[0])\n")
+    (tmp_path / "json").mkdir()
+    (tmp_path / "json" / "__init__.py").write_text("")
+    (tmp_path / "json" / "decoder.py").write_text("def f(x):\n    return float(x[0])\n")
+    monkeypatch.chdir(tmp_path)
+    arguments = ["run", "--objective", f"{module}:f", "--space", "sphere2", "--out", "out"]
+    with pytest.raises(SystemExit) as exit_info:
+        main(arguments)
+    err = _error_line(capsys, exit_info)
+    top = module.partition(".")[0]
+    assert f"the module '{top}' is {sys.modules[top].__file__}, not " in err
+    path = "./random.py" if module == "random" else "./json/decoder.py"
+    assert err.endswith(f"give the file's path instead: --objective {path}:f\n")
+
+
+def test_warnings_reach_the_command_user_as_manibo_warning_lines(tmp_path, capsys):
+    script = tmp_path / "warns.py"
+    script.write_text(
+        "import warnings\n\ndef f(x):\n    warnings.warn('the solver is slow')\n"
+        "    return float(x[0])\n"
+    )
+    arguments = ["run", "--objective", f"{script}:f", "--space", "sphere2", "--quiet"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        main([*arguments, "--budget", "3", "--initial-design", "3", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert err.count("manibo: warning: the solver is slow\n") == 3  # one per evaluation
+    assert (
+        all(line.startswith("manibo: warning: ") for line in err.splitlines()) and ".py:" not in err
+    )
+
+
+def test_an_empty_graph_file_gives_manibos_error_only(tmp_path, capsys):
+    (tmp_path / "empty.txt").write_text("")
+    arguments = ["run", "--objective", "math:fsum", "--space", f"graph:{tmp_path / 'empty.txt'}"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(SystemExit) as exit_info:
+            main([*arguments, "--out", str(tmp_path / "out")])
+    assert "an edge list needs 2 or 3 columns" in _error_line(capsys, exit_info)
+    assert [str(w.message) for w in caught] == []
+
+
+def test_a_run_in_which_every_evaluation_failed_exits_1_and_writes_the_messages(tmp_path, capsys):
+    script = tmp_path / "fails.py"
+    script.write_text(
+        "import manibo\n\ndef f(x):\n    raise manibo.EvaluationFailed(f'diverged at {x[0]:.3f}')\n"
+    )
+    out = tmp_path / "out"
+    arguments = ["run", "--objective", f"{script}:f", "--space", "sphere2", "--quiet"]
+    assert main([*arguments, "--budget", "3", "--initial-design", "3", "--out", str(out)]) == 1
+    result = json.loads((out / "f_sphere2_matern_qlognei_seed0.json").read_text())
+    assert result["best_x"] is None and result["observed"] == [None] * 3
+    assert result["errors"] == [
+        f"EvaluationFailed: diverged at {p[0]:.3f}" for p in result["points"]
+    ]
+    err = capsys.readouterr().err
+    assert err.startswith("manibo: error: no evaluation succeeded (3 of 3 failed; the last: ")
+    assert err.count("\n") == 1 and result["errors"][-1] in err
+
+
+OBJECTIVE_MODULES = {
+    "cli_test_imports_missing": "import nonexistent_pkg_zz\n\ndef f(x):\n    return 1.0\n",
+    "cli_test_syntax": "def f(x):\n    return 1.0 +\n",
+    "cli_test_name_error": "def f(x):\n    return float(x[0]) + undefined_name\n",
+    "cli_test_returns_none": "def f(x):\n    print(x)\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("reference", "expected"),
+    [
+        (
+            "cli_test_imports_missing:f",
+            'cli_test_imports_missing.py", line 1, in <module>\n    import nonexistent_pkg_zz\n'
+            "ModuleNotFoundError: No module named 'nonexistent_pkg_zz'\n",
+        ),
+        ("cli_test_syntax:f", 'cli_test_syntax.py", line 2\n'),
+        ("cli_test_syntax.py:f", 'cli_test_syntax.py", line 2\n'),
+        (
+            "cli_test_name_error:f",
+            'cli_test_name_error.py", line 2, in f\n    return float(x[0]) + undefined_name\n',
+        ),
+        ("cli_test_returns_none:f", "manibo: error: the objective returned NoneType None at x"),
+    ],
+)
+def test_an_error_of_the_objectives_code_shows_that_code_and_exits_1(
+    tmp_path, monkeypatch, capsys, reference, expected
+):
+    for name, text in OBJECTIVE_MODULES.items():
+        (tmp_path / f"{name}.py").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    arguments = ["run", "--objective", reference, "--space", "sphere2", "--quiet"]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*arguments, "--budget", "3", "--initial-design", "3", "--out", "out"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 1 and expected in err
+    assert "cli.py" not in err and "loop.py" not in err and "importlib" not in err
+    if "syntax" in reference:
+        assert err.endswith("SyntaxError: invalid syntax\n") and "Traceback" not in err
+    if "none" in reference:
+        assert err.count("\n") == 1
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
@@ -524,6 +693,35 @@ def test_run_objective_mistakes_end_with_one_error_line(tmp_path, capsys, argume
         main(["run", *arguments, "--budget", "4", "--initial-design", "3", "--out", str(tmp_path)])
     assert message in _error_line(capsys, exit_info)
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["run", "--budget", "6.5"], "--budget must be an integer, got '6.5'."),
+        (["run", "--budget", "abc"], "--budget must be an integer, got 'abc'."),
+        (["run", "--q", "x"], "--q must be an integer, got 'x'."),
+        (["run", "--seed", "1.5"], "--seed must be an integer, got '1.5'."),
+        (["run", "--noise", "loud"], "--noise must be a number, got 'loud'."),
+        (["run", "--budget"], "--budget needs a value."),
+        (
+            ["run", "--optimizer", "lbfgs"],
+            "--optimizer must be one of 'riemannian', 'projection', got 'lbfgs'.",
+        ),
+        (
+            ["demo", "nosuch"],
+            "manibo demo NAME must be one of 'search', 'sphere-regression', got 'nosuch'.",
+        ),
+        (["demo", "--budget", "long"], "--budget must be a number, got 'long'."),
+        (["frobnicate"], "manibo COMMAND must be one of 'info', 'demo', 'run', 'bench', got"),
+    ],
+)
+def test_a_value_that_does_not_fit_its_argument_ends_with_one_error_line(
+    capsys, arguments, message
+):
+    with pytest.raises(SystemExit) as exit_info:
+        main(arguments)
+    assert _error_line(capsys, exit_info).startswith(f"manibo: error: {message}")
 
 
 def test_help_is_plain_text_and_a_wrong_option_shows_its_command_usage(capsys):
@@ -573,3 +771,65 @@ def test_a_problem_without_a_minimum_is_refused_before_the_run(tmp_path, capsys,
         main([*arguments, "--initial-design", "3", "--quiet", "--out", str(tmp_path / "out")])
     assert "`optimal_value` of problem `test-cli-no-minimum`" in _error_line(capsys, exit_info)
     assert not list(tmp_path.glob("**/*.jsonl"))  # refused before the first evaluation
+
+
+# ---------------------------------------------------------------- start-up: fast, and Ctrl-C
+def _manibo_process(*command: str, cwd: Path | None = None) -> subprocess.Popen:
+    """``python -m manibo command`` in a new process group, as the installed command runs it
+    (``-P``: the current folder is not put first on ``sys.path``), SIGINT at its default."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen(
+        [sys.executable, "-P", "-m", "manibo", *command],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+PROBE = """
+import sys
+from manibo.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exit:
+    print(exit.code, "torch" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(
+    "arguments", [["--help"], ["run", "--budget", "abc"], ["demo", "--seed", "x"]]
+)
+def test_help_and_argument_mistakes_import_no_torch(arguments):
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    probe = subprocess.run(
+        [sys.executable, "-c", PROBE, *arguments], env=env, capture_output=True, text=True
+    )
+    assert probe.stdout.splitlines()[-1] == f"{0 if '--help' in arguments else 2} False"
+
+
+@pytest.mark.parametrize(
+    ("command", "wait"),
+    [
+        (["info"], 0.3),
+        (["info"], 0.6),
+        (["info"], 0.9),
+        (["run", "--problem", "ackley-sphere2"], 0.5),
+        (["run", "--problem", "ackley-sphere2"], 1.0),
+    ],
+)
+def test_ctrl_c_while_manibo_starts_gives_the_one_line(command, wait, tmp_path):
+    process = _manibo_process(*command, *(["--out", str(tmp_path)] if "run" in command else []))
+    try:
+        time.sleep(wait)  # importing torch and the surrogates takes seconds: it is under way
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    resume = "; the same command resumes the run from its journal" if "run" in command else ""
+    assert (process.returncode, err) == (130, f"\nmanibo: interrupted{resume}\n")

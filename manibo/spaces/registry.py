@@ -8,6 +8,7 @@ space or a family of spaces (plug-ins included); ``available_spaces()`` lists th
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -255,7 +256,9 @@ def _graph_from_file(path: str) -> Graph:
     if file.suffix == ".npy":
         return Graph(np.load(file))
     try:
-        table = np.loadtxt(file, ndmin=2)
+        with warnings.catch_warnings():  # an empty file: the error below says so
+            warnings.filterwarnings("ignore", "loadtxt: input contained no data")
+            table = np.loadtxt(file, ndmin=2)
     except ValueError as err:
         raise InputDataError(
             f"space 'graph:{path}': cannot read the edge list ({err}); write one edge per line "
