@@ -765,7 +765,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--q", type=_integer, default=1, help="points proposed together")
     run.add_argument(
-        "--noise", type=_number, default=0.0, help="observation noise standard deviation"
+        "--noise",
+        type=_number,
+        default=0.0,
+        help="standard deviation of Gaussian noise added to a benchmark problem's values "
+        "(--problem only; your own --objective is measured as it is)",
     )
     run.add_argument(
         "--seed", type=_integer, default=0, help="seed of the design and the proposals"
