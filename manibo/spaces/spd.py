@@ -134,8 +134,10 @@ class SymmetricPositiveDefinite(NoncompactSpace):
     edge of the box (for SPD(2) and the default box, 95% of them have an eigenvalue below 0.1,
     the median smallest eigenvalue is 0.0034); ``sampling="eigenvalues"`` draws each eigenvalue
     uniformly from the box instead, with Haar eigenvectors (4% below 0.1, median 1.46), the
-    design of Jaquier et al. (2021). ``project`` symmetrises and clamps the
-    eigenvalues into the box; ``retract`` is the exponential map
+    design of Jaquier et al. (2021), and the one to use for Bayesian optimisation (with the
+    default the initial design and the raw samples crowd the singular edge: minimising
+    :math:`-\operatorname{tr} X` on SPD(2), budget 12, found -5.0 against -10.0). ``project``
+    symmetrises and clamps the eigenvalues into the box; ``retract`` is the exponential map
     :math:`X^{1/2}\exp(X^{-1/2} V X^{-1/2}) X^{1/2}` followed by ``project``; the chart is the
     log-Euclidean Mandel vector of :math:`\log X`.
 
