@@ -231,8 +231,9 @@ def test_a_resume_with_other_settings_is_refused_and_fresh_starts_over(tmp_path,
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--surrogate-option", "nu=0"], "`nu` must be > 0"),  # the surrogate's build check
-        (["--budget", "4"], "--budget (4) exceeds the 3 points of Graph(3 nodes"),  # run's check
+        # the surrogate's build check, then the run's check
+        (["--surrogate-option", "nu=0"], "`nu` must be a real number > 0"),
+        (["--budget", "4"], "--budget (4) exceeds the 3 points of Graph(3 nodes"),
     ],
 )
 def test_fresh_checks_every_setting_before_it_moves_the_journal(
