@@ -134,21 +134,27 @@ def test_demo_bad_options_exit_with_a_message_not_a_traceback(tmp_path, capsys, 
     assert not any(tmp_path.iterdir())  # refused before any work
 
 
-def _sigint_after(command: list[str], first: str, wait: float) -> tuple[float, str, str, int]:
-    """Start ``manibo`` ``command``, read its output (stdout) up to a line that starts with
-    ``first``, wait ``wait`` seconds, then press Ctrl-C (SIGINT to its process group, as a
-    terminal does): the seconds it took to end, its output and error text, and its status."""
+def _manibo_process(*command: str, cwd: Path | None = None) -> subprocess.Popen:
+    """``python -m manibo command`` in a new process group, as the installed command runs it
+    (``-P``: the current folder is not put first on ``sys.path``), SIGINT at its default."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "1"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "manibo", *command],
+    return subprocess.Popen(
+        [sys.executable, "-P", "-m", "manibo", *command],
+        cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
-        # Python ignores SIGINT when it starts with it ignored (as under a background job)
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
+
+
+def _sigint_after(command: list[str], first: str, wait: float) -> tuple[float, str, str, int]:
+    """Start ``manibo`` ``command``, read its output (stdout) up to a line that starts with
+    ``first``, wait ``wait`` seconds, then press Ctrl-C (SIGINT to its process group, as a
+    terminal does): the seconds it took to end, its output and error text, and its status."""
+    process = _manibo_process(*command)
     try:
         out, line = "", ""
         while not line.startswith(first):
@@ -775,22 +781,6 @@ def test_a_problem_without_a_minimum_is_refused_before_the_run(tmp_path, capsys,
 
 
 # ---------------------------------------------------------------- start-up: fast, and Ctrl-C
-def _manibo_process(*command: str, cwd: Path | None = None) -> subprocess.Popen:
-    """``python -m manibo command`` in a new process group, as the installed command runs it
-    (``-P``: the current folder is not put first on ``sys.path``), SIGINT at its default."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "1"}
-    return subprocess.Popen(
-        [sys.executable, "-P", "-m", "manibo", *command],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-
-
 PROBE = """
 import sys
 from manibo.cli import main
