@@ -424,3 +424,19 @@ def test_float32_matrices_beyond_its_condition_number_are_refused_with_advice():
     kernel = GeometricMaternKernel(space, nu=1.5, num_phases=64).float()
     with pytest.raises(InputDataError, match=r"`x1` is torch.float32.*condition number"):
         kernel(x.float()).to_dense()
+
+
+def test_three_by_three_horocyclic_projection_equals_the_cholesky_one():
+    # the closed form from leading principal minors, values and gradients
+    space = SymmetricPositiveDefinite(3, eigenvalue_bounds=(1e-3, 5.0))
+    x = space.random(6, generator=_gen()).requires_grad_(True)
+    k = space.boundary_points(torch.rand(9, 9, generator=_gen(4), dtype=torch.float64))
+    fast = space.horocyclic(x, k)
+    y = k.transpose(-1, -2) @ x.reshape(6, 1, 3, 3) @ k
+    chol = torch.linalg.cholesky(0.5 * (y + y.transpose(-1, -2)))
+    slow = 2 * torch.log(torch.diagonal(chol, dim1=-2, dim2=-1))
+    assert torch.allclose(fast, slow, atol=1e-10)
+    weights = torch.randn(fast.shape, generator=_gen(5), dtype=torch.float64)
+    (grad_fast,) = torch.autograd.grad((fast * weights).sum(), x)
+    (grad_slow,) = torch.autograd.grad((slow * weights).sum(), x)
+    assert torch.allclose(grad_fast, grad_slow, rtol=1e-8, atol=1e-8)
