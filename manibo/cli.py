@@ -209,13 +209,9 @@ def _refuse_another_objective(journal: Path, metadata: dict) -> None:
     ``metadata`` names: its file name is the same because it comes from the function's name (not
     its module), the space, the surrogate, the acquisition and the seed only. A journal that
     cannot be read is left to the loop, which says what is wrong with it."""
-    import json
+    from manibo.journal import recorded_config
 
-    try:
-        with open(journal, "rb") as file:
-            recorded = json.loads(file.readline())["config"]["metadata"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return
+    recorded = (recorded_config(journal) or {}).get("metadata")
     if not isinstance(recorded, dict):
         return
     differences = [

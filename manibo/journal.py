@@ -241,13 +241,13 @@ def parse_records(complete: bytes, path: Path) -> JournalContents | None:
     """Parse and check complete journal lines; None when there are none.
 
     Args:
-        complete: the file's bytes up to and including its last newline.
+        complete: the file's bytes up to and including its last newline (of a file that passed
+            :func:`_check_is_journal`, as its two readers check first).
         path: the journal's path, for messages.
     """
     lines = complete.split(b"\n")[:-1]
     if not lines:
         return None
-    _check_is_journal(complete, path)
     records = [_decode(line, number, path) for number, line in enumerate(lines, start=1)]
     version, config = _check_header(records[0], path)
     evaluations, stops, asked = [], [], []
@@ -317,6 +317,30 @@ def check_is_journal(path: str | Path) -> None:
         JournalError: as :meth:`JournalWriter.load` for a file that is not a journal.
     """
     path = Path(path).expanduser()
+    head = _head(path)
+    if head is not None:  # missing, a folder, unreadable: the writer says which
+        _check_is_journal(head, path)
+
+
+def recorded_config(path: str | Path) -> dict[str, Any] | None:
+    """The configuration in the header of the journal ``path``, read from its first line alone;
+    None where there is none to read (no file, not a journal, a header cut off)."""
+    head = _head(Path(path).expanduser())
+    if head is None or b"\n" not in head:
+        return None
+    try:
+        record = _json.loads(head[: head.index(b"\n")])
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not (isinstance(record, dict) and record.get("type") == "header"):
+        return None
+    config = record.get("config")
+    return config if isinstance(config, dict) else None
+
+
+def _head(path: Path) -> bytes | None:
+    """The bytes of ``path`` up to its first newline (or the whole file if it has none, read in
+    64 KB blocks); None where it cannot be read."""
     head = b""
     try:
         with open(path, "rb") as f:
@@ -325,9 +349,9 @@ def check_is_journal(path: str | Path) -> None:
                 if not chunk:
                     break
                 head += chunk
-    except OSError:  # missing, a folder, unreadable: the writer says which
-        return
-    _check_is_journal(head, path)
+    except OSError:
+        return None
+    return head
 
 
 def _decode(line: bytes, number: int, path: Path) -> dict[str, Any]:

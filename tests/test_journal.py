@@ -172,6 +172,19 @@ def test_a_file_that_is_not_a_journal_is_refused_untouched(tmp_path, content):
     writer.close()
     assert path.read_bytes() == content
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "notes.txt.lock"]
+    assert manibo.journal.recorded_config(path) is None
+
+
+def test_the_recorded_configuration_is_read_from_the_header_line_alone(tmp_path):
+    path = tmp_path / "run.jsonl"
+    assert manibo.journal.recorded_config(path) is None  # no file
+    writer = JournalWriter(path)
+    writer.load()
+    writer.create({"seed": 3, "metadata": {"objective": "obj:f"}})
+    writer.close()
+    with open(path, "ab") as f:
+        f.write(b"not a record, and no newline")  # later lines are not read
+    assert manibo.journal.recorded_config(path) == {"seed": 3, "metadata": {"objective": "obj:f"}}
 
 
 def test_a_tilde_in_a_journal_path_is_the_home_folder(tmp_path, monkeypatch):
