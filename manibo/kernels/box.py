@@ -42,7 +42,7 @@ class BoxMaternKernel(ChecksInputShape, Kernel):
         nu = check_smoothness(nu, (*EUCLIDEAN_NUS, math.inf), " on a box")
         super().__init__(batch_shape=kwargs.get("batch_shape", torch.Size()))
         self.space = space
-        self.nu = float(nu)
+        self.nu = nu
         kwargs = {"ard_num_dims": space.dim, **kwargs}
         self.base = RBFKernel(**kwargs) if math.isinf(nu) else MaternKernel(nu=nu, **kwargs)
 

@@ -19,6 +19,7 @@ from botorch.models.transforms.outcome import OutcomeTransform, Standardize
 from botorch.utils.types import DEFAULT, _DefaultType
 from torch import Tensor
 
+from manibo._validation import shown
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.spaces.base import Space
 from manibo.spaces.circle import Circle
@@ -39,7 +40,7 @@ def check_outcome_transform(outcome_transform: object) -> None:
     ):
         raise ConfigurationError(
             "`outcome_transform` must be a BoTorch OutcomeTransform (e.g. Standardize(m=1)) or "
-            f"None, got {outcome_transform!r} ({type(outcome_transform).__name__})."
+            f"None, got {shown(outcome_transform)} ({type(outcome_transform).__name__})."
         )
 
 

@@ -325,6 +325,12 @@ def content_digest(*parts: object) -> str:
     return digest.hexdigest()
 
 
+DISTANCE_ACCURACY = 1e-3
+"""The distance error up to which a dtype is said to resolve the points of a non-compact space:
+where its coordinates cannot (float32 far out on the hyperboloid, float32 matrices of large
+condition number), ``check`` refuses them."""
+
+
 class NoncompactSpace(Space):
     r"""A Riemannian symmetric space :math:`G/K` of non-compact type (hyperbolic spaces, SPD).
 

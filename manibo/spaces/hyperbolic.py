@@ -25,13 +25,17 @@ from manibo.harmonics.hyperbolic import (
     sinhc,
     superpose,
 )
-from manibo.spaces.base import NoncompactSpace, pairwise_in_chunks, rescaled, safe_sqrt
+from manibo.spaces.base import (
+    DISTANCE_ACCURACY,
+    NoncompactSpace,
+    pairwise_in_chunks,
+    rescaled,
+    safe_sqrt,
+)
 
 MAX_RADIUS = 15.0
 """Largest domain radius (kernels are tabulated to distance 40; beyond ~20 float64 loses the
 hyperboloid constraint)."""
-DISTANCE_ACCURACY = 1e-3
-"""The distance error up to which a dtype is said to resolve points (see :data:`FLOAT32_RADIUS`)."""
 FLOAT32_RADIUS = 4.5
 r"""Farthest distance from the origin at which float32 hyperboloid coordinates fix distances to
 about :data:`DISTANCE_ACCURACY`. Rounding moves a point off the hyperboloid by about

@@ -18,15 +18,12 @@ from torch.autograd.function import once_differentiable
 
 from manibo._validation import default_tolerance
 from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning
-from manibo.spaces.base import NoncompactSpace, safe_sqrt
+from manibo.spaces.base import DISTANCE_ACCURACY, NoncompactSpace, safe_sqrt
 
 _PROPOSALS_PER_ROUND = 4096
 #: proposals of one call of ``random`` (``sampling="volume"``, about 10 s of CPU) beyond which it
 #: warns, once per space, that the rejection sampler is slow there
 _SLOW_PROPOSALS = 20_000_000
-DISTANCE_ACCURACY = 1e-3
-"""The distance error up to which a dtype is said to resolve matrices (see
-:data:`FLOAT32_CONDITION`)."""
 FLOAT32_CONDITION = 1e4
 r"""Largest condition number (largest over smallest eigenvalue) at which float32 entries fix
 distances to about :data:`DISTANCE_ACCURACY`. Rounding an entry perturbs the matrix by about
@@ -545,8 +542,8 @@ class SymmetricPositiveDefinite(NoncompactSpace):
         :math:`k^\top X k`, :math:`\Delta_n = \det X` whatever :math:`k`. For :math:`n = 2`
         this is :math:`(\log q, \log\det X - \log q)` with :math:`q = k_1^\top X k_1`; for
         :math:`n = 3` :math:`\Delta_2 = q\,(k_2^\top X k_2) - (k_1^\top X k_2)^2` is added
-        (about 3 times faster than the factorisation, gradients included); otherwise a batched
-        Cholesky factorisation.
+        (forward and backward on 256 points and 1024 phases: 0.04 s CPU against 0.53 s for the
+        factorisation); otherwise a batched Cholesky factorisation.
         """
         m = _sym(_matrices(x, self.n))
         k = boundary.to(x)
