@@ -150,18 +150,20 @@ def _run(args: argparse.Namespace) -> int:
         "initial_design": args.initial_design,
         "seed": args.seed,
         "optimizer": args.optimizer,
+        "exclude_evaluated": not args.repeat_evaluated,
         "surrogate_options": _parse_options(args.surrogate_option),
         "device": args.device,
         "metadata": task.metadata,
     }
+    opt = BayesianOptimizer(task.space, **settings)
+    # every check (the surrogate's build check, those of run) before the journal is moved or
+    # written: a refused command leaves nothing on disk for the corrected one to stumble on
+    opt._checked_run(task.objective(opt), args.budget, max_seconds=max_seconds)
     if args.fresh and journal.exists():
-        # every check (the surrogate's build check, those of run) before the journal is moved
-        probe = BayesianOptimizer(task.space, **settings)
-        probe._checked_run(task.objective(probe), args.budget, max_seconds=max_seconds)
         print(f"moved the previous journal to {set_aside(journal)}")
     elif journal.exists():
         _refuse_another_objective(journal, task.metadata)
-    opt = BayesianOptimizer(task.space, **settings, journal=journal, resume=True)
+    opt._open_journal(journal, resume=True)
     waiting = 0 if opt.pending is None else opt.pending.shape[0]
     if opt.history or waiting:
         done = len(opt.history)
@@ -427,13 +429,14 @@ _RUN_FLAGS = {
     "max_seconds": "--max-seconds",
     "q": "--q",
     "seed": "--seed",
+    "exclude_evaluated=False": "--repeat-evaluated",
 }
 
 
 def _in_flags(message: str) -> str:
     """``message`` (of the loop) in the words of ``manibo run``: a parameter of :data:`_RUN_FLAGS`
     in backquotes becomes its flag (```q``` becomes ``--q``), and ``q = 2`` becomes ``--q 2``."""
-    message = re.sub(r"`(\w+)`", lambda name: _RUN_FLAGS.get(name[1], name[0]), message)
+    message = re.sub(r"`([\w=]+)`", lambda name: _RUN_FLAGS.get(name[1], name[0]), message)
     return re.sub(r"\bq = (\d+)", r"--q \1", message)
 
 
@@ -760,6 +763,12 @@ def _parser() -> argparse.ArgumentParser:
         "--initial-design", type=_integer, default=5, help="random points before the first model"
     )
     run.add_argument("--q", type=_integer, default=1, help="points proposed together")
+    run.add_argument(
+        "--repeat-evaluated",
+        action="store_true",
+        help="on a finite space (graph, mesh), let an evaluated point be proposed again (a noisy "
+        "objective measured twice); by default each point is evaluated once",
+    )
     run.add_argument(
         "--noise",
         type=_number,

@@ -925,7 +925,8 @@ class BayesianOptimizer:
             raise ConfigurationError(
                 f"`budget` ({budget}) exceeds the {count} points of {self.space!r}, and evaluated "
                 "points are never proposed again; lower the budget, or pass "
-                "exclude_evaluated=False."
+                "`exclude_evaluated=False` to let evaluated points be proposed again (a noisy "
+                "objective measured twice)."
             )
 
     def _checked_parallelism(self, objective, executor, max_parallel) -> int:

@@ -257,6 +257,22 @@ def test_fresh_checks_every_setting_before_it_moves_the_journal(
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == before  # nothing moved
 
 
+def test_repeat_evaluated_lets_a_run_evaluate_more_points_than_a_graph_has(tmp_path, capsys):
+    (tmp_path / "triangle.txt").write_text("0 1\n1 2\n2 0\n")
+    common = ["run", "--objective", "math:fsum", "--space", f"graph:{tmp_path / 'triangle.txt'}"]
+    common += ["--budget", "5", "--initial-design", "2", "--out", str(tmp_path), "--quiet"]
+    with pytest.raises(SystemExit) as exit_info:
+        main(common)
+    err = _error_line(capsys, exit_info)
+    assert "--budget (5) exceeds the 3 points" in err
+    assert "or pass --repeat-evaluated to let evaluated points be proposed again" in err
+    assert main([*common, "--repeat-evaluated"]) == 0
+    config, evaluations = Journal(next(tmp_path.glob("*.journal.jsonl"))).read()
+    assert config["exclude_evaluated"] is False
+    nodes = [int(e.x[0]) for e in evaluations]
+    assert len(nodes) == 5 and set(nodes) <= {0, 1, 2} and len(set(nodes)) < 5
+
+
 def test_a_journal_of_another_objective_under_the_same_name_suggests_another_folder(
     tmp_path, monkeypatch, capsys
 ):
