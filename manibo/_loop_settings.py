@@ -17,7 +17,12 @@ from torch import Tensor
 
 from manibo import _json
 from manibo._validation import check_bool, check_int
-from manibo.acquisitions import build_acquisition, check_acquisition, required_features
+from manibo.acquisitions import (
+    build_acquisition,
+    check_acquisition,
+    chooses_one_at_a_time,
+    required_features,
+)
 from manibo.exceptions import ConfigurationError, InputDataError, ManiboError
 from manibo.models import build_surrogate, check_surrogate_supports, surrogate_entry
 from manibo.optim import LBFGSOptions
@@ -115,6 +120,12 @@ def _check_optimizer(space: Space, s: dict[str, Any]) -> None:
             )
         if "maxiter" in s["optimizer_options"]:
             check_int("maxiter", s["optimizer_options"]["maxiter"], minimum=1)
+        if s["q"] > 1 and chooses_one_at_a_time(s["acquisition"]):
+            raise ConfigurationError(
+                f"the acquisition {s['acquisition']!r} chooses q = {s['q']} points one at a time, "
+                "which the 'projection' optimiser does not do; use optimizer='riemannian' or "
+                "q = 1."
+            )
         try:
             space.ambient_bounds()
         except UnsupportedError as err:
@@ -168,7 +179,7 @@ def check_buildable(
         except Exception as err:
             raise _build_error(f"the surrogate {name!r}", space, options, err) from err
         try:
-            build_acquisition(settings["acquisition"], model, X, Y, None, 0)
+            build_acquisition(settings["acquisition"], model, X, Y, None, 0, space=space)
         except Exception as err:
             raise _build_error(
                 f"the acquisition {settings['acquisition']!r}", space, options, err

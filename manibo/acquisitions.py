@@ -2,8 +2,9 @@
 
 An acquisition is a builder ``builder(model, data) -> AcquisitionFunction`` registered with
 :func:`register_acquisition`; ``data`` is an :class:`AcquisitionData` (the observations, the
-pending points, a seeded sampler). The loop, ``manibo run --acquisition`` and plug-ins declared in
-the ``manibo.plugins`` entry-point group all use the one registry.
+pending points, a seeded sampler, points drawn on the space). The loop, ``manibo run
+--acquisition`` and plug-ins declared in the ``manibo.plugins`` entry-point group all use the one
+registry.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from botorch.acquisition import (
     qKnowledgeGradient,
     qLogExpectedImprovement,
     qLogNoisyExpectedImprovement,
+    qMaxValueEntropy,
+    qNegIntegratedPosteriorVariance,
     qSimpleRegret,
     qUpperConfidenceBound,
 )
@@ -30,12 +33,14 @@ from torch import Tensor
 from manibo.exceptions import ConfigurationError
 from manibo.models.marginals import posterior_marginals
 from manibo.registry import Entry, Registry
+from manibo.spaces.base import Space
 
 __all__ = [
     "AcquisitionData",
     "available_acquisitions",
     "build_acquisition",
     "check_acquisition",
+    "chooses_one_at_a_time",
     "register_acquisition",
     "required_features",
     "screen_baseline",
@@ -50,6 +55,11 @@ BASELINE_SIZE = 1000
 :func:`screen_baseline`)."""
 BASELINE_SDS = 4.0
 """Posterior standard deviations of the screen of :func:`screen_baseline`."""
+MES_CANDIDATES = 1000
+"""Uniform points on the space that, with the evaluated ones, are where ``"qmes"`` draws the
+maximum from (BoTorch's candidate set)."""
+NIPV_POINTS = 256
+"""Uniform points on the space over which ``"qnipv"`` integrates the posterior variance."""
 
 
 @dataclass(frozen=True)
@@ -62,12 +72,14 @@ class AcquisitionData:
         X_pending: asked-but-not-told points ``(k, D)``, or None (always None for an analytic
             acquisition).
         seed: seed of the quasi-Monte Carlo sampler of this proposal.
+        space: the search space (for :meth:`points_on_space`), or None.
     """
 
     train_X: Tensor
     train_Y: Tensor
     X_pending: Tensor | None
     seed: int
+    space: Space | None = None
 
     @property
     def best_f(self) -> Tensor:
@@ -78,17 +90,35 @@ class AcquisitionData:
         """A scrambled-Sobol normal sampler seeded with :attr:`seed`."""
         return SobolQMCNormalSampler(torch.Size([num_samples]), seed=self.seed)
 
+    def points_on_space(self, n: int) -> Tensor:
+        """``n`` points drawn uniformly on :attr:`space` with :attr:`seed`, flattened to ``(n, D)``
+        on the dtype and device of :attr:`train_X` (candidate or integration points).
+
+        Raises:
+            ConfigurationError: the data carry no space.
+        """
+        if self.space is None:
+            raise ConfigurationError(
+                "this acquisition draws points on the search space, but `build_acquisition` was "
+                "called without `space=`; pass the space."
+            )
+        X = self.train_X
+        points = self.space.random(n, generator=self.seed, dtype=X.dtype, device=X.device)
+        return points.reshape(n, -1)
+
 
 AcquisitionBuilder = Callable[[Model, AcquisitionData], AcquisitionFunction]
 
 
 @dataclass(frozen=True)
 class AcquisitionEntry(Entry):
-    """An acquisition builder, whether it is analytic (q = 1, no pending points), and the model
-    features (keys of :data:`manibo.models.FEATURES`) it needs of its surrogate."""
+    """An acquisition builder, whether it is analytic (q = 1, no pending points), whether it
+    chooses a batch one point at a time (each pending for the next), and the model features (keys
+    of :data:`manibo.models.FEATURES`) it needs of its surrogate."""
 
     analytic: bool = False
     required_features: tuple[str, ...] = ()
+    one_at_a_time: bool = False
 
 
 ACQUISITIONS: Registry[AcquisitionEntry] = Registry(
@@ -98,7 +128,10 @@ ACQUISITIONS: Registry[AcquisitionEntry] = Registry(
 
 
 def register_acquisition(
-    name: str, analytic: bool = False, required_features: tuple[str, ...] = ()
+    name: str,
+    analytic: bool = False,
+    required_features: tuple[str, ...] = (),
+    one_at_a_time: bool = False,
 ) -> Callable[[AcquisitionBuilder], AcquisitionBuilder]:
     """Decorator registering ``builder(model, data) -> AcquisitionFunction`` under ``name``.
 
@@ -112,13 +145,18 @@ def register_acquisition(
         required_features: the model features (keys of :data:`manibo.models.FEATURES`) the
             acquisition needs, e.g. ``("fantasize",)`` for the knowledge gradient; the loop refuses
             a surrogate that declares one of them out of its reach before any evaluation.
+        one_at_a_time: the acquisition scores one point per q-batch but takes pending points
+            (BoTorch's max-value entropy search): the loop chooses ``q > 1`` points one at a
+            time, each pending for the next (``optimize_acqf_on_space(..., sequential=True)``).
 
     Raises:
         ConfigurationError: ``name`` is taken by another builder.
     """
 
     def decorate(builder: AcquisitionBuilder) -> AcquisitionBuilder:
-        entry = AcquisitionEntry(builder, bool(analytic), tuple(required_features))
+        entry = AcquisitionEntry(
+            builder, bool(analytic), tuple(required_features), bool(one_at_a_time)
+        )
         ACQUISITIONS.register(name, entry)
         return builder
 
@@ -139,6 +177,15 @@ def required_features(name: str) -> tuple[str, ...]:
     return ACQUISITIONS.get(name).required_features
 
 
+def chooses_one_at_a_time(name: str) -> bool:
+    """Whether the loop chooses a batch of the acquisition ``name`` one point at a time.
+
+    Raises:
+        ConfigurationError: ``name`` is unknown.
+    """
+    return ACQUISITIONS.get(name).one_at_a_time
+
+
 def check_acquisition(name: str, q: int) -> None:
     """Raise a clear error unless ``name`` is registered and can propose ``q`` points at once.
 
@@ -153,7 +200,13 @@ def check_acquisition(name: str, q: int) -> None:
 
 
 def build_acquisition(
-    name: str, model: Model, train_X: Tensor, train_Y: Tensor, X_pending: Tensor | None, seed: int
+    name: str,
+    model: Model,
+    train_X: Tensor,
+    train_Y: Tensor,
+    X_pending: Tensor | None,
+    seed: int,
+    space: Space | None = None,
 ) -> AcquisitionFunction:
     """Build the acquisition ``name`` for maximising ``model``.
 
@@ -163,7 +216,9 @@ def build_acquisition(
         train_X: observed points, flattened to ``(n, D)``.
         train_Y: observed values ``(n, 1)``, larger is better.
         X_pending: asked-but-not-told points ``(k, D)``, or None.
-        seed: seed of the quasi-Monte Carlo sampler.
+        seed: seed of the quasi-Monte Carlo sampler (and of the points drawn on the space).
+        space: the search space, for acquisitions that draw points on it (``"qmes"``,
+            ``"qnipv"``).
 
     Raises:
         ConfigurationError: ``name`` is unknown, or analytic while points are pending.
@@ -174,7 +229,7 @@ def build_acquisition(
             f"the analytic acquisition {name!r} cannot account for pending points; "
             "use q = 1 and no parallel evaluations, or a Monte Carlo acquisition such as 'qlognei'."
         )
-    return entry.build(model, AcquisitionData(train_X, train_Y, X_pending, int(seed)))
+    return entry.build(model, AcquisitionData(train_X, train_Y, X_pending, int(seed), space))
 
 
 def screen_baseline(
@@ -250,6 +305,22 @@ def _q_simple_regret(model: Model, data: AcquisitionData) -> AcquisitionFunction
 @register_acquisition("qkg", required_features=("fantasize",))
 def _q_knowledge_gradient(model: Model, data: AcquisitionData) -> AcquisitionFunction:
     return qKnowledgeGradient(model, num_fantasies=16, X_pending=data.X_pending)
+
+
+@register_acquisition("qmes", required_features=("fantasize",), one_at_a_time=True)
+def _q_max_value_entropy(model: Model, data: AcquisitionData) -> AcquisitionFunction:
+    # BoTorch adds the model's training inputs to the candidate set
+    candidates = data.points_on_space(MES_CANDIDATES)
+    return qMaxValueEntropy(model, candidate_set=candidates, X_pending=data.X_pending)
+
+
+@register_acquisition("qnipv", required_features=("fantasize",))
+def _q_negative_integrated_posterior_variance(
+    model: Model, data: AcquisitionData
+) -> AcquisitionFunction:
+    return qNegIntegratedPosteriorVariance(
+        model, mc_points=data.points_on_space(NIPV_POINTS), X_pending=data.X_pending
+    )
 
 
 @register_acquisition("logei", analytic=True)

@@ -59,7 +59,7 @@ from manibo._validation import (
     check_trailing_shape,
     checked_device,
 )
-from manibo.acquisitions import ACQUISITIONS, build_acquisition
+from manibo.acquisitions import ACQUISITIONS, build_acquisition, chooses_one_at_a_time
 from manibo.exceptions import (
     ConfigurationError,
     EvaluationFailed,
@@ -112,6 +112,11 @@ class _Pending:
 _OUTCOME_SCALE_LIMIT = 2.0**100
 """Outcomes larger (or smaller, when nonzero) in magnitude than this are rescaled by an exact power
 of two before modelling, so that their squares neither overflow nor underflow in float64."""
+_OUTCOME_SPREAD_LIMIT = 2.0**-16
+"""Outcomes whose range (largest minus smallest) is below this are rescaled by an exact power of
+two that brings the range near 1: BoTorch's ``Standardize`` does not rescale outcomes whose
+standard deviation is below 1e-8, and GPyTorch floors posterior variances at 1e-10 after they are
+brought back to the outcomes' units (a standard deviation of 1e-5 whatever the data)."""
 
 
 class BayesianOptimizer:
@@ -562,7 +567,8 @@ class BayesianOptimizer:
             **self.config["surrogate_options"],
         )
         self._previous_model = model
-        acqf = build_acquisition(self.config["acquisition"], model, X, Y, self.pending, seed)
+        name = self.config["acquisition"]
+        acqf = build_acquisition(name, model, X, Y, self.pending, seed, space=self.space)
         common = {
             "num_restarts": self.config["num_restarts"],
             "raw_samples": self.config["raw_samples"],
@@ -582,7 +588,14 @@ class BayesianOptimizer:
                 pending = [p.point for p in self._pending]
                 exclude = torch.stack(evaluated + pending) if evaluated or pending else None
             candidates, _ = optimize_acqf_on_space(
-                acqf, self.space, q=n, seed=seed, exclude=exclude, options=self._lbfgs, **common
+                acqf,
+                self.space,
+                q=n,
+                seed=seed,
+                exclude=exclude,
+                options=self._lbfgs,
+                sequential=n > 1 and chooses_one_at_a_time(name),
+                **common,
             )
         return candidates.detach().reshape(n, -1)
 
@@ -1188,14 +1201,22 @@ def _distinct_random_points(space: Space, n: int, generator: torch.Generator) ->
 
 
 def _scaled_outcomes(Y: Tensor) -> tuple[Tensor, float]:
-    """``(Y * scale, scale)`` with ``scale`` the power of two (exact) that brings the largest
-    magnitude of ``Y`` near 1 when it lies outside ``[2**-100, 2**100]``, else 1. Surrogates
-    standardise their outcomes, so the model is the same, but the squares of ``1e300`` no longer
-    overflow."""
+    """``(Y * scale, scale)`` with ``scale`` an exact power of two, else 1: the one that brings the
+    range of ``Y`` near 1 when it is below :data:`_OUTCOME_SPREAD_LIMIT` (as far as the largest
+    magnitude stays within ``2**100``), or the largest magnitude near 1 when it lies outside
+    ``[2**-100, 2**100]``. Surrogates standardise their outcomes, so the model is the same up to
+    the scale, but the squares of ``1e300`` no longer overflow and a range of ``1e-9`` is
+    modelled as well as a range of 1 (see :data:`_OUTCOME_SPREAD_LIMIT`)."""
     largest = float(Y.abs().max()) if Y.numel() else 0.0
-    if largest == 0.0 or 1 / _OUTCOME_SCALE_LIMIT <= largest <= _OUTCOME_SCALE_LIMIT:
+    if largest == 0.0:
         return Y, 1.0
-    _, exponent = math.frexp(largest)
+    _, exponent = math.frexp(largest)  # largest = m * 2**exponent, 0.5 <= m < 1
+    spread = float(Y.max() - Y.min())
+    if 0.0 < spread < _OUTCOME_SPREAD_LIMIT:
+        _, spread_exponent = math.frexp(spread)
+        exponent = max(spread_exponent, exponent - 100)
+    elif 1 / _OUTCOME_SCALE_LIMIT <= largest <= _OUTCOME_SCALE_LIMIT:
+        return Y, 1.0
     return torch.ldexp(Y, torch.tensor(-exponent, device=Y.device)), math.ldexp(1.0, -exponent)
 
 

@@ -118,8 +118,10 @@ class OptimizationResult:
         None with fewer than two successes.
 
         It models the objective oriented for maximisation and rescaled: its posterior mean at
-        ``x`` equals the objective's times ``-1`` when minimising (and a power of two for
-        values beyond ``2**±100``); :attr:`recommended_value` is in the objective's units.
+        ``x`` equals the objective's times ``-1`` when minimising, and times an exact power of
+        two when the observed values span less than ``2**-16`` (the power that brings their
+        range near 1) or lie beyond ``2**±100``; :attr:`recommended_value` is in the objective's
+        units.
         """
         return self._fit()
 

@@ -10,14 +10,18 @@ from botorch.models import SingleTaskGP
 from joint_sizes import record_joint_sizes
 from scipy.stats import norm
 
+import manibo
 from manibo.acquisitions import (
     ACQUISITIONS,
     BASELINE_SIZE,
+    MES_CANDIDATES,
+    NIPV_POINTS,
     UCB_BETA,
     AcquisitionData,
     available_acquisitions,
     build_acquisition,
     check_acquisition,
+    chooses_one_at_a_time,
     register_acquisition,
     screen_baseline,
 )
@@ -26,7 +30,18 @@ from manibo.loop import BayesianOptimizer
 from manibo.models import build_surrogate
 from manibo.spaces import Sphere
 
-BUILTINS = ["logei", "posterior-mean", "qkg", "qlogei", "qlognei", "qsr", "qucb", "ucb"]
+BUILTINS = [
+    "logei",
+    "posterior-mean",
+    "qkg",
+    "qlogei",
+    "qlognei",
+    "qmes",
+    "qnipv",
+    "qsr",
+    "qucb",
+    "ucb",
+]
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +59,9 @@ def test_builtins_are_listed_and_build_finite_values(fitted):
     assert set(BUILTINS) <= set(available_acquisitions())
     generator = torch.Generator().manual_seed(5)
     for name in BUILTINS:
-        acqf = build_acquisition(name, model, X, Y, None, seed=0)
+        acqf = build_acquisition(name, model, X, Y, None, seed=0, space=Sphere(2))
         # one-shot knowledge gradient: the q-batch carries its fantasy points
-        q = acqf.get_augmented_q_batch_size(1) if hasattr(acqf, "num_fantasies") else 1
+        q = acqf.get_augmented_q_batch_size(1) if hasattr(acqf, "get_augmented_q_batch_size") else 1
         batches = Sphere(2).random(4 * q, generator=generator).reshape(4, q, 3)
         with torch.no_grad():
             values = acqf(batches)
@@ -80,6 +95,52 @@ def test_analytic_acquisitions_refuse_batches_and_pending_points(fitted):
         BayesianOptimizer(Sphere(2), acquisition="logei", q=3)
     with pytest.raises(ConfigurationError, match="cannot account for pending points"):
         build_acquisition("logei", model, X, Y, X[:1], seed=0)
+
+
+def test_entropy_search_and_variance_reduction_draw_their_points_on_the_space_by_seed(fitted):
+    model, X, Y, _ = fitted
+    space = Sphere(2)
+    mes = [build_acquisition("qmes", model, X, Y, None, seed=s, space=space) for s in (0, 0, 1)]
+    candidates = [acqf.candidate_set for acqf in mes]
+    assert candidates[0].shape == (12 + MES_CANDIDATES, 3)
+    torch.testing.assert_close(candidates[0][-12:], X)  # the evaluated points among them
+    torch.testing.assert_close(
+        candidates[0].norm(dim=-1), torch.ones(12 + MES_CANDIDATES, dtype=X.dtype)
+    )
+    assert torch.equal(candidates[0], candidates[1]) and not torch.equal(
+        candidates[0], candidates[2]
+    )
+    nipv = build_acquisition("qnipv", model, X, Y, None, seed=0, space=space)
+    assert nipv.mc_points.shape == (NIPV_POINTS, 3)
+    torch.testing.assert_close(nipv.mc_points.norm(dim=-1), torch.ones(NIPV_POINTS, dtype=X.dtype))
+    assert chooses_one_at_a_time("qmes") and not chooses_one_at_a_time("qnipv")
+    with pytest.raises(ConfigurationError, match="called without `space=`; pass the space"):
+        build_acquisition("qnipv", model, X, Y, None, seed=0)
+
+
+def test_the_loop_chooses_a_max_value_entropy_batch_one_point_at_a_time():
+    space = Sphere(2)
+    north = torch.tensor([0.0, 0.0, 1.0], dtype=torch.float64)
+    result = manibo.minimize(
+        lambda x: float((x - north).square().sum()), space, budget=11, acquisition="qmes",
+        q=3, initial_design=5, seed=0, progress=False,
+    )  # fmt: skip
+    assert result.num_evaluations == 11 and result.best_y < 0.05  # 1 - cos(0.22 rad)
+    with pytest.raises(ConfigurationError, match="chooses q = 2 points one at a time"):
+        BayesianOptimizer(space, acquisition="qmes", q=2, optimizer="projection")
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_integrated_variance_reduction_spreads_its_batch_away_from_the_data(seed):
+    """Five points and three proposals on S²: eight points can be 1.31 rad apart (Tammes), the
+    proposals keep at least 0.9 rad from every other point (uniform points: 0.25-0.8 rad)."""
+    space = Sphere(2)
+    opt = BayesianOptimizer(space, acquisition="qnipv", q=3, initial_design=5, seed=seed)
+    X = space.random(5, generator=seed)
+    opt.tell(X, X[:, 0])
+    points = torch.cat([X, opt.ask()])
+    angles = torch.arccos((points @ points.T).clamp(-1, 1)).fill_diagonal_(math.pi)
+    assert angles[5:].min() > 0.9
 
 
 def test_unknown_names_list_the_known_ones_and_say_how_to_add_one():

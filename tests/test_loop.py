@@ -609,8 +609,10 @@ def _proposal_after_scaled_outcomes(factor):
     return opt.ask()[0]
 
 
-@pytest.mark.parametrize("scale", [1e300, 1e-300])
+@pytest.mark.parametrize("scale", [1e300, 1e-300, 2.0**-40])
 def test_huge_and_tiny_outcomes_give_the_proposals_of_ordinary_ones(scale):
+    """At ``2**-40`` the outcomes are of ordinary magnitude for float64 but their spread (about
+    1e-12) is below what BoTorch's ``Standardize`` rescales (1e-8)."""
     ordinary = _proposal_after_scaled_outcomes(1.0)  # computed once for both scales
     assert torch.allclose(ordinary, _proposal_after_scaled_outcomes(scale), atol=1e-8)
 
