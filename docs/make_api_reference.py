@@ -14,6 +14,7 @@ import importlib
 import inspect
 import pkgutil
 import sys
+from functools import cached_property
 from pathlib import Path
 
 import manibo
@@ -84,7 +85,8 @@ def _public_methods(cls) -> list[tuple[str, object]]:
     members = []
     for name, member in vars(cls).items():
         if name.startswith("_") or not (
-            inspect.isfunction(member) or isinstance(member, (property, classmethod, staticmethod))
+            inspect.isfunction(member)
+            or isinstance(member, (property, cached_property, classmethod, staticmethod))
         ):
             continue
         members.append((name, member))
@@ -102,8 +104,14 @@ def _render_object(qualified: str, obj) -> list[str]:
         lines += ["```text", _doc(obj), "```", ""]
     if inspect.isclass(obj):
         for name, member in _public_methods(obj):
-            target = member.fget if isinstance(member, property) else getattr(obj, name)
-            head = f"`{name}`" if isinstance(member, property) else f"`{name}{_signature(target)}`"
+            attribute = isinstance(member, (property, cached_property))
+            if isinstance(member, property):
+                target = member.fget
+            elif isinstance(member, cached_property):
+                target = member.func
+            else:
+                target = getattr(obj, name)
+            head = f"`{name}`" if attribute else f"`{name}{_signature(target)}`"
             summary = _doc(target).split("\n\n", 1)[0].replace("\n", " ")
             lines.append(f"- {head}: {summary}" if summary else f"- {head}")
         lines.append("")

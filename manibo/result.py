@@ -114,7 +114,8 @@ class OptimizationResult:
 
     @cached_property
     def model(self) -> Model | None:
-        """The surrogate fitted on every successful evaluation (built on first access, seeded);
+        """The surrogate fitted on every successful evaluation (built on first access, seeded),
+        a BoTorch model of the objective oriented for maximisation (of ``-f`` when minimising);
         None with fewer than two successes.
 
         It models the objective oriented for maximisation and rescaled: its posterior mean at

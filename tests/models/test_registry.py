@@ -36,6 +36,11 @@ def test_errors_and_registration(isolated_surrogates):
         build_surrogate("euclidean", graph, graph_X, graph_X)
     with pytest.raises(InputDataError, match="NaN"):
         build_surrogate("matern", space, X, torch.full((5, 1), float("nan"), dtype=torch.float64))
+    for name, who in (("adgp", "the activated deep GP"), ("vish", "VISH")):
+        with pytest.raises(
+            InputDataError, match=f"{who} needs at least 2 observations, got 1; evaluate another"
+        ):
+            build_surrogate(name, space, X[:1], X[:1, :1])
 
     @register_surrogate("test-constant")
     def constant(space, train_X, train_Y, **options):

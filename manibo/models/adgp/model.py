@@ -136,10 +136,15 @@ class ActivatedDGPModel(TransformedTrainingInputs, Model, FantasizeMixin):
                 f"`stage_two_objective` must be one of {STAGE_TWO_OBJECTIVES}, got "
                 f"{stage_two_objective!r}."
             )
-        if train_X.shape[0] != train_Y.shape[0] or train_X.shape[0] < 2:
+        if train_X.shape[0] != train_Y.shape[0]:
             raise InputDataError(
                 f"`train_X` ({tuple(train_X.shape)}) and `train_Y` ({tuple(train_Y.shape)}) must "
-                "have the same number of rows, at least 2."
+                "have the same number of rows, one per observation."
+            )
+        if train_X.shape[0] < 2:
+            raise InputDataError(
+                f"the activated deep GP needs at least 2 observations, got {train_X.shape[0]}; "
+                "evaluate another point first (the loop's initial design gives it at least 2)."
             )
         self.train_X, self.train_Y = train_X, train_Y
         outcome_transform, _ = fitted_outcome_transform(train_Y, outcome_transform)

@@ -70,7 +70,10 @@ def _check_data(X: Tensor, Y: Tensor) -> Tensor:
             f"got {tuple(X.shape)} and {tuple(Y.shape)}."
         )
     if X.shape[0] < 2:
-        raise InputDataError(f"VISH needs at least 2 observations, got {X.shape[0]}.")
+        raise InputDataError(
+            f"VISH needs at least 2 observations, got {X.shape[0]}; evaluate another point first "
+            "(the loop's initial design gives it at least 2)."
+        )
     return Y.reshape(-1)
 
 
