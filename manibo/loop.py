@@ -89,7 +89,9 @@ Callback = Callable[["BayesianOptimizer", Evaluation], "bool | None"]
 
 PENDING_TOL = 1e-4
 """A told point clears the pending (asked, not yet told) point nearest to it within this distance
-on the space, so that a point rounded by the user's own code (to 1e-6, say) still clears it."""
+(:meth:`~manibo.spaces.base.Space.scaled_distance`: on a box, in units of each coordinate's width),
+so that a point rounded by the user's own code (to 1e-6, say) still clears it, on a box of width
+1000 as on one of width 1e-4."""
 
 
 @dataclass
@@ -598,8 +600,9 @@ class BayesianOptimizer:
             seconds: wall time of the evaluation, recorded in the journal: a finite number
                 ``>= 0`` (a NumPy scalar or a 0-d tensor counts) or None.
 
-        Each told point clears the pending point nearest to it within :data:`PENDING_TOL` on the
-        space (a point your code rounded still clears its entry).
+        Each told point clears the pending point nearest to it within :data:`PENDING_TOL` by
+        ``space.scaled_distance`` (the distance on the space, with box coordinates in units of
+        their width), so a point your code rounded still clears its entry.
 
         Raises:
             InputDataError: ``X``, ``Y`` or ``seconds`` is malformed (nothing is recorded).
@@ -695,10 +698,11 @@ class BayesianOptimizer:
                 self._warned_unmatched = True
                 warnings.warn(
                     f"the point told as evaluation {evaluation.index} is none of the {held} "
-                    f"point(s) asked and not yet told (none within {PENDING_TOL:g}); those stay "
-                    "pending, and a run resumed from the journal evaluates them first. Tell the "
-                    "points as `ask` returned them (rounding them is fine up to "
-                    f"{PENDING_TOL:g}). Shown once per optimiser.",
+                    f"point(s) asked and not yet told (none within {PENDING_TOL:g} on the space, "
+                    "box coordinates counted in units of their width); those stay pending, and a "
+                    "run resumed from the journal evaluates them first. Tell the points as `ask` "
+                    f"returned them (rounding them is fine up to {PENDING_TOL:g}, of the width "
+                    "on a box). Shown once per optimiser.",
                     ManiboWarning,
                     stacklevel=user_stacklevel(),
                 )
@@ -706,19 +710,21 @@ class BayesianOptimizer:
         self.flush()
 
     def _clear_pending(self, x: Tensor) -> float | None:
-        """Forget the pending point nearest to ``x`` (``point_shape``) within ``PENDING_TOL``;
-        returns its proposal time (None when no pending point was that near)."""
+        """Forget the pending point nearest to ``x`` (``point_shape``) within ``PENDING_TOL`` (by
+        ``space.scaled_distance``); returns its proposal time (None when no pending point was that
+        near)."""
         nearest = self._nearest_pending(x, self._pending)
         return None if nearest is None else self._pending.pop(nearest).seconds
 
     def _nearest_pending(self, x: Tensor, among: list[_Pending]) -> int | None:
-        """Position in ``among`` of the point nearest to ``x`` within ``PENDING_TOL``, or None."""
+        """Position in ``among`` of the point nearest to ``x`` (``point_shape``) within
+        ``PENDING_TOL`` by ``space.scaled_distance``, or None."""
         if not among:
             return None
         shape = self.space.point_shape
         pending = torch.stack([p.point for p in among]).to("cpu", torch.float64)
         pending = pending.reshape(-1, *shape)
-        distance = self.space.distance(pending, x.reshape(shape).expand_as(pending))
+        distance = self.space.scaled_distance(pending, x.reshape(shape).expand_as(pending))
         distance = torch.nan_to_num(distance, nan=math.inf)
         nearest = int(torch.argmin(distance))
         return None if distance[nearest] > PENDING_TOL else nearest

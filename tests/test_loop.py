@@ -32,6 +32,7 @@ from manibo.exceptions import (
     ConfigurationError,
     InputDataError,
     ManiboError,
+    ManiboWarning,
     ObjectiveError,
     ProposalWarningSummary,
     TruncationWarning,
@@ -509,6 +510,30 @@ def test_a_told_point_rounded_by_the_user_clears_its_pending_entry():
     reference = BayesianOptimizer(Sphere(2), initial_design=4, seed=2, **FAST)
     expected = [reference.ask() for _ in range(3)][2]
     assert torch.equal(opt.ask(), expected)  # no design point skipped
+
+
+def test_a_told_point_matches_its_asked_point_relative_to_the_width_of_a_box():
+    # the tolerance was 1e-4 in raw units: on a box 1000 wide a point rounded to 0.01 (1e-5 of
+    # the width) never cleared its entry; on a box 1e-4 wide a point never asked cleared one
+    wide = BayesianOptimizer(Box([0.0], [1000.0]), initial_design=3, seed=0, **FAST)
+    asked = wide.ask()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wide.tell(asked.round(decimals=2), [1.0])
+    assert wide.pending is None
+    narrow = BayesianOptimizer(Box([0.0], [1e-4]), initial_design=3, seed=0, **FAST)
+    held = torch.cat([narrow.ask(), narrow.ask()])
+    with pytest.warns(ManiboWarning, match=r"none of the 2 point\(s\) asked"):
+        narrow.tell(torch.tensor([[0.0]], dtype=torch.float64), [1.0])  # never asked
+    assert torch.equal(narrow.pending, held)
+    space = ProductSpace(Sphere(2), Box([0.0], [1e-4]))  # a box factor of a product too
+    product = BayesianOptimizer(space, initial_design=3, seed=0, **FAST)
+    held = torch.cat([product.ask(), product.ask()])
+    moved = held[1].clone()
+    moved[3] = 0.0 if moved[3] > 5e-5 else 1e-4  # half the box's width away along the box
+    with pytest.warns(ManiboWarning, match=r"none of the 2 point\(s\) asked"):
+        product.tell(moved, [1.0])
+    assert torch.equal(product.pending, held)
 
 
 # ---------------------------------------------------------------- bad values told
