@@ -141,7 +141,9 @@ class BayesianOptimizer:
             ambient coordinates followed by projection; only for surrogates defined off the space).
         num_restarts: local optimisations per ``ask``.
         raw_samples: uniform samples scored to choose the starts (at least ``num_restarts``).
-        exclude_evaluated: discrete spaces: never propose an evaluated point again.
+        exclude_evaluated: finite spaces: never propose an evaluated point, nor one asked and not
+            yet told, again (in the initial design and after it); ``ask`` refuses, naming both
+            counts, when every point is taken.
         optimizer_options: fields of :class:`~manibo.optim.LBFGSOptions` (``maxiter``, ``gtol``,
             ...) for the Riemannian optimiser.
         device: where the surrogate is fitted and the acquisition optimised (``"cpu"``, ``"cuda"``);
@@ -475,6 +477,8 @@ class BayesianOptimizer:
             JournalWriteError: the batch (or an earlier record) could not be written to the
                 journal; its points wait in memory, and the next ``ask`` hands them out once the
                 journal can be written.
+            ConfigurationError: on a finite space with ``exclude_evaluated``, fewer than ``n``
+                points are neither evaluated nor asked and not yet told.
         """
         n = self.config["q"] if n is None else check_int("n", n, minimum=1)
         if all(p.handed_out for p in self._pending):
@@ -498,6 +502,7 @@ class BayesianOptimizer:
             raise
 
     def _propose_points(self, n: int) -> None:
+        self._check_points_left(n)
         started = len(self._history) + len(self._pending)
         num_ok = sum(e.status == "ok" for e in self._history)
         self._elapsed()  # the run's clock starts with its first ask
@@ -521,23 +526,49 @@ class BayesianOptimizer:
             told, elapsed = len(self._history), self._elapsed()
             self._unwritten_asked.append(Asked(started, told, points, seconds, elapsed))
 
+    def _excludes_taken(self) -> bool:
+        """Whether proposals skip the taken points: a finite space with ``exclude_evaluated``."""
+        return self.space.is_discrete and self.config["exclude_evaluated"]
+
+    def _taken(self) -> tuple[set[tuple], set[tuple]]:
+        """The evaluated points and the points asked and not yet told (not evaluated), each as a
+        set of coordinate tuples: on a finite space with ``exclude_evaluated`` no proposal repeats
+        one of them."""
+        evaluated = {_key(torch.tensor(e.x, dtype=torch.float64)) for e in self._history}
+        return evaluated, {_key(p.point) for p in self._pending} - evaluated
+
+    def _check_points_left(self, n: int) -> None:
+        """Refuse to propose ``n`` points on a finite space with ``exclude_evaluated`` when fewer
+        than ``n`` of its points are neither evaluated nor asked and not yet told."""
+        if not self._excludes_taken():
+            return
+        evaluated, asked = self._taken()
+        count = number_of_points(self.space)
+        left = count - len(evaluated) - len(asked)
+        if left < n:
+            raise ConfigurationError(
+                f"`ask` needs {n} new point(s) of {self.space!r}, but only {left} of its {count} "
+                f"points are left: {len(evaluated)} are evaluated and {len(asked)} asked and not "
+                "yet told, and with exclude_evaluated=True none of those is proposed again. Tell "
+                "the pending points (`tell`, or `tell_failure`) before asking for more, or pass "
+                "exclude_evaluated=False to allow repeats."
+            )
+
     def _random_points(self, start: int, n: int) -> Tensor:
         design = self._design
         rows = [design[i] for i in range(start, min(start + n, design.shape[0]))]
         if len(rows) < n:  # beyond the design (a first batch larger than it, or failures)
             gen = torch.Generator().manual_seed(self.config["seed"] * 7919 + start)
             missing = n - len(rows)
-            if self.space.is_discrete and self.config["exclude_evaluated"]:
+            if self._excludes_taken():
                 # distinct from every point asked so far: draw extra and skip the taken ones
-                history = [torch.tensor(e.x, dtype=torch.float64) for e in self._history]
-                pending = [p.point for p in self._pending]
-                taken = {tuple(x.reshape(-1).tolist()) for x in history + pending + rows}
+                taken = set.union(*self._taken(), {_key(x) for x in rows})
                 count = min(len(taken) + missing, number_of_points(self.space))
                 fresh = _distinct_random_points(self.space, count, gen)
-                fresh = [p for p in fresh if tuple(p.reshape(-1).tolist()) not in taken]
+                fresh = [p for p in fresh if _key(p) not in taken]
                 rows.extend(p.to(self.device) for p in fresh[:missing])
-            if len(rows) < n:  # a continuous space, or every point of a finite one taken
-                rows.extend(self.space.random(n - len(rows), generator=gen).to(self.device))
+            else:
+                rows.extend(self.space.random(missing, generator=gen).to(self.device))
         return torch.stack(rows).reshape(n, -1)
 
     def _propose(self, n: int, seed: int) -> Tensor:
@@ -576,7 +607,7 @@ class BayesianOptimizer:
             )
         else:
             exclude = None
-            if self.space.is_discrete and self.config["exclude_evaluated"]:
+            if self._excludes_taken():
                 evaluated = [
                     torch.tensor(e.x, dtype=torch.float64, device=self.device).reshape(-1)
                     for e in self._history
@@ -1190,6 +1221,11 @@ def _distinct_random_points(space: Space, n: int, generator: torch.Generator) ->
         if len(chosen) == n:
             break
     return torch.stack(list(chosen.values()))
+
+
+def _key(point: Tensor) -> tuple[float, ...]:
+    """The coordinates of one point (any shape) as a tuple, to compare points of a finite space."""
+    return tuple(point.reshape(-1).tolist())
 
 
 def _scaled_outcomes(Y: Tensor) -> tuple[Tensor, float]:

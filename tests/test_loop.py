@@ -454,6 +454,28 @@ def test_the_design_on_a_finite_space_has_no_repeated_point():
         assert sorted(nodes) == list(range(n))
 
 
+def test_asked_points_not_yet_told_are_taken_on_a_finite_space_in_both_phases():
+    # 6 asks before any tell handed out node 0 twice ([5, 4, 2, 3, 1, 0, 0, 3] in 8 asks), while
+    # the model phase refused with "only 0 points ... are left to choose from, but q = 1"
+    left = r"only 0 of its 6 points are left: {} are evaluated and {} asked and not yet told"
+    advice = r"Tell the pending points .* or pass exclude_evaluated=False"
+    design = BayesianOptimizer(_complete_graph(6), initial_design=5, seed=0, **FAST)
+    nodes = [int(design.ask()[0, 0]) for _ in range(6)]
+    assert sorted(nodes) == list(range(6))
+    with pytest.raises(ConfigurationError, match=left.format(0, 6) + ".*" + advice):
+        design.ask()
+    model = BayesianOptimizer(_complete_graph(6), initial_design=2, seed=0, **FAST)
+    for _ in range(2):
+        x = model.ask()
+        model.tell(x, [float(x[0, 0])])
+    nodes = [int(model.ask()[0, 0]) for _ in range(4)]
+    assert len(set(nodes)) == 4
+    with pytest.raises(ConfigurationError, match=left.format(2, 4) + ".*" + advice):
+        model.ask()
+    repeats = BayesianOptimizer(_complete_graph(6), initial_design=5, exclude_evaluated=False)
+    assert [repeats.ask().shape for _ in range(7)] == [(1, 1)] * 7
+
+
 def test_a_batch_that_straddles_the_end_of_the_initial_design_evaluates_all_of_it():
     # q = 3 and 4 design points: the second batch once went to the surrogate whole, and the
     # fourth design point was never evaluated
