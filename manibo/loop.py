@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -619,13 +620,14 @@ class BayesianOptimizer:
             )
         return candidates.detach().reshape(n, -1)
 
-    def tell(self, X: Tensor, Y: Tensor | float, seconds: float | None = None) -> None:
+    def tell(self, X: Tensor | np.ndarray, Y: Tensor | float, seconds: float | None = None) -> None:
         """Record successful evaluations; they are written to the journal before this returns.
 
         Args:
-            X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device and of any
-                floating dtype: the loop records points in float64, as its journal holds them
-                (a float32 point as its float64 value), whatever ``device`` and dtype it ran on.
+            X: points ``(n, D)`` (or one point ``(D,)``) on the space, a tensor on any device or
+                a NumPy array, of any floating dtype: the loop records points in float64, as its
+                journal holds them (a float32 point as its float64 value), whatever ``device``
+                and dtype it ran on.
             Y: values ``(n,)``, ``(n, 1)`` or a scalar, all finite (use :meth:`tell_failure` for
                 failed evaluations).
             seconds: wall time of the evaluation, recorded in the journal: a finite number
@@ -662,15 +664,16 @@ class BayesianOptimizer:
 
     def tell_failure(
         self,
-        X: Tensor,
+        X: Tensor | np.ndarray,
         error: str | BaseException | list[str | BaseException] | None = None,
         seconds: float | None = None,
     ) -> None:
         """Record failed evaluations (kept in the history and journal, left out of the model).
 
         Args:
-            X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device and of
-                any floating dtype (recorded in float64, as for :meth:`tell`).
+            X: points ``(n, D)`` (or one point ``(D,)``) on the space, a tensor on any device
+                or a NumPy array, of any floating dtype (recorded in float64, as for
+                :meth:`tell`).
             error: what went wrong: a message or the exception, shared by every point; or a
                 list (or tuple) of them, one per point; None records "failed (no message
                 given)".
@@ -706,8 +709,10 @@ class BayesianOptimizer:
             ]
         )
 
-    def _validated_points(self, X: Tensor) -> Tensor:
-        X = as_tensor_arg("X", X).detach().to("cpu", torch.float64)
+    def _validated_points(self, X: Tensor | np.ndarray) -> Tensor:
+        """``X`` as float64 CPU points ``(n, *point_shape)``, checked (a NumPy array counts as
+        the tensor of its values and dtype)."""
+        X = as_tensor_arg("X", _as_points(X)).detach().to("cpu", torch.float64)
         if X.dim() == len(self.space.point_shape):
             X = X.unsqueeze(0)
         check_trailing_shape("X", X, self.space.point_shape, repr(self.space))
@@ -1221,6 +1226,26 @@ def _distinct_random_points(space: Space, n: int, generator: torch.Generator) ->
         if len(chosen) == n:
             break
     return torch.stack(list(chosen.values()))
+
+
+def _as_points(X: object) -> Tensor:
+    """The points told as ``X``: a tensor as it is, a NumPy array as a tensor of its values and
+    dtype (a copy); anything else (a list, None) or an array of strings or objects gets an
+    ``InputDataError``."""
+    if isinstance(X, np.ndarray):
+        try:
+            return torch.tensor(X)
+        except TypeError as err:
+            raise InputDataError(
+                f"`X` must hold real numbers, got a NumPy array of dtype {X.dtype}. Convert it "
+                "with X.astype(numpy.float64)."
+            ) from err
+    if not isinstance(X, Tensor):
+        raise InputDataError(
+            f"`X` must be a torch.Tensor or a NumPy array, got {_type_name(X)}. Convert it with "
+            "torch.as_tensor(..., dtype=torch.float64)."
+        )
+    return X
 
 
 def _key(point: Tensor) -> tuple[float, ...]:

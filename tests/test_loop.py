@@ -625,6 +625,29 @@ def test_tell_records_a_float32_point_as_its_float64_value():
     assert opt.result().X.dtype == torch.float64
 
 
+def test_tell_and_tell_failure_take_numpy_points_as_they_take_numpy_values():
+    # a NumPy X was refused ("X must be a torch.Tensor, got ndarray") while a NumPy Y was taken
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST)
+    asked = opt.ask()
+    numpy_point = asked.numpy()[0]
+    numpy_point.setflags(write=False)  # read-only arrays too, without a warning from torch
+    opt.tell(numpy_point, np.float64(0.3))
+    failed = opt.ask()
+    opt.tell_failure(failed.numpy().astype(np.float32), "crashed")
+    assert [e.x for e in opt.history] == [asked[0].tolist(), failed.float().double()[0].tolist()]
+    assert opt.pending is None  # both cleared their asked points
+    for bad, message in (
+        (np.array([["a", "b", "c"]]), "NumPy array of dtype <U1"),
+        (np.array([[1, 0, 0]]), "floating dtype, got torch.int64"),
+        ([[0.0, 0.0, 1.0]], "torch.Tensor or a NumPy array, got list"),
+    ):
+        with pytest.raises(InputDataError, match=re.escape(message)):
+            opt.tell(bad, 1.0)
+        with pytest.raises(InputDataError, match=re.escape(message)):
+            opt.tell_failure(bad)
+    assert len(opt.history) == 2
+
+
 def test_tell_checks_seconds_before_recording_and_takes_numpy_and_torch_scalars(tmp_path):
     path = tmp_path / "j.jsonl"
     opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, journal=path, **FAST)
