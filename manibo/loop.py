@@ -65,6 +65,7 @@ from manibo.exceptions import (
     ConfigurationError,
     EvaluationFailed,
     InputDataError,
+    ManiboError,
     ManiboWarning,
     ObjectiveError,
 )
@@ -296,9 +297,12 @@ class BayesianOptimizer:
         Args:
             journal: the journal path.
             space: the space; needed for every space but spheres, circles, tori, SO(n), SU(n)
-                and RP^d, which are rebuilt from their name (meshes, graphs, products, Grassmann,
-                hyperbolic and SPD spaces, SE(3), boxes need it). It must be the journal's space
-                (same content fingerprint).
+                and RP^d, which are rebuilt from their name, and the spaces of ``manibo run``
+                (whose spec, ``"sphere2*box1"`` say, the journal's metadata records: it is
+                rebuilt with :func:`~manibo.spaces.make_space` when it gives the journal's
+                fingerprint). Meshes, graphs, products, Grassmann, hyperbolic and SPD spaces,
+                SE(3) and boxes need it otherwise. It must be the journal's space (same content
+                fingerprint).
             device: where to continue (the journal does not depend on the device it was written on).
             **settings: constructor settings the caller expects (``q=2``, ``metadata=...``); any
                 that differs from the journal's is refused, with the list of differences.
@@ -319,7 +323,7 @@ class BayesianOptimizer:
                 f"{', '.join((*SETTINGS, 'metadata'))}."
             )
         if space is None:
-            space = _space_from_repr(recorded["space"])
+            space = _space_from_journal(recorded)
         wanted = {k: recorded[k] for k in SETTINGS}
         wanted["metadata"] = recorded.get("metadata", {})
         wanted.update(settings)
@@ -1419,7 +1423,42 @@ def _write_error_message(
     return message + (f". Unwritten: {shown}{more}." if unwritten else ".")
 
 
-def _space_from_repr(text: str) -> Space:
+def _space_from_journal(recorded: dict[str, Any]) -> Space:
+    """The space of the journal whose header is ``recorded``: rebuilt from its name, or from the
+    ``manibo run`` spec its metadata records when that spec builds a space of the recorded
+    fingerprint.
+
+    Raises:
+        ConfigurationError: neither rebuilds it; the message says what to pass as ``space=``.
+    """
+    text = recorded["space"]
+    space = _space_from_repr(text)
+    if space is not None:
+        return space
+    spec = (recorded.get("metadata") or {}).get("space")
+    if not isinstance(spec, str):
+        raise ConfigurationError(
+            f"cannot rebuild the space {text!r} from its name; pass `space=` to resume()."
+        )
+    from manibo.spaces import make_space
+
+    try:
+        space = make_space(spec)
+        if space.fingerprint() == recorded["space_fingerprint"]:
+            return space
+        why = "builds a space with another content fingerprint"
+    except ManiboError as err:
+        why = f"cannot be built here ({_shorten(str(err), 120)})"
+    raise ConfigurationError(
+        f"cannot rebuild the space {text!r} from its name, and the spec {spec!r} that the "
+        f'journal\'s metadata records {why}; pass `space=make_space("{spec}")` to resume() '
+        "where it builds the journal's space (a graph or mesh file as in the original run), or "
+        "the space itself as `space=`."
+    )
+
+
+def _space_from_repr(text: str) -> Space | None:
+    """The space named ``text`` when it is fixed by its name (``Sphere(2)``), else None."""
     from manibo.spaces import (
         Circle,
         RealProjectiveSpace,
@@ -1441,9 +1480,7 @@ def _space_from_repr(text: str) -> Space:
         match = re.fullmatch(pattern, text)
         if match:
             return build(match)
-    raise ConfigurationError(
-        f"cannot rebuild the space {text!r} from its name; pass `space=` to resume()."
-    )
+    return None
 
 
 _RUN_OPTIONS = ("progress", "executor", "max_parallel", "on_error", "callback", "max_seconds")

@@ -1591,6 +1591,34 @@ def test_journals_of_the_group_and_projective_spaces_resume_without_the_space(tm
     assert repr(resumed.space) == f"{kind}({size})" and len(resumed.history) == 2
 
 
+def test_a_journal_whose_metadata_records_a_space_spec_resumes_without_the_space(tmp_path):
+    # "cannot rebuild the space ... from its name" although the header recorded "sphere2*box1"
+    from manibo.spaces import make_space
+
+    journals = {}
+    for name, metadata in [
+        ("spec", {"space": "sphere2*box1"}),
+        ("other", {"space": "sphere2*box2"}),  # another fingerprint than the journal's space
+        ("none", {}),
+    ]:
+        journals[name] = tmp_path / f"{name}.jsonl"
+        opt = BayesianOptimizer(
+            make_space("sphere2*box1"), initial_design=2, journal=journals[name], metadata=metadata
+        )
+        x = opt.ask()
+        opt.tell(x, [1.0])
+        opt.close()
+    resumed = BayesianOptimizer.resume(journals["spec"])
+    assert resumed.space.fingerprint() == make_space("sphere2*box1").fingerprint()
+    assert len(resumed.history) == 1
+    resumed.close()
+    advice = re.escape('pass `space=make_space("sphere2*box2")` to resume()')
+    with pytest.raises(ConfigurationError, match="another content fingerprint; " + advice):
+        BayesianOptimizer.resume(journals["other"])
+    with pytest.raises(ConfigurationError, match=r"from its name; pass `space=` to resume\(\)\.$"):
+        BayesianOptimizer.resume(journals["none"])
+
+
 def test_a_constructor_never_run_leaves_no_error_behind(monkeypatch):
     # a misspelt keyword stops Python before __init__ runs; __del__ must not raise then
     import gc
