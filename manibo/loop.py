@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -64,6 +65,7 @@ from manibo.exceptions import (
     ConfigurationError,
     EvaluationFailed,
     InputDataError,
+    ManiboError,
     ManiboWarning,
     ObjectiveError,
 )
@@ -89,7 +91,9 @@ Callback = Callable[["BayesianOptimizer", Evaluation], "bool | None"]
 
 PENDING_TOL = 1e-4
 """A told point clears the pending (asked, not yet told) point nearest to it within this distance
-on the space, so that a point rounded by the user's own code (to 1e-6, say) still clears it."""
+(:meth:`~manibo.spaces.base.Space.scaled_distance`: on a box, in units of each coordinate's width),
+so that a point rounded by the user's own code (to 1e-6, say) still clears it, on a box of width
+1000 as on one of width 1e-4."""
 
 
 @dataclass
@@ -144,7 +148,9 @@ class BayesianOptimizer:
             ambient coordinates followed by projection; only for surrogates defined off the space).
         num_restarts: local optimisations per ``ask``.
         raw_samples: uniform samples scored to choose the starts (at least ``num_restarts``).
-        exclude_evaluated: discrete spaces: never propose an evaluated point again.
+        exclude_evaluated: finite spaces: never propose an evaluated point, nor one asked and not
+            yet told, again (in the initial design and after it); ``ask`` refuses, naming both
+            counts, when every point is taken.
         optimizer_options: fields of :class:`~manibo.optim.LBFGSOptions` (``maxiter``, ``gtol``,
             ...) for the Riemannian optimiser.
         device: where the surrogate is fitted and the acquisition optimised (``"cpu"``, ``"cuda"``);
@@ -296,9 +302,12 @@ class BayesianOptimizer:
         Args:
             journal: the journal path.
             space: the space; needed for every space but spheres, circles, tori, SO(n), SU(n)
-                and RP^d, which are rebuilt from their name (meshes, graphs, products, Grassmann,
-                hyperbolic and SPD spaces, SE(3), boxes need it). It must be the journal's space
-                (same content fingerprint).
+                and RP^d, which are rebuilt from their name, and the spaces of ``manibo run``
+                (whose spec, ``"sphere2*box1"`` say, the journal's metadata records: it is
+                rebuilt with :func:`~manibo.spaces.make_space` when it gives the journal's
+                fingerprint). Meshes, graphs, products, Grassmann, hyperbolic and SPD spaces,
+                SE(3) and boxes need it otherwise. It must be the journal's space (same content
+                fingerprint).
             device: where to continue (the journal does not depend on the device it was written on).
             **settings: constructor settings the caller expects (``q=2``, ``metadata=...``); any
                 that differs from the journal's is refused, with the list of differences.
@@ -319,7 +328,7 @@ class BayesianOptimizer:
                 f"{', '.join((*SETTINGS, 'metadata'))}."
             )
         if space is None:
-            space = _space_from_repr(recorded["space"])
+            space = _space_from_journal(recorded)
         wanted = {k: recorded[k] for k in SETTINGS}
         wanted["metadata"] = recorded.get("metadata", {})
         wanted.update(settings)
@@ -478,6 +487,8 @@ class BayesianOptimizer:
             JournalWriteError: the batch (or an earlier record) could not be written to the
                 journal; its points wait in memory, and the next ``ask`` hands them out once the
                 journal can be written.
+            ConfigurationError: on a finite space with ``exclude_evaluated``, fewer than ``n``
+                points are neither evaluated nor asked and not yet told.
         """
         n = self.config["q"] if n is None else check_int("n", n, minimum=1)
         if all(p.handed_out for p in self._pending):
@@ -501,6 +512,7 @@ class BayesianOptimizer:
             raise
 
     def _propose_points(self, n: int) -> None:
+        self._check_points_left(n)
         started = len(self._history) + len(self._pending)
         num_ok = sum(e.status == "ok" for e in self._history)
         self._elapsed()  # the run's clock starts with its first ask
@@ -524,23 +536,49 @@ class BayesianOptimizer:
             told, elapsed = len(self._history), self._elapsed()
             self._unwritten_asked.append(Asked(started, told, points, seconds, elapsed))
 
+    def _excludes_taken(self) -> bool:
+        """Whether proposals skip the taken points: a finite space with ``exclude_evaluated``."""
+        return self.space.is_discrete and self.config["exclude_evaluated"]
+
+    def _taken(self) -> tuple[set[tuple], set[tuple]]:
+        """The evaluated points and the points asked and not yet told (not evaluated), each as a
+        set of coordinate tuples: on a finite space with ``exclude_evaluated`` no proposal repeats
+        one of them."""
+        evaluated = {_key(torch.tensor(e.x, dtype=torch.float64)) for e in self._history}
+        return evaluated, {_key(p.point) for p in self._pending} - evaluated
+
+    def _check_points_left(self, n: int) -> None:
+        """Refuse to propose ``n`` points on a finite space with ``exclude_evaluated`` when fewer
+        than ``n`` of its points are neither evaluated nor asked and not yet told."""
+        if not self._excludes_taken():
+            return
+        evaluated, asked = self._taken()
+        count = number_of_points(self.space)
+        left = count - len(evaluated) - len(asked)
+        if left < n:
+            raise ConfigurationError(
+                f"`ask` needs {n} new point(s) of {self.space!r}, but only {left} of its {count} "
+                f"points are left: {len(evaluated)} are evaluated and {len(asked)} asked and not "
+                "yet told, and with exclude_evaluated=True none of those is proposed again. Tell "
+                "the pending points (`tell`, or `tell_failure`) before asking for more, or pass "
+                "`exclude_evaluated=False` to allow repeats."
+            )
+
     def _random_points(self, start: int, n: int) -> Tensor:
         design = self._design
         rows = [design[i] for i in range(start, min(start + n, design.shape[0]))]
         if len(rows) < n:  # beyond the design (a first batch larger than it, or failures)
             gen = torch.Generator().manual_seed(self.config["seed"] * 7919 + start)
             missing = n - len(rows)
-            if self.space.is_discrete and self.config["exclude_evaluated"]:
+            if self._excludes_taken():
                 # distinct from every point asked so far: draw extra and skip the taken ones
-                history = [torch.tensor(e.x, dtype=torch.float64) for e in self._history]
-                pending = [p.point for p in self._pending]
-                taken = {tuple(x.reshape(-1).tolist()) for x in history + pending + rows}
+                taken = set.union(*self._taken(), {_key(x) for x in rows})
                 count = min(len(taken) + missing, number_of_points(self.space))
                 fresh = _distinct_random_points(self.space, count, gen)
-                fresh = [p for p in fresh if tuple(p.reshape(-1).tolist()) not in taken]
+                fresh = [p for p in fresh if _key(p) not in taken]
                 rows.extend(p.to(self.device) for p in fresh[:missing])
-            if len(rows) < n:  # a continuous space, or every point of a finite one taken
-                rows.extend(self.space.random(n - len(rows), generator=gen).to(self.device))
+            else:
+                rows.extend(self.space.random(missing, generator=gen).to(self.device))
         return torch.stack(rows).reshape(n, -1)
 
     def _propose(self, n: int, seed: int) -> Tensor:
@@ -580,7 +618,7 @@ class BayesianOptimizer:
             )
         else:
             exclude = None
-            if self.space.is_discrete and self.config["exclude_evaluated"]:
+            if self._excludes_taken():
                 evaluated = [
                     torch.tensor(e.x, dtype=torch.float64, device=self.device).reshape(-1)
                     for e in self._history
@@ -599,20 +637,22 @@ class BayesianOptimizer:
             )
         return candidates.detach().reshape(n, -1)
 
-    def tell(self, X: Tensor, Y: Tensor | float, seconds: float | None = None) -> None:
+    def tell(self, X: Tensor | np.ndarray, Y: Tensor | float, seconds: float | None = None) -> None:
         """Record successful evaluations; they are written to the journal before this returns.
 
         Args:
-            X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device and of any
-                floating dtype: the loop records points in float64, as its journal holds them
-                (a float32 point as its float64 value), whatever ``device`` and dtype it ran on.
+            X: points ``(n, D)`` (or one point ``(D,)``) on the space, a tensor on any device or
+                a NumPy array, of any floating dtype: the loop records points in float64, as its
+                journal holds them (a float32 point as its float64 value), whatever ``device``
+                and dtype it ran on.
             Y: values ``(n,)``, ``(n, 1)`` or a scalar, all finite (use :meth:`tell_failure` for
                 failed evaluations).
             seconds: wall time of the evaluation, recorded in the journal: a finite number
                 ``>= 0`` (a NumPy scalar or a 0-d tensor counts) or None.
 
-        Each told point clears the pending point nearest to it within :data:`PENDING_TOL` on the
-        space (a point your code rounded still clears its entry).
+        Each told point clears the pending point nearest to it within :data:`PENDING_TOL` by
+        ``space.scaled_distance`` (the distance on the space, with box coordinates in units of
+        their width), so a point your code rounded still clears its entry.
 
         Raises:
             InputDataError: ``X``, ``Y`` or ``seconds`` is malformed (nothing is recorded).
@@ -641,15 +681,16 @@ class BayesianOptimizer:
 
     def tell_failure(
         self,
-        X: Tensor,
+        X: Tensor | np.ndarray,
         error: str | BaseException | list[str | BaseException] | None = None,
         seconds: float | None = None,
     ) -> None:
         """Record failed evaluations (kept in the history and journal, left out of the model).
 
         Args:
-            X: points ``(n, D)`` (or one point ``(D,)``) on the space, on any device and of
-                any floating dtype (recorded in float64, as for :meth:`tell`).
+            X: points ``(n, D)`` (or one point ``(D,)``) on the space, a tensor on any device
+                or a NumPy array, of any floating dtype (recorded in float64, as for
+                :meth:`tell`).
             error: what went wrong: a message or the exception, shared by every point; or a
                 list (or tuple) of them, one per point; None records "failed (no message
                 given)".
@@ -685,8 +726,10 @@ class BayesianOptimizer:
             ]
         )
 
-    def _validated_points(self, X: Tensor) -> Tensor:
-        X = as_tensor_arg("X", X).detach().to("cpu", torch.float64)
+    def _validated_points(self, X: Tensor | np.ndarray) -> Tensor:
+        """``X`` as float64 CPU points ``(n, *point_shape)``, checked (a NumPy array counts as
+        the tensor of its values and dtype)."""
+        X = as_tensor_arg("X", _as_points(X)).detach().to("cpu", torch.float64)
         if X.dim() == len(self.space.point_shape):
             X = X.unsqueeze(0)
         check_trailing_shape("X", X, self.space.point_shape, repr(self.space))
@@ -708,10 +751,11 @@ class BayesianOptimizer:
                 self._warned_unmatched = True
                 warnings.warn(
                     f"the point told as evaluation {evaluation.index} is none of the {held} "
-                    f"point(s) asked and not yet told (none within {PENDING_TOL:g}); those stay "
-                    "pending, and a run resumed from the journal evaluates them first. Tell the "
-                    "points as `ask` returned them (rounding them is fine up to "
-                    f"{PENDING_TOL:g}). Shown once per optimiser.",
+                    f"point(s) asked and not yet told (none within {PENDING_TOL:g} on the space, "
+                    "box coordinates counted in units of their width); those stay pending, and a "
+                    "run resumed from the journal evaluates them first. Tell the points as `ask` "
+                    f"returned them (rounding them is fine up to {PENDING_TOL:g}, of the width "
+                    "on a box). Shown once per optimiser.",
                     ManiboWarning,
                     stacklevel=user_stacklevel(),
                 )
@@ -719,19 +763,21 @@ class BayesianOptimizer:
         self.flush()
 
     def _clear_pending(self, x: Tensor) -> float | None:
-        """Forget the pending point nearest to ``x`` (``point_shape``) within ``PENDING_TOL``;
-        returns its proposal time (None when no pending point was that near)."""
+        """Forget the pending point nearest to ``x`` (``point_shape``) within ``PENDING_TOL`` (by
+        ``space.scaled_distance``); returns its proposal time (None when no pending point was that
+        near)."""
         nearest = self._nearest_pending(x, self._pending)
         return None if nearest is None else self._pending.pop(nearest).seconds
 
     def _nearest_pending(self, x: Tensor, among: list[_Pending]) -> int | None:
-        """Position in ``among`` of the point nearest to ``x`` within ``PENDING_TOL``, or None."""
+        """Position in ``among`` of the point nearest to ``x`` (``point_shape``) within
+        ``PENDING_TOL`` by ``space.scaled_distance``, or None."""
         if not among:
             return None
         shape = self.space.point_shape
         pending = torch.stack([p.point for p in among]).to("cpu", torch.float64)
         pending = pending.reshape(-1, *shape)
-        distance = self.space.distance(pending, x.reshape(shape).expand_as(pending))
+        distance = self.space.scaled_distance(pending, x.reshape(shape).expand_as(pending))
         distance = torch.nan_to_num(distance, nan=math.inf)
         nearest = int(torch.argmin(distance))
         return None if distance[nearest] > PENDING_TOL else nearest
@@ -1200,6 +1246,31 @@ def _distinct_random_points(space: Space, n: int, generator: torch.Generator) ->
     return torch.stack(list(chosen.values()))
 
 
+def _as_points(X: object) -> Tensor:
+    """The points told as ``X``: a tensor as it is, a NumPy array as a tensor of its values and
+    dtype (a copy); anything else (a list, None) or an array of strings or objects gets an
+    ``InputDataError``."""
+    if isinstance(X, np.ndarray):
+        try:
+            return torch.tensor(X)
+        except TypeError as err:
+            raise InputDataError(
+                f"`X` must hold real numbers, got a NumPy array of dtype {X.dtype}. Convert it "
+                "with X.astype(numpy.float64)."
+            ) from err
+    if not isinstance(X, Tensor):
+        raise InputDataError(
+            f"`X` must be a torch.Tensor or a NumPy array, got {_type_name(X)}. Convert it with "
+            "torch.as_tensor(..., dtype=torch.float64)."
+        )
+    return X
+
+
+def _key(point: Tensor) -> tuple[float, ...]:
+    """The coordinates of one point (any shape) as a tuple, to compare points of a finite space."""
+    return tuple(point.reshape(-1).tolist())
+
+
 def _scaled_outcomes(Y: Tensor) -> tuple[Tensor, float]:
     """``(Y * scale, scale)`` with ``scale`` an exact power of two, else 1: the one that brings the
     range of ``Y`` near 1 when it is below :data:`_OUTCOME_SPREAD_LIMIT` (as far as the largest
@@ -1374,7 +1445,42 @@ def _write_error_message(
     return message + (f". Unwritten: {shown}{more}." if unwritten else ".")
 
 
-def _space_from_repr(text: str) -> Space:
+def _space_from_journal(recorded: dict[str, Any]) -> Space:
+    """The space of the journal whose header is ``recorded``: rebuilt from its name, or from the
+    ``manibo run`` spec its metadata records when that spec builds a space of the recorded
+    fingerprint.
+
+    Raises:
+        ConfigurationError: neither rebuilds it; the message says what to pass as ``space=``.
+    """
+    text = recorded["space"]
+    space = _space_from_repr(text)
+    if space is not None:
+        return space
+    spec = (recorded.get("metadata") or {}).get("space")
+    if not isinstance(spec, str):
+        raise ConfigurationError(
+            f"cannot rebuild the space {text!r} from its name; pass `space=` to resume()."
+        )
+    from manibo.spaces import make_space
+
+    try:
+        space = make_space(spec)
+        if space.fingerprint() == recorded["space_fingerprint"]:
+            return space
+        why = "builds a space with another content fingerprint"
+    except ManiboError as err:
+        why = f"cannot be built here ({_shorten(str(err), 120)})"
+    raise ConfigurationError(
+        f"cannot rebuild the space {text!r} from its name, and the spec {spec!r} that the "
+        f'journal\'s metadata records {why}; pass `space=make_space("{spec}")` to resume() '
+        "where it builds the journal's space (a graph or mesh file as in the original run), or "
+        "the space itself as `space=`."
+    )
+
+
+def _space_from_repr(text: str) -> Space | None:
+    """The space named ``text`` when it is fixed by its name (``Sphere(2)``), else None."""
     from manibo.spaces import (
         Circle,
         RealProjectiveSpace,
@@ -1396,9 +1502,7 @@ def _space_from_repr(text: str) -> Space:
         match = re.fullmatch(pattern, text)
         if match:
             return build(match)
-    raise ConfigurationError(
-        f"cannot rebuild the space {text!r} from its name; pass `space=` to resume()."
-    )
+    return None
 
 
 _RUN_OPTIONS = ("progress", "executor", "max_parallel", "on_error", "callback", "max_seconds")

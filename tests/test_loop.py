@@ -32,6 +32,7 @@ from manibo.exceptions import (
     ConfigurationError,
     InputDataError,
     ManiboError,
+    ManiboWarning,
     ObjectiveError,
     ProposalWarningSummary,
     TruncationWarning,
@@ -453,6 +454,28 @@ def test_the_design_on_a_finite_space_has_no_repeated_point():
         assert sorted(nodes) == list(range(n))
 
 
+def test_asked_points_not_yet_told_are_taken_on_a_finite_space_in_both_phases():
+    # 6 asks before any tell handed out node 0 twice ([5, 4, 2, 3, 1, 0, 0, 3] in 8 asks), while
+    # the model phase refused with "only 0 points ... are left to choose from, but q = 1"
+    left = r"only 0 of its 6 points are left: {} are evaluated and {} asked and not yet told"
+    advice = r"Tell the pending points .* or pass exclude_evaluated=False"
+    design = BayesianOptimizer(_complete_graph(6), initial_design=5, seed=0, **FAST)
+    nodes = [int(design.ask()[0, 0]) for _ in range(6)]
+    assert sorted(nodes) == list(range(6))
+    with pytest.raises(ConfigurationError, match=left.format(0, 6) + ".*" + advice):
+        design.ask()
+    model = BayesianOptimizer(_complete_graph(6), initial_design=2, seed=0, **FAST)
+    for _ in range(2):
+        x = model.ask()
+        model.tell(x, [float(x[0, 0])])
+    nodes = [int(model.ask()[0, 0]) for _ in range(4)]
+    assert len(set(nodes)) == 4
+    with pytest.raises(ConfigurationError, match=left.format(2, 4) + ".*" + advice):
+        model.ask()
+    repeats = BayesianOptimizer(_complete_graph(6), initial_design=5, exclude_evaluated=False)
+    assert [repeats.ask().shape for _ in range(7)] == [(1, 1)] * 7
+
+
 def test_a_batch_that_straddles_the_end_of_the_initial_design_evaluates_all_of_it():
     # q = 3 and 4 design points: the second batch once went to the surrogate whole, and the
     # fourth design point was never evaluated
@@ -509,6 +532,30 @@ def test_a_told_point_rounded_by_the_user_clears_its_pending_entry():
     reference = BayesianOptimizer(Sphere(2), initial_design=4, seed=2, **FAST)
     expected = [reference.ask() for _ in range(3)][2]
     assert torch.equal(opt.ask(), expected)  # no design point skipped
+
+
+def test_a_told_point_matches_its_asked_point_relative_to_the_width_of_a_box():
+    # the tolerance was 1e-4 in raw units: on a box 1000 wide a point rounded to 0.01 (1e-5 of
+    # the width) never cleared its entry; on a box 1e-4 wide a point never asked cleared one
+    wide = BayesianOptimizer(Box([0.0], [1000.0]), initial_design=3, seed=0, **FAST)
+    asked = wide.ask()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wide.tell(asked.round(decimals=2), [1.0])
+    assert wide.pending is None
+    narrow = BayesianOptimizer(Box([0.0], [1e-4]), initial_design=3, seed=0, **FAST)
+    held = torch.cat([narrow.ask(), narrow.ask()])
+    with pytest.warns(ManiboWarning, match=r"none of the 2 point\(s\) asked"):
+        narrow.tell(torch.tensor([[0.0]], dtype=torch.float64), [1.0])  # never asked
+    assert torch.equal(narrow.pending, held)
+    space = ProductSpace(Sphere(2), Box([0.0], [1e-4]))  # a box factor of a product too
+    product = BayesianOptimizer(space, initial_design=3, seed=0, **FAST)
+    held = torch.cat([product.ask(), product.ask()])
+    moved = held[1].clone()
+    moved[3] = 0.0 if moved[3] > 5e-5 else 1e-4  # half the box's width away along the box
+    with pytest.warns(ManiboWarning, match=r"none of the 2 point\(s\) asked"):
+        product.tell(moved, [1.0])
+    assert torch.equal(product.pending, held)
 
 
 # ---------------------------------------------------------------- bad values told
@@ -576,6 +623,29 @@ def test_tell_records_a_float32_point_as_its_float64_value():
     assert opt.pending is None
     assert opt.history[0].x == x.to(torch.float32).double().reshape(-1).tolist()
     assert opt.result().X.dtype == torch.float64
+
+
+def test_tell_and_tell_failure_take_numpy_points_as_they_take_numpy_values():
+    # a NumPy X was refused ("X must be a torch.Tensor, got ndarray") while a NumPy Y was taken
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST)
+    asked = opt.ask()
+    numpy_point = asked.numpy()[0]
+    numpy_point.setflags(write=False)  # read-only arrays too, without a warning from torch
+    opt.tell(numpy_point, np.float64(0.3))
+    failed = opt.ask()
+    opt.tell_failure(failed.numpy().astype(np.float32), "crashed")
+    assert [e.x for e in opt.history] == [asked[0].tolist(), failed.float().double()[0].tolist()]
+    assert opt.pending is None  # both cleared their asked points
+    for bad, message in (
+        (np.array([["a", "b", "c"]]), "NumPy array of dtype <U1"),
+        (np.array([[1, 0, 0]]), "floating dtype, got torch.int64"),
+        ([[0.0, 0.0, 1.0]], "torch.Tensor or a NumPy array, got list"),
+    ):
+        with pytest.raises(InputDataError, match=re.escape(message)):
+            opt.tell(bad, 1.0)
+        with pytest.raises(InputDataError, match=re.escape(message)):
+            opt.tell_failure(bad)
+    assert len(opt.history) == 2
 
 
 def test_tell_checks_seconds_before_recording_and_takes_numpy_and_torch_scalars(tmp_path):
@@ -1521,6 +1591,34 @@ def test_journals_of_the_group_and_projective_spaces_resume_without_the_space(tm
     opt.close()  # one writer per journal
     resumed = BayesianOptimizer.resume(journal)
     assert repr(resumed.space) == f"{kind}({size})" and len(resumed.history) == 2
+
+
+def test_a_journal_whose_metadata_records_a_space_spec_resumes_without_the_space(tmp_path):
+    # "cannot rebuild the space ... from its name" although the header recorded "sphere2*box1"
+    from manibo.spaces import make_space
+
+    journals = {}
+    for name, metadata in [
+        ("spec", {"space": "sphere2*box1"}),
+        ("other", {"space": "sphere2*box2"}),  # another fingerprint than the journal's space
+        ("none", {}),
+    ]:
+        journals[name] = tmp_path / f"{name}.jsonl"
+        opt = BayesianOptimizer(
+            make_space("sphere2*box1"), initial_design=2, journal=journals[name], metadata=metadata
+        )
+        x = opt.ask()
+        opt.tell(x, [1.0])
+        opt.close()
+    resumed = BayesianOptimizer.resume(journals["spec"])
+    assert resumed.space.fingerprint() == make_space("sphere2*box1").fingerprint()
+    assert len(resumed.history) == 1
+    resumed.close()
+    advice = re.escape('pass `space=make_space("sphere2*box2")` to resume()')
+    with pytest.raises(ConfigurationError, match="another content fingerprint; " + advice):
+        BayesianOptimizer.resume(journals["other"])
+    with pytest.raises(ConfigurationError, match=r"from its name; pass `space=` to resume\(\)\.$"):
+        BayesianOptimizer.resume(journals["none"])
 
 
 def test_a_constructor_never_run_leaves_no_error_behind(monkeypatch):

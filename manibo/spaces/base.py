@@ -153,6 +153,13 @@ class Space(ABC):
     def distance(self, x: Tensor, y: Tensor) -> Tensor:
         """Geodesic distance between broadcastable ``x`` and ``y``; returns shape ``(*batch)``."""
 
+    def scaled_distance(self, x: Tensor, y: Tensor) -> Tensor:
+        """Distance between broadcastable ``x`` and ``y`` that does not depend on the units of box
+        coordinates, for telling a point from the same point rounded: :meth:`distance`, except
+        that a :class:`~manibo.spaces.box.Box` (alone or as a factor of a product) measures each
+        coordinate in units of its width. Returns shape ``(*batch)``."""
+        return self.distance(x, y)
+
     def chart(self, x: Tensor) -> Tensor:
         """Coordinates of ``x`` in a global chart (for Euclidean baselines).
 

@@ -97,6 +97,12 @@ class Box(Space):
     def distance(self, x: Tensor, y: Tensor) -> Tensor:
         return (x - y).norm(dim=-1)
 
+    def scaled_distance(self, x: Tensor, y: Tensor) -> Tensor:
+        """Euclidean distance with each coordinate in units of the box's width along it,
+        shape ``(*batch)``."""
+        lower, upper = self._bounds_like(x)
+        return ((x - y) / (upper - lower)).norm(dim=-1)
+
     def chart(self, x: Tensor) -> Tensor:
         """The coordinates themselves, ``(*batch, D)``."""
         return x

@@ -127,8 +127,18 @@ class ProductSpace(Space):
 
     def distance(self, x: Tensor, y: Tensor) -> Tensor:
         r""":math:`\sqrt{\sum_i d_i(x_i, y_i)^2}`, shape ``(*batch)``."""
+        return self._combined("distance", x, y)
+
+    def scaled_distance(self, x: Tensor, y: Tensor) -> Tensor:
+        """The factors' scaled distances combined as :meth:`distance` combines theirs, shape
+        ``(*batch)``."""
+        return self._combined("scaled_distance", x, y)
+
+    def _combined(self, method: str, x: Tensor, y: Tensor) -> Tensor:
+        r""":math:`\sqrt{\sum_i d_i(x_i, y_i)^2}` with :math:`d_i` the factor's ``method``."""
         pairs = zip(self.factors, self.split(x), self.split(y), strict=True)
-        return safe_sqrt(torch.stack([f.distance(p, q) ** 2 for f, p, q in pairs], dim=-1).sum(-1))
+        parts = [getattr(f, method)(p, q) ** 2 for f, p, q in pairs]
+        return safe_sqrt(torch.stack(parts, dim=-1).sum(-1))
 
     def ambient_bounds(self) -> Tensor:
         """The factors' boxes side by side, shape ``(2, size)`` (each factor must have one)."""
