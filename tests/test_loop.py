@@ -458,7 +458,7 @@ def test_asked_points_not_yet_told_are_taken_on_a_finite_space_in_both_phases():
     # 6 asks before any tell handed out node 0 twice ([5, 4, 2, 3, 1, 0, 0, 3] in 8 asks), while
     # the model phase refused with "only 0 points ... are left to choose from, but q = 1"
     left = r"only 0 of its 6 points are left: {} are evaluated and {} asked and not yet told"
-    advice = r"Tell the pending points .* or pass exclude_evaluated=False"
+    advice = r"Tell the pending points .* or pass `exclude_evaluated=False`"
     design = BayesianOptimizer(_complete_graph(6), initial_design=5, seed=0, **FAST)
     nodes = [int(design.ask()[0, 0]) for _ in range(6)]
     assert sorted(nodes) == list(range(6))
