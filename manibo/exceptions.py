@@ -27,6 +27,13 @@ class TruncationWarning(ManiboWarning):
     """
 
 
+class NonFiniteGradientWarning(ManiboWarning):
+    """Restarts of an acquisition ascent stopped where the acquisition's value or gradient was not
+    finite (NaN or infinite), so they were not optimised from there; the answer comes from the
+    best finite value of all restarts.
+    """
+
+
 class EvaluationFailed(ManiboError):
     """Raise it from an objective to declare that this evaluation failed.
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
@@ -18,7 +19,7 @@ import torch
 from torch import Tensor
 
 from manibo._validation import check_int
-from manibo.exceptions import ConfigurationError
+from manibo.exceptions import ConfigurationError, NonFiniteGradientWarning
 from manibo.spaces.base import Space
 
 _REAL_FIELDS: dict[str, tuple[str, Callable[[float], bool]]] = {
@@ -134,10 +135,15 @@ def riemannian_lbfgs_ascent(
     Returns:
         ``(x, values)``: the final points ``(b, q, *point_shape)``, on the space, and their values
         ``(b,)``.
+
+    A restart whose value or gradient is not finite, at its start or at a point it reached, stops
+    there; one :class:`~manibo.exceptions.NonFiniteGradientWarning` says how many did.
     """
     opts = options or LBFGSOptions()
     x = x0.detach().clone()
     value, grad, active = _value_and_riemannian_grad(objective, space, x)
+    stuck_at_start = ~active
+    stuck = stuck_at_start.clone()
     pairs: list[tuple[Tensor, Tensor, Tensor]] = []
     gamma = torch.full_like(value, float("nan"))  # H0 = gamma * I, from the newest valid pair
     for _ in range(opts.maxiter):
@@ -174,6 +180,7 @@ def riemannian_lbfgs_ascent(
         new_value, new_grad, finite = _value_and_riemannian_grad(objective, space, x_new)
         improvement = new_value - value
         active &= finite & (improvement > opts.ftol * (1 + value.abs()))
+        stuck |= ~finite
         s = space.to_tangent(x_new, direction * _rows(step, direction))
         y = new_grad - space.to_tangent(x_new, grad)
         sy = _dot(s, y)
@@ -188,4 +195,16 @@ def riemannian_lbfgs_ascent(
             pairs = pairs[-opts.history :]
             gamma = torch.where(curvature_ok, -sy / _dot(y, y).clamp_min(1e-300), gamma)
         x, value, grad = x_new, new_value, new_grad
+    if stuck.any():
+        warnings.warn(
+            NonFiniteGradientWarning(
+                f"{int(stuck.sum())} of {len(stuck)} restart(s) of the acquisition ascent stopped "
+                "where the acquisition's value or gradient was not finite (NaN or infinite), "
+                f"{int(stuck_at_start.sum())} of them at their start: the model or the "
+                "acquisition is not differentiable there (a singularity of a chart, a NaN in the "
+                "model), so those restarts kept the point reached and were not optimised further; "
+                "the answer is the best finite value of all restarts."
+            ),
+            stacklevel=2,
+        )
     return x.detach(), value

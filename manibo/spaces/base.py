@@ -304,6 +304,15 @@ def safe_sqrt(u: Tensor) -> Tensor:
     return torch.where(positive, torch.where(positive, u, torch.ones_like(u)).sqrt(), 0.0 * u)
 
 
+def safe_atan2(y: Tensor, x: Tensor) -> Tensor:
+    """``torch.atan2(y, x)``, the same values, with gradient 0 (not NaN) where ``x = y = 0``: an
+    angle of a chart where it is undefined (a sphere's longitude at a pole). Broadcastable
+    shapes."""
+    origin = (x == 0) & (y == 0)
+    # atan2's NaN gradient at the origin goes to the detached copies, not to x and y
+    return torch.atan2(torch.where(origin, y.detach(), y), torch.where(origin, x.detach(), x))
+
+
 def rescaled(x: Tensor) -> tuple[Tensor, Tensor]:
     """``x / s`` and ``s``, the largest absolute entry of each vector (at least the dtype's
     smallest normal number, and constant for autograd): ``(*batch, D)`` → ``(*batch, D)`` and

@@ -64,13 +64,11 @@ def rotation_to_quaternion(r: Tensor) -> Tensor:
     """
     m = r.reshape(*r.shape[:-2], 9).unbind(-1)
     m00, m01, m02, m10, m11, m12, m20, m21, m22 = m
-    doubled = (
+    doubled = safe_sqrt(
         torch.stack(
             [1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22], -1
         )
-        .clamp_min(0.0)
-        .sqrt()
-    )  # 2|w|, 2|x|, 2|y|, 2|z|
+    )  # 2|w|, 2|x|, 2|y|, 2|z|; a zero one (the identity, half turns) has gradient 0, not NaN
     a, b, c, d = doubled.unbind(-1)
     candidates = torch.stack(
         [
@@ -229,7 +227,8 @@ class SpecialOrthogonal(CompactSpace):
         sin_half = q[..., 1:].norm(dim=-1, keepdim=True)
         angle = 2 * torch.atan2(sin_half, q[..., :1])
         small = sin_half < math.sqrt(torch.finfo(x.dtype).eps)
-        scale = torch.where(small, 2 / q[..., :1], angle / torch.where(small, 1.0, sin_half))
+        w = torch.where(small, q[..., :1], 1.0)  # not 0 at half turns: 2/0 would give NaN gradients
+        scale = torch.where(small, 2 / w, angle / torch.where(small, 1.0, sin_half))
         return scale * q[..., 1:]
 
     # spectrum -------------------------------------------------------------------------------

@@ -16,6 +16,8 @@ from manibo.spaces.base import (
     CompactSpace,
     inner_product_series,
     rescaled,
+    safe_atan2,
+    safe_sqrt,
 )
 
 
@@ -95,15 +97,17 @@ class Sphere(CompactSpace):
     def chart(self, x: Tensor) -> Tensor:
         """Hyperspherical angles; on S² these are (latitude, longitude) in radians.
 
-        Shape ``(*batch, dim)``.
+        Where an angle is undefined (the longitude at a pole) or its slope infinite (the latitude
+        there), its gradient is 0, not NaN. Shape ``(*batch, dim)``.
         """
         if self.dim == 2:
-            return torch.stack(
-                [torch.asin(x[..., 2].clamp(-1, 1)), torch.atan2(x[..., 1], x[..., 0])], -1
-            )
-        tail = torch.flip(torch.cumsum(torch.flip(x**2, [-1]), -1), [-1]).clamp_min(0).sqrt()
-        angles = [torch.atan2(tail[..., i + 1], x[..., i]) for i in range(self.dim - 1)]
-        angles.append(torch.atan2(x[..., -1], x[..., -2]))
+            z = x[..., 2].clamp(-1, 1)
+            pole = z.abs() == 1  # asin's slope is infinite there; its gradient goes to the copy
+            latitude = torch.asin(torch.where(pole, z.detach(), z))
+            return torch.stack([latitude, safe_atan2(x[..., 1], x[..., 0])], -1)
+        tail = safe_sqrt(torch.flip(torch.cumsum(torch.flip(x**2, [-1]), -1), [-1]))
+        angles = [safe_atan2(tail[..., i + 1], x[..., i]) for i in range(self.dim - 1)]
+        angles.append(safe_atan2(x[..., -1], x[..., -2]))
         return torch.stack(angles, -1)
 
     # spectrum -------------------------------------------------------------------------------

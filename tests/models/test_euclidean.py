@@ -9,7 +9,7 @@ from gpytorch.kernels import MaternKernel
 
 import manibo
 from manibo.models import EmbeddingKernel, build_surrogate
-from manibo.spaces import RealProjectiveSpace, Sphere, Torus
+from manibo.spaces import RealProjectiveSpace, SpecialOrthogonal, Sphere, Torus
 
 
 def _two_names_of_one_point(space):
@@ -63,3 +63,59 @@ def test_bo_with_the_chart_gp_on_the_sphere_survives_ascents_that_reach_a_pole()
     )
     assert result.X.shape == (7, 3)
     assert bool(torch.isfinite(result.X).all())
+
+
+def _singular_points():
+    """Points where a chart's angle is undefined or its slope infinite, by space."""
+    e4 = torch.eye(4, dtype=torch.float64)
+    half_turn = torch.diag(torch.tensor([1.0, -1.0, -1.0], dtype=torch.float64)).reshape(1, 9)
+    return [
+        (Sphere(2), torch.tensor([[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]], dtype=torch.float64)),
+        (Sphere(3), e4[:2]),  # atan2(0, 0) in the second and the last angle
+        (
+            SpecialOrthogonal(3),
+            torch.cat([torch.eye(3, dtype=torch.float64).reshape(1, 9), half_turn]),
+        ),
+    ]
+
+
+def _mean_plus_variance(model, x):
+    posterior = model.posterior(x)
+    return (posterior.mean + posterior.variance).sum()
+
+
+@pytest.mark.parametrize(
+    ("space", "points"), _singular_points(), ids=["S2-poles", "S3-e0-e1", "SO3-identity-half-turn"]
+)
+def test_the_chart_gp_has_finite_gradients_at_the_singular_points_of_its_chart(space, points):
+    """Before, the gradients of the posterior mean and variance were NaN at both poles of S², at
+    the identity and the half turns of SO(3) (atan2(0, 0), asin at ±1, a square root or a division
+    at 0 in the chart), and the acquisition ascent stopped there."""
+    X = torch.cat([space.random(12, generator=torch.Generator().manual_seed(0)), points])
+    model = build_surrogate("chart", space, X, space.embed(X)[:, :1] + space.embed(X)[:, -1:] ** 2)
+    for point in points:
+        x = point.unsqueeze(0).requires_grad_(True)
+        (grad,) = torch.autograd.grad(_mean_plus_variance(model, x), x)
+        assert bool(torch.isfinite(grad).all()), point
+
+
+@pytest.mark.parametrize("space", [Sphere(2), Sphere(3), SpecialOrthogonal(3)], ids=repr)
+def test_the_chart_gp_gradient_is_the_geodesic_finite_difference_where_the_chart_is_smooth(space):
+    # SO(3)'s identity is a regular point of the rotation vector chart, where the gradient was NaN
+    X = space.random(14, generator=torch.Generator().manual_seed(0))
+    model = build_surrogate("chart", space, X, space.embed(X)[:, :1] + space.embed(X)[:, -1:] ** 2)
+    points = space.random(3, generator=torch.Generator().manual_seed(1))
+    if isinstance(space, SpecialOrthogonal):
+        points = torch.cat([torch.eye(3, dtype=torch.float64).reshape(1, 9), points])
+    generator = torch.Generator().manual_seed(2)
+    for point in points:
+        x = point.unsqueeze(0).requires_grad_(True)
+        (grad,) = torch.autograd.grad(_mean_plus_variance(model, x), x)
+        v = space.to_tangent(x.detach(), torch.randn(x.shape, generator=generator, dtype=x.dtype))
+        v = v / v.norm()
+        h = 1e-5
+        with torch.no_grad():
+            up = _mean_plus_variance(model, space.retract(x, h * v))
+            down = _mean_plus_variance(model, space.retract(x, -h * v))
+        derivative = float((grad * v).sum())
+        assert derivative == pytest.approx(float(up - down) / (2 * h), rel=1e-5, abs=1e-8)

@@ -20,7 +20,7 @@ from botorch.acquisition.max_value_entropy_search import (
 from botorch.sampling import SobolQMCNormalSampler
 from registry import SPACES
 
-from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.exceptions import ConfigurationError, InputDataError, NonFiniteGradientWarning
 from manibo.models import build_surrogate
 from manibo.optim import LBFGSOptions, optimize_acqf_on_space
 from manibo.optim.initial_conditions import initial_conditions_on_space
@@ -215,11 +215,45 @@ def test_a_restart_stuck_at_a_nan_value_is_never_the_answer():
     from manibo.spaces import Sphere
 
     starts = torch.tensor([[[0.0, 0.0, 1.0]], [[0.6, 0.0, 0.8]]], dtype=torch.float64)
-    candidate, value = optimize_acqf_on_space(
-        _NanAtThePole(), Sphere(2), batch_initial_conditions=starts, options=FAST
-    )
+    with pytest.warns(NonFiniteGradientWarning, match=r"1 of 2 restart\(s\)"):
+        candidate, value = optimize_acqf_on_space(
+            _NanAtThePole(), Sphere(2), batch_initial_conditions=starts, options=FAST
+        )
     assert bool(torch.isfinite(value)) and float(value) > 0.6
     assert float(candidate[0, 2]) < 0.995
+
+
+class _InfiniteSlopeAtThePole(AcquisitionFunction):
+    """The first coordinate plus 0.01 sqrt(1 - z): finite values, a gradient that is not finite at
+    the north pole."""
+
+    def __init__(self):
+        super().__init__(model=None)
+
+    def forward(self, X):
+        return (X[..., 0] + 0.01 * (1 - X[..., 2]).clamp_min(0).sqrt()).sum(-1)
+
+
+def test_restarts_with_gradients_that_are_not_finite_are_reported_and_the_others_answer():
+    # Before, such restarts stayed at their starts without a word; when every start was one, the
+    # answer was a start (the chart GP at a pole of S² gave NaN gradients, and its UCB ascent
+    # returned its start [0, 0, 1]).
+    from manibo.spaces import Sphere
+
+    pole, other = [0.0, 0.0, 1.0], [0.6, 0.0, 0.8]
+    starts = torch.tensor([[pole], [other], [pole]], dtype=torch.float64)
+    acquisition = _InfiniteSlopeAtThePole()
+    message = r"2 of 3 restart\(s\) .* not finite .* 2 of them at their start"
+    with pytest.warns(NonFiniteGradientWarning, match=message):
+        candidate, value = optimize_acqf_on_space(
+            acquisition, Sphere(2), batch_initial_conditions=starts, options=FAST
+        )
+    assert float(value) > 0.99 and float(candidate[0, 0]) > 0.99
+    with pytest.warns(NonFiniteGradientWarning, match=r"1 of 1 restart\(s\)"):
+        candidate, value = optimize_acqf_on_space(
+            acquisition, Sphere(2), batch_initial_conditions=starts[:1], options=FAST
+        )
+    assert candidate.tolist() == [pole] and float(value) == 0.0
 
 
 class _LinearAcquisition(AcquisitionFunction):

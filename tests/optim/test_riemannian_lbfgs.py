@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from manibo.exceptions import ConfigurationError
+from manibo.exceptions import ConfigurationError, NonFiniteGradientWarning
 from manibo.optim import LBFGSOptions, riemannian_lbfgs_ascent
 from manibo.spaces import Sphere
 
@@ -64,7 +64,10 @@ def test_a_row_whose_gradient_is_not_finite_stops_where_it_is_and_no_nan_point_i
     x0 = torch.tensor(
         [[[0.0, 0.0, 1.0]], [[0.6, 0.0, 0.8]], [[1.0, 0.0, 0.0]]], dtype=torch.float64
     )
-    x, values = riemannian_lbfgs_ascent(objective, space, x0, LBFGSOptions(maxiter=30))
+    with pytest.warns(
+        NonFiniteGradientWarning, match=r"of 3 restart\(s\).*1 of them at their start"
+    ):
+        x, values = riemannian_lbfgs_ascent(objective, space, x0, LBFGSOptions(maxiter=30))
     assert all(bool(torch.isfinite(points).all()) for points in evaluated)
     assert bool(torch.isfinite(x).all()) and bool(torch.isfinite(values).all())
     assert float((x.norm(dim=-1) - 1).abs().max()) < 1e-12
