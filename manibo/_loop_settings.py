@@ -175,7 +175,7 @@ def check_buildable(
         try:
             cheap = {**surrogate_entry(name).check_options, **options}
             model = build_surrogate(name, space, X, Y, **cheap)
-            model.posterior(X[:1])  # kernels build lazily: one that cannot be computed fails here
+            _check_posterior_shape(model, X)  # kernels build lazily: a broken one fails here
         except Exception as err:
             raise _build_error(f"the surrogate {name!r}", space, options, err) from err
         try:
@@ -204,6 +204,23 @@ def _dry_points(space: Space, design: Tensor) -> Tensor:
         return design[:4]
     extra = space.random(4 - design.shape[0], generator=torch.Generator().manual_seed(1))
     return torch.cat([design, extra.to(design)])
+
+
+def _check_posterior_shape(model, X: Tensor) -> None:
+    """Refuse a model whose posterior at a batch ``(3, k, D)`` of points of ``X`` ``(n, D)``
+    (``k = min(n, 2)``) does not have a mean of shape ``(3, k, num_outputs)``, the shape every
+    BoTorch acquisition reads."""
+    k = min(X.shape[0], 2)
+    batch = X[:k].unsqueeze(0).expand(3, k, X.shape[-1])
+    shape = tuple(model.posterior(batch).mean.shape)
+    expected = (3, k, model.num_outputs)
+    if shape != expected:
+        raise ConfigurationError(
+            f"its posterior at points of shape {tuple(batch.shape)} has a mean of shape {shape}, "
+            f"but BoTorch's acquisitions need {expected}: the model must keep the batch "
+            "dimensions of X (manibo.testing.run_model_check checks this and the rest of "
+            "BoTorch's model contract)"
+        )
 
 
 def _build_error(what: str, space: Space, options: dict, err: Exception) -> ConfigurationError:

@@ -221,7 +221,8 @@ def build_acquisition(
             ``"qnipv"``).
 
     Raises:
-        ConfigurationError: ``name`` is unknown, or analytic while points are pending.
+        ConfigurationError: ``name`` is unknown, or analytic while points are pending, or its
+            builder returned something other than an ``AcquisitionFunction``.
     """
     entry = ACQUISITIONS.get(name)
     if entry.analytic and X_pending is not None:
@@ -229,7 +230,15 @@ def build_acquisition(
             f"the analytic acquisition {name!r} cannot account for pending points; "
             "use q = 1 and no parallel evaluations, or a Monte Carlo acquisition such as 'qlognei'."
         )
-    return entry.build(model, AcquisitionData(train_X, train_Y, X_pending, int(seed), space))
+    acquisition = entry.build(model, AcquisitionData(train_X, train_Y, X_pending, int(seed), space))
+    if not isinstance(acquisition, AcquisitionFunction):
+        builder = getattr(entry.build, "__qualname__", repr(entry.build))
+        raise ConfigurationError(
+            f"the builder of the acquisition {name!r} ({builder}) returned "
+            f"{type(acquisition).__name__}, not a BoTorch AcquisitionFunction; make it return "
+            "one, e.g. qUpperConfidenceBound(model, beta=..., X_pending=data.X_pending)."
+        )
+    return acquisition
 
 
 def screen_baseline(

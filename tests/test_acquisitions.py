@@ -191,6 +191,20 @@ def test_a_registered_builder_gets_the_loop_data_and_drives_the_loop():
 
 
 @pytest.mark.usefixtures("private_registry")
+def test_a_builder_that_returns_no_acquisition_function_is_refused_at_construction():
+    @register_acquisition("test-returns-none")
+    def returns_none(model, data):
+        return None
+
+    with pytest.raises(
+        ConfigurationError,
+        match=r"the builder of the acquisition 'test-returns-none' \(.*returns_none\) returned "
+        r"NoneType, not a BoTorch AcquisitionFunction",
+    ):
+        BayesianOptimizer(Sphere(2), acquisition="test-returns-none")
+
+
+@pytest.mark.usefixtures("private_registry")
 def test_registration_refuses_a_taken_name_and_allows_the_same_registration_again():
     def builder(model, data):
         return PosteriorMean(model)

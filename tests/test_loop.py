@@ -1621,6 +1621,29 @@ def test_a_journal_whose_metadata_records_a_space_spec_resumes_without_the_space
         BayesianOptimizer.resume(journals["none"])
 
 
+def test_a_surrogate_whose_posterior_drops_the_batch_dimensions_is_refused_at_construction(
+    isolated_surrogates,
+):
+    @register_surrogate("test-loop-flat-posterior")
+    def flat(space, train_X, train_Y, **options):
+        model = build_surrogate("matern", space, train_X, train_Y, **options)
+
+        class Flat(type(model)):
+            def posterior(self, X, *args, **kwargs):
+                return super().posterior(X.reshape(-1, X.shape[-1]), *args, **kwargs)
+
+        model.__class__ = Flat
+        return model
+
+    with pytest.raises(
+        ConfigurationError,
+        match=r"surrogate 'test-loop-flat-posterior' cannot be built .* its posterior at points "
+        r"of shape \(3, 2, 3\) has a mean of shape \(6, 1\), but BoTorch's acquisitions need "
+        r"\(3, 2, 1\)",
+    ):
+        BayesianOptimizer(Sphere(2), surrogate="test-loop-flat-posterior")
+
+
 def test_a_constructor_never_run_leaves_no_error_behind(monkeypatch):
     # a misspelt keyword stops Python before __init__ runs; __del__ must not raise then
     import gc
