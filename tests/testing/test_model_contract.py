@@ -80,6 +80,17 @@ def test_bad_cases_and_coverage_are_reported():
     covered(["a"], {"a": {}, "c": {}}, "surrogates")
     with pytest.raises(ConfigurationError, match="analytic"):
         run_acquisition_check(SurrogateCase("matern", Sphere(2)), "LogEI", 3)
+    with pytest.raises(
+        ConfigurationError,
+        match=r"unknown model check 'posterior shape'; choose one of 'posterior shapes', ",
+    ):
+        run_model_check(SurrogateCase("matern", Sphere(2)), "posterior shape")
+    with pytest.raises(
+        ConfigurationError,
+        match=r"unknown acquisition check 'qucb'; choose one of LogEI, UCB, .*qUCB.*not look "
+        r"names up in the loop's registry",
+    ):
+        run_acquisition_check(SurrogateCase("matern", Sphere(2)), "qucb", 1)
 
 
 def test_case_data_are_seeded_points_of_the_space():
