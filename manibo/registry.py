@@ -55,7 +55,8 @@ def load_plugins() -> list[str]:
             raise PluginError(
                 f"the manibo plug-in {entry_point.name!r} ({entry_point.value}, declared by the "
                 f"package {_distribution_name(entry_point)}) failed to import: "
-                f"{type(error).__name__}: {error}. Fix the plug-in or uninstall its package."
+                f"{type(error).__name__}: {str(error).rstrip('.')}. Fix the plug-in or uninstall "
+                "its package."
             ) from error
         loaded.append(entry_point.name)
     return loaded

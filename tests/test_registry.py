@@ -164,6 +164,23 @@ def test_a_broken_plugin_surfaces_with_its_error_chained(fresh_plugins):
     assert isinstance(info.value.__cause__, NameError)
 
 
+def test_a_plugin_refused_by_a_registry_is_reported_in_whole_sentences(fresh_plugins):
+    def load():
+        reg = Registry("widget")
+        reg.register("a", len)
+        reg.register("a", abs)
+
+    fresh_plugins.setattr(
+        importlib.metadata,
+        "entry_points",
+        lambda group: [_FakeEntryPoint("clash", "clash.mod", load)],
+    )
+    with pytest.raises(PluginError) as info:
+        Registry("widget").get("anything")
+    assert "Choose another name. Fix the plug-in or uninstall its package." in str(info.value)
+    assert ".." not in str(info.value)
+
+
 def test_plugin_module_is_imported_by_name(fresh_plugins, tmp_path):
     (tmp_path / "manibo_test_plugin_mod.py").write_text(
         "from manibo.registry import Registry\n"
