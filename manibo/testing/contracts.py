@@ -171,7 +171,11 @@ def check_kernel_contract(
 
     The checks cover symmetry, PSD, ``diag``, batch shapes, inputs with no points, gradients
     (hyperparameters: finite; inputs, in float64 on continuous spaces: equal to finite differences
-    along geodesics) and dtype/device.
+    along geodesics) and dtype/device: ``x1`` and ``x2`` of different dtypes must be refused with
+    :class:`~manibo.exceptions.InputDataError`.
+
+    Raises:
+        AssertionError: naming the property that fails.
     """
     kernel = kernel.to(device=device, dtype=dtype)
     gen = torch.Generator(device=device).manual_seed(1)
@@ -219,6 +223,17 @@ def check_kernel_contract(
                 assert torch.isfinite(p.grad).all(), f"non-finite gradient for {name}"
     if not space.is_discrete and dtype == torch.float64:
         _check_input_gradient(kernel, space, x[:4], z, gen)
-    # mixed dtypes are refused
+    # mixed dtypes are refused with manibo's InputDataError (not torch's RuntimeError, nor promoted)
     other = torch.float32 if dtype == torch.float64 else torch.float64
-    _assert_raises_input_error(lambda: kernel(x, z.to(other)).to_dense(), "mixed dtypes")
+    requirement = (
+        f"mixed dtypes: the kernel must refuse x1 {dtype} with x2 {other} by raising "
+        "manibo.exceptions.InputDataError (compare `x1.dtype` and `x2.dtype` in `forward`)"
+    )
+    try:
+        kernel(x, z.to(other)).to_dense()
+    except InputDataError as error:
+        assert len(str(error)) > 30, f"mixed dtypes: error message too terse: {error}"
+    except Exception as error:
+        raise AssertionError(f"{requirement}; got {type(error).__name__}: {error}") from error
+    else:
+        raise AssertionError(f"{requirement}; nothing was raised")
