@@ -960,7 +960,7 @@ class BayesianOptimizer:
         except (OSError, JournalError) as err:
             warnings.warn(
                 f"could not record in journal {self.journal} why the run stopped ({reason}): "
-                f"{err}. Every evaluation is in it.",
+                f"{str(err).rstrip('.')}. Every evaluation is in it.",
                 JournalWarning,
                 stacklevel=3,
             )

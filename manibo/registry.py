@@ -55,7 +55,8 @@ def load_plugins() -> list[str]:
             raise PluginError(
                 f"the manibo plug-in {entry_point.name!r} ({entry_point.value}, declared by the "
                 f"package {_distribution_name(entry_point)}) failed to import: "
-                f"{type(error).__name__}: {error}. Fix the plug-in or uninstall its package."
+                f"{type(error).__name__}: {str(error).rstrip('.')}. Fix the plug-in or uninstall "
+                "its package."
             ) from error
         loaded.append(entry_point.name)
     return loaded
@@ -130,6 +131,8 @@ class Registry(Generic[T]):
                     f"a {self.kind} named {name!r} is already registered ({_origin(existing)}); "
                     f"{_origin(target)} cannot take its name. Choose another name."
                 )
+            if existing is None and isinstance(target, FamilyEntry):
+                _check_no_shadowing(self, name, target)
             self._objects[name] = target
             return target
 
@@ -192,6 +195,40 @@ class FamilyEntry(Entry):
 
 
 _FAMILY_MEMBER = re.compile(r"(?P<family>.*\D)(?P<value>\d+)")
+
+
+def _check_no_shadowing(registry: Registry, name: str, entry: FamilyEntry) -> None:
+    """Refuse a single ``name`` that a registered family already resolves (``sphere2``), and a
+    family whose members would take a registered single name (``orientation-so`` from 4 may
+    join the single ``orientation-so3``, not from 3): one of the two would replace the other."""
+    objects = registry._objects  # not registry.get: registering must not load the plug-ins
+    if entry.parameter is None:
+        member = _FAMILY_MEMBER.fullmatch(name)
+        family = objects.get(member["family"]) if member else None
+        if isinstance(family, FamilyEntry) and family.parameter is not None:
+            if int(member["value"]) >= family.minimum:
+                raise ConfigurationError(
+                    f"a {registry.kind} named {name!r} would replace a member of the "
+                    f"{registry.kind} family {family.label(member['family'])!r} "
+                    f"({_origin(family)}); {_origin(entry)} cannot take its name. Choose "
+                    "another name."
+                )
+        return
+    for single, other in objects.items():
+        member = _FAMILY_MEMBER.fullmatch(single)
+        if (
+            member
+            and member["family"] == name
+            and isinstance(other, FamilyEntry)
+            and other.parameter is None
+            and int(member["value"]) >= entry.minimum
+        ):
+            raise ConfigurationError(
+                f"a {registry.kind} family {entry.label(name)!r} from {entry.minimum} would "
+                f"replace the {registry.kind} {single!r} already registered ({_origin(other)}); "
+                f"{_origin(entry)} cannot take its members' names. Choose another name, or a "
+                f"minimum above {int(member['value'])}."
+            )
 
 
 def check_family_name(kind: str, name: str, parameter: str | None) -> None:

@@ -975,6 +975,17 @@ def test_resume_checks_the_format_version_and_the_indices(tmp_path):
         BayesianOptimizer.resume(path)
 
 
+def test_a_stop_that_cannot_be_journaled_warns_in_whole_sentences(tmp_path, monkeypatch):
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, journal=tmp_path / "j", **FAST)
+
+    def refuse(stop):
+        raise JournalError("journal j is already being written under another name.")
+
+    monkeypatch.setattr(opt._writer, "append_stop", refuse)
+    with pytest.warns(JournalWarning, match=r"another name\. Every evaluation is in it\.$"):
+        opt.run(_objective, budget=3, progress=False)
+
+
 def test_a_cut_off_last_line_is_moved_aside_by_the_writer_never_over_an_earlier_one(tmp_path):
     path = _journal_of_a_run(tmp_path / "j.jsonl")
     tails = ['{"type": "evaluation", "x": [0.0, 0.', '{"type": "evaluation", "x": [1']

@@ -13,7 +13,7 @@ import pytest
 import manibo.registry as registry_module
 from manibo.cli import main
 from manibo.exceptions import ConfigurationError
-from manibo.registry import Entry, PluginError, Registry
+from manibo.registry import Entry, FamilyEntry, PluginError, Registry
 
 ROOT = Path(__file__).parents[1]
 
@@ -77,6 +77,46 @@ def test_unknown_name_lists_known_names_and_advice():
         reg.get("beta")
 
 
+def test_a_single_name_cannot_replace_a_family_member_nor_a_family_a_single_name():
+    reg = Registry("widget")
+    reg.register("sphere", FamilyEntry(len, "d"))
+    reg.register("so", FamilyEntry(len, "n", minimum=2))
+    with pytest.raises(
+        ConfigurationError,
+        match=r"a widget named 'sphere2' would replace a member of the widget family "
+        r"'sphere<d>' \(builtins.len\); builtins.abs cannot take its name. Choose",
+    ):
+        reg.register("sphere2", FamilyEntry(abs))
+    with pytest.raises(ConfigurationError, match="family 'sphere<d>'"):
+        reg.register("sphere02", FamilyEntry(abs))  # resolves to sphere + 2 as well
+    reg.register("so1", FamilyEntry(abs))  # below the family's minimum: no member has the name
+    reg.register("sphere2x", FamilyEntry(abs))  # not a member's name
+    reg.register("orientation-so3", FamilyEntry(abs))
+    with pytest.raises(
+        ConfigurationError,
+        match=r"family 'orientation-so<n>' from 1 would replace the widget 'orientation-so3' "
+        r"already registered \(builtins.abs\); builtins.len cannot take its members' names. "
+        "Choose another name, or a minimum above 3.",
+    ):
+        reg.register("orientation-so", FamilyEntry(len, "n"))
+    reg.register("orientation-so", FamilyEntry(len, "n", minimum=4))  # as the built-in problems
+    assert reg.names() == ["orientation-so", "orientation-so3", "so", "so1", "sphere", "sphere2x"]
+
+
+def test_a_plugin_cannot_replace_a_built_in_space_or_problem_member():
+    from manibo.problems import make_problem, register_problem
+    from manibo.spaces import Sphere, make_space, register_space
+
+    with pytest.raises(ConfigurationError, match="family 'sphere<d>'"):
+        register_space("sphere2")(lambda: Sphere(3))
+    with pytest.raises(ConfigurationError, match="family 'ackley-sphere<d>'"):
+        register_problem("ackley-sphere2")(lambda noise_std=0.0: None)
+    with pytest.raises(ConfigurationError, match="family 'so<n>'"):
+        register_space("so3")(lambda: Sphere(3))
+    assert repr(make_space("sphere2")) == "Sphere(2)"
+    assert type(make_problem("ackley-sphere2")).__name__ == "AckleySphere"
+
+
 class _FakeEntryPoint:
     def __init__(self, name, value, load):
         self.name, self.value, self._load, self.dist = name, value, load, None
@@ -122,6 +162,23 @@ def test_a_broken_plugin_surfaces_with_its_error_chained(fresh_plugins):
     with pytest.raises(PluginError, match=r"'broken' \(broken.mod.*NameError") as info:
         Registry("widget").get("anything")
     assert isinstance(info.value.__cause__, NameError)
+
+
+def test_a_plugin_refused_by_a_registry_is_reported_in_whole_sentences(fresh_plugins):
+    def load():
+        reg = Registry("widget")
+        reg.register("a", len)
+        reg.register("a", abs)
+
+    fresh_plugins.setattr(
+        importlib.metadata,
+        "entry_points",
+        lambda group: [_FakeEntryPoint("clash", "clash.mod", load)],
+    )
+    with pytest.raises(PluginError) as info:
+        Registry("widget").get("anything")
+    assert "Choose another name. Fix the plug-in or uninstall its package." in str(info.value)
+    assert ".." not in str(info.value)
 
 
 def test_plugin_module_is_imported_by_name(fresh_plugins, tmp_path):

@@ -8,12 +8,13 @@ GPU is present.
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 from gpytorch.kernels import Kernel
 from torch.quasirandom import SobolEngine
 
-from manibo.exceptions import InputDataError
+from manibo.exceptions import InputDataError, TruncationWarning
 from manibo.spaces.base import CompactSpace, NoncompactSpace, Space
 
 
@@ -164,14 +165,64 @@ def _check_input_gradient(kernel, space, x, z, gen) -> None:
     )
 
 
+PSD_POINTS = 100
+"""Points of the positive semi-definiteness check of :func:`check_kernel_contract`."""
+
+PSD_LENGTHSCALES = (0.5, 1.0, 3.0)
+"""Multiples of the kernel's lengthscales at which :func:`check_kernel_contract` checks positive
+semi-definiteness (only 1 for a kernel without a lengthscale)."""
+
+
+def _check_positive_semidefinite(
+    kernel: Kernel, space: Space, dtype: torch.dtype, device: torch.device | str
+) -> None:
+    """K on :data:`PSD_POINTS` points has no negative eigenvalue beyond rounding, at each multiple
+    :data:`PSD_LENGTHSCALES` of the lengthscales of the kernel and its parts (a multiple the
+    lengthscale constraint refuses is left out; truncation warnings at the other multiples are
+    silenced). The lengthscales are restored afterwards."""
+    gen = torch.Generator(device=device).manual_seed(2)
+    x = space.random(PSD_POINTS, generator=gen, dtype=dtype, device=device)
+    parts = [m for m in kernel.modules() if getattr(m, "has_lengthscale", False)]
+    saved = [m.raw_lengthscale.detach().clone() for m in parts]
+    try:
+        for factor in PSD_LENGTHSCALES if parts else (1.0,):
+            values = [factor * m.lengthscale.detach() for m in parts]
+            if not all(
+                m.raw_lengthscale_constraint.check(v) for m, v in zip(parts, values, strict=True)
+            ):
+                continue
+            for m, value in zip(parts, values, strict=True):
+                m.lengthscale = value
+            with torch.no_grad(), warnings.catch_warnings():
+                if factor != 1.0:  # about a lengthscale the user did not choose
+                    warnings.simplefilter("ignore", TruncationWarning)
+                K = kernel(x).to_dense().double()
+            tol = _tol(dtype) * max(1.0, float(K.abs().max())) * 1000
+            eig_min = float(torch.linalg.eigvalsh(K).min())
+            at = f" at {factor} times its lengthscale" if parts else ""
+            assert eig_min > -tol, (
+                f"K is not positive semi-definite on {PSD_POINTS} points{at}: smallest "
+                f"eigenvalue {eig_min:.3g}"
+            )
+    finally:
+        with torch.no_grad():
+            for m, raw in zip(parts, saved, strict=True):
+                m.raw_lengthscale.copy_(raw)
+
+
 def check_kernel_contract(
     kernel: Kernel, space: Space, dtype: torch.dtype, device: torch.device | str
 ) -> None:
     """Check a kernel on ``space``.
 
-    The checks cover symmetry, PSD, ``diag``, batch shapes, inputs with no points, gradients
-    (hyperparameters: finite; inputs, in float64 on continuous spaces: equal to finite differences
-    along geodesics) and dtype/device.
+    The checks cover symmetry, PSD (on 100 points, at 0.5, 1 and 3 times the lengthscales:
+    ``PSD_POINTS`` and ``PSD_LENGTHSCALES`` of this module), ``diag``, batch shapes, inputs with no
+    points, gradients (hyperparameters: finite; inputs, in float64 on continuous spaces: equal to
+    finite differences along geodesics) and dtype/device: ``x1`` and ``x2`` of different dtypes
+    must be refused with :class:`~manibo.exceptions.InputDataError`.
+
+    Raises:
+        AssertionError: naming the property that fails.
     """
     kernel = kernel.to(device=device, dtype=dtype)
     gen = torch.Generator(device=device).manual_seed(1)
@@ -185,10 +236,7 @@ def check_kernel_contract(
     scale = float(K.abs().max())
     tol = _tol(dtype) * max(1.0, scale) * 100
     _assert_close(K, K.transpose(-1, -2), tol, "K is not symmetric")
-    eig_min = float(torch.linalg.eigvalsh(K.double()).min())
-    assert eig_min > -tol * 10, (
-        f"K is not positive semi-definite: smallest eigenvalue {eig_min:.3g}"
-    )
+    _check_positive_semidefinite(kernel, space, dtype, device)
     with torch.no_grad():
         diag = kernel(x, diag=True)
         Kxz = kernel(x, z).to_dense()
@@ -219,6 +267,17 @@ def check_kernel_contract(
                 assert torch.isfinite(p.grad).all(), f"non-finite gradient for {name}"
     if not space.is_discrete and dtype == torch.float64:
         _check_input_gradient(kernel, space, x[:4], z, gen)
-    # mixed dtypes are refused
+    # mixed dtypes are refused with manibo's InputDataError (not torch's RuntimeError, nor promoted)
     other = torch.float32 if dtype == torch.float64 else torch.float64
-    _assert_raises_input_error(lambda: kernel(x, z.to(other)).to_dense(), "mixed dtypes")
+    requirement = (
+        f"mixed dtypes: the kernel must refuse x1 {dtype} with x2 {other} by raising "
+        "manibo.exceptions.InputDataError (compare `x1.dtype` and `x2.dtype` in `forward`)"
+    )
+    try:
+        kernel(x, z.to(other)).to_dense()
+    except InputDataError as error:
+        assert len(str(error)) > 30, f"mixed dtypes: error message too terse: {error}"
+    except Exception as error:
+        raise AssertionError(f"{requirement}; got {type(error).__name__}: {error}") from error
+    else:
+        raise AssertionError(f"{requirement}; nothing was raised")

@@ -506,9 +506,15 @@ def check_outcome_transform(case: SurrogateCase) -> None:
 
 def check_input_transform(case: SurrogateCase) -> None:
     """With ``input_transform=SpaceIsometry(space)`` the model predicts at ``X`` what a model
-    fitted to the moved training points predicts at the moved ``X``."""
+    fitted to the moved training points predicts at the moved ``X``. Not applicable, and passed
+    without a fit, on a space whose isometries :class:`~manibo.models.transforms.SpaceIsometry`
+    does not know (anything but spheres, circles, tori, SO(n) and their products: a box, a plug-in
+    space)."""
+    try:
+        isometry = SpaceIsometry(case.space, seed=4)
+    except ConfigurationError:  # no known isometry: nothing to compare with
+        return
     X_train, Y = case.data()
-    isometry = SpaceIsometry(case.space, seed=4)
     transformed = case.build(X_train, Y, input_transform=isometry)
     with torch.no_grad():
         moved = isometry.transform(X_train)
@@ -615,7 +621,14 @@ def run_model_check(case: SurrogateCase, check: str) -> None:
 
     Where the surrogate declares the check's feature out of reach, verify instead that the
     declaration stops the loop at construction with a ``ConfigurationError``.
+
+    Raises:
+        ConfigurationError: ``check`` is not a key of :data:`MODEL_CHECKS` (the message lists them).
     """
+    if check not in MODEL_CHECKS:
+        raise ConfigurationError(
+            f"unknown model check {check!r}; choose one of {', '.join(map(repr, MODEL_CHECKS))}."
+        )
     function, feature = MODEL_CHECKS[check]
     if feature is not None and declared_unsupported(case.name, feature) is not None:
         _check_refused(case, (feature,))
@@ -707,13 +720,24 @@ the acquisition evaluates and differentiates on batches of points, also on point
 moved along the space; how far the optimiser gets is for its own tests."""
 
 
+def _acquisition_spec(name: str) -> AcquisitionSpec:
+    if name not in ACQUISITIONS:
+        raise ConfigurationError(
+            f"unknown acquisition check {name!r}; choose one of {', '.join(ACQUISITIONS)}. The "
+            "checks build these BoTorch acquisitions themselves (model_contract.ACQUISITIONS); "
+            "they do not look names up in the loop's registry (manibo.acquisitions), so a "
+            "registered acquisition is tested by running it in a BayesianOptimizer."
+        )
+    return ACQUISITIONS[name]
+
+
 def acquisition_features(name: str, q: int) -> tuple[str, ...]:
     """The model features the acquisition ``name`` needs at batch size ``q``.
 
     Sequential acquisitions need their features (fantasies of the pending points) for
     ``q > 1`` only.
     """
-    spec = ACQUISITIONS[name]
+    spec = _acquisition_spec(name)
     if spec.sequential and q == 1:
         return ()
     return spec.features
@@ -727,8 +751,13 @@ def run_acquisition_check(case: SurrogateCase, name: str, q: int) -> None:
     acquisition with respect to the actual candidate points (for one-shot knowledge gradient: not
     its fantasy points) is finite and not zero at random points, projected on the tangent space.
     Where the surrogate declares a needed feature out of reach, verify the refusal instead.
+
+    Raises:
+        ConfigurationError: ``name`` is not a key of :data:`ACQUISITIONS` (BoTorch acquisitions
+            built by the suite, not names of the loop's registry), or an analytic one at
+            ``q > 1``.
     """
-    spec = ACQUISITIONS[name]
+    spec = _acquisition_spec(name)
     if spec.analytic and q != 1:
         raise ConfigurationError(f"{name} is analytic: q must be 1, got {q}.")
     features = acquisition_features(name, q)

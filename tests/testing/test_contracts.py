@@ -4,10 +4,11 @@ spaces pass it in tests/spaces/test_contract.py)."""
 
 import pytest
 import torch
-from gpytorch.kernels import Kernel
+from gpytorch.kernels import Kernel, RBFKernel
 
+from manibo.exceptions import InputDataError
 from manibo.kernels import GeometricMaternKernel
-from manibo.spaces import Circle, RealProjectiveSpace, Sphere
+from manibo.spaces import Circle, RealProjectiveSpace, Sphere, Torus
 from manibo.testing.contracts import check_kernel_contract, check_space_contract
 
 
@@ -34,6 +35,61 @@ def test_the_contract_rejects_a_wrong_input_gradient():
     kernel = _DetachedGradientKernel(GeometricMaternKernel(space, nu=2.5))
     with pytest.raises(AssertionError, match="gradient in the inputs"):
         check_kernel_contract(kernel, space, torch.float64, "cpu")
+
+
+class _GeodesicGaussian(Kernel):
+    """exp(-(d / l)^2) of the geodesic distance: positive definite on the flat torus only for short
+    lengthscales (smallest eigenvalue -0.565 on 400 points at l = 2)."""
+
+    has_lengthscale = True
+
+    def __init__(self, space):
+        super().__init__()
+        self.space = space
+
+    def forward(self, x1, x2, diag=False, **params):
+        pairs = (x1, x2) if diag else (x1[..., :, None, :], x2[..., None, :, :])
+        return torch.exp(-((self.space.distance(*pairs) / self.lengthscale.squeeze()) ** 2))
+
+
+def test_the_contract_finds_a_kernel_that_is_not_positive_definite_at_a_longer_lengthscale():
+    space, kernel = Torus(2), _GeodesicGaussian(Torus(2))
+    initial = kernel.lengthscale.detach().clone()  # 0.69, where it is positive definite
+    with pytest.raises(
+        AssertionError,
+        match="K is not positive semi-definite on 100 points at 3.0 times its lengthscale",
+    ):
+        check_kernel_contract(kernel, space, torch.float64, "cpu")
+    assert torch.allclose(kernel.lengthscale.float(), initial)  # restored
+
+
+class _AmbientInner(Kernel):
+    """x1 . x2 on the ambient coordinates, as plain torch code."""
+
+    def forward(self, x1, x2, diag=False, **params):
+        return (x1 * x2).sum(-1) if diag else x1 @ x2.transpose(-1, -2)
+
+
+class _GuardedAmbientRBF(RBFKernel):
+    def forward(self, x1, x2, diag=False, **params):
+        if x1.dtype != x2.dtype:
+            raise InputDataError(f"x1 is {x1.dtype} but x2 is {x2.dtype}; give both one dtype.")
+        return super().forward(x1, x2, diag=diag, **params)
+
+
+def test_the_contract_names_the_dtype_requirement_a_plain_gpytorch_kernel_misses():
+    """Kernels on the ambient coordinates are correct, but mixed dtypes give torch's RuntimeError
+    (a matrix product) or are promoted silently (GPyTorch's RBFKernel)."""
+    space = Sphere(2)
+    requirement = (
+        r"mixed dtypes: the kernel must refuse x1 torch.float64 with x2 torch.float32 by raising "
+        r"manibo.exceptions.InputDataError .*; "
+    )
+    with pytest.raises(AssertionError, match=requirement + "got RuntimeError"):
+        check_kernel_contract(_AmbientInner(), space, torch.float64, "cpu")
+    with pytest.raises(AssertionError, match=requirement + "nothing was raised"):
+        check_kernel_contract(RBFKernel(), space, torch.float64, "cpu")
+    check_kernel_contract(_GuardedAmbientRBF(), space, torch.float64, "cpu")
 
 
 class _RawAngleCircle(Circle):

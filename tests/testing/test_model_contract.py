@@ -12,7 +12,7 @@ from manibo.kernels import GeometricMaternKernel
 from manibo.loop import BayesianOptimizer
 from manibo.models import build_surrogate, register_surrogate
 from manibo.models.vish import VISHModel
-from manibo.spaces import Sphere
+from manibo.spaces import Box, Sphere
 from manibo.testing import SurrogateCase, covered, run_acquisition_check, run_model_check
 
 VISH = {"num_features": 40, "maxiter": 15}
@@ -80,6 +80,21 @@ def test_bad_cases_and_coverage_are_reported():
     covered(["a"], {"a": {}, "c": {}}, "surrogates")
     with pytest.raises(ConfigurationError, match="analytic"):
         run_acquisition_check(SurrogateCase("matern", Sphere(2)), "LogEI", 3)
+    with pytest.raises(
+        ConfigurationError,
+        match=r"unknown model check 'posterior shape'; choose one of 'posterior shapes', ",
+    ):
+        run_model_check(SurrogateCase("matern", Sphere(2)), "posterior shape")
+    with pytest.raises(
+        ConfigurationError,
+        match=r"unknown acquisition check 'qucb'; choose one of LogEI, UCB, .*qUCB.*not look "
+        r"names up in the loop's registry",
+    ):
+        run_acquisition_check(SurrogateCase("matern", Sphere(2)), "qucb", 1)
+
+
+def test_the_input_transform_check_does_not_apply_to_a_space_without_a_known_isometry():
+    run_model_check(SurrogateCase("matern", Box([0.0, 0.0], [1.0, 2.0])), "input transform")
 
 
 def test_case_data_are_seeded_points_of_the_space():
