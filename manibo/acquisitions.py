@@ -227,8 +227,10 @@ def build_acquisition(
     entry = ACQUISITIONS.get(name)
     if entry.analytic and X_pending is not None:
         raise ConfigurationError(
-            f"the analytic acquisition {name!r} cannot account for pending points; "
-            "use q = 1 and no parallel evaluations, or a Monte Carlo acquisition such as 'qlognei'."
+            f"the analytic acquisition {name!r} cannot account for pending points, and "
+            f"{X_pending.shape[0]} point(s) are asked and not yet told; tell them before asking "
+            "again (and use q = 1 and no parallel evaluations), or use a Monte Carlo acquisition "
+            "such as 'qlognei', which accounts for them."
         )
     acquisition = entry.build(model, AcquisitionData(train_X, train_Y, X_pending, int(seed), space))
     if not isinstance(acquisition, AcquisitionFunction):
@@ -318,9 +320,14 @@ def _q_knowledge_gradient(model: Model, data: AcquisitionData) -> AcquisitionFun
 
 @register_acquisition("qmes", required_features=("fantasize",), one_at_a_time=True)
 def _q_max_value_entropy(model: Model, data: AcquisitionData) -> AcquisitionFunction:
-    # BoTorch adds the model's training inputs to the candidate set
-    candidates = data.points_on_space(MES_CANDIDATES)
-    return qMaxValueEntropy(model, candidate_set=candidates, X_pending=data.X_pending)
+    # the evaluated points as the loop holds them: a model's train_inputs may be transformed
+    # (an input transform) or missing (network surrogates)
+    return qMaxValueEntropy(
+        model,
+        candidate_set=data.points_on_space(MES_CANDIDATES),
+        X_pending=data.X_pending,
+        train_inputs=data.train_X,
+    )
 
 
 @register_acquisition("qnipv", required_features=("fantasize",))

@@ -93,7 +93,11 @@ def test_analytic_acquisitions_refuse_batches_and_pending_points(fitted):
         check_acquisition("ucb", 2)
     with pytest.raises(ConfigurationError, match="needs q = 1"):
         BayesianOptimizer(Sphere(2), acquisition="logei", q=3)
-    with pytest.raises(ConfigurationError, match="cannot account for pending points"):
+    with pytest.raises(
+        ConfigurationError,
+        match=r"cannot account for pending points, and 1 point\(s\) are asked and not yet told; "
+        "tell them before asking again",
+    ):
         build_acquisition("logei", model, X, Y, X[:1], seed=0)
 
 
@@ -116,6 +120,16 @@ def test_entropy_search_and_variance_reduction_draw_their_points_on_the_space_by
     assert chooses_one_at_a_time("qmes") and not chooses_one_at_a_time("qnipv")
     with pytest.raises(ConfigurationError, match="called without `space=`; pass the space"):
         build_acquisition("qnipv", model, X, Y, None, seed=0)
+
+
+def test_entropy_search_draws_maxima_over_the_evaluated_points_of_a_network_surrogate_too():
+    """GPNet holds no ``train_inputs``, from which BoTorch would add the evaluated points."""
+    space = Sphere(2)
+    X = space.random(12, generator=3)
+    model = build_surrogate("gpnet", space, X, X[:, :1], num_iterations=1)
+    acqf = build_acquisition("qmes", model, X, X[:, :1], None, seed=0, space=space)
+    assert acqf.candidate_set.shape == (MES_CANDIDATES + 12, 3)
+    torch.testing.assert_close(acqf.candidate_set[-12:], X)
 
 
 def test_the_loop_chooses_a_max_value_entropy_batch_one_point_at_a_time():

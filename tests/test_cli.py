@@ -57,6 +57,11 @@ def test_run_writes_results_and_resumes(tmp_path, capsys):
     assert main(args) == 0
     result = json.loads((tmp_path / "ackley-sphere2_matern_qlognei_seed0.json").read_text())
     assert len(result["simple_regret"]) == 6 and result["simple_regret"][-1] >= 0
+    # the recommended point is an evaluated one: its regret is at least the best evaluated one's
+    assert result["recommended_regret"] >= result["simple_regret"][-1]
+    out = capsys.readouterr().out
+    assert "simple regret (noise-free; the best true value among the evaluated points): " in out
+    assert "regret of the recommended point (noise-free; the point a noisy run" in out
     assert (tmp_path / "ackley-sphere2_matern_qlognei_seed0.journal.jsonl").exists()
     assert (
         main(args[:3] + ["--budget", "7"] + args[5:]) == 0
