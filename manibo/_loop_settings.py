@@ -83,7 +83,7 @@ def validated_settings(space: Space, **settings: Any) -> dict[str, Any]:
     s = dict(settings)
     check_surrogate_supports(s["surrogate"], space)
     s["q"] = check_int("q", s["q"], minimum=1)
-    check_acquisition(s["acquisition"], s["q"])
+    check_batch_size(s["acquisition"], s["optimizer"], s["q"])
     check_surrogate_supports(s["surrogate"], space, required_features(s["acquisition"]))
     s["minimize"] = check_bool("minimize", s["minimize"])
     s["exclude_evaluated"] = check_bool("exclude_evaluated", s["exclude_evaluated"])
@@ -108,6 +108,22 @@ def validated_settings(space: Space, **settings: Any) -> dict[str, Any]:
     return s
 
 
+def check_batch_size(acquisition: str, optimizer: str, q: int) -> None:
+    """Refuse proposing ``q`` points at once with an acquisition and optimiser that cannot: an
+    analytic acquisition at ``q > 1``, or one that chooses a batch one point at a time with the
+    'projection' optimiser (which optimises a batch jointly).
+
+    Raises:
+        ConfigurationError: naming the acquisition, ``q`` and what to use instead.
+    """
+    check_acquisition(acquisition, q)
+    if optimizer == "projection" and q > 1 and chooses_one_at_a_time(acquisition):
+        raise ConfigurationError(
+            f"the acquisition {acquisition!r} chooses q = {q} points one at a time, which the "
+            "'projection' optimiser does not do; use optimizer='riemannian' or q = 1."
+        )
+
+
 def _check_optimizer(space: Space, s: dict[str, Any]) -> None:
     if s["optimizer"] == "riemannian":
         LBFGSOptions.from_options(s["optimizer_options"])
@@ -120,12 +136,6 @@ def _check_optimizer(space: Space, s: dict[str, Any]) -> None:
             )
         if "maxiter" in s["optimizer_options"]:
             check_int("maxiter", s["optimizer_options"]["maxiter"], minimum=1)
-        if s["q"] > 1 and chooses_one_at_a_time(s["acquisition"]):
-            raise ConfigurationError(
-                f"the acquisition {s['acquisition']!r} chooses q = {s['q']} points one at a time, "
-                "which the 'projection' optimiser does not do; use optimizer='riemannian' or "
-                "q = 1."
-            )
         try:
             space.ambient_bounds()
         except UnsupportedError as err:

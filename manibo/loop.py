@@ -43,6 +43,7 @@ from torch import Tensor
 
 from manibo._loop_settings import (
     SETTINGS,
+    check_batch_size,
     check_buildable,
     json_values,
     number_of_points,
@@ -491,6 +492,7 @@ class BayesianOptimizer:
                 points are neither evaluated nor asked and not yet told.
         """
         n = self.config["q"] if n is None else check_int("n", n, minimum=1)
+        check_batch_size(self.config["acquisition"], self.config["optimizer"], n)
         if all(p.handed_out for p in self._pending):
             self._propose_batch(n)
         self.flush()
@@ -1251,13 +1253,12 @@ def _as_points(X: object) -> Tensor:
     dtype (a copy); anything else (a list, None) or an array of strings or objects gets an
     ``InputDataError``."""
     if isinstance(X, np.ndarray):
-        try:
-            return torch.tensor(X)
-        except TypeError as err:
+        if not np.issubdtype(X.dtype, np.floating):
             raise InputDataError(
-                f"`X` must hold real numbers, got a NumPy array of dtype {X.dtype}. Convert it "
-                "with X.astype(numpy.float64)."
-            ) from err
+                f"`X` must hold floating-point numbers, got a NumPy array of dtype {X.dtype}. "
+                "Convert it with X.astype(numpy.float64)."
+            )
+        return torch.tensor(X)
     if not isinstance(X, Tensor):
         raise InputDataError(
             f"`X` must be a torch.Tensor or a NumPy array, got {_type_name(X)}. Convert it with "
@@ -1470,7 +1471,7 @@ def _space_from_journal(recorded: dict[str, Any]) -> Space:
             return space
         why = "builds a space with another content fingerprint"
     except ManiboError as err:
-        why = f"cannot be built here ({_shorten(str(err), 120)})"
+        why = f"cannot be built here ({_shorten(str(err), 120).rstrip('.')})"
     raise ConfigurationError(
         f"cannot rebuild the space {text!r} from its name, and the spec {spec!r} that the "
         f'journal\'s metadata records {why}; pass `space=make_space("{spec}")` to resume() '

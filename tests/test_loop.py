@@ -638,7 +638,7 @@ def test_tell_and_tell_failure_take_numpy_points_as_they_take_numpy_values():
     assert opt.pending is None  # both cleared their asked points
     for bad, message in (
         (np.array([["a", "b", "c"]]), "NumPy array of dtype <U1"),
-        (np.array([[1, 0, 0]]), "floating dtype, got torch.int64"),
+        (np.array([[1, 0, 0]]), "NumPy array of dtype int64. Convert it with X.astype"),
         ([[0.0, 0.0, 1.0]], "torch.Tensor or a NumPy array, got list"),
     ):
         with pytest.raises(InputDataError, match=re.escape(message)):
@@ -646,6 +646,19 @@ def test_tell_and_tell_failure_take_numpy_points_as_they_take_numpy_values():
         with pytest.raises(InputDataError, match=re.escape(message)):
             opt.tell_failure(bad)
     assert len(opt.history) == 2
+
+
+def test_asking_more_points_than_q_is_refused_where_the_batch_cannot_be_proposed():
+    """``ask(n)`` with ``n > q``: 'qmes' with the projection optimiser reached BoTorch's bare
+    AssertionError ("Expected X to be batch_shape x q=1 x d")."""
+    opt = BayesianOptimizer(
+        Sphere(2), surrogate="euclidean", acquisition="qmes", optimizer="projection",
+        initial_design=3, seed=0, **FAST,
+    )  # fmt: skip
+    with pytest.raises(ConfigurationError, match="'qmes' chooses q = 2 points one at a time"):
+        opt.ask(2)
+    with pytest.raises(ConfigurationError, match="analytic acquisition 'logei' needs q = 1"):
+        BayesianOptimizer(Sphere(2), acquisition="logei", initial_design=3, **FAST).ask(2)
 
 
 def test_tell_checks_seconds_before_recording_and_takes_numpy_and_torch_scalars(tmp_path):
