@@ -448,8 +448,16 @@ _RUN_FLAGS = {
 
 def _in_flags(message: str) -> str:
     """``message`` (of the loop) in the words of ``manibo run``: a parameter of :data:`_RUN_FLAGS`
-    in backquotes becomes its flag (```q``` becomes ``--q``), and ``q = 2`` becomes ``--q 2``."""
+    in backquotes becomes its flag (```q``` becomes ``--q``), ``q = 2`` becomes ``--q 2``, and a
+    journal's ``exclude_evaluated`` difference is said as ``--repeat-evaluated`` given or not."""
     message = re.sub(r"`([\w=]+)`", lambda name: _RUN_FLAGS.get(name[1], name[0]), message)
+    message = re.sub(
+        r"\bexclude_evaluated: (True|False) in the journal, (?:True|False) now",
+        lambda m: "--repeat-evaluated: "
+        + ("not given in the journal's run, given now" if m[1] == "True" else "given in the "
+           "journal's run, not now"),
+        message,
+    )  # fmt: skip
     return re.sub(r"\bq = (\d+)", r"--q \1", message)
 
 

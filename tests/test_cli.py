@@ -274,6 +274,10 @@ def test_repeat_evaluated_lets_a_run_evaluate_more_points_than_a_graph_has(tmp_p
     assert main([*common, "--repeat-evaluated"]) == 0
     config, evaluations = Journal(next(tmp_path.glob("*.journal.jsonl"))).read()
     assert config["exclude_evaluated"] is False
+    with pytest.raises(SystemExit) as exit_info:
+        main([*common[:6], "3", *common[7:]])  # the flag left out, a budget the graph holds
+    err = _error_line(capsys, exit_info)
+    assert "other settings: --repeat-evaluated: given in the journal's run, not now." in err
     nodes = [int(e.x[0]) for e in evaluations]
     assert len(nodes) == 5 and set(nodes) <= {0, 1, 2} and len(set(nodes)) < 5
 
