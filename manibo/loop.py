@@ -620,13 +620,8 @@ class BayesianOptimizer:
             )
         else:
             exclude = None
-            if self._excludes_taken():
-                evaluated = [
-                    torch.tensor(e.x, dtype=torch.float64, device=self.device).reshape(-1)
-                    for e in self._history
-                ]
-                pending = [p.point for p in self._pending]
-                exclude = torch.stack(evaluated + pending) if evaluated or pending else None
+            if self._excludes_taken() and (taken := sorted(set.union(*self._taken()))):
+                exclude = torch.tensor(taken, dtype=torch.float64, device=self.device)
             candidates, _ = optimize_acqf_on_space(
                 acqf,
                 self.space,
