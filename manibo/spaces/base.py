@@ -21,7 +21,13 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from manibo._validation import as_tensor_arg, check_finite, check_seed, check_trailing_shape
+from manibo._validation import (
+    as_tensor_arg,
+    check_finite,
+    check_same_dtype_device,
+    check_seed,
+    check_trailing_shape,
+)
 from manibo.exceptions import InputDataError, ManiboError
 
 
@@ -32,24 +38,41 @@ class UnsupportedError(ManiboError, NotImplementedError):
     """
 
 
-_POINT_ARGUMENTS = {"project": ("x",), "distance": ("x", "y"), "log": ("x", "y")}
+_POINT_ARGUMENTS = {
+    "project": ("x",),
+    "distance": ("x", "y"),
+    "log": ("x", "y"),
+    "chart": ("x",),
+    "pairwise_distance": ("x1", "x2"),
+}
 """Geometry methods whose arguments every space checks before computing, by name: a NaN reaching
 LAPACK (eigenvalues on SO(n) and SU(n), Cholesky on SPD) can crash the process, and a wrongly
 sized point would be cut into factors silently."""
 
+_ON_MANIFOLD_METHODS = frozenset({"distance", "log", "chart", "pairwise_distance"})
+"""Those of :data:`_POINT_ARGUMENTS` defined only on the manifold (not on all ambient points, as
+``project`` is): their arguments must also lie on it (:meth:`Space._check_on_manifold`) and share
+one dtype and device. Off it they returned numbers without meaning (a reflection at distance 0
+from the identity, a frame of the same subspace at 80% of the Grassmannian's diameter)."""
+
 
 def _checking_points(method: Callable, names: tuple[str, ...]) -> Callable:
     """``method`` of a space class, first refusing arguments ``names`` that are not finite floating
-    tensors ``(*batch, *point_shape)`` (:meth:`Space._check_coordinates`): every subclass's
-    geometry methods in :data:`_POINT_ARGUMENTS` are wrapped once."""
+    tensors ``(*batch, *point_shape)`` (:meth:`Space._check_coordinates`) and, for the methods in
+    :data:`_ON_MANIFOLD_METHODS`, arguments off the manifold or of mixed dtypes or devices: every
+    subclass's geometry methods in :data:`_POINT_ARGUMENTS` are wrapped once."""
+    on_manifold = method.__name__ in _ON_MANIFOLD_METHODS
 
     @functools.wraps(method)
     def checked(self, *args, **kwargs):
-        for name, value in zip(names, args, strict=False):
+        given = dict(zip(names, args, strict=False))
+        given.update((name, kwargs[name]) for name in names[len(args) :] if name in kwargs)
+        for name, value in given.items():
             self._check_coordinates(value, name)
-        for name in names[len(args) :]:
-            if name in kwargs:
-                self._check_coordinates(kwargs[name], name)
+        if on_manifold:
+            check_same_dtype_device(**given)
+            for name, value in given.items():
+                self._check_on_manifold(value.detach(), name)
         return method(self, *args, **kwargs)
 
     checked.checks_points = True
@@ -87,7 +110,8 @@ class Space(ABC):
         dtype: torch.dtype = torch.float64,
         device: torch.device | str | None = None,
     ) -> Tensor:
-        """Draw ``n`` points uniformly with respect to the volume measure.
+        """Draw ``n`` points uniformly with respect to the volume measure (unless a space says
+        otherwise: SPD matrices by default draw their eigenvalues uniformly from their box).
 
         Args:
             n: number of points.
@@ -127,6 +151,13 @@ class Space(ABC):
     @abstractmethod
     def _check_membership(self, x: Tensor, name: str) -> None:
         """Raise ``InputDataError`` if finite, well-shaped ``x`` does not lie on the space."""
+
+    def _check_on_manifold(self, x: Tensor, name: str) -> None:
+        """Raise ``InputDataError`` if finite, well-shaped ``x`` does not lie on the manifold where
+        :meth:`distance`, ``log`` and :meth:`chart` are defined. That is the space itself, except
+        where the space is a bounded domain of a larger manifold (a box of R^d, a geodesic ball of
+        H^d, an eigenvalue box of SPD matrices): there the domain's bounds are not required."""
+        self._check_membership(x, name)
 
     @abstractmethod
     def project(self, x: Tensor) -> Tensor:

@@ -75,6 +75,9 @@ class Box(Space):
                 f"Clamp them with `space.project({name})`, or build a larger box.",
             )
 
+    def _check_on_manifold(self, x: Tensor, name: str) -> None:
+        """Any point of R^d: distances and the chart are defined outside the box too."""
+
     def project(self, x: Tensor) -> Tensor:
         lower, upper = self._bounds_like(as_tensor_arg("x", x))
         check_finite("x", x)

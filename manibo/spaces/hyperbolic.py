@@ -180,7 +180,8 @@ class Hyperbolic(NoncompactSpace):
         x = torch.cat([torch.cosh(r)[:, None], torch.sinh(r)[:, None] * direction], -1)
         return x.to(dtype)
 
-    def _check_membership(self, x: Tensor, name: str) -> None:
+    def _check_on_manifold(self, x: Tensor, name: str) -> None:
+        """On the upper sheet of the hyperboloid (within the geodesic ball or not)."""
         x = x.detach()
         tol = default_tolerance(x.dtype)
         off = (lorentz(x, x) + 1).abs() / (1 + x[..., 0].square())
@@ -197,6 +198,11 @@ class Hyperbolic(NoncompactSpace):
                 f"{tol:g}); {worst}",
                 f"Map them to the hyperboloid with `space.project({name})`.",
             )
+
+    def _check_membership(self, x: Tensor, name: str) -> None:
+        self._check_on_manifold(x, name)
+        x = x.detach()
+        tol = default_tolerance(x.dtype)
         limit = math.cosh(self.radius) * (1 + tol)
         if (x[..., 0] > limit).any():
             far = float(torch.acosh(x[..., 0].max().clamp_min(1)))

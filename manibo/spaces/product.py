@@ -103,10 +103,18 @@ class ProductSpace(Space):
         return torch.cat(parts, dim=-1)
 
     def _check_membership(self, x: Tensor, name: str) -> None:
+        self._check_factors(x, name, "_check_membership")
+
+    def _check_on_manifold(self, x: Tensor, name: str) -> None:
+        self._check_factors(x, name, "_check_on_manifold")
+
+    def _check_factors(self, x: Tensor, name: str, check: str) -> None:
+        """Apply the factors' method ``check`` (``"_check_membership"`` or
+        ``"_check_on_manifold"``) to their slices of ``x``, naming the factor on failure."""
         for index, (factor, s) in enumerate(zip(self.factors, self.slices, strict=True)):
             part = f"{name}[..., {s.start}:{s.stop}]"
             try:
-                factor._check_membership(x[..., s], part)
+                getattr(factor, check)(x[..., s], part)
             except InputDataError as err:
                 raise InputDataError(
                     f"{err} (`{part}` is factor {index + 1} of {self!r}: {factor!r}.)"

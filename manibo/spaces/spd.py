@@ -36,6 +36,12 @@ each up to 3e4, 150 beyond): the worst error of float32 matrices is 5.0e-4 at co
 factorisation fails; float64 matrices err by 1.5e-8 at 1e8 and 7e-5 at 1e12."""
 
 
+RESOLVED_BOUNDS_RATIO = 1 / (16 * torch.finfo(torch.float64).eps)
+"""Bound on ``upper / lower`` of the eigenvalue bounds (about 2.8e14): float64 computes an
+eigenvalue to within a few eps of the largest, so below this ratio a matrix of the domain has
+positive computed eigenvalues, and one with an eigenvalue of 0 or below is told from it."""
+
+
 def resolved_condition(dtype: torch.dtype) -> float:
     """The largest condition number of matrices of ``dtype`` whose distances are fixed to about
     :data:`DISTANCE_ACCURACY`: unbounded for float64, :data:`FLOAT32_CONDITION` for float32, and
@@ -124,19 +130,21 @@ class SymmetricPositiveDefinite(NoncompactSpace):
     :math:`n(n+1)/2`. The BO domain is the set of matrices whose eigenvalues lie in
     ``eigenvalue_bounds`` (default :math:`[10^{-3}, 5]`, the domain of the :math:`S^2_{++}`
     benchmarks of Jaquier, Borovitskiy, Smolensky, Terenin, Asfour and Rozo 2021). ``random``
-    draws the initial designs and the acquisition optimiser's raw samples; by default it is
-    uniform on the domain for the Riemannian volume,
+    draws the initial designs and the acquisition optimiser's raw samples; by default
+    (``sampling="eigenvalues"``) it draws each eigenvalue uniformly from the box, with Haar
+    eigenvectors (for SPD(2) and the default box, 4% of the points have an eigenvalue below 0.1,
+    the median smallest eigenvalue is 1.46), the design of Jaquier et al. (2021);
+    ``"log-eigenvalues"`` draws their logarithms uniformly instead, for bounds spanning orders of
+    magnitude (stiffnesses from 10 to 10^4: a quarter of the eigenvalues below 56, against 0.5%
+    for ``"eigenvalues"``); ``"volume"`` is uniform on the domain for the Riemannian volume,
     :math:`\prod_{i<j}\sinh(|\mu_i - \mu_j|/2)\,d\mu\,dQ` for
     :math:`X = Q\operatorname{diag}(e^{\mu})Q^\top`, which puts most points near the singular
-    edge of the box (for SPD(2) and the default box, 95% of them have an eigenvalue below 0.1,
-    the median smallest eigenvalue is 0.0034); ``sampling="eigenvalues"`` draws each eigenvalue
-    uniformly from the box instead, with Haar eigenvectors (4% below 0.1, median 1.46), the
-    design of Jaquier et al. (2021), and the one to use for Bayesian optimisation (with the
-    default the initial design and the raw samples crowd the singular edge: minimising
-    :math:`-\operatorname{tr} X` on SPD(2), budget 12, found -5.0 against -10.0). ``project``
-    symmetrises and clamps the eigenvalues into the box; ``retract`` is the exponential map
-    :math:`X^{1/2}\exp(X^{-1/2} V X^{-1/2}) X^{1/2}` followed by ``project``; the chart is the
-    log-Euclidean Mandel vector of :math:`\log X`.
+    edge of the box (95% have an eigenvalue below 0.1, median 0.0034), so that a Bayesian
+    optimisation's initial design and raw samples crowd it (minimising
+    :math:`-\operatorname{tr} X` on SPD(2), budget 12, found -5.0 with it against -10.0).
+    ``project`` symmetrises and clamps the eigenvalues into the box; ``retract`` is the
+    exponential map :math:`X^{1/2}\exp(X^{-1/2} V X^{-1/2}) X^{1/2}` followed by ``project``; the
+    chart is the log-Euclidean Mandel vector of :math:`\log X`.
 
     Spectrum (Terras 1988; Helgason 1984): with :math:`X = N\operatorname{diag}(e^{H})N^\top`,
     :math:`N` unit lower triangular, the horocyclic projection is :math:`H(X)` (twice the log of
@@ -156,18 +164,20 @@ class SymmetricPositiveDefinite(NoncompactSpace):
 
     Args:
         n: matrix size, ``>= 1``.
-        eigenvalue_bounds: ``(lower, upper)`` with ``0 < lower < upper``.
-        sampling: the distribution of :meth:`random`, ``"volume"`` (uniform for the Riemannian
-            volume) or ``"eigenvalues"`` (eigenvalues independently uniform on the bounds).
+        eigenvalue_bounds: ``(lower, upper)`` with ``0 < lower < upper`` and ``upper / lower``
+            below :data:`RESOLVED_BOUNDS_RATIO` (about 2.8e14).
+        sampling: the distribution of :meth:`random`: ``"eigenvalues"`` (eigenvalues
+            independently uniform on the bounds), ``"log-eigenvalues"`` (their logarithms
+            uniform) or ``"volume"`` (uniform for the Riemannian volume).
     """
 
-    SAMPLINGS = ("volume", "eigenvalues")
+    SAMPLINGS = ("eigenvalues", "log-eigenvalues", "volume")
 
     def __init__(
         self,
         n: int,
         eigenvalue_bounds: tuple[float, float] = (1e-3, 5.0),
-        sampling: str = "volume",
+        sampling: str = "eigenvalues",
     ) -> None:
         if isinstance(n, bool) or int(n) != n or n < 1:
             raise ConfigurationError(f"`n` must be an integer >= 1, got {n!r}.")
@@ -177,11 +187,19 @@ class SymmetricPositiveDefinite(NoncompactSpace):
                 f"`eigenvalue_bounds` must be (lower, upper) with 0 < lower < upper, got "
                 f"{eigenvalue_bounds!r}."
             )
+        if upper / lower >= RESOLVED_BOUNDS_RATIO:
+            raise ConfigurationError(
+                f"`eigenvalue_bounds` {eigenvalue_bounds!r} have a ratio upper / lower of "
+                f"{upper / lower:.3g}; float64 resolves eigenvalues only to about 16 eps = "
+                f"{1 / RESOLVED_BOUNDS_RATIO:.2g} of the largest, so a matrix at the lower bound "
+                f"could not be told from a singular or indefinite one. Use bounds with a ratio "
+                f"below {RESOLVED_BOUNDS_RATIO:.3g}."
+            )
         if sampling not in self.SAMPLINGS:
             raise ConfigurationError(
-                f"`sampling` must be one of {self.SAMPLINGS}, got {sampling!r}: 'volume' for "
-                "uniform points of the Riemannian volume, 'eigenvalues' for eigenvalues uniform "
-                "on `eigenvalue_bounds`."
+                f"`sampling` must be one of {self.SAMPLINGS}, got {sampling!r}: 'eigenvalues' "
+                "for eigenvalues uniform on `eigenvalue_bounds`, 'log-eigenvalues' for their "
+                "logarithms uniform, 'volume' for uniform points of the Riemannian volume."
             )
         self.n = int(n)
         self.sampling = sampling
@@ -196,8 +214,12 @@ class SymmetricPositiveDefinite(NoncompactSpace):
         self._warned_slow = False
 
     def __repr__(self) -> str:
-        extra = "" if self.sampling == "volume" else f", sampling={self.sampling!r}"
-        return f"SymmetricPositiveDefinite({self.n}, eigenvalue_bounds={self.bounds}{extra})"
+        # the sampling always shows: it was "volume" by default until 2026-11, and a journal of a
+        # space without it in its repr then drew its design from the volume (fingerprint)
+        return (
+            f"SymmetricPositiveDefinite({self.n}, eigenvalue_bounds={self.bounds}, "
+            f"sampling={self.sampling!r})"
+        )
 
     # geometry -------------------------------------------------------------------------------
     def _log_volume_density(self, mu: Tensor) -> Tensor:
@@ -240,9 +262,10 @@ class SymmetricPositiveDefinite(NoncompactSpace):
         return self._max_log_volume
 
     def random(self, n, generator=None, dtype=torch.float64, device=None) -> Tensor:
-        """Random points of the domain, shape ``(n, n * n)``: Haar eigenvectors, and log-eigenvalues
-        by rejection sampling of the volume density (``sampling="volume"``) or eigenvalues
-        independently uniform on the bounds (``sampling="eigenvalues"``).
+        """Random points of the domain, shape ``(n, n * n)``: Haar eigenvectors, and eigenvalues
+        independently uniform on the bounds (``sampling="eigenvalues"``), their logarithms
+        uniform (``"log-eigenvalues"``), or log-eigenvalues by rejection sampling of the volume
+        density (``"volume"``).
 
         Refuses a ``dtype`` that does not resolve the condition numbers of the domain (float32
         where the bounds' ratio exceeds 1e4, see :data:`FLOAT32_CONDITION`)."""
@@ -255,11 +278,14 @@ class SymmetricPositiveDefinite(NoncompactSpace):
                 "Draw float64 points (`dtype=torch.float64`), or choose eigenvalue_bounds whose "
                 f"ratio is at most {resolved:.3g}."
             )
-        if self.sampling == "eigenvalues":
-            lo, hi = self.bounds
+        if self.sampling != "volume":
+            logarithmic = self.sampling == "log-eigenvalues"
+            lo, hi = (math.log(b) if logarithmic else b for b in self.bounds)
             eigenvalues = lo + (hi - lo) * torch.rand(
                 n, self.n, generator=generator, dtype=torch.float64, device=device
             )
+            if logarithmic:
+                eigenvalues = eigenvalues.exp().clamp(*self.bounds)
             return self._with_haar_eigenvectors(eigenvalues, generator).to(dtype)
         lo, hi = (math.log(b) for b in self.bounds)
         bound = self._log_volume_bound()
@@ -317,11 +343,10 @@ class SymmetricPositiveDefinite(NoncompactSpace):
         q, r = torch.linalg.qr(z)
         return q * torch.sign(torch.diagonal(r, dim1=-2, dim2=-1)).unsqueeze(-2)
 
-    def _check_membership(self, x: Tensor, name: str) -> None:
-        x = x.detach()
-        if x.numel() == 0:
-            return
-        m = _matrices(x, self.n)
+    def _eigenvalues_of_symmetric(self, x: Tensor, name: str) -> Tensor:
+        """The eigenvalues ``(*batch, n)`` of the matrices ``x`` ``(*batch, n * n)``, after
+        refusing matrices that are not symmetric (to a relative :func:`default_tolerance`)."""
+        m = _matrices(x.detach(), self.n)
         tol = default_tolerance(x.dtype)
         scale = m.abs().amax((-1, -2)).clamp_min(1e-300)
         asym = ((m - m.transpose(-1, -2)).abs().amax((-1, -2)) / scale).max()
@@ -332,7 +357,28 @@ class SymmetricPositiveDefinite(NoncompactSpace):
                 f"{float(asym):.3g}",
                 f"Symmetrise them, or map them into the domain with `space.project({name})`.",
             )
-        eig = torch.linalg.eigvalsh(_sym(m))
+        return torch.linalg.eigvalsh(_sym(m))
+
+    def _check_on_manifold(self, x: Tensor, name: str) -> None:
+        """Symmetric and positive definite (the eigenvalue bounds are the domain's, not the
+        manifold's: distances and logs between any SPD matrices are defined)."""
+        if x.numel() == 0:
+            return
+        smallest = self._eigenvalues_of_symmetric(x, name).amin(-1)
+        if bool((smallest <= 0).any()):
+            raise self._membership_error(
+                name,
+                f"matrices must be positive definite; {int((smallest <= 0).sum())} have an "
+                f"eigenvalue of 0 or below (the smallest is {float(smallest.min()):.4g})",
+                f"Map them into the domain with `space.project({name})`.",
+            )
+
+    def _check_membership(self, x: Tensor, name: str) -> None:
+        if x.numel() == 0:
+            return
+        m = _matrices(x.detach(), self.n)
+        tol = default_tolerance(x.dtype)
+        eig = self._eigenvalues_of_symmetric(x, name)
         lo, hi = self.bounds
         low, high = float(eig.min()), float(eig.max())
         # an eigenvalue's rounding error is relative to its own matrix's norm (its largest
@@ -340,7 +386,7 @@ class SymmetricPositiveDefinite(NoncompactSpace):
         # ratio well above its precision), a matrix must be positive definite as computed
         slack = tol * eig.abs().amax(-1)
         below = eig.amin(-1) < lo - slack
-        if lo / hi > 16 * torch.finfo(x.dtype).eps:
+        if lo / hi > 16 * torch.finfo(x.dtype).eps:  # always in float64 (RESOLVED_BOUNDS_RATIO)
             below = below | (eig.amin(-1) <= 0)
         if bool(below.any()) or high > hi * (1 + tol):
             raise self._membership_error(

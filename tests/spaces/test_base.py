@@ -1,6 +1,7 @@
 """The Space base class: what every space's ``random`` accepts as its ``generator``, and the checks
 of coordinates that its geometry methods run."""
 
+import math
 import os
 import subprocess
 import sys
@@ -12,6 +13,13 @@ import torch
 from registry import OTHER_SPACES, SPACES
 
 from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.spaces import (
+    Box,
+    Grassmann,
+    Hyperbolic,
+    SpecialOrthogonal,
+    SymmetricPositiveDefinite,
+)
 
 ALL_SPACES = {**SPACES, **OTHER_SPACES}
 
@@ -60,6 +68,125 @@ def test_geometry_refuses_non_finite_and_wrongly_shaped_points_and_keeps_empty_b
                     getattr(space, method)(x, bad)
     assert space.project(x[:0]).shape == x[:0].shape
     assert space.distance(x[:0], x[:0]).shape == (0,)
+
+
+def _eye(n: int) -> torch.Tensor:
+    return torch.eye(n, dtype=torch.float64).reshape(n * n)
+
+
+_F64 = {"dtype": torch.float64}
+OFF_MANIFOLD_CALLS = {
+    # what each call returned before it checked that its points lie on the manifold
+    "hyperbolic off the sheet (0.693)": (
+        lambda: Hyperbolic(2),
+        "distance",
+        (torch.tensor([1.0, 0.5, 0.5], **_F64), torch.tensor([1.0, 0.0, 0.0], **_F64)),
+        "-x0\\^2 \\+ \\|x1..xd\\|\\^2 = -1",
+    ),
+    "hyperbolic lower sheet (-0.0)": (
+        lambda: Hyperbolic(2),
+        "distance",
+        (torch.tensor([-1.0, 0.0, 0.0], **_F64), torch.tensor([1.0, 0.0, 0.0], **_F64)),
+        "other sheet",
+    ),
+    "hyperbolic log off the sheet": (
+        lambda: Hyperbolic(2),
+        "log",
+        (torch.tensor([1.0, 0.0, 0.0], **_F64), torch.tensor([1.0, 0.5, 0.5], **_F64)),
+        "-x0",
+    ),
+    "hyperbolic pairwise_distance off the sheet (0.693)": (
+        lambda: Hyperbolic(2),
+        "pairwise_distance",
+        (torch.tensor([[1.0, 0.5, 0.5]], **_F64), torch.tensor([[1.0, 0.0, 0.0]], **_F64)),
+        "-x0",
+    ),
+    "hyperbolic chart of a wrong shape (a 4-vector)": (
+        lambda: Hyperbolic(2),
+        "chart",
+        (torch.ones(5, **_F64),),
+        "must have shape",
+    ),
+    "spd non-symmetric (0.364)": (
+        lambda: SymmetricPositiveDefinite(2),
+        "distance",
+        (torch.tensor([1.0, 0.5, 0.0, 1.0], **_F64), _eye(2)),
+        "symmetric",
+    ),
+    "spd indefinite (torch's LinAlgError)": (
+        lambda: SymmetricPositiveDefinite(2),
+        "distance",
+        (torch.tensor([1.0, 0.0, 0.0, -1.0], **_F64), _eye(2)),
+        "positive definite",
+    ),
+    "spd log of an indefinite matrix (LinAlgError)": (
+        lambda: SymmetricPositiveDefinite(2),
+        "log",
+        (_eye(2), torch.tensor([1.0, 0.0, 0.0, -1.0], **_F64)),
+        "positive definite",
+    ),
+    "spd chart of an indefinite matrix (NaN)": (
+        lambda: SymmetricPositiveDefinite(2),
+        "chart",
+        (torch.tensor([1.0, 0.0, 0.0, -1.0], **_F64),),
+        "positive definite",
+    ),
+    "so3 2I (0.0)": (
+        lambda: SpecialOrthogonal(3),
+        "distance",
+        (2 * _eye(3), _eye(3)),
+        "RᵀR = I",
+    ),
+    "so3 reflection (0.0)": (
+        lambda: SpecialOrthogonal(3),
+        "distance",
+        (torch.diag(torch.tensor([1.0, 1.0, -1.0], **_F64)).reshape(9), _eye(3)),
+        "reflections",
+    ),
+    "so3 chart of a reflection ([0, 0, 0])": (
+        lambda: SpecialOrthogonal(3),
+        "chart",
+        (torch.diag(torch.tensor([1.0, 1.0, -1.0], **_F64)).reshape(9),),
+        "reflections",
+    ),
+    "grassmann frame of the same subspace scaled by 2 (1.766, not 0)": (
+        lambda: Grassmann(2, 4),
+        "distance",
+        (2 * Grassmann(2, 4).random(1, generator=0), Grassmann(2, 4).random(1, generator=0)),
+        "orthonormal",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OFF_MANIFOLD_CALLS))
+def test_geometry_defined_on_the_manifold_refuses_points_off_it(case):
+    make, method, args, message = OFF_MANIFOLD_CALLS[case]
+    with pytest.raises(InputDataError, match=message):
+        getattr(make(), method)(*args)
+
+
+def test_geometry_ignores_the_bounds_of_a_domain():
+    """Distances, logs and charts are the manifold's: a box's points, a hyperbolic ball's and an
+    eigenvalue box's bounds do not restrict them (only the optimiser's domain)."""
+    box = Box([0.0], [1.0])
+    assert float(box.distance(torch.tensor([3.0], **_F64), torch.tensor([0.0], **_F64))) == 3.0
+    ball = Hyperbolic(2, radius=2.0)
+    far = torch.tensor([math.cosh(5.0), math.sinh(5.0), 0.0], **_F64)
+    assert float(ball.distance(far, torch.tensor([1.0, 0.0, 0.0], **_F64))) == pytest.approx(5.0)
+    spd = SymmetricPositiveDefinite(2, eigenvalue_bounds=(1e-3, 5.0))
+    big = torch.tensor([100.0, 0.0, 0.0, 1.0], **_F64)
+    assert float(spd.distance(big, _eye(2))) == pytest.approx(math.log(100.0))
+
+
+@pytest.mark.parametrize("name", sorted(ALL_SPACES))
+def test_geometry_refuses_mixed_dtypes(name):
+    """One dtype per call (SO(3) raised torch's 'expected m1 and m2 to have the same dtype',
+    SPD returned float32 and H^2 float64)."""
+    space = ALL_SPACES[name]()
+    x = space.random(2, generator=0)
+    for method in ["distance"] + (["log"] if hasattr(space, "log") else []):
+        with pytest.raises(InputDataError, match="does not mix dtypes"):
+            getattr(space, method)(x, x.float())
 
 
 NAN_SPACES = ["SpecialUnitary(2)", "SpecialOrthogonal(4)"]
