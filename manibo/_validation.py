@@ -40,9 +40,17 @@ def check_trailing_shape(name: str, x: Tensor, point_shape: tuple[int, ...], spa
     """Raise unless ``x`` has shape ``(*batch, *point_shape)``."""
     k = len(point_shape)
     if x.dim() < k or tuple(x.shape[x.dim() - k :]) != tuple(point_shape):
+        size = math.prod(point_shape)
+        advice = "Stack points along the leading dimensions."
+        if k == 1 and x.dim() >= 2 and x.shape[-1] * x.shape[-2] == size:
+            # a matrix per point (SO(n), SPD, Grassmann frames): points are flattened row-major
+            advice = (
+                f"Points are flattened row-major: `{name}.reshape(*{name}.shape[:-2], {size})` "
+                f"(for one matrix, `{name}.reshape({size})`)."
+            )
         raise InputDataError(
             f"`{name}` must have shape (*batch, {', '.join(map(str, point_shape))}) for points of "
-            f"{space}, got {tuple(x.shape)}. Stack points along the leading dimensions."
+            f"{space}, got {tuple(x.shape)}. {advice}"
         )
 
 

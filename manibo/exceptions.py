@@ -16,6 +16,12 @@ class ConfigurationError(ManiboError, ValueError):
     """An option or hyperparameter is outside its valid range (for example ν ≤ 0)."""
 
 
+class NonPositiveLengthscaleError(ConfigurationError):
+    """A kernel was evaluated at a lengthscale of 0 or below. Set by hand, it is a configuration
+    error; reached by a marginal-likelihood optimiser (a lengthscale that underflowed to 0), it is
+    a numerical failure, which :func:`~manibo.models.fit_with_retries` restarts from."""
+
+
 class ManiboWarning(UserWarning):
     """Base class of every warning emitted by manibo."""
 

@@ -46,7 +46,16 @@ from manibo.journal import (
 )
 from manibo.loop import BayesianOptimizer, maximize, minimize
 from manibo.models import build_surrogate, register_surrogate
-from manibo.spaces import Box, Graph, Grassmann, Mesh, ProductSpace, Sphere, Torus
+from manibo.spaces import (
+    Box,
+    Graph,
+    Grassmann,
+    Mesh,
+    ProductSpace,
+    Sphere,
+    SymmetricPositiveDefinite,
+    Torus,
+)
 
 FAST = {"num_restarts": 2, "raw_samples": 32, "optimizer_options": {"maxiter": 10}}
 RIEMANNIAN_ONLY = {"surrogate": "euclidean", "optimizer_options": {"gtol": 1e-6}}
@@ -646,6 +655,17 @@ def test_tell_and_tell_failure_take_numpy_points_as_they_take_numpy_values():
         with pytest.raises(InputDataError, match=re.escape(message)):
             opt.tell_failure(bad)
     assert len(opt.history) == 2
+
+
+def test_telling_a_matrix_point_says_how_to_flatten_it():
+    # the advice was "Stack points along the leading dimensions", which a (2, 2) matrix of
+    # SPD(2) already is not: its points are flattened row-major
+    opt = BayesianOptimizer(SymmetricPositiveDefinite(2), initial_design=3, seed=0, **FAST)
+    matrix = torch.tensor([[2.0, 0.5], [0.5, 1.0]], dtype=torch.float64)
+    with pytest.raises(InputDataError, match=re.escape("`X.reshape(*X.shape[:-2], 4)`")):
+        opt.tell(matrix, 1.0)
+    opt.tell(matrix.reshape(4), 1.0)  # as the message says, for one matrix
+    assert opt.history[0].x == [2.0, 0.5, 0.5, 1.0]
 
 
 def test_asking_more_points_than_q_is_refused_where_the_batch_cannot_be_proposed():

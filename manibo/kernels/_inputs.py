@@ -11,7 +11,7 @@ import numbers
 from torch import Tensor, nn
 
 from manibo._validation import as_tensor_arg, check_same_dtype_device, check_trailing_shape
-from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.exceptions import ConfigurationError, InputDataError, NonPositiveLengthscaleError
 from manibo.spaces.base import Space
 
 
@@ -88,7 +88,7 @@ def check_lengthscale(kernel: nn.Module, lengthscale: Tensor) -> None:
     if bool((lengthscale <= 0).any()):
         bad = lengthscale.detach().reshape(-1)
         bad = bad[bad <= 0].tolist()[:5]
-        raise ConfigurationError(
+        raise NonPositiveLengthscaleError(
             f"{type(kernel).__name__}: lengthscales must be positive, got {bad}. Set a positive "
             "value (e.g. `kernel.lengthscale = 0.5`), or keep the default positive constraint and "
             "a lengthscale prior when fitting."

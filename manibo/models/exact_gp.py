@@ -20,7 +20,6 @@ from gpytorch.kernels import Kernel
 from gpytorch.likelihoods import FixedNoiseGaussianLikelihood
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from gpytorch.settings import debug, fast_pred_var
-from linear_operator.utils.errors import NotPSDError
 from torch import Tensor
 
 from manibo._validation import (
@@ -30,9 +29,15 @@ from manibo._validation import (
     check_int,
     check_same_dtype_device,
 )
-from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning, TruncationWarning
+from manibo.exceptions import (
+    ConfigurationError,
+    InputDataError,
+    ManiboWarning,
+    TruncationWarning,
+)
 from manibo.kernels.defaults import matern_kernel
 from manibo.kernels.spectral import GeometricMaternKernel
+from manibo.models.failures import is_numerical_failure
 from manibo.models.inputs import check_model_dtype, check_observations, check_points
 from manibo.models.outputs import check_output_indices
 from manibo.models.precision import Float64AdviceOnce
@@ -187,8 +192,10 @@ def fit_with_retries(
     """Fit by marginal likelihood (L-BFGS, at most ``max_iterations`` iterations per attempt); on
     numerical failure restart from perturbed lengthscales.
 
-    Numerical failures: a Cholesky that fails, BoTorch's fitting error, and a hyperparameter that
-    leaves its prior's support during the optimisation.
+    Numerical failures (:func:`is_numerical_failure`): a Cholesky or eigendecomposition that
+    fails, NaN in a linear solve, BoTorch's fitting error, and a hyperparameter that leaves its
+    prior's support during the optimisation. Any other error (a shape mismatch in a custom kernel,
+    say) propagates at once with its traceback.
 
     Returns the model; if every attempt fails it keeps the initial hyperparameters and warns. A
     :class:`~manibo.exceptions.TruncationWarning` is issued only for the fitted lengthscales, not
@@ -206,9 +213,9 @@ def fit_with_retries(
                 fit_gpytorch_mll(mll, optimizer_kwargs={"options": options})
             _report_truncation(model)
             return model
-        except (ModelFittingError, NotPSDError, RuntimeError, ValueError):
-            # ValueError: GPyTorch's priors reject a value the optimiser reached (a lengthscale
-            # that underflowed to 0 is outside a log-normal prior's support)
+        except (ModelFittingError, RuntimeError, ValueError) as error:
+            if not is_numerical_failure(error):
+                raise
             model.load_state_dict(initial)
             if attempt + 1 < attempts:
                 _perturb_lengthscales(model, generator)
@@ -254,7 +261,8 @@ def exact_gp(
         train_X: inputs, shape ``(n, *point_shape)``.
         train_Y: outcomes, shape ``(n, 1)`` (several columns: through
             :func:`~manibo.models.build_surrogate`, one GP per column).
-        kernel: the base kernel (wrapped in a ``ScaleKernel`` with the default variance prior).
+        kernel: the base kernel (wrapped in a ``ScaleKernel`` with the default variance prior),
+            or a ``ScaleKernel`` of one, used as it is.
         train_Yvar: known noise variances, shape ``(n, 1)``; None: a noise variance is fitted.
         fit: fit the hyperparameters by marginal likelihood (:func:`fit_with_retries`).
         outcome_transform: BoTorch outcome transform (default ``Standardize(m=1)``; None: none).

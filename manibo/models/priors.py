@@ -36,7 +36,11 @@ def noise_prior() -> LogNormalPrior:
 
 
 def scaled_kernel(base: Kernel) -> ScaleKernel:
-    """``ScaleKernel(base)`` with :func:`outputscale_prior` on its variance."""
+    """``ScaleKernel(base)`` with :func:`outputscale_prior` on its variance; a ``base`` that is
+    already a ``ScaleKernel`` is returned as it is (wrapping it again made two outputscales, of
+    which only the product is identifiable)."""
+    if isinstance(base, ScaleKernel):
+        return base
     return ScaleKernel(base, outputscale_prior=outputscale_prior())
 
 

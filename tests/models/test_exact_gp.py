@@ -45,6 +45,41 @@ def test_fit_retries_after_numerical_failure(monkeypatch, failure):
     assert len(calls) == 2
 
 
+def test_a_programming_error_in_fitting_surfaces_at_once_with_its_traceback():
+    """A shape error (here a two-output SingleTaskGP around an unbatched kernel, whose fit BoTorch
+    refuses with "shape '[2, 1]' is invalid for input of size 1") was caught as a numerical
+    failure: three attempts, then 'fitting failed 3 times; keeping the initial hyperparameters'
+    and an unfitted model."""
+    from botorch.models import SingleTaskGP
+    from gpytorch.kernels import ScaleKernel
+
+    from manibo.kernels import GeometricMaternKernel
+
+    space = Sphere(2)
+    X = space.random(10, generator=0)
+    two_outputs = torch.cat([X[:, :1], X[:, 1:2]], -1)
+    model = SingleTaskGP(X, two_outputs, covar_module=ScaleKernel(GeometricMaternKernel(space)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ManiboWarning)
+        with pytest.raises(RuntimeError, match=r"shape '\[2, 1\]' is invalid"):
+            fit_with_retries(model)
+
+
+def test_a_scaled_kernel_is_not_wrapped_twice():
+    # exact_gp(kernel=ScaleKernel(k)) gave ScaleKernel(ScaleKernel(k)): two outputscales
+    from gpytorch.kernels import ScaleKernel
+
+    from manibo.kernels import GeometricMaternKernel
+    from manibo.models.exact_gp import exact_gp
+
+    space = Sphere(2)
+    X = space.random(8, generator=0)
+    scaled = ScaleKernel(GeometricMaternKernel(space))
+    model = exact_gp(space, X, X[:, :1], scaled, fit=False)
+    assert model.covar_module is scaled
+    assert sum(name.endswith("raw_outputscale") for name, _ in model.named_parameters()) == 1
+
+
 def test_a_lengthscale_outside_the_prior_support_falls_back_with_a_warning():
     """The real error, not a simulated one: the lengthscale prior rejects a lengthscale of 0."""
     space = Sphere(2)

@@ -28,6 +28,7 @@ from torch import Tensor
 from manibo._validation import as_tensor_arg
 from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning, TruncationWarning
 from manibo.kernels.spectral import GeometricMaternKernel
+from manibo.models.failures import is_numerical_failure
 from manibo.models.inputs import check_observations
 from manibo.models.outputs import broadcast_moments, check_output_indices
 from manibo.models.priors import gaussian_likelihood
@@ -465,10 +466,13 @@ def optimize_bound(
         try:
             with torch.enable_grad():  # also when called under torch.no_grad()
                 loss = -objective() / count
-                if not torch.isfinite(loss):
-                    raise RuntimeError("the bound is not finite")
-                loss.backward()
-        except RuntimeError:  # torch.linalg errors derive from RuntimeError
+                if torch.isfinite(loss):
+                    loss.backward()
+        except (RuntimeError, ValueError) as error:
+            if not is_numerical_failure(error):
+                raise
+            return np.inf, np.zeros_like(x)
+        if not torch.isfinite(loss):
             return np.inf, np.zeros_like(x)
         grad = torch.cat(
             [(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1) for p in params]
