@@ -38,7 +38,7 @@ from torch import Tensor
 from torch.quasirandom import SobolEngine
 
 from manibo._stack import user_stacklevel
-from manibo.exceptions import ConfigurationError, TruncationWarning
+from manibo.exceptions import ConfigurationError, ManiboWarning, TruncationWarning
 from manibo.harmonics.hyperbolic import r_over_sinh
 from manibo.kernels._inputs import (
     ChecksInputShape,
@@ -53,8 +53,34 @@ from manibo.spaces.hyperbolic import Hyperbolic
 DEFAULT_NUM_PHASES = 4096
 """Random phases ``L`` of the features (``2L`` features) when none are given."""
 METHODS = ("auto", "exact", "features")
+FEATURE_SD_WARNING = 0.1
+"""Standard deviation of the random-phase estimate of :math:`k(x, x) = 1` (its bound at the edge
+of the domain) above which a kernel with ``method="features"`` warns at construction."""
 _CLOSED_FORMS_H3 = (0.5, 1.5, 2.5)
 _FEATURE_ROWS = 1 << 21  # feature-matrix entries computed per block of points
+
+
+def _warn_if_features_too_noisy(space: NoncompactSpace, num_phases: int) -> None:
+    r"""Warn where the bound on the standard deviation of the random-phase estimate of
+    :math:`k(x, x)`, :math:`\sqrt{m / L}` with ``m = space.feature_second_moment()``, exceeds
+    :data:`FEATURE_SD_WARNING` (on H² with radius 15 the estimates of k(x, x) = 1 ranged
+    0.0009–0.095, and their own standard error, read from the same phases, said 0.0004–0.09)."""
+    moment = space.feature_second_moment()
+    if moment is None:
+        return
+    bound = math.sqrt(moment / num_phases)
+    if bound > FEATURE_SD_WARNING:
+        needed = math.ceil(moment / FEATURE_SD_WARNING**2)
+        warnings.warn(
+            f"random-phase features on {space!r} with {num_phases} phases: the estimate of "
+            f"k(x, x) = 1 may have a standard deviation of up to {bound:.3g} at the edge of the "
+            f"domain (it grows like e^(|rho| radius)), and feature_standard_error, estimated "
+            f"from the same phases, can understate it. Use method='exact' (the default on "
+            f"hyperbolic spaces), a smaller radius, or num_phases >= {needed:.3g} for a bound of "
+            f"{FEATURE_SD_WARNING:g}.",
+            ManiboWarning,
+            stacklevel=user_stacklevel(),
+        )
 
 
 def _matern_profile(nu: float, z: Tensor) -> Tensor:
@@ -138,6 +164,8 @@ class NoncompactMaternKernel(ChecksInputShape, Kernel):
         self.method = ("exact" if exact_available else "features") if method == "auto" else method
         self.num_phases = int(num_phases)
         self.seed = int(seed)
+        if self.method == "features":
+            _warn_if_features_too_noisy(space, self.num_phases)
         self.shifted_laplacian = bool(shifted_laplacian)
         self.truncation_tol = truncation_tol
         self._warned = False

@@ -419,6 +419,12 @@ class NoncompactSpace(Space):
     def log_plancherel(self, lam: Tensor) -> Tensor:
         r""":math:`\log |c(\lambda)|^{-2}` up to a constant; ``(..., rank)`` → ``(...)``."""
 
+    def feature_second_moment(self) -> float | None:
+        r"""The largest over the domain of :math:`E_k[e^{4\rho\cdot H(k x)}]`, which bounds
+        :math:`L` times the variance of the random-phase estimate of :math:`k(x, x)` from
+        :math:`L` phases; None where no closed form is known."""
+        return None
+
     @abstractmethod
     def spectral_base(self, uniforms: Tensor, nu: float) -> Tensor:
         """Fixed randomness of the spectral sampler from uniforms ``(L, s)``; float64 ``(L, k)``."""

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import torch
+from scipy import special
 from torch import Tensor
 
 from manibo._validation import default_tolerance
@@ -336,6 +337,14 @@ class Hyperbolic(NoncompactSpace):
 
     def log_plancherel(self, lam: Tensor) -> Tensor:
         return log_plancherel(lam[..., 0].abs(), self.dim)
+
+    def feature_second_moment(self) -> float:
+        r""":math:`E_k[e^{4\rho H(k x)}] = \varphi_{-3i\rho}(R)` at the domain's edge
+        :math:`R`: the spherical function
+        :math:`{}_2F_1(2\rho, -\rho; d/2; -\sinh^2 R)` (Koornwinder 1984), :math:`\cosh R` on
+        H² and :math:`(4\cosh^2 R - 1)/3` on H³; it grows like :math:`e^{2\rho R}`."""
+        rho = (self.dim - 1) / 2
+        return float(special.hyp2f1(2 * rho, -rho, self.dim / 2, -(math.sinh(self.radius) ** 2)))
 
     def spectral_base(self, uniforms: Tensor, nu: float) -> Tensor:
         """The quantiles themselves, ``(L, 1)`` (sampling is by inverse transform)."""

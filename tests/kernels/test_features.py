@@ -41,6 +41,11 @@ from manibo.spaces import (
 )
 from manibo.spaces.base import UnsupportedError
 
+# few random phases, for speed: such kernels warn that their estimates are noisy
+FEW_PHASES = pytest.mark.filterwarnings(
+    "ignore:random-phase features:manibo.exceptions.ManiboWarning"
+)
+
 COMPACT = sorted(name for name in SPACES if isinstance(SPACES[name](), CompactSpace))
 EXPLICIT = [name for name in COMPACT if SPACES[name]().has_eigenfunctions]
 CHARACTERS_ONLY = [name for name in COMPACT if name not in EXPLICIT]
@@ -98,6 +103,7 @@ def test_random_phases_on_a_compact_group_are_unbiased():
     assert errors[1] < 0.02 and errors[1] < errors[0] / 2  # 1/sqrt(M) convergence
 
 
+@FEW_PHASES
 @pytest.mark.parametrize("space", [Hyperbolic(3), SymmetricPositiveDefinite(2)])
 def test_noncompact_maps_are_the_kernels_random_phases(space):
     kernel = GeometricMaternKernel(space, nu=2.5, method="features", num_phases=256).double()
