@@ -9,6 +9,7 @@ from gpytorch.kernels import Kernel, MaternKernel, RBFKernel
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
+from manibo.kernels._batch import IndexesBatch
 from manibo.kernels._inputs import (
     ChecksInputShape,
     check_point_pair,
@@ -20,7 +21,7 @@ from manibo.spaces.box import Box
 EUCLIDEAN_NUS = (0.5, 1.5, 2.5)
 
 
-class BoxMaternKernel(ChecksInputShape, Kernel):
+class BoxMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
     r"""Matérn kernel with automatic relevance determination on a :class:`~manibo.spaces.box.Box`.
 
     Coordinates are first scaled to the unit cube, :math:`u = (x - a) / (b - a)`, so the

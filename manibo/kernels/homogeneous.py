@@ -28,6 +28,7 @@ from manibo._validation import (
     check_trailing_shape,
 )
 from manibo.exceptions import ConfigurationError
+from manibo.kernels._batch import IndexesBatch
 from manibo.kernels._inputs import (
     ChecksInputShape,
     check_parameters_match,
@@ -36,7 +37,7 @@ from manibo.kernels._inputs import (
 from manibo.kernels.zonal import ZonalKernel
 
 
-class HomogeneousLiftKernel(ChecksInputShape, Kernel):
+class HomogeneousLiftKernel(ChecksInputShape, IndexesBatch, Kernel):
     r"""A zonal kernel on :math:`S^D` lifted to :math:`\mathbb R^D`: :math:`r r' \kappa(z\cdot z')`.
 
     Args:

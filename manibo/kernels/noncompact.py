@@ -40,6 +40,7 @@ from torch.quasirandom import SobolEngine
 from manibo._stack import user_stacklevel
 from manibo.exceptions import ConfigurationError, TruncationWarning
 from manibo.harmonics.hyperbolic import r_over_sinh
+from manibo.kernels._batch import IndexesBatch
 from manibo.kernels._inputs import (
     ChecksInputShape,
     check_forward,
@@ -68,7 +69,7 @@ def _matern_profile(nu: float, z: Tensor) -> Tensor:
     return poly * torch.exp(-z)
 
 
-class NoncompactMaternKernel(ChecksInputShape, Kernel):
+class NoncompactMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
     r"""Matérn kernel on a non-compact symmetric space; :math:`\nu = \infty` is the heat kernel.
 
     Usually built as ``GeometricMaternKernel(space, nu)`` (or ``GeometricHeatKernel(space)``),
@@ -96,6 +97,7 @@ class NoncompactMaternKernel(ChecksInputShape, Kernel):
     """
 
     has_lengthscale = True
+    _batchless_buffers = ("spectral_base", "boundary")
 
     def __init__(
         self,

@@ -28,6 +28,7 @@ from torch import Tensor
 from manibo._stack import user_stacklevel
 from manibo._validation import check_int, check_real
 from manibo.exceptions import ConfigurationError, TruncationWarning
+from manibo.kernels._batch import IndexesBatch
 from manibo.kernels._inputs import (
     ChecksInputShape,
     check_lengthscale,
@@ -86,7 +87,7 @@ def log_spectrum(eigenvalues: Tensor, lengthscale: Tensor, nu: float, spectral_d
     return -(nu + spectral_dim / 2) * torch.log(2 * nu / lengthscale**2 + eigenvalues)
 
 
-class GeometricMaternKernel(ChecksInputShape, Kernel):
+class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
     r"""Matérn kernel on a compact space.
 
     Any :math:`\nu > 0` is allowed; :math:`\nu = \infty` is the heat kernel. On a non-compact
@@ -119,6 +120,7 @@ class GeometricMaternKernel(ChecksInputShape, Kernel):
     """
 
     has_lengthscale = True
+    _batchless_buffers = ("_eigenvalues", "_log_multiplicities")
     _noncompact_class: type[Kernel] = NoncompactMaternKernel
 
     def __new__(cls, space=None, *args, **kwargs):

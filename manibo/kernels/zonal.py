@@ -21,6 +21,7 @@ from manibo.exceptions import ConfigurationError
 from manibo.harmonics.funk_hecke import DEFAULT_NUM_NODES, funk_hecke
 from manibo.harmonics.gegenbauer import harmonic_dimension
 from manibo.harmonics.spherical_harmonics import harmonic_level_index
+from manibo.kernels._batch import IndexesBatch
 from manibo.kernels._inputs import (
     ChecksInputShape,
     check_parameters_match,
@@ -78,7 +79,7 @@ def _sqrt_eigenvalues(eigenvalues: Tensor, d: int) -> Tensor:
     return safe_sqrt(eigenvalues)
 
 
-class ZonalKernel(ChecksInputShape, Kernel):
+class ZonalKernel(ChecksInputShape, IndexesBatch, Kernel):
     r"""The zonal kernel :math:`k(x, y) = \kappa(x \cdot y)` on a sphere, from a shape function.
 
     Args:

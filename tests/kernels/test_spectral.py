@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import scipy.special as sp
 import torch
+from gpytorch.kernels import ScaleKernel
 
 from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
 from manibo.kernels import GeometricHeatKernel, GeometricMaternKernel
@@ -254,3 +255,43 @@ def test_a_space_without_a_spectrum_is_told_every_space_class_that_has_one_and_w
     for name in ("Grassmann", "RealProjectiveSpace", "SpecialUnitary", "SymmetricPositiveDefinite"):
         assert name in message
     assert "On a box use `manibo.kernels.matern_kernel(space)`" in message
+
+
+@pytest.mark.parametrize("heat", [False, True])
+def test_batch_index_gives_the_batch_members_kernel(heat):
+    # GPyTorch's Kernel.__getitem__ indexed the level tables (10,000 entries) by the batch index:
+    # kernel[0] and ScaleKernel(kernel)(x)[0] raised "shape '[16]' is invalid for input of size 1"
+    space = Sphere(2)
+    batch = torch.Size([2])
+    cls = GeometricHeatKernel if heat else GeometricMaternKernel
+    kernel = ScaleKernel(cls(space, batch_shape=batch), batch_shape=batch).double()
+    kernel.base_kernel.lengthscale = torch.tensor([0.4, 1.1], dtype=torch.float64).reshape(2, 1, 1)
+    kernel.outputscale = torch.tensor([0.5, 2.0], dtype=torch.float64)
+    x = space.random(5, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        full = kernel(x).to_dense()
+        for i in range(2):
+            assert kernel[i].batch_shape == torch.Size([])
+            assert torch.allclose(kernel[i](x).to_dense(), full[i], atol=1e-12)
+            assert torch.allclose(kernel(x)[i].to_dense(), full[i], atol=1e-12)
+            assert torch.allclose(kernel.base_kernel[i](x).to_dense() * (0.5, 2.0)[i], full[i])
+    # the tables are shared, not cut or copied, and the state dict is unchanged
+    member = kernel.base_kernel[1]
+    assert member._eigenvalues is kernel.base_kernel._eigenvalues
+    assert set(member.state_dict()) == set(kernel.base_kernel.state_dict())
+
+
+def test_prior_mode_posterior_of_a_batched_multi_output_model():
+    # a 3-output SingleTaskGP batches its kernel; its prior-mode posterior indexes the kernel
+    # (it raised "shape '[16]' is invalid for input of size 1")
+    import gpytorch
+    from botorch.models import SingleTaskGP
+
+    space, batch = Sphere(2), torch.Size([3])
+    x = space.random(6, generator=torch.Generator().manual_seed(0))
+    y = torch.randn(6, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    covar = ScaleKernel(GeometricMaternKernel(space, batch_shape=batch), batch_shape=batch)
+    model = SingleTaskGP(x, y, covar_module=covar).eval()
+    with torch.no_grad(), gpytorch.settings.prior_mode(True):
+        posterior = model.posterior(space.random(4, generator=torch.Generator().manual_seed(2)))
+    assert posterior.mean.shape == posterior.variance.shape == (4, 3)
