@@ -94,8 +94,9 @@ class ZonalKernel(ChecksInputShape, IndexesBatch, Kernel):
         **kwargs: passed to :class:`gpytorch.kernels.Kernel` (``batch_shape``, ...).
 
     Inputs are unit vectors of shape ``(*batch, n, dim+1)``; outputs ``(*batch, n, m)`` (or
-    ``(*batch, n)`` with ``diag=True``). Wrap it in :class:`gpytorch.kernels.ScaleKernel` for a
-    trainable variance.
+    ``(*batch, n)`` with ``diag=True``), ``batch`` broadcast with ``batch_shape`` (a kernel
+    without parameters gives every batch member the same values). Wrap it in
+    :class:`gpytorch.kernels.ScaleKernel` for a trainable variance.
     """
 
     def __init__(
@@ -181,8 +182,15 @@ class ZonalKernel(ChecksInputShape, IndexesBatch, Kernel):
         self._check_inputs(x1, x2)
         if diag:
             t = (x1 * x2).sum(-1).clamp(-1, 1)
-            return self.shape_function(t.unsqueeze(-1)).squeeze(-1)
-        return self.shape_function((x1 @ x2.transpose(-1, -2)).clamp(-1, 1))
+            return self._with_batch(self.shape_function(t.unsqueeze(-1)).squeeze(-1), 1)
+        return self._with_batch(self.shape_function((x1 @ x2.transpose(-1, -2)).clamp(-1, 1)), 2)
+
+    def _with_batch(self, value: Tensor, point_dims: int) -> Tensor:
+        """``value`` ``(*batch, n, m)`` (``point_dims`` 2) or ``(*batch, n)`` (1) expanded (a view)
+        to ``(*broadcast(batch, batch_shape), ...)``: a shape function without batched parameters
+        returns no batch dimensions of its own."""
+        batch = torch.broadcast_shapes(value.shape[: value.dim() - point_dims], self.batch_shape)
+        return value.expand(*batch, *value.shape[value.dim() - point_dims :])
 
     def feature_map(self, x: Tensor, num_levels: int | None = None) -> Tensor:
         r"""Explicit features :math:`\Phi(x) = [\sqrt{\lambda_n}\, Y_{nk}(x)]`, so that
