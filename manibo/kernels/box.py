@@ -14,6 +14,7 @@ from manibo.kernels._inputs import (
     ChecksInputShape,
     check_point_pair,
     check_smoothness,
+    reject_ard_num_dims,
     reject_last_dim_is_batch,
 )
 from manibo.spaces.box import Box
@@ -41,6 +42,7 @@ class BoxMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         if not isinstance(space, Box):
             raise ConfigurationError(f"`space` must be a Box, got {type(space).__name__}.")
         nu = check_smoothness(nu, (*EUCLIDEAN_NUS, math.inf), " on a box")
+        reject_ard_num_dims(type(self).__name__, kwargs, space.dim)
         super().__init__(batch_shape=kwargs.get("batch_shape", torch.Size()))
         self.space = space
         self.nu = nu

@@ -47,6 +47,7 @@ from manibo.kernels._inputs import (
     check_parameters_match,
     check_point_pair,
     check_smoothness,
+    reject_ard_num_dims,
 )
 from manibo.spaces.base import NoncompactSpace, pairwise_in_chunks
 from manibo.spaces.hyperbolic import Hyperbolic
@@ -134,6 +135,7 @@ class NoncompactMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
             raise ConfigurationError(f"`num_phases` must be an integer >= 1, got {num_phases!r}.")
         if not 0 < truncation_tol < 1:
             raise ConfigurationError(f"`truncation_tol` must lie in (0, 1), got {truncation_tol}.")
+        reject_ard_num_dims(type(self).__name__, kwargs)
         super().__init__(**kwargs)
         self.space = space
         self.nu = nu

@@ -35,6 +35,7 @@ from manibo.kernels._inputs import (
     check_parameters_match,
     check_point_pair,
     check_smoothness,
+    reject_ard_num_dims,
     reject_last_dim_is_batch,
 )
 from manibo.kernels.noncompact import NoncompactHeatKernel, NoncompactMaternKernel
@@ -155,6 +156,7 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
             raise ConfigurationError(f"`truncation_tol` must lie in (0, 1), got {truncation_tol}.")
         if max_levels is not None:
             check_int("max_levels", max_levels, minimum=1)
+        reject_ard_num_dims(type(self).__name__, kwargs)
         super().__init__(**kwargs)
         self.space = space
         self.nu = nu

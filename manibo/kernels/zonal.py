@@ -27,6 +27,7 @@ from manibo.kernels._inputs import (
     check_parameters_match,
     check_point_pair,
     check_smoothness,
+    reject_ard_num_dims,
     reject_last_dim_is_batch,
 )
 from manibo.spaces.sphere import Sphere
@@ -121,6 +122,7 @@ class ZonalKernel(ChecksInputShape, IndexesBatch, Kernel):
             raise ConfigurationError(f"`shape_fn` must be callable, got {type(shape_fn).__name__}.")
         _check_positive_int("num_levels", num_levels)
         _check_positive_int("num_nodes", num_nodes)
+        reject_ard_num_dims(type(self).__name__, kwargs)
         super().__init__(**kwargs)
         self.sphere = sphere
         self.shape_fn = shape_fn

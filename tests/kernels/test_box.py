@@ -55,3 +55,12 @@ def test_batch_index_gives_the_batch_members_kernel():
         for i in range(2):
             assert kernel[i].batch_shape == torch.Size([])
             assert torch.allclose(kernel[i](x).to_dense(), full[i], atol=1e-12)
+
+
+def test_ard_num_dims_other_than_the_boxs_dimension_is_refused():
+    # ard_num_dims=3 on a 2-d box was accepted and then raised "The size of tensor a (2) must
+    # match the size of tensor b (3)"
+    box = Box([0.0, -1.0], [1.0, 3.0])
+    with pytest.raises(ConfigurationError, match="one lengthscale per coordinate"):
+        BoxMaternKernel(box, ard_num_dims=3)
+    assert BoxMaternKernel(box, ard_num_dims=2).lengthscale.shape == (1, 2)

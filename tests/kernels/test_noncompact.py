@@ -401,3 +401,10 @@ def test_batch_index_gives_the_batch_members_kernel(space, method):
     assert {"spectral_base", "boundary"} <= set(state)
     kernel.load_state_dict(state)
     kernel[0].load_state_dict(kernel[1].state_dict())
+
+
+@pytest.mark.parametrize("space", [Hyperbolic(2), SymmetricPositiveDefinite(2)], ids=repr)
+def test_ard_num_dims_is_refused_at_construction(space):
+    # it was accepted; the exact kernel on Hyperbolic(2) then used the first of 3 lengthscales
+    with pytest.raises(ConfigurationError, match="one lengthscale"):
+        GeometricMaternKernel(space, ard_num_dims=3)

@@ -295,3 +295,12 @@ def test_prior_mode_posterior_of_a_batched_multi_output_model():
     with torch.no_grad(), gpytorch.settings.prior_mode(True):
         posterior = model.posterior(space.random(4, generator=torch.Generator().manual_seed(2)))
     assert posterior.mean.shape == posterior.variance.shape == (4, 3)
+
+
+@pytest.mark.parametrize("space", [Sphere(2), Torus(2)], ids=repr)
+@pytest.mark.parametrize("cls", [GeometricMaternKernel, GeometricHeatKernel])
+def test_ard_num_dims_is_refused_at_construction(space, cls):
+    # it was accepted and then broke at the first evaluation: on Sphere(2) "shape '[58]' is
+    # invalid for input of size 174", on Torus(2) a size mismatch in torus_images.py
+    with pytest.raises(ConfigurationError, match="one lengthscale"):
+        cls(space, ard_num_dims=space.dim + 1)

@@ -205,3 +205,14 @@ def test_batch_shape_gives_batch_dimensions():
         assert torch.equal(kernel(x).to_dense(), expected.expand(2, 5, 5))
         assert torch.equal(kernel(x, diag=True), expected.diagonal().expand(2, 5))
         assert torch.equal(kernel[0](x).to_dense(), expected)
+
+
+def test_ard_num_dims_is_refused_at_construction():
+    # it was accepted; ChordalMaternKernel then raised "The size of tensor a (6) must match the
+    # size of tensor b (3)" for 6 points
+    for build in (
+        lambda **o: ChordalMaternKernel(Sphere(2), **o),
+        lambda **o: _exp_kernel(Sphere(2), **o),
+    ):
+        with pytest.raises(ConfigurationError, match="one lengthscale"):
+            build(ard_num_dims=3)
