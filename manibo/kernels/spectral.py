@@ -38,6 +38,7 @@ from manibo.kernels._inputs import (
     reject_ard_num_dims,
     reject_last_dim_is_batch,
 )
+from manibo.kernels.feature_protocol import check_feature_count
 from manibo.kernels.noncompact import NoncompactHeatKernel, NoncompactMaternKernel
 from manibo.kernels.torus_images import (
     IMAGE_NUS,
@@ -355,13 +356,29 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         Args:
             x: points, shape ``(*batch, n, *point_shape)``.
             num_levels: the features of the kernel truncated to its first ``L`` levels (weights
-                renormalised over them, see :meth:`level_weights`); default: the kernel's levels.
+                renormalised over them, see :meth:`level_weights`); default: the kernel's levels,
+                at most :data:`~manibo.kernels.feature_protocol.DEFAULT_MAX_FEATURES` features.
 
         Returns:
             Shape ``(*batch, n, M)``, ``M`` the number of eigenfunctions in the levels used.
+
+        Raises:
+            ConfigurationError: without ``num_levels``, the kernel's levels hold more than
+                :data:`~manibo.kernels.feature_protocol.DEFAULT_MAX_FEATURES` eigenfunctions
+                (refused before anything is computed).
         """
         self.space.check(x)
         check_parameters_match(self, x)
+        if num_levels is None:
+            levels = self.levels_for(self.lengthscale, warn=False)
+            count = int(self.space.levels(levels)[1].sum())
+            check_feature_count(
+                self,
+                count,
+                f"pass `num_levels` to keep the first levels (`num_levels={levels}` builds all of "
+                "them), or build a map with `manibo.kernels.feature_map(kernel, max_features=...)` "
+                "or `random=True`.",
+            )
         weights = self.level_weights(num_levels=num_levels)
         _, multiplicities = self.space.levels(weights.shape[-1])
         per_feature = torch.repeat_interleave(

@@ -14,7 +14,7 @@ from gpytorch.kernels import ScaleKernel
 
 from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
 from manibo.kernels import GeometricHeatKernel, GeometricMaternKernel
-from manibo.spaces import Box, ProductSpace, Sphere, Torus
+from manibo.spaces import Box, ProductSpace, SpecialOrthogonal, Sphere, Torus
 
 
 def _independent_sphere_matern(x1, x2, dim, nu, lengthscale, levels):
@@ -304,3 +304,20 @@ def test_ard_num_dims_is_refused_at_construction(space, cls):
     # invalid for input of size 174", on Torus(2) a size mismatch in torus_images.py
     with pytest.raises(ConfigurationError, match="one lengthscale"):
         cls(space, ard_num_dims=space.dim + 1)
+
+
+def test_feature_map_method_refuses_more_features_than_the_budget():
+    # the method built every eigenfunction of the levels used; manibo.kernels.feature_map(kernel)
+    # refused the same map at once (on SO(3) at the default lengthscale, 67 levels and 400 995
+    # features per point, the method ran 240 s at 4 GB before being stopped)
+    sphere = Sphere(2)
+    kernel = GeometricMaternKernel(sphere, nu=2.5).double()
+    kernel.lengthscale = 0.3  # 136 levels, 18 496 features per point
+    x = sphere.random(2, generator=torch.Generator().manual_seed(0))
+    with pytest.raises(ConfigurationError, match=r"18496 features.*num_levels"):
+        kernel.feature_map(x)
+    assert kernel.feature_map(x, num_levels=10).shape == (2, 100)  # asked for: built
+    rotations = GeometricMaternKernel(SpecialOrthogonal(3), nu=2.5).double()
+    points = rotations.space.random(1, generator=torch.Generator().manual_seed(0))
+    with pytest.raises(ConfigurationError, match="400995 features"):
+        rotations.feature_map(points)
