@@ -35,12 +35,14 @@ class IndexesBatch:
     def __getitem__(self, index) -> Kernel:
         if len(self.batch_shape) == 0:
             return self
+        index = index if isinstance(index, tuple) else (index,)
         batch_shape = torch.empty(self.batch_shape, device="meta")[index].shape
         tables = [self._buffers[name] for name in self._batchless_buffers]
         new = copy.deepcopy(self, {id(t): t for t in tables if t is not None})
         for name, value in [*new._parameters.items(), *new._buffers.items()]:
             if value is not None and name not in self._batchless_buffers:
-                value.data = value.data[index]
+                rest = (slice(None),) * (value.dim() - len(self.batch_shape))
+                value.data = value.data[(*index, *rest)]  # an Ellipsis spans batch dims only
         for name, child in new.named_children():
             if isinstance(child, nn.ModuleList):
                 for i, kernel in enumerate(child):

@@ -321,3 +321,18 @@ def test_feature_map_method_refuses_more_features_than_the_budget():
     points = rotations.space.random(1, generator=torch.Generator().manual_seed(0))
     with pytest.raises(ConfigurationError, match="400995 features"):
         rotations.feature_map(points)
+
+
+@pytest.mark.parametrize("index", [(1,), (2, 0), (..., 1), (slice(0, 2),)], ids=repr)
+def test_batch_index_of_two_batch_dimensions(index):
+    # an Ellipsis spans batch dimensions only (GPyTorch's indexing applies the index to every
+    # parameter, whose trailing (1, 1) an Ellipsis would reach)
+    space = Sphere(2)
+    kernel = GeometricMaternKernel(space, nu=2.5, batch_shape=torch.Size([3, 2])).double()
+    kernel.lengthscale = torch.linspace(0.6, 1.6, 6, dtype=torch.float64).reshape(3, 2, 1, 1)
+    x = space.random(4, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        full = kernel(x).to_dense()[(*index, slice(None), slice(None))]
+        member = kernel[index]
+        assert member.batch_shape == full.shape[:-2]
+        assert torch.allclose(member(x).to_dense(), full, atol=1e-12)
