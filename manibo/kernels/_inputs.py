@@ -61,6 +61,31 @@ def reject_last_dim_is_batch(flag: bool) -> None:
         )
 
 
+def reject_ard_num_dims(kernel: str, options: dict, allowed: int | None = None) -> None:
+    """Raise for ``ard_num_dims`` among a kernel's GPyTorch ``options`` (its ``**kwargs``),
+    at construction: GPyTorch would accept it and make a lengthscale ``(*batch_shape, 1, D)``
+    that the kernel's formulas cannot use. ``allowed``: the one value a kernel with one
+    lengthscale per coordinate takes (its number of coordinates); None refuses every value.
+
+    Raises:
+        ConfigurationError: naming the kernel, the value, and what the kernel has instead.
+    """
+    value = options.get("ard_num_dims")
+    if value is None or value == allowed:
+        return
+    if allowed is None:
+        raise ConfigurationError(
+            f"{kernel}: `ard_num_dims` is not supported, got {value!r}: a geometric kernel has one "
+            "lengthscale (its distances are on the space, not per coordinate). For one "
+            "lengthscale per factor of a product space use a FactorProductKernel "
+            "(`manibo.kernels.matern_kernel(space)` builds one)."
+        )
+    raise ConfigurationError(
+        f"{kernel}: `ard_num_dims` must be {allowed} or left out, got {value!r}: the kernel has "
+        f"one lengthscale per coordinate of its {allowed} coordinates already."
+    )
+
+
 def check_point_pair(space: Space, x1: Tensor, x2: Tensor) -> None:
     """Both inputs are points of ``space`` with one dtype and one device."""
     space.check(x1, "x1")

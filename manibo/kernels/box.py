@@ -9,10 +9,12 @@ from gpytorch.kernels import Kernel, MaternKernel, RBFKernel
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
+from manibo.kernels._batch import IndexesBatch
 from manibo.kernels._inputs import (
     ChecksInputShape,
     check_point_pair,
     check_smoothness,
+    reject_ard_num_dims,
     reject_last_dim_is_batch,
 )
 from manibo.spaces.box import Box
@@ -20,7 +22,7 @@ from manibo.spaces.box import Box
 EUCLIDEAN_NUS = (0.5, 1.5, 2.5)
 
 
-class BoxMaternKernel(ChecksInputShape, Kernel):
+class BoxMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
     r"""Matérn kernel with automatic relevance determination on a :class:`~manibo.spaces.box.Box`.
 
     Coordinates are first scaled to the unit cube, :math:`u = (x - a) / (b - a)`, so the
@@ -40,6 +42,7 @@ class BoxMaternKernel(ChecksInputShape, Kernel):
         if not isinstance(space, Box):
             raise ConfigurationError(f"`space` must be a Box, got {type(space).__name__}.")
         nu = check_smoothness(nu, (*EUCLIDEAN_NUS, math.inf), " on a box")
+        reject_ard_num_dims(type(self).__name__, kwargs, space.dim)
         super().__init__(batch_shape=kwargs.get("batch_shape", torch.Size()))
         self.space = space
         self.nu = nu

@@ -14,6 +14,34 @@ import hashlib
 import torch
 from torch import Tensor
 
+from manibo.exceptions import ConfigurationError
+
+DEFAULT_MAX_FEATURES = 10_000
+"""The most eigenfunction features a kernel's map builds when no cap is given
+(:func:`~manibo.kernels.features.feature_map` without ``max_features``, a kernel's
+``feature_map(x)`` without ``num_levels``): about 20 s for the first call on SO(3) at 10 660
+features; SO(3) at its default lengthscale uses 400 995."""
+
+
+def check_feature_count(kernel: object, count: int, remedy: str) -> None:
+    """Refuse an eigenfunction map of more than :data:`DEFAULT_MAX_FEATURES` features per point,
+    before anything is computed.
+
+    Args:
+        kernel: the kernel (for the message).
+        count: features per point of its map at its current levels.
+        remedy: what the caller can pass instead (the end of the message).
+
+    Raises:
+        ConfigurationError: ``count > DEFAULT_MAX_FEATURES``.
+    """
+    if count > DEFAULT_MAX_FEATURES:
+        raise ConfigurationError(
+            f"the eigenfunction map of {kernel!r} at its current levels has {count} features per "
+            f"point, more than the default budget of {DEFAULT_MAX_FEATURES} (building it may take "
+            f"minutes and gigabytes): {remedy}"
+        )
+
 
 class FeatureMap(torch.nn.Module):
     r"""A feature map :math:`\Phi` of a kernel.

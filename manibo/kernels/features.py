@@ -47,7 +47,9 @@ from manibo.exceptions import ConfigurationError
 from manibo.harmonics.gegenbauer import harmonic_dimension
 from manibo.kernels.box import BoxMaternKernel
 from manibo.kernels.feature_protocol import (
+    DEFAULT_MAX_FEATURES,  # noqa: F401 (feature_map's budget, documented and imported from here)
     FeatureMap,
+    check_feature_count,
     module_dtype_device,
     point_generator,
     seeded_generator,
@@ -68,12 +70,6 @@ def levels_within(multiplicities: list[float], max_features: int) -> int:
             break
         total, levels = total + m, levels + 1
     return max(levels, 1)
-
-
-DEFAULT_MAX_FEATURES = 10_000
-"""The most eigenfunction features :func:`feature_map` builds when ``max_features`` is not given
-(about 20 s for the first call on SO(3) at 10 660 features; SO(3) at its default lengthscale uses
-400 995)."""
 
 
 def _multiplicities(kernel: Kernel) -> list[float] | None:
@@ -399,11 +395,10 @@ def _refuse_cap(kernel: Kernel, max_features: int | None) -> None:
 def _refuse_large(kernel: Kernel) -> None:
     multiplicities = _multiplicities(kernel)
     count = 0 if multiplicities is None else int(sum(multiplicities))
-    if count > DEFAULT_MAX_FEATURES:
-        raise ConfigurationError(
-            f"the eigenfunction map of {kernel!r} at its current levels has {count} features per "
-            f"point, more than the default budget of {DEFAULT_MAX_FEATURES} (building it may take "
-            "minutes and gigabytes): pass `max_features` to keep whole levels up to a budget "
-            f"(`max_features={count}` builds all of them), or `random=True` for `num_points` "
-            "random phases per level."
-        )
+    check_feature_count(
+        kernel,
+        count,
+        "pass `max_features` to keep whole levels up to a budget "
+        f"(`max_features={count}` builds all of them), or `random=True` for `num_points` "
+        "random phases per level.",
+    )

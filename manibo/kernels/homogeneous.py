@@ -28,15 +28,17 @@ from manibo._validation import (
     check_trailing_shape,
 )
 from manibo.exceptions import ConfigurationError
+from manibo.kernels._batch import IndexesBatch
 from manibo.kernels._inputs import (
     ChecksInputShape,
     check_parameters_match,
+    reject_ard_num_dims,
     reject_last_dim_is_batch,
 )
 from manibo.kernels.zonal import ZonalKernel
 
 
-class HomogeneousLiftKernel(ChecksInputShape, Kernel):
+class HomogeneousLiftKernel(ChecksInputShape, IndexesBatch, Kernel):
     r"""A zonal kernel on :math:`S^D` lifted to :math:`\mathbb R^D`: :math:`r r' \kappa(z\cdot z')`.
 
     Args:
@@ -83,7 +85,9 @@ class HomogeneousLiftKernel(ChecksInputShape, Kernel):
             )
         if not float(bias) >= 0:
             raise ConfigurationError(f"`bias` must be >= 0, got {bias!r}.")
-        super().__init__(ard_num_dims=int(input_dim), **kwargs)
+        reject_ard_num_dims(type(self).__name__, kwargs, int(input_dim))
+        kwargs["ard_num_dims"] = int(input_dim)
+        super().__init__(**kwargs)
         self.base_kernel = base_kernel
         self.input_dim = int(input_dim)
         self.register_parameter("raw_bias", torch.nn.Parameter(torch.zeros(*self.batch_shape, 1)))

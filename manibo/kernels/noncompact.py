@@ -40,12 +40,14 @@ from torch.quasirandom import SobolEngine
 from manibo._stack import user_stacklevel
 from manibo.exceptions import ConfigurationError, ManiboWarning, TruncationWarning
 from manibo.harmonics.hyperbolic import r_over_sinh
+from manibo.kernels._batch import IndexesBatch
 from manibo.kernels._inputs import (
     ChecksInputShape,
     check_forward,
     check_parameters_match,
     check_point_pair,
     check_smoothness,
+    reject_ard_num_dims,
 )
 from manibo.spaces.base import NoncompactSpace, pairwise_in_chunks
 from manibo.spaces.hyperbolic import Hyperbolic
@@ -94,7 +96,7 @@ def _matern_profile(nu: float, z: Tensor) -> Tensor:
     return poly * torch.exp(-z)
 
 
-class NoncompactMaternKernel(ChecksInputShape, Kernel):
+class NoncompactMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
     r"""Matérn kernel on a non-compact symmetric space; :math:`\nu = \infty` is the heat kernel.
 
     Usually built as ``GeometricMaternKernel(space, nu)`` (or ``GeometricHeatKernel(space)``),
@@ -122,6 +124,7 @@ class NoncompactMaternKernel(ChecksInputShape, Kernel):
     """
 
     has_lengthscale = True
+    _batchless_buffers = ("spectral_base", "boundary")
 
     def __init__(
         self,
@@ -158,6 +161,7 @@ class NoncompactMaternKernel(ChecksInputShape, Kernel):
             raise ConfigurationError(f"`num_phases` must be an integer >= 1, got {num_phases!r}.")
         if not 0 < truncation_tol < 1:
             raise ConfigurationError(f"`truncation_tol` must lie in (0, 1), got {truncation_tol}.")
+        reject_ard_num_dims(type(self).__name__, kwargs)
         super().__init__(**kwargs)
         self.space = space
         self.nu = nu

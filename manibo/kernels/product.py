@@ -8,6 +8,7 @@ from linear_operator import to_dense
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
+from manibo.kernels._batch import IndexesBatch
 from manibo.kernels._inputs import (
     ChecksInputShape,
     check_point_pair,
@@ -16,7 +17,7 @@ from manibo.kernels._inputs import (
 from manibo.spaces.product import ProductSpace
 
 
-class FactorProductKernel(ChecksInputShape, Kernel):
+class FactorProductKernel(ChecksInputShape, IndexesBatch, Kernel):
     r""":math:`k(x, x') = \prod_i k_i(x_i, x_i')`, one GPyTorch kernel per factor of a product.
 
     Each factor kernel has its own hyperparameters (one lengthscale per factor, like ARD) and is

@@ -28,14 +28,17 @@ from torch import Tensor
 from manibo._stack import user_stacklevel
 from manibo._validation import check_int, check_real
 from manibo.exceptions import ConfigurationError, TruncationWarning
+from manibo.kernels._batch import IndexesBatch
 from manibo.kernels._inputs import (
     ChecksInputShape,
     check_lengthscale,
     check_parameters_match,
     check_point_pair,
     check_smoothness,
+    reject_ard_num_dims,
     reject_last_dim_is_batch,
 )
+from manibo.kernels.feature_protocol import check_feature_count
 from manibo.kernels.noncompact import NoncompactHeatKernel, NoncompactMaternKernel
 from manibo.kernels.torus_images import (
     IMAGE_NUS,
@@ -86,7 +89,7 @@ def log_spectrum(eigenvalues: Tensor, lengthscale: Tensor, nu: float, spectral_d
     return -(nu + spectral_dim / 2) * torch.log(2 * nu / lengthscale**2 + eigenvalues)
 
 
-class GeometricMaternKernel(ChecksInputShape, Kernel):
+class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
     r"""Matérn kernel on a compact space.
 
     Any :math:`\nu > 0` is allowed; :math:`\nu = \infty` is the heat kernel. On a non-compact
@@ -119,6 +122,7 @@ class GeometricMaternKernel(ChecksInputShape, Kernel):
     """
 
     has_lengthscale = True
+    _batchless_buffers = ("_eigenvalues", "_log_multiplicities")
     _noncompact_class: type[Kernel] = NoncompactMaternKernel
 
     def __new__(cls, space=None, *args, **kwargs):
@@ -153,6 +157,7 @@ class GeometricMaternKernel(ChecksInputShape, Kernel):
             raise ConfigurationError(f"`truncation_tol` must lie in (0, 1), got {truncation_tol}.")
         if max_levels is not None:
             check_int("max_levels", max_levels, minimum=1)
+        reject_ard_num_dims(type(self).__name__, kwargs)
         super().__init__(**kwargs)
         self.space = space
         self.nu = nu
@@ -351,13 +356,29 @@ class GeometricMaternKernel(ChecksInputShape, Kernel):
         Args:
             x: points, shape ``(*batch, n, *point_shape)``.
             num_levels: the features of the kernel truncated to its first ``L`` levels (weights
-                renormalised over them, see :meth:`level_weights`); default: the kernel's levels.
+                renormalised over them, see :meth:`level_weights`); default: the kernel's levels,
+                at most :data:`~manibo.kernels.feature_protocol.DEFAULT_MAX_FEATURES` features.
 
         Returns:
             Shape ``(*batch, n, M)``, ``M`` the number of eigenfunctions in the levels used.
+
+        Raises:
+            ConfigurationError: without ``num_levels``, the kernel's levels hold more than
+                :data:`~manibo.kernels.feature_protocol.DEFAULT_MAX_FEATURES` eigenfunctions
+                (refused before anything is computed).
         """
         self.space.check(x)
         check_parameters_match(self, x)
+        if num_levels is None:
+            levels = self.levels_for(self.lengthscale, warn=False)
+            count = int(self.space.levels(levels)[1].sum())
+            check_feature_count(
+                self,
+                count,
+                f"pass `num_levels` to keep the first levels (`num_levels={levels}` builds all of "
+                "them), or build a map with `manibo.kernels.feature_map(kernel, max_features=...)` "
+                "or `random=True`.",
+            )
         weights = self.level_weights(num_levels=num_levels)
         _, multiplicities = self.space.levels(weights.shape[-1])
         per_feature = torch.repeat_interleave(

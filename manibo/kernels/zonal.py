@@ -21,11 +21,13 @@ from manibo.exceptions import ConfigurationError
 from manibo.harmonics.funk_hecke import DEFAULT_NUM_NODES, funk_hecke
 from manibo.harmonics.gegenbauer import harmonic_dimension
 from manibo.harmonics.spherical_harmonics import harmonic_level_index
+from manibo.kernels._batch import IndexesBatch
 from manibo.kernels._inputs import (
     ChecksInputShape,
     check_parameters_match,
     check_point_pair,
     check_smoothness,
+    reject_ard_num_dims,
     reject_last_dim_is_batch,
 )
 from manibo.spaces.sphere import Sphere
@@ -78,7 +80,7 @@ def _sqrt_eigenvalues(eigenvalues: Tensor, d: int) -> Tensor:
     return safe_sqrt(eigenvalues)
 
 
-class ZonalKernel(ChecksInputShape, Kernel):
+class ZonalKernel(ChecksInputShape, IndexesBatch, Kernel):
     r"""The zonal kernel :math:`k(x, y) = \kappa(x \cdot y)` on a sphere, from a shape function.
 
     Args:
@@ -93,8 +95,9 @@ class ZonalKernel(ChecksInputShape, Kernel):
         **kwargs: passed to :class:`gpytorch.kernels.Kernel` (``batch_shape``, ...).
 
     Inputs are unit vectors of shape ``(*batch, n, dim+1)``; outputs ``(*batch, n, m)`` (or
-    ``(*batch, n)`` with ``diag=True``). Wrap it in :class:`gpytorch.kernels.ScaleKernel` for a
-    trainable variance.
+    ``(*batch, n)`` with ``diag=True``), ``batch`` broadcast with ``batch_shape`` (a kernel
+    without parameters gives every batch member the same values). Wrap it in
+    :class:`gpytorch.kernels.ScaleKernel` for a trainable variance.
     """
 
     def __init__(
@@ -119,6 +122,7 @@ class ZonalKernel(ChecksInputShape, Kernel):
             raise ConfigurationError(f"`shape_fn` must be callable, got {type(shape_fn).__name__}.")
         _check_positive_int("num_levels", num_levels)
         _check_positive_int("num_nodes", num_nodes)
+        reject_ard_num_dims(type(self).__name__, kwargs)
         super().__init__(**kwargs)
         self.sphere = sphere
         self.shape_fn = shape_fn
@@ -180,8 +184,15 @@ class ZonalKernel(ChecksInputShape, Kernel):
         self._check_inputs(x1, x2)
         if diag:
             t = (x1 * x2).sum(-1).clamp(-1, 1)
-            return self.shape_function(t.unsqueeze(-1)).squeeze(-1)
-        return self.shape_function((x1 @ x2.transpose(-1, -2)).clamp(-1, 1))
+            return self._with_batch(self.shape_function(t.unsqueeze(-1)).squeeze(-1), 1)
+        return self._with_batch(self.shape_function((x1 @ x2.transpose(-1, -2)).clamp(-1, 1)), 2)
+
+    def _with_batch(self, value: Tensor, point_dims: int) -> Tensor:
+        """``value`` ``(*batch, n, m)`` (``point_dims`` 2) or ``(*batch, n)`` (1) expanded (a view)
+        to ``(*broadcast(batch, batch_shape), ...)``: a shape function without batched parameters
+        returns no batch dimensions of its own."""
+        batch = torch.broadcast_shapes(value.shape[: value.dim() - point_dims], self.batch_shape)
+        return value.expand(*batch, *value.shape[value.dim() - point_dims :])
 
     def feature_map(self, x: Tensor, num_levels: int | None = None) -> Tensor:
         r"""Explicit features :math:`\Phi(x) = [\sqrt{\lambda_n}\, Y_{nk}(x)]`, so that

@@ -147,3 +147,20 @@ def test_bad_inputs_and_orders_raise():
     bad[2, 2] = float("inf")
     with pytest.raises(InputDataError, match="NaN or infinite"):
         kernel(x, bad).to_dense()
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_batch_shape_gives_batch_dimensions(order):
+    # batch_shape was accepted and ignored: kernel(x) raised GPyTorch's "expected shape
+    # [2, 5, 5], got [5, 5]" and kernel(x, diag=True) was (5,)
+    sphere = Sphere(2)
+    x = _points(sphere, 5, 0)
+    single = ArcCosineKernel(sphere, order=order)
+    kernel = ArcCosineKernel(sphere, order=order, batch_shape=torch.Size([2]))
+    with torch.no_grad():
+        expected = single(x).to_dense()
+        assert torch.equal(kernel(x).to_dense(), expected.expand(2, 5, 5))
+        assert torch.equal(kernel(x, diag=True), expected.diagonal().expand(2, 5))
+        assert torch.equal(kernel(x.expand(3, 1, 5, 3)).to_dense(), expected.expand(3, 2, 5, 5))
+        assert kernel[1].batch_shape == torch.Size([])
+        assert torch.equal(kernel[1](x).to_dense(), expected)

@@ -41,3 +41,26 @@ def test_refuses_other_spaces_nus_and_points_off_the_box():
     kernel = BoxMaternKernel(Box([0.0], [1.0])).double()
     with pytest.raises(InputDataError, match="outside the box"):
         kernel(torch.tensor([[2.0]], dtype=torch.float64)).to_dense()
+
+
+def test_batch_index_gives_the_batch_members_kernel():
+    # the batch is in the GPyTorch kernel inside: kernel[0] kept batch_shape [2] and its output
+    # raised "The expected shape of the kernel was torch.Size([2, 4, 4]), but got [4, 4]"
+    box = Box([0.0, -1.0], [1.0, 3.0])
+    kernel = BoxMaternKernel(box, nu=2.5, batch_shape=torch.Size([2])).double()
+    kernel.lengthscale = torch.tensor([[[0.2, 0.5]], [[0.7, 0.3]]], dtype=torch.float64)
+    x = box.random(4, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        full = kernel(x).to_dense()
+        for i in range(2):
+            assert kernel[i].batch_shape == torch.Size([])
+            assert torch.allclose(kernel[i](x).to_dense(), full[i], atol=1e-12)
+
+
+def test_ard_num_dims_other_than_the_boxs_dimension_is_refused():
+    # ard_num_dims=3 on a 2-d box was accepted and then raised "The size of tensor a (2) must
+    # match the size of tensor b (3)"
+    box = Box([0.0, -1.0], [1.0, 3.0])
+    with pytest.raises(ConfigurationError, match="one lengthscale per coordinate"):
+        BoxMaternKernel(box, ard_num_dims=3)
+    assert BoxMaternKernel(box, ard_num_dims=2).lengthscale.shape == (1, 2)

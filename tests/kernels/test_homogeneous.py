@@ -180,3 +180,12 @@ def test_bad_inputs_and_options_raise_helpful_errors():
         HomogeneousLiftKernel(ArcCosineKernel(Sphere(3)), 3, bias=-1.0)
     with pytest.raises(ConfigurationError, match="input_dim"):
         HomogeneousLiftKernel(ArcCosineKernel(Sphere(3)), 0)
+
+
+def test_ard_num_dims_other_than_input_dim_is_refused():
+    # any ard_num_dims raised "Kernel.__init__() got multiple values for keyword argument
+    # 'ard_num_dims'" (a TypeError)
+    with pytest.raises(ConfigurationError, match="one lengthscale per coordinate"):
+        HomogeneousLiftKernel(ArcCosineKernel(Sphere(2)), 2, ard_num_dims=3)
+    kernel = HomogeneousLiftKernel(ArcCosineKernel(Sphere(2)), 2, ard_num_dims=2)
+    assert kernel.lengthscale.shape == (1, 2)

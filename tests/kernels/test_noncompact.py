@@ -429,3 +429,35 @@ def test_inputs_without_points_give_empty_matrices(space, method):
     with torch.no_grad():
         assert kernel(x[:0], diag=True).shape == (0,)
         assert kernel.feature_map(x[:0]).shape == (0, 128)
+
+
+@pytest.mark.parametrize(
+    "space, method", [(Hyperbolic(2), "exact"), (SymmetricPositiveDefinite(2), "features")]
+)
+def test_batch_index_gives_the_batch_members_kernel(space, method):
+    # GPyTorch's Kernel.__getitem__ indexed the phase tables spectral_base (4096, 1) and boundary
+    # (4096, 2) by the batch index: on SPD(2) kernel[1](x) raised "IndexError: too many indices"
+    batch = torch.Size([2])
+    kernel = GeometricMaternKernel(space, nu=1.5, method=method, batch_shape=batch).double()
+    kernel.lengthscale = torch.tensor([[[0.4]], [[1.3]]], dtype=torch.float64)
+    x = space.random(4, generator=_gen(3))
+    scaled = ScaleKernel(kernel, batch_shape=batch).double()
+    full, full_scaled = _dense(kernel, x), _dense(scaled, x)
+    for i in range(2):
+        member = kernel[i]
+        assert member.batch_shape == torch.Size([])
+        assert torch.allclose(_dense(member, x), full[i], atol=1e-12)
+        assert member.spectral_base is kernel.spectral_base
+        assert torch.allclose(_dense(scaled[i], x), full_scaled[i], atol=1e-12)
+    # the phases saved in a state dict still load into the unindexed kernel and an indexed one
+    state = kernel.state_dict()
+    assert {"spectral_base", "boundary"} <= set(state)
+    kernel.load_state_dict(state)
+    kernel[0].load_state_dict(kernel[1].state_dict())
+
+
+@pytest.mark.parametrize("space", [Hyperbolic(2), SymmetricPositiveDefinite(2)], ids=repr)
+def test_ard_num_dims_is_refused_at_construction(space):
+    # it was accepted; the exact kernel on Hyperbolic(2) then used the first of 3 lengthscales
+    with pytest.raises(ConfigurationError, match="one lengthscale"):
+        GeometricMaternKernel(space, ard_num_dims=3)

@@ -119,3 +119,25 @@ def test_bad_configuration_and_input_are_refused():
     kernel = FactorProductKernel(space, [_circle_kernel(1.0, torch.float64) for _ in range(2)])
     with pytest.raises(InputDataError, match="space.project"):
         kernel(torch.tensor([[0.1, -1.0]], dtype=torch.float64)).to_dense()
+
+
+def test_batch_index_gives_the_batch_members_kernel():
+    # the batch is in the factor kernels (a ModuleList, which GPyTorch's indexing misses):
+    # kernel(x)[0] was (2, 4, 4) and kernel[0].batch_shape stayed [2]
+    batch = torch.Size([2])
+    space = ProductSpace(Sphere(2), Circle())
+    factors = [GeometricMaternKernel(f, nu=2.5, batch_shape=batch) for f in space.factors]
+    kernel = FactorProductKernel(space, factors).double()
+    factors[0].lengthscale = torch.tensor([0.6, 1.1], dtype=torch.float64).reshape(2, 1, 1)
+    factors[1].lengthscale = torch.tensor([0.9, 0.3], dtype=torch.float64).reshape(2, 1, 1)
+    x = _points(space, 4, 0)
+    with torch.no_grad():
+        full = kernel(x).to_dense()
+        assert full.shape == (2, 4, 4)
+        for i in range(2):
+            member = kernel[i]
+            assert member.batch_shape == torch.Size([])
+            assert [k.batch_shape for k in member.factor_kernels] == [torch.Size([])] * 2
+            assert torch.allclose(member(x).to_dense(), full[i], atol=1e-12)
+            assert kernel(x)[i].to_dense().shape == (4, 4)
+            assert torch.allclose(kernel(x)[i].to_dense(), full[i], atol=1e-12)

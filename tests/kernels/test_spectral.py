@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 import scipy.special as sp
 import torch
+from gpytorch.kernels import ScaleKernel
 
 from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
 from manibo.kernels import GeometricHeatKernel, GeometricMaternKernel
-from manibo.spaces import Box, ProductSpace, Sphere, Torus
+from manibo.spaces import Box, ProductSpace, SpecialOrthogonal, Sphere, Torus
 
 
 def _independent_sphere_matern(x1, x2, dim, nu, lengthscale, levels):
@@ -254,3 +255,84 @@ def test_a_space_without_a_spectrum_is_told_every_space_class_that_has_one_and_w
     for name in ("Grassmann", "RealProjectiveSpace", "SpecialUnitary", "SymmetricPositiveDefinite"):
         assert name in message
     assert "On a box use `manibo.kernels.matern_kernel(space)`" in message
+
+
+@pytest.mark.parametrize("heat", [False, True])
+def test_batch_index_gives_the_batch_members_kernel(heat):
+    # GPyTorch's Kernel.__getitem__ indexed the level tables (10,000 entries) by the batch index:
+    # kernel[0] and ScaleKernel(kernel)(x)[0] raised "shape '[16]' is invalid for input of size 1"
+    space = Sphere(2)
+    batch = torch.Size([2])
+    cls = GeometricHeatKernel if heat else GeometricMaternKernel
+    kernel = ScaleKernel(cls(space, batch_shape=batch), batch_shape=batch).double()
+    kernel.base_kernel.lengthscale = torch.tensor([0.4, 1.1], dtype=torch.float64).reshape(2, 1, 1)
+    kernel.outputscale = torch.tensor([0.5, 2.0], dtype=torch.float64)
+    x = space.random(5, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        full = kernel(x).to_dense()
+        for i in range(2):
+            assert kernel[i].batch_shape == torch.Size([])
+            assert torch.allclose(kernel[i](x).to_dense(), full[i], atol=1e-12)
+            assert torch.allclose(kernel(x)[i].to_dense(), full[i], atol=1e-12)
+            assert torch.allclose(kernel.base_kernel[i](x).to_dense() * (0.5, 2.0)[i], full[i])
+    # the tables are shared, not cut or copied, and the state dict is unchanged
+    member = kernel.base_kernel[1]
+    assert member._eigenvalues is kernel.base_kernel._eigenvalues
+    assert set(member.state_dict()) == set(kernel.base_kernel.state_dict())
+
+
+def test_prior_mode_posterior_of_a_batched_multi_output_model():
+    # a 3-output SingleTaskGP batches its kernel; its prior-mode posterior indexes the kernel
+    # (it raised "shape '[16]' is invalid for input of size 1")
+    import gpytorch
+    from botorch.models import SingleTaskGP
+
+    space, batch = Sphere(2), torch.Size([3])
+    x = space.random(6, generator=torch.Generator().manual_seed(0))
+    y = torch.randn(6, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    covar = ScaleKernel(GeometricMaternKernel(space, batch_shape=batch), batch_shape=batch)
+    model = SingleTaskGP(x, y, covar_module=covar).eval()
+    with torch.no_grad(), gpytorch.settings.prior_mode(True):
+        posterior = model.posterior(space.random(4, generator=torch.Generator().manual_seed(2)))
+    assert posterior.mean.shape == posterior.variance.shape == (4, 3)
+
+
+@pytest.mark.parametrize("space", [Sphere(2), Torus(2)], ids=repr)
+@pytest.mark.parametrize("cls", [GeometricMaternKernel, GeometricHeatKernel])
+def test_ard_num_dims_is_refused_at_construction(space, cls):
+    # it was accepted and then broke at the first evaluation: on Sphere(2) "shape '[58]' is
+    # invalid for input of size 174", on Torus(2) a size mismatch in torus_images.py
+    with pytest.raises(ConfigurationError, match="one lengthscale"):
+        cls(space, ard_num_dims=space.dim + 1)
+
+
+def test_feature_map_method_refuses_more_features_than_the_budget():
+    # the method built every eigenfunction of the levels used; manibo.kernels.feature_map(kernel)
+    # refused the same map at once (on SO(3) at the default lengthscale, 67 levels and 400 995
+    # features per point, the method ran 240 s at 4 GB before being stopped)
+    sphere = Sphere(2)
+    kernel = GeometricMaternKernel(sphere, nu=2.5).double()
+    kernel.lengthscale = 0.3  # 136 levels, 18 496 features per point
+    x = sphere.random(2, generator=torch.Generator().manual_seed(0))
+    with pytest.raises(ConfigurationError, match=r"18496 features.*num_levels"):
+        kernel.feature_map(x)
+    assert kernel.feature_map(x, num_levels=10).shape == (2, 100)  # asked for: built
+    rotations = GeometricMaternKernel(SpecialOrthogonal(3), nu=2.5).double()
+    points = rotations.space.random(1, generator=torch.Generator().manual_seed(0))
+    with pytest.raises(ConfigurationError, match="400995 features"):
+        rotations.feature_map(points)
+
+
+@pytest.mark.parametrize("index", [(1,), (2, 0), (..., 1), (slice(0, 2),)], ids=repr)
+def test_batch_index_of_two_batch_dimensions(index):
+    # an Ellipsis spans batch dimensions only (GPyTorch's indexing applies the index to every
+    # parameter, whose trailing (1, 1) an Ellipsis would reach)
+    space = Sphere(2)
+    kernel = GeometricMaternKernel(space, nu=2.5, batch_shape=torch.Size([3, 2])).double()
+    kernel.lengthscale = torch.linspace(0.6, 1.6, 6, dtype=torch.float64).reshape(3, 2, 1, 1)
+    x = space.random(4, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        full = kernel(x).to_dense()[(*index, slice(None), slice(None))]
+        member = kernel[index]
+        assert member.batch_shape == full.shape[:-2]
+        assert torch.allclose(member(x).to_dense(), full, atol=1e-12)

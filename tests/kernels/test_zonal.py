@@ -192,3 +192,27 @@ def test_bad_inputs_and_options_raise_helpful_errors():
         _exp_kernel(sphere, num_levels=0)
     with pytest.raises(ConfigurationError, match="positive-definite"):
         ZonalKernel(sphere, lambda t: -t).feature_map(x)
+
+
+def test_batch_shape_gives_batch_dimensions():
+    # batch_shape was accepted and ignored: kernel(x) raised GPyTorch's "expected shape
+    # [2, 5, 5], got [5, 5]" and kernel(x, diag=True) was (5,)
+    sphere = Sphere(2)
+    x = _points(sphere, 5, 0)
+    kernel = _exp_kernel(sphere, batch_shape=torch.Size([2]))
+    with torch.no_grad():
+        expected = _exp_kernel(sphere)(x).to_dense()
+        assert torch.equal(kernel(x).to_dense(), expected.expand(2, 5, 5))
+        assert torch.equal(kernel(x, diag=True), expected.diagonal().expand(2, 5))
+        assert torch.equal(kernel[0](x).to_dense(), expected)
+
+
+def test_ard_num_dims_is_refused_at_construction():
+    # it was accepted; ChordalMaternKernel then raised "The size of tensor a (6) must match the
+    # size of tensor b (3)" for 6 points
+    for build in (
+        lambda **o: ChordalMaternKernel(Sphere(2), **o),
+        lambda **o: _exp_kernel(Sphere(2), **o),
+    ):
+        with pytest.raises(ConfigurationError, match="one lengthscale"):
+            build(ard_num_dims=3)
