@@ -484,7 +484,9 @@ def _noncompact_space(settings: dict):
 
     if settings["space"] == "hyperbolic":
         return Hyperbolic(settings["dim"], radius=settings["radius"])
-    return SymmetricPositiveDefinite(settings["n"], tuple(settings["eigenvalue_bounds"]))
+    return SymmetricPositiveDefinite(
+        settings["n"], tuple(settings["eigenvalue_bounds"]), sampling="volume"
+    )
 
 
 def _noncompact_gk(settings: dict, x):

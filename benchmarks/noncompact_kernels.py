@@ -48,9 +48,9 @@ def _space(name: str):
         "H3 (R=1)": lambda: Hyperbolic(3, radius=1.0),
         "H5 (R=1)": lambda: Hyperbolic(5, radius=1.0),
         "H5 (R=2)": lambda: Hyperbolic(5, radius=2.0),
-        "SPD(2) [1e-3, 5]": lambda: SymmetricPositiveDefinite(2),
-        "SPD(2) [0.1, 5]": lambda: SymmetricPositiveDefinite(2, (0.1, 5.0)),
-        "SPD(3) [0.1, 10]": lambda: SymmetricPositiveDefinite(3, (0.1, 10.0)),
+        "SPD(2) [1e-3, 5]": lambda: SymmetricPositiveDefinite(2, sampling="volume"),
+        "SPD(2) [0.1, 5]": lambda: SymmetricPositiveDefinite(2, (0.1, 5.0), sampling="volume"),
+        "SPD(3) [0.1, 10]": lambda: SymmetricPositiveDefinite(3, (0.1, 10.0), sampling="volume"),
     }
     return spaces[name]()
 

@@ -36,14 +36,21 @@ def as_tensor_arg(name: str, value: object) -> Tensor:
     return value
 
 
-def check_trailing_shape(name: str, x: Tensor, point_shape: tuple[int, ...], space: str) -> None:
-    """Raise unless ``x`` has shape ``(*batch, *point_shape)``."""
+def check_trailing_shape(
+    name: str,
+    x: Tensor,
+    point_shape: tuple[int, ...],
+    space: str,
+    matrix_shape: tuple[int, int] | None = None,
+) -> None:
+    """Raise unless ``x`` has shape ``(*batch, *point_shape)``; where the points are matrices
+    ``matrix_shape`` flattened row-major (SO(n), SPD, Grassmann frames) and ``x`` ends in that
+    shape, the message says how to flatten them."""
     k = len(point_shape)
     if x.dim() < k or tuple(x.shape[x.dim() - k :]) != tuple(point_shape):
         size = math.prod(point_shape)
         advice = "Stack points along the leading dimensions."
-        if k == 1 and x.dim() >= 2 and x.shape[-1] * x.shape[-2] == size:
-            # a matrix per point (SO(n), SPD, Grassmann frames): points are flattened row-major
+        if matrix_shape is not None and tuple(x.shape[-2:]) == tuple(matrix_shape):
             advice = (
                 f"Points are flattened row-major: `{name}.reshape(*{name}.shape[:-2], {size})` "
                 f"(for one matrix, `{name}.reshape({size})`)."

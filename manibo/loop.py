@@ -729,7 +729,8 @@ class BayesianOptimizer:
         X = as_tensor_arg("X", _as_points(X)).detach().to("cpu", torch.float64)
         if X.dim() == len(self.space.point_shape):
             X = X.unsqueeze(0)
-        check_trailing_shape("X", X, self.space.point_shape, repr(self.space))
+        space = self.space
+        check_trailing_shape("X", X, space.point_shape, repr(space), space.matrix_shape)
         if X.dim() != 1 + len(self.space.point_shape):
             raise InputDataError(
                 f"`X` must have shape (n, *point_shape), got {tuple(X.shape)}; stack the points "

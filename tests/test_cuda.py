@@ -633,3 +633,24 @@ def test_log_coordinates_of_float32_rotations_on_cuda(device="cuda"):
     assert coords.dtype == torch.float32 and coords.device.type == torch.device(device).type
     reference = log_coordinates(single.cpu().double())
     torch.testing.assert_close(coords.cpu().double(), reference, rtol=0, atol=2e-6)
+
+
+def test_a_batched_kernel_indexed_by_a_cuda_index_is_that_batch_member():
+    # IndexesBatch computes the indexed batch shape on a meta tensor; a CUDA index goes through it
+    from gpytorch.kernels import ScaleKernel
+
+    from manibo.kernels import GeometricMaternKernel
+    from manibo.spaces import Sphere
+
+    space = Sphere(2)
+    batch = torch.Size([3])
+    kernel = ScaleKernel(GeometricMaternKernel(space, batch_shape=batch), batch_shape=batch)
+    kernel = kernel.to("cuda", torch.float64)
+    kernel.base_kernel.lengthscale = torch.tensor([[[0.4]], [[0.8]], [[1.6]]], device="cuda")
+    x = space.random(6, generator=0, device="cuda")
+    index = torch.tensor([2, 0], device="cuda")
+    with torch.no_grad():
+        indexed = kernel[index](x).to_dense()
+        whole = kernel(x).to_dense()
+    assert indexed.shape == (2, 6, 6) and indexed.device.type == "cuda"
+    torch.testing.assert_close(indexed, whole[index.cpu()])

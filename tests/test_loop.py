@@ -666,6 +666,11 @@ def test_telling_a_matrix_point_says_how_to_flatten_it():
         opt.tell(matrix, 1.0)
     opt.tell(matrix.reshape(4), 1.0)  # as the message says, for one matrix
     assert opt.history[0].x == [2.0, 0.5, 0.5, 1.0]
+    # on a space whose points are not matrices the advice stays general: reshaping two points
+    # of a plane into one (2, 2) would be wrong
+    box = BayesianOptimizer(Box([0.0] * 4, [1.0] * 4), initial_design=3, seed=0, **FAST)
+    with pytest.raises(InputDataError, match="Stack points along the leading dimensions"):
+        box.tell(torch.rand(2, 2, dtype=torch.float64), 1.0)
 
 
 def test_asking_more_points_than_q_is_refused_where_the_batch_cannot_be_proposed():

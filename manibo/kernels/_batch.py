@@ -36,7 +36,8 @@ class IndexesBatch:
         if len(self.batch_shape) == 0:
             return self
         index = index if isinstance(index, tuple) else (index,)
-        batch_shape = torch.empty(self.batch_shape, device="meta")[index].shape
+        on_cpu = tuple(i.cpu() if isinstance(i, torch.Tensor) else i for i in index)  # a CUDA index
+        batch_shape = torch.empty(self.batch_shape, device="meta")[on_cpu].shape
         tables = [self._buffers[name] for name in self._batchless_buffers]
         new = copy.deepcopy(self, {id(t): t for t in tables if t is not None})
         for name, value in [*new._parameters.items(), *new._buffers.items()]:

@@ -78,7 +78,7 @@ def _warn_if_features_too_noisy(space: NoncompactSpace, num_phases: int) -> None
             f"k(x, x) = 1 may have a standard deviation of up to {bound:.3g} at the edge of the "
             f"domain (it grows like e^(|rho| radius)), and feature_standard_error, estimated "
             f"from the same phases, can understate it. Use method='exact' (the default on "
-            f"hyperbolic spaces), a smaller radius, or num_phases >= {needed:.3g} for a bound of "
+            f"hyperbolic spaces), a smaller radius, or num_phases >= {needed:,} for a bound of "
             f"{FEATURE_SD_WARNING:g}.",
             ManiboWarning,
             stacklevel=user_stacklevel(),

@@ -86,11 +86,14 @@ class Space(ABC):
         dim: intrinsic dimension (``Sphere(2)`` is the globe, ``dim = 2``).
         point_shape: trailing shape of one point in ambient coordinates.
         is_discrete: True for finite spaces (mesh vertices, graph nodes), optimised by enumeration.
+        matrix_shape: the shape of the matrix a point flattens row-major (SO(n), SPD, Grassmann
+            frames), or None.
     """
 
     dim: int
     point_shape: tuple[int, ...]
     is_discrete: bool = False
+    matrix_shape: tuple[int, int] | None = None
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -145,7 +148,7 @@ class Space(ABC):
         with finite entries (it need not lie on the space)."""
         as_tensor_arg(name, x)
         if tuple(x.shape[x.dim() - len(self.point_shape) :]) != self.point_shape:
-            check_trailing_shape(name, x, self.point_shape, repr(self))
+            check_trailing_shape(name, x, self.point_shape, repr(self), self.matrix_shape)
         check_finite(name, x)
 
     @abstractmethod

@@ -72,9 +72,13 @@ class Circle(CompactSpace):
         """
         return torch.cat([x.cos(), x.sin()], dim=-1)
 
+    def _check_on_manifold(self, x: Tensor, name: str) -> None:
+        """Any finite angle names a point (``atan2`` gives angles in (-π, π]): distances and the
+        chart take it modulo 2π."""
+
     def chart(self, x: Tensor) -> Tensor:
-        """The angle itself, shape ``(*batch, 1)`` (a chart with a seam at 0 = 2π)."""
-        return x
+        """The angle modulo 2π, in [0, 2π), shape ``(*batch, 1)`` (a seam at 0 = 2π)."""
+        return torch.remainder(x, TWO_PI)
 
     def levels(self, num_levels: int) -> tuple[Tensor, Tensor]:
         n = torch.arange(num_levels, dtype=torch.float64)

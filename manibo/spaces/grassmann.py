@@ -112,6 +112,7 @@ class Grassmann(CompactSpace):
         self.rank = min(k, n - k)
         self.dim = self.spectral_dim = k * (n - k)
         self.point_shape = (n * k,)
+        self.matrix_shape = (n, k)
         self._shared = _shared_spectrum(self.rank, n)
         self._affordable_degree = largest_affordable_degree(self.rank)
         largest = min(_DEFAULT_LARGEST_PART.get(self.rank, 6), self._affordable_degree)

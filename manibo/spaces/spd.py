@@ -18,7 +18,7 @@ from torch.autograd.function import once_differentiable
 
 from manibo._validation import default_tolerance
 from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning
-from manibo.spaces.base import DISTANCE_ACCURACY, NoncompactSpace, safe_sqrt
+from manibo.spaces.base import DISTANCE_ACCURACY, NoncompactSpace, content_digest, safe_sqrt
 
 _PROPOSALS_PER_ROUND = 4096
 #: proposals of one call of ``random`` (``sampling="volume"``, about 10 s of CPU) beyond which it
@@ -206,6 +206,7 @@ class SymmetricPositiveDefinite(NoncompactSpace):
         self.bounds = (lower, upper)
         self.dim = self.n * (self.n + 1) // 2
         self.point_shape = (self.n * self.n,)
+        self.matrix_shape = (self.n, self.n)
         self.rank = self.n
         self.spectral_dim = self.dim
         self.uniform_dims = (1 + self.dim, self.n * self.n)
@@ -214,12 +215,21 @@ class SymmetricPositiveDefinite(NoncompactSpace):
         self._warned_slow = False
 
     def __repr__(self) -> str:
-        # the sampling always shows: it was "volume" by default until 2026-11, and a journal of a
-        # space without it in its repr then drew its design from the volume (fingerprint)
         return (
             f"SymmetricPositiveDefinite({self.n}, eigenvalue_bounds={self.bounds}, "
             f"sampling={self.sampling!r})"
         )
+
+    def fingerprint(self) -> str:
+        """The hash of :meth:`~manibo.spaces.base.Space.fingerprint`, except that with
+        ``sampling="volume"`` it is the hash of the repr without the sampling: the repr of the
+        default space until 2026-11-27, when the default was ``"volume"``, so journals of those
+        runs resume with ``SymmetricPositiveDefinite(n, ..., sampling="volume")``."""
+        if self.sampling != "volume":
+            return super().fingerprint()
+        cls = type(self)
+        old_repr = f"SymmetricPositiveDefinite({self.n}, eigenvalue_bounds={self.bounds})"
+        return content_digest(cls.__module__, cls.__qualname__, old_repr)
 
     # geometry -------------------------------------------------------------------------------
     def _log_volume_density(self, mu: Tensor) -> Tensor:

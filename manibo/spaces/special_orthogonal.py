@@ -114,6 +114,7 @@ class SpecialOrthogonal(CompactSpace):
         self.n = n = matrix_size(n, "SpecialOrthogonal")
         self.dim = self.spectral_dim = n * (n - 1) // 2
         self.point_shape = (n * n,)
+        self.matrix_shape = (n, n)
         self._weights = orthogonal_weights(n)
         if n == 2:
             self._series = GegenbauerLevels(2)

@@ -15,10 +15,12 @@ from registry import OTHER_SPACES, SPACES
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.spaces import (
     Box,
+    Circle,
     Grassmann,
     Hyperbolic,
     SpecialOrthogonal,
     SymmetricPositiveDefinite,
+    Torus,
 )
 
 ALL_SPACES = {**SPACES, **OTHER_SPACES}
@@ -176,6 +178,15 @@ def test_geometry_ignores_the_bounds_of_a_domain():
     spd = SymmetricPositiveDefinite(2, eigenvalue_bounds=(1e-3, 5.0))
     big = torch.tensor([100.0, 0.0, 0.0, 1.0], **_F64)
     assert float(spd.distance(big, _eye(2))) == pytest.approx(math.log(100.0))
+    # any finite angle names a point of a circle (atan2 gives (-pi, pi]); the chart wraps it
+    circle, torus = Circle(), Torus(2)
+    a, b = torch.tensor([-0.1], **_F64), torch.tensor([0.1], **_F64)
+    assert float(circle.distance(a, b)) == pytest.approx(0.2)
+    assert float(circle.chart(a)) == pytest.approx(2 * math.pi - 0.1)
+    angles = torch.tensor([-0.4636, 0.2915 + 4 * math.pi], **_F64)
+    assert float(torus.distance(angles, torch.zeros(2, **_F64))) == pytest.approx(
+        math.hypot(0.4636, 0.2915)
+    )
 
 
 @pytest.mark.parametrize("name", sorted(ALL_SPACES))

@@ -97,6 +97,22 @@ def test_eigenvalue_sampling_is_uniform_on_the_box_with_haar_eigenvectors_and_th
         SymmetricPositiveDefinite(2, sampling="log")
 
 
+def test_journals_of_the_old_volume_default_keep_their_fingerprint_with_sampling_volume():
+    # the fingerprints the previous code (commit cacec32) gave SymmetricPositiveDefinite(2) and
+    # SymmetricPositiveDefinite(3, (0.1, 10)), when "volume" was the default and the repr did not
+    # name it, and SymmetricPositiveDefinite(2, sampling="eigenvalues"): a journal resumes only
+    # with a space of the same fingerprint
+    assert SymmetricPositiveDefinite(2, sampling="volume").fingerprint() == (
+        "d51a8d5f2676466401feffc02e2a3a68944b9d7ba88125efbf176f39571b855c"
+    )
+    assert SymmetricPositiveDefinite(3, (0.1, 10.0), sampling="volume").fingerprint() == (
+        "6820becae24c37b894abc09d3cb25df98be849c9f78e7f1d0ce25b432bb66776"
+    )
+    assert SymmetricPositiveDefinite(2).fingerprint() == (
+        "edaae29269cbb579041b4e560aa51f6b4547e32dbf91c6a91f292a25c658e54d"
+    )
+
+
 def test_log_eigenvalue_sampling_is_log_uniform_on_the_box_with_haar_eigenvectors():
     # a stiffness range over orders of magnitude: with eigenvalues uniform on (10, 1e4) 0.5% lie
     # below 56, where a quarter of the log-uniform ones do
