@@ -585,6 +585,35 @@ def test_characters_on_cuda(device="cuda"):
     test_triangular_solve_and_recurrence_give_the_same_polynomials()
 
 
+def _one_problem_per_family() -> list[str]:
+    from manibo.problems.registry import PROBLEMS
+
+    names = []
+    for family in PROBLEMS:
+        entry = PROBLEMS.get(family)
+        names.append(family if entry.parameter is None else f"{family}{max(entry.minimum, 3)}")
+    return names
+
+
+@pytest.mark.parametrize("name", _one_problem_per_family())
+def test_every_problem_family_evaluates_cuda_points_with_noise_from_a_cpu_generator(name):
+    """The families on BoTorch's Ackley/Rosenbrock/Styblinski-Tang kept the test function's
+    bounds on the CPU (ackley-sphere3, orientation-so3, pose-se3 ...: "Expected all tensors to be
+    on the same device"), and noise was drawn on the value's device with the CLI's CPU generator
+    ("Expected a 'cuda' device type for generator")."""
+    from manibo.problems import make_problem
+
+    problem = make_problem(name, noise_std=0.1)
+    x = problem.space.random(8, generator=torch.Generator().manual_seed(0))
+    exact = problem.evaluate_true(x.to("cuda"))
+    assert exact.device.type == "cuda"
+    torch.testing.assert_close(exact.cpu(), problem.evaluate_true(x), rtol=1e-10, atol=1e-10)
+    noisy = problem(x.to("cuda"), generator=torch.Generator().manual_seed(1))
+    assert noisy.device.type == "cuda"
+    again = problem(x, generator=torch.Generator().manual_seed(1))  # the same noise on the CPU
+    torch.testing.assert_close(noisy.cpu(), again, rtol=1e-10, atol=1e-10)
+
+
 @pytest.mark.parametrize(
     "name",
     ["ackley-spd2", "styblinski-tang-spd2", "rosenbrock-hyperbolic3", "ackley-hyperbolic3"],

@@ -5,10 +5,21 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 
 import torch
+from botorch.test_functions.synthetic import SyntheticTestFunction
 from torch import Tensor
 
 from manibo._validation import check_real
 from manibo.spaces.base import Space
+
+
+def evaluate_on_device(function: SyntheticTestFunction, z: Tensor) -> Tensor:
+    """``function.evaluate_true(z)`` with the BoTorch test function's bounds moved to ``z``'s
+    device first (BoTorch checks the inputs against them, and a CUDA ``z`` against CPU bounds
+    raised "Expected all tensors to be on the same device").
+
+    Shapes: ``(*batch, k)`` → ``(*batch,)``.
+    """
+    return function.to(z.device).evaluate_true(z)
 
 
 class SpaceProblem(ABC):
@@ -45,9 +56,10 @@ class SpaceProblem(ABC):
         self.space.check(x)
         value = self.evaluate_true(x)
         if self.noise_std:
-            value = value + self.noise_std * torch.randn(
-                value.shape, generator=generator, dtype=value.dtype, device=value.device
-            )
+            # drawn where the generator lives (the CLI's is on the CPU), then moved to the value
+            device = generator.device if generator is not None else value.device
+            noise = torch.randn(value.shape, generator=generator, dtype=value.dtype, device=device)
+            value = value + self.noise_std * noise.to(value.device)
         return value
 
     def __repr__(self) -> str:

@@ -6,7 +6,7 @@ import torch
 from botorch.test_functions.synthetic import Ackley
 from torch import Tensor
 
-from manibo.problems.base import SpaceProblem
+from manibo.problems.base import SpaceProblem, evaluate_on_device
 from manibo.problems.registry import register_problem
 from manibo.problems.rotation import rotation_vector
 from manibo.spaces.se3 import SE3
@@ -40,7 +40,9 @@ class PoseAckleySE3(SpaceProblem):
     def evaluate_true(self, x: Tensor) -> Tensor:
         position = self.space.position(x) - self.position.to(x)
         relative = self.rotation.to(x).transpose(-1, -2) @ self.space.rotation(x)
-        return self._ackley.evaluate_true(torch.cat([position, rotation_vector(relative)], -1))
+        return evaluate_on_device(
+            self._ackley, torch.cat([position, rotation_vector(relative)], -1)
+        )
 
     @property
     def optimizers(self) -> Tensor:

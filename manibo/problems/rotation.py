@@ -12,7 +12,7 @@ import torch
 from botorch.test_functions.synthetic import Ackley
 from torch import Tensor
 
-from manibo.problems.base import SpaceProblem
+from manibo.problems.base import SpaceProblem, evaluate_on_device
 from manibo.problems.registry import register_problem
 from manibo.spaces.special_orthogonal import SpecialOrthogonal
 
@@ -60,7 +60,7 @@ class OrientationAckley(SpaceProblem):
     def evaluate_true(self, x: Tensor) -> Tensor:
         r = x.reshape(*x.shape[:-1], 3, 3)
         relative = self.target.to(x).transpose(-1, -2) @ r
-        return self._ackley.evaluate_true(rotation_vector(relative))
+        return evaluate_on_device(self._ackley, rotation_vector(relative))
 
     @property
     def optimizers(self) -> Tensor:
@@ -113,7 +113,7 @@ class OrientationAckleySO(SpaceProblem):
         n = self.space.n
         r = x.reshape(*x.shape[:-1], n, n)
         relative = self.target.to(x).transpose(-1, -2) @ r
-        return self._ackley.evaluate_true(log_coordinates(relative))
+        return evaluate_on_device(self._ackley, log_coordinates(relative))
 
     @property
     def optimizers(self) -> Tensor:

@@ -17,7 +17,7 @@ import torch
 from botorch.test_functions.synthetic import Ackley, Rosenbrock, StyblinskiTang
 from torch import Tensor
 
-from manibo.problems.base import SpaceProblem
+from manibo.problems.base import SpaceProblem, evaluate_on_device
 from manibo.problems.registry import register_problem
 from manibo.spaces.sphere import Sphere
 
@@ -73,7 +73,7 @@ class AckleySphere(_TangentProblem):
         self._f = Ackley(dim=dim)
 
     def _euclidean(self, z: Tensor) -> Tensor:
-        return self._f.evaluate_true(z)
+        return evaluate_on_device(self._f, z)
 
 
 @register_problem("rosenbrock-sphere", parameter="d")
@@ -88,7 +88,7 @@ class RosenbrockSphere(_TangentProblem):
         self._f = Rosenbrock(dim=dim)
 
     def _euclidean(self, z: Tensor) -> Tensor:
-        return self._f.evaluate_true(z + 1)
+        return evaluate_on_device(self._f, z + 1)
 
 
 @register_problem("styblinski-tang-sphere", parameter="d")
@@ -104,7 +104,7 @@ class StyblinskiTangSphere(_TangentProblem):
         self.optimal_value = float(self._f.evaluate_true(z))
 
     def _euclidean(self, z: Tensor) -> Tensor:
-        return self._f.evaluate_true(3 * z + STYBLINSKI_TANG_MINIMISER)
+        return evaluate_on_device(self._f, 3 * z + STYBLINSKI_TANG_MINIMISER)
 
 
 @register_problem("product-of-sines-sphere", parameter="d")

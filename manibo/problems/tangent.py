@@ -18,22 +18,15 @@ from botorch.test_functions.synthetic import (
     Ackley,
     Rosenbrock,
     StyblinskiTang,
-    SyntheticTestFunction,
 )
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
-from manibo.problems.base import SpaceProblem
+from manibo.problems.base import SpaceProblem, evaluate_on_device
 from manibo.problems.registry import register_problem
 
 STYBLINSKI_TANG_MINIMISER = -2.903534
 TANGENT_FUNCTIONS = ("ackley", "rosenbrock", "styblinski-tang")
-
-
-def _evaluate_on_device(function: SyntheticTestFunction, z: Tensor) -> Tensor:
-    """``function.evaluate_true(z)`` with the function's bounds moved to ``z``'s device (BoTorch
-    checks the inputs against them)."""
-    return function.to(z.device).evaluate_true(z)
 
 
 def recentred_function(
@@ -57,14 +50,14 @@ def recentred_function(
     bounds = [(-1e6, 1e6)] * dim
     if kind == "ackley":
         ackley = Ackley(dim=dim, bounds=bounds)
-        return (lambda z: _evaluate_on_device(ackley, z)), 0.0
+        return (lambda z: evaluate_on_device(ackley, z)), 0.0
     if kind == "rosenbrock":
         rosenbrock = Rosenbrock(dim=dim, bounds=bounds)
-        return (lambda z: _evaluate_on_device(rosenbrock, z + 1)), 0.0
+        return (lambda z: evaluate_on_device(rosenbrock, z + 1)), 0.0
     if kind == "styblinski-tang":
         tang = StyblinskiTang(dim=dim, bounds=bounds)
         minimiser = torch.full((1, dim), STYBLINSKI_TANG_MINIMISER, dtype=torch.float64)
-        return (lambda z: _evaluate_on_device(tang, scale * z + STYBLINSKI_TANG_MINIMISER)), float(
+        return (lambda z: evaluate_on_device(tang, scale * z + STYBLINSKI_TANG_MINIMISER)), float(
             tang.evaluate_true(minimiser)
         )
     raise ConfigurationError(f"`kind` must be one of {', '.join(TANGENT_FUNCTIONS)}, got {kind!r}.")
