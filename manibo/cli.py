@@ -262,6 +262,7 @@ def _task(args: argparse.Namespace, noise: float) -> _Task:
 
 def _objective_task(args: argparse.Namespace, noise: float) -> _Task:
     from manibo.spaces import make_space
+    from manibo.spaces.registry import normal_spec
 
     if args.space is None:
         raise ConfigurationError(
@@ -275,8 +276,9 @@ def _objective_task(args: argparse.Namespace, noise: float) -> _Task:
         )
     function = load_objective(args.objective)
     space = make_space(args.space)
-    name = f"{args.objective.rpartition(':')[2]}_{_file_safe(args.space)}"
-    metadata = {"objective": args.objective, "space": args.space}
+    spec = normal_spec(args.space)  # " so3 * box2 " resumes the run of "so3*box2"
+    name = f"{args.objective.rpartition(':')[2]}_{_file_safe(spec)}"
+    metadata = {"objective": args.objective, "space": spec}
     return _Task(name, space, metadata, lambda opt: function)
 
 

@@ -302,6 +302,27 @@ def test_a_journal_of_another_objective_under_the_same_name_suggests_another_fol
     assert len(Journal(journal).read()[1]) == 3  # untouched
 
 
+def test_another_spelling_of_the_space_resumes_the_same_run(tmp_path, monkeypatch, capsys):
+    # " so3 * box2 " was refused as "the run of another objective (space: 'so3*box2' in the
+    # journal, ' so3 * box2 ' now)", and "so3*box02" started a second journal
+    (tmp_path / "spelling.py").write_text("def f(x):\n    return float(x[0] + x[-1])\n")
+    monkeypatch.chdir(tmp_path)
+    common = ["run", "--objective", "spelling.py:f", "--initial-design", "3", "--quiet"]
+    assert main([*common, "--space", "so3*box2", "--budget", "3"]) == 0
+    for spelling, budget in ((" so3 * box2 ", "4"), ("so3*box02", "5")):
+        assert main([*common, "--space", spelling, "--budget", budget]) == 0
+        assert "resuming results/f_so3-box2_matern_qlognei_seed0.journal.jsonl with " in (
+            capsys.readouterr().out
+        )
+    assert [p.name for p in Path("results").glob("*.journal.jsonl")] == [
+        "f_so3-box2_matern_qlognei_seed0.journal.jsonl"
+    ]
+    assert (
+        len(Journal(Path("results", "f_so3-box2_matern_qlognei_seed0.journal.jsonl")).read()[1])
+        == 5
+    )
+
+
 def _refused_mkdir(self, *args, **kwargs):
     raise PermissionError(13, "Permission denied", str(self))
 

@@ -233,7 +233,7 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
                     f"{neglected:.2e}{images}. Raise "
                     "`max_levels` (an argument of this kernel and an option of the 'matern' and "
                     "'heat' surrogates), or use a smoother kernel (larger `nu`) or a longer "
-                    "lengthscale.",
+                    f"lengthscale{self._per_factor_advice()}.",
                     TruncationWarning,
                     stacklevel=user_stacklevel(),
                 )
@@ -290,6 +290,15 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         if offsets is None:
             return None
         return (u * u * (3 - 2 * u)).reshape(lengthscale.shape), offsets
+
+    def _per_factor_advice(self) -> str:
+        """On a product of spaces, the way to a kernel per factor, each truncated on its own."""
+        if getattr(self.space, "factors", None) is None:
+            return ""
+        return (
+            "; on a product, `per_factor=True` (an option of `matern_kernel` and the 'matern' "
+            "surrogate) gives each factor its own kernel and lengthscale"
+        )
 
     def report_truncation(self) -> int:
         """Levels used at the current lengthscale, warning (again) if the cap binds there.

@@ -11,6 +11,7 @@ from torch import Tensor
 
 from manibo.kernels._inputs import ChecksInputShape
 from manibo.models.exact_gp import CHECK_OPTIONS, exact_gp, validate_training_data
+from manibo.models.inputs import indices_not_coordinates
 from manibo.models.registry import register_surrogate
 from manibo.spaces.base import Space
 
@@ -66,12 +67,11 @@ class EmbeddingKernel(CoordinateKernel):
 
 
 def _indices_not_coordinates(space: Space) -> str | None:
-    if not space.is_discrete:
-        return None
-    return (
-        f"the 'euclidean' surrogate needs coordinates, but the points of {space} are indices; "
-        "use 'chart' (a Matérn GP on the vertices' positions, where the space has them) or "
-        "a geometric surrogate ('matern', 'heat')."
+    return indices_not_coordinates(
+        "euclidean",
+        space,
+        "use 'chart' (a Matérn GP on the vertices' positions, where the space has them) or a "
+        "geometric surrogate ('matern', 'heat').",
     )
 
 

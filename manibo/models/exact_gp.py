@@ -309,17 +309,21 @@ def geometric_matern_gp(
     nu: float = 2.5,
     truncation_tol: float = SURROGATE_TRUNCATION_TOL,
     max_levels: int | None = None,
+    per_factor: bool = False,
     **options,
 ) -> SingleTaskGP:
     """Exact GP with the Matérn kernel of ``space`` (default ν = 5/2).
 
-    The geometric Matérn kernel on compact spaces (the product manifold's on compact products);
-    on a box, Matérn with one lengthscale per coordinate; on a product with a non-compact factor
-    (a box, ...), the product of the factors' kernels (:func:`manibo.kernels.matern_kernel`).
+    The geometric Matérn kernel on compact spaces (the product manifold's on compact products,
+    or with ``per_factor=True`` the product of the factors' kernels, one lengthscale each); on a
+    box, Matérn with one lengthscale per coordinate; on a product with a non-compact factor (a
+    box, ...), the product of the factors' kernels (:func:`manibo.kernels.matern_kernel`).
     ``max_levels`` caps the levels of compact spaces' series (default: each space's
     ``default_max_levels``).
     """
     cap = {} if max_levels is None else {"max_levels": max_levels}
+    if check_bool("per_factor", per_factor):
+        cap["per_factor"] = True
     kernel = matern_kernel(space, nu, truncation_tol, lengthscale_prior(), **cap)
     return exact_gp(space, train_X, train_Y, kernel, **options)
 

@@ -57,3 +57,23 @@ def check_observations(X: Tensor, Y: Tensor, num_outputs: int) -> None:
             f"`Y` must have shape (*batch, {n}, {num_outputs}) to match `X` {tuple(X.shape)}, "
             f"got {tuple(Y.shape)}."
         )
+
+
+def indices_not_coordinates(surrogate: str, space: Space, advice: str) -> str | None:
+    """Why ``surrogate``, which reads the coordinates of :meth:`~manibo.spaces.base.Space.embed`,
+    cannot model ``space``: its points, or those of one of its factors, are vertex or node indices
+    (a :class:`~manibo.spaces.Mesh`, a :class:`~manibo.spaces.Graph`), whose differences mean
+    nothing; None where it can. ``advice`` says what to use instead."""
+    factors, finite = [space], None
+    while factors and finite is None:
+        factor = factors.pop(0)
+        if factor.is_discrete:
+            finite = factor
+        factors += list(getattr(factor, "factors", ()))
+    if finite is None:
+        return None
+    whose = f"{space}" if finite is space else f"{finite}, a factor of {space},"
+    return (
+        f"the {surrogate!r} surrogate needs coordinates, but the points of {whose} are indices; "
+        f"{advice}"
+    )

@@ -132,24 +132,45 @@ def make_space(spec: str) -> Space:
             has a needless argument, or a product factor cannot be a factor.
         InputDataError: a file named by the spec cannot be read as what it should hold.
     """
+    factors = normal_spec(spec).split(PRODUCT)
+    if len(factors) == 1:
+        return _make_one(factors[0])
+    spaces = [_make_one(factor) for factor in factors]
+    try:
+        return ProductSpace(*spaces)
+    except ConfigurationError as err:
+        raise ConfigurationError(f"space {spec!r}: {err}") from err
+
+
+def normal_spec(spec: str) -> str:
+    """The one spelling of a space spec: no blanks around factors or after ``:``, family
+    parameters as plain integers (``" so3 * box02 "`` is ``"so3*box2"``), so that two spellings of
+    one space name one run.
+
+    Raises:
+        ConfigurationError: the spec is empty, a product has an empty factor, or a factor is
+            unknown (as :func:`make_space`).
+    """
     if not isinstance(spec, str) or not spec.strip():
         raise ConfigurationError(
             f"a space spec must be a non-empty string such as 'sphere2', got {spec!r}; known: "
             f"{', '.join(available_spaces())}."
         )
-    factors = spec.split(PRODUCT)
-    if len(factors) == 1:
-        return _make_one(spec.strip())
-    if not all(factor.strip() for factor in factors):
+    factors = [factor.strip() for factor in spec.split(PRODUCT)]
+    if not all(factors):
         raise ConfigurationError(
             f"space {spec!r}: a product has an empty factor; join space specs with {PRODUCT}, "
             f"e.g. sphere2{PRODUCT}circle."
         )
-    spaces = [_make_one(factor.strip()) for factor in factors]
-    try:
-        return ProductSpace(*spaces)
-    except ConfigurationError as err:
-        raise ConfigurationError(f"space {spec!r}: {err}") from err
+    return PRODUCT.join(_normal_factor(factor) for factor in factors)
+
+
+def _normal_factor(spec: str) -> str:
+    name, sep, text = spec.partition(":")
+    if sep:
+        return f"{name.strip()}:{text.strip()}"
+    registered, value = resolve_member(SPACES, name)
+    return registered if value is None else f"{registered}{value}"
 
 
 def _make_one(spec: str) -> Space:

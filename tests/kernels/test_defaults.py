@@ -43,6 +43,27 @@ def test_products_with_a_box_multiply_the_factor_kernels():
         assert (kernel(x).to_dense() - expected).abs().max() < 1e-14
 
 
+def test_per_factor_gives_a_compact_product_one_kernel_and_lengthscale_per_factor():
+    space = ProductSpace(Sphere(2), Torus(2))
+    kernel = matern_kernel(space, 1.5, 1e-4, max_levels=60, per_factor=True).double()
+    assert isinstance(kernel, FactorProductKernel)
+    sphere_kernel, torus_kernel = kernel.factor_kernels
+    # the torus is itself a product: per_factor reaches it, one kernel per circle
+    assert type(sphere_kernel) is GeometricMaternKernel and sphere_kernel.max_levels == 60
+    assert [type(k) for k in torus_kernel.factor_kernels] == [GeometricMaternKernel] * 2
+    sphere_kernel.lengthscale, torus_kernel.factor_kernels[1].lengthscale = 0.8, 2.0
+    x = space.random(5, generator=0)
+    with torch.no_grad():
+        expected = (
+            sphere_kernel(x[:, :3]).to_dense()
+            * torus_kernel.factor_kernels[0](x[:, 3:4]).to_dense()
+            * torus_kernel.factor_kernels[1](x[:, 4:]).to_dense()
+        )
+        assert (kernel(x).to_dense() - expected).abs().max() < 1e-14
+    # a space of one factor has nothing to split
+    assert type(matern_kernel(Sphere(2), per_factor=True)) is GeometricMaternKernel
+
+
 def test_a_new_kind_of_space_is_registered_and_unknown_ones_are_refused():
     class Plane(Box):
         pass

@@ -10,7 +10,7 @@ import pytest
 import torch
 from linear_operator.utils.errors import NotPSDError
 
-from manibo.exceptions import ManiboWarning
+from manibo.exceptions import ConfigurationError, ManiboWarning, TruncationWarning
 from manibo.models import build_surrogate, fit_with_retries
 from manibo.spaces import Sphere
 
@@ -63,6 +63,41 @@ def test_a_programming_error_in_fitting_surfaces_at_once_with_its_traceback():
         warnings.simplefilter("error", ManiboWarning)
         with pytest.raises(RuntimeError, match=r"shape '\[2, 1\]' is invalid"):
             fit_with_retries(model)
+
+
+def test_per_factor_lengthscales_on_a_compact_product_fit_a_function_anisotropic_in_its_factors():
+    """On S² × S² the 'matern' surrogate had one lengthscale for both spheres: on a function of
+    the first sphere at frequency 4 and of the second at 0.1 its held-out RMSE was 0.62 (std of
+    the function about 0.7); per_factor=True gives each sphere its own."""
+    from manibo.kernels import FactorProductKernel
+    from manibo.spaces import ProductSpace
+
+    space = ProductSpace(Sphere(2), Sphere(2))
+    generator = torch.Generator().manual_seed(0)
+    X, X_test = space.random(60, generator=generator), space.random(200, generator=generator)
+
+    def f(x):
+        return (torch.sin(4 * x[..., 2]) + 0.1 * x[..., 5]).unsqueeze(-1)
+
+    rmse = {}
+    for per_factor in (False, True):
+        with warnings.catch_warnings():
+            # the product manifold's series needs 284 levels at the fitted lengthscale, more
+            # than its cap of 33, and says so; the kernels of the factors need no such warning
+            if not per_factor:
+                warnings.filterwarnings("ignore", "Geometric.*per_factor=True", TruncationWarning)
+            model = build_surrogate("matern", space, X, f(X), per_factor=per_factor)
+        with torch.no_grad():
+            rmse[per_factor] = float(
+                (model.posterior(X_test).mean - f(X_test)).pow(2).mean().sqrt()
+            )
+    kernel = model.covar_module.base_kernel
+    assert isinstance(kernel, FactorProductKernel)
+    fast, slow = (float(k.lengthscale.detach()) for k in kernel.factor_kernels)
+    assert fast < slow / 2  # 1.07 and 4.72
+    assert rmse[True] < 0.5 * rmse[False]  # 0.27 against 0.62
+    with pytest.raises(ConfigurationError, match="per_factor"):
+        build_surrogate("matern", space, X, f(X), per_factor="yes")
 
 
 def test_a_scaled_kernel_is_not_wrapped_twice():

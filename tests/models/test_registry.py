@@ -67,6 +67,17 @@ def test_unsupported_spaces_are_refused_before_any_data(isolated_surrogates):
     assert "use 'matern'" in unsupported_reason("vish", Sphere(1))
     with pytest.raises(ConfigurationError, match="are indices"):
         check_surrogate_supports("euclidean", graph)
+    # a finite factor of a product too: the vertex index was read as a coordinate (vertices 7
+    # and 8 of an icosphere at distance 1, 7 and 30 at 23; on the sphere 1.09 and 2.73)
+    from manibo.spaces import make_space
+
+    mixed = make_space("icosphere1*box1")
+    for name in ("euclidean", "adgp"):
+        with pytest.raises(
+            ConfigurationError, match=r"points of Mesh\(.*\), a factor of ProductSpace.* indices"
+        ):
+            BayesianOptimizer(mixed, surrogate=name)
+    assert unsupported_reason("euclidean", make_space("sphere2*box1")) is None
     with pytest.raises(ConfigurationError, match="unknown surrogate 'nope'"):
         unsupported_reason("nope", Sphere(2))
     # the loop refuses at construction, not after spending the initial design

@@ -9,6 +9,7 @@ from botorch.models.transforms.input import ChainedInputTransform
 from manibo.exceptions import ConfigurationError
 from manibo.models.adgp.model import ActivatedDGPModel
 from manibo.models.exact_gp import validate_training_data
+from manibo.models.inputs import indices_not_coordinates
 from manibo.models.registry import register_surrogate
 from manibo.models.transforms import SpaceEmbedding, checked_input_transform
 
@@ -28,12 +29,7 @@ SURROGATE_DEFAULTS = {
 
 
 def _indices_not_coordinates(space) -> str | None:
-    if not space.is_discrete:
-        return None
-    return (
-        f"the 'adgp' surrogate needs coordinates, but the points of {space} are indices; use a "
-        "geometric surrogate ('matern', 'heat')."
-    )
+    return indices_not_coordinates("adgp", space, "use a geometric surrogate ('matern', 'heat').")
 
 
 @register_surrogate(
