@@ -89,7 +89,9 @@ def _compact(
     per_factor=False,
 ):
     if per_factor and isinstance(space, CompactProductSpace):
-        return _product(space, nu, truncation_tol, lengthscale_prior, max_levels, per_factor)
+        return _product(
+            space, nu, truncation_tol, lengthscale_prior, max_levels=max_levels, per_factor=True
+        )
     return GeometricMaternKernel(
         space,
         nu=nu,
@@ -100,47 +102,28 @@ def _compact(
 
 
 @matern_kernel.register(NoncompactSpace)
-def _noncompact(
-    space,
-    nu=2.5,
-    truncation_tol=DEFAULT_TRUNCATION_TOL,
-    lengthscale_prior=None,
-    max_levels=None,
-    per_factor=False,
-):
+def _noncompact(space, nu=2.5, truncation_tol=None, lengthscale_prior=None, max_levels=None, **_):
     # truncation_tol is the level-series tolerance of compact spaces; the spectral integral of a
-    # non-compact space keeps its own defaults
+    # non-compact space keeps its own defaults (and refuses max_levels); it has no factors
     return NoncompactMaternKernel(space, nu=nu, max_levels=max_levels, **_prior(lengthscale_prior))
 
 
 @matern_kernel.register(Box)
-def _box(
-    space,
-    nu=2.5,
-    truncation_tol=DEFAULT_TRUNCATION_TOL,
-    lengthscale_prior=None,
-    max_levels=None,
-    per_factor=False,
-):
+def _box(space, nu=2.5, truncation_tol=None, lengthscale_prior=None, **_):
+    # no series to truncate, no factors: truncation_tol, max_levels and per_factor do not apply
     return BoxMaternKernel(space, nu=nu, **_prior(lengthscale_prior))
 
 
 @matern_kernel.register(ProductSpace)
 def _product(
-    space,
-    nu=2.5,
-    truncation_tol=DEFAULT_TRUNCATION_TOL,
-    lengthscale_prior=None,
-    max_levels=None,
-    per_factor=False,
+    space, nu=2.5, truncation_tol=DEFAULT_TRUNCATION_TOL, lengthscale_prior=None, **options
 ):
-    # max_levels and per_factor go only where they were given: kernels registered for other
-    # kinds of space may take just (space, nu, truncation_tol, lengthscale_prior)
-    options = {} if max_levels is None else {"max_levels": max_levels}
-    if per_factor:
-        options["per_factor"] = True
+    # max_levels and per_factor go on only where they were given (max_levels not None,
+    # per_factor True): kernels registered for other kinds of space may take just
+    # (space, nu, truncation_tol, lengthscale_prior)
+    given = {k: v for k, v in options.items() if v is not None and v is not False}
     factors = [
-        matern_kernel(factor, nu, truncation_tol, lengthscale_prior, **options)
+        matern_kernel(factor, nu, truncation_tol, lengthscale_prior, **given)
         for factor in space.factors
     ]
     return FactorProductKernel(space, factors)
