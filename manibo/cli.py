@@ -142,6 +142,8 @@ def _run(args: argparse.Namespace) -> int:
     out = _output_folder(args.out)
     stem = f"{task.name}_{args.surrogate}_{args.acquisition}_seed{args.seed}"
     journal = out / f"{stem}.journal.jsonl"
+    if journal.exists() and not args.fresh:
+        task.metadata.update(_journal_spelling(journal, task.metadata))
     settings = {
         "surrogate": args.surrogate,
         "acquisition": args.acquisition,
@@ -204,6 +206,23 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _journal_spelling(journal: Path, metadata: dict) -> dict:
+    """``metadata`` with the space spec spelled as ``journal`` records it, where the two spell
+    one space: journals written before specs were normalised hold them as typed
+    (``' so3 * box2 '``), and the resumed run must match them."""
+    from manibo.journal import recorded_config
+    from manibo.spaces.registry import normal_spec
+
+    recorded = ((recorded_config(journal) or {}).get("metadata") or {}).get("space")
+    if not isinstance(recorded, str) or "space" not in metadata or recorded == metadata["space"]:
+        return metadata
+    try:
+        same = normal_spec(recorded) == metadata["space"]
+    except ConfigurationError:
+        same = False
+    return {**metadata, "space": recorded} if same else metadata
 
 
 def _refuse_another_objective(journal: Path, metadata: dict) -> None:

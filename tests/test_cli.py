@@ -314,13 +314,17 @@ def test_another_spelling_of_the_space_resumes_the_same_run(tmp_path, monkeypatc
         assert "resuming results/f_so3-box2_matern_qlognei_seed0.journal.jsonl with " in (
             capsys.readouterr().out
         )
-    assert [p.name for p in Path("results").glob("*.journal.jsonl")] == [
-        "f_so3-box2_matern_qlognei_seed0.journal.jsonl"
-    ]
-    assert (
-        len(Journal(Path("results", "f_so3-box2_matern_qlognei_seed0.journal.jsonl")).read()[1])
-        == 5
-    )
+    path = Path("results", "f_so3-box2_matern_qlognei_seed0.journal.jsonl")
+    assert list(Path("results").glob("*.journal.jsonl")) == [path]
+    assert len(Journal(path).read()[1]) == 5
+    # a journal written before specs were normalised holds the spelling as typed: the same
+    # command resumes it (it was refused as "space: ' so3 * box2 ' in the journal, 'so3*box2' now")
+    lines = path.read_text().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["config"]["metadata"]["space"] = " so3 * box2 "
+    path.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+    assert main([*common, "--space", " so3 * box2 ", "--budget", "6"]) == 0
+    assert len(Journal(path).read()[1]) == 6
 
 
 def _refused_mkdir(self, *args, **kwargs):

@@ -13,6 +13,7 @@ import functools
 from gpytorch.kernels import Kernel
 from gpytorch.priors import Prior
 
+from manibo._validation import check_bool
 from manibo.exceptions import ConfigurationError
 from manibo.kernels.box import BoxMaternKernel
 from manibo.kernels.noncompact import NoncompactMaternKernel
@@ -57,9 +58,9 @@ def matern_kernel(
             kinds of space receive it as a keyword, and only when it is given.
         per_factor: on a product of compact spaces, the product of the factors' kernels, each
             with its own lengthscale, instead of the product manifold's kernel with one: for
-            functions that vary on one factor faster than on another (on S² × S², a function of
-            one sphere's angle at frequency 4 and the other's at 0.1: test RMSE 0.015 against
-            0.53 over 500 points, fitted on 120). Each factor's series is truncated on its own.
+            functions that vary on one factor faster than on another (on S² × S², for
+            sin(4 x₂) + 0.1 x₅, fitted on 60 uniform points: held-out RMSE 0.27 against 0.62 on
+            200, lengthscales 1.07 and 4.72). Each factor's series is truncated on its own.
             Other spaces ignore it; kernels registered for new kinds of space receive it only
             when it is True.
 
@@ -70,6 +71,17 @@ def matern_kernel(
         f"no default Matérn kernel is known for {type(space).__name__}; register one with "
         "`@manibo.kernels.matern_kernel.register` or build the kernel yourself."
     )
+
+
+def _known(options: dict) -> dict:
+    """``options`` (the keywords of :func:`matern_kernel` after ``lengthscale_prior``), after
+    refusing names it does not have, as a function's signature would, and a ``per_factor`` that
+    is not a bool."""
+    unknown = sorted(set(options) - {"max_levels", "per_factor"})
+    if unknown:
+        raise TypeError(f"matern_kernel() got an unexpected keyword argument {unknown[0]!r}")
+    check_bool("per_factor", options.get("per_factor", False))
+    return options
 
 
 def _prior(lengthscale_prior: Prior | None) -> dict:
@@ -88,7 +100,7 @@ def _compact(
     max_levels=None,
     per_factor=False,
 ):
-    if per_factor and isinstance(space, CompactProductSpace):
+    if check_bool("per_factor", per_factor) and isinstance(space, CompactProductSpace):
         return _product(
             space, nu, truncation_tol, lengthscale_prior, max_levels=max_levels, per_factor=True
         )
@@ -102,15 +114,17 @@ def _compact(
 
 
 @matern_kernel.register(NoncompactSpace)
-def _noncompact(space, nu=2.5, truncation_tol=None, lengthscale_prior=None, max_levels=None, **_):
+def _noncompact(space, nu=2.5, truncation_tol=None, lengthscale_prior=None, **options):
     # truncation_tol is the level-series tolerance of compact spaces; the spectral integral of a
     # non-compact space keeps its own defaults (and refuses max_levels); it has no factors
+    max_levels = _known(options).get("max_levels")
     return NoncompactMaternKernel(space, nu=nu, max_levels=max_levels, **_prior(lengthscale_prior))
 
 
 @matern_kernel.register(Box)
-def _box(space, nu=2.5, truncation_tol=None, lengthscale_prior=None, **_):
+def _box(space, nu=2.5, truncation_tol=None, lengthscale_prior=None, **options):
     # no series to truncate, no factors: truncation_tol, max_levels and per_factor do not apply
+    _known(options)
     return BoxMaternKernel(space, nu=nu, **_prior(lengthscale_prior))
 
 
@@ -121,7 +135,7 @@ def _product(
     # max_levels and per_factor go on only where they were given (max_levels not None,
     # per_factor True): kernels registered for other kinds of space may take just
     # (space, nu, truncation_tol, lengthscale_prior)
-    given = {k: v for k, v in options.items() if v is not None and v is not False}
+    given = {k: v for k, v in _known(options).items() if v is not None and v is not False}
     factors = [
         matern_kernel(factor, nu, truncation_tol, lengthscale_prior, **given)
         for factor in space.factors

@@ -143,9 +143,10 @@ def make_space(spec: str) -> Space:
 
 
 def normal_spec(spec: str) -> str:
-    """The one spelling of a space spec: no blanks around factors or after ``:``, family
-    parameters as plain integers (``" so3 * box02 "`` is ``"so3*box2"``), so that two spellings of
-    one space name one run.
+    """The one spelling of a space spec: no blanks around factors, around ``:`` or at the ends of
+    the text after it (which is kept as it is otherwise: a file's name, ``grassmann``'s ``K,N``),
+    and family parameters as plain integers (``" so3 * box02 "`` is ``"so3*box2"``), so that two
+    spellings of one space name one run.
 
     Raises:
         ConfigurationError: the spec is empty, a product has an empty factor, or a factor is

@@ -64,6 +64,17 @@ def test_per_factor_gives_a_compact_product_one_kernel_and_lengthscale_per_facto
     assert type(matern_kernel(Sphere(2), per_factor=True)) is GeometricMaternKernel
 
 
+@pytest.mark.parametrize("spec", ["box2", "hyperbolic2", "box1*hyperbolic2", "sphere2"])
+def test_misspelt_options_and_a_per_factor_that_is_no_bool_are_refused_on_every_space(spec):
+    from manibo.spaces import make_space
+
+    space = make_space(spec)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'max_level'"):
+        matern_kernel(space, max_level=5)
+    with pytest.raises(ConfigurationError, match="per_factor"):
+        matern_kernel(space, per_factor="yes")
+
+
 def test_a_new_kind_of_space_is_registered_and_unknown_ones_are_refused():
     class Plane(Box):
         pass
