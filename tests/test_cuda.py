@@ -79,15 +79,15 @@ def noncompact_kernels_match_the_cpu(device):
     from manibo.spaces import Hyperbolic, SymmetricPositiveDefinite
 
     cases = [
-        (Hyperbolic(2), 1.5, "exact"),
-        (Hyperbolic(4), math.inf, "exact"),
-        (Hyperbolic(3), 2.5, "exact"),
-        (Hyperbolic(3), 2.5, "features"),
-        (SymmetricPositiveDefinite(3, (0.1, 10.0)), 0.5, "features"),
+        (Hyperbolic(2), 1.5, "exact", 512),
+        (Hyperbolic(4), math.inf, "exact", 512),
+        (Hyperbolic(3), 2.5, "exact", 512),
+        (Hyperbolic(3), 2.5, "features", 2048),  # 512 phases warn on H^3 of radius 2
+        (SymmetricPositiveDefinite(3, (0.1, 10.0)), 0.5, "features", 512),
     ]
-    for space, nu, method in cases:
+    for space, nu, method, phases in cases:
         x = space.random(300, generator=torch.Generator().manual_seed(0))
-        kernel = GeometricMaternKernel(space, nu=nu, method=method, num_phases=512).double()
+        kernel = GeometricMaternKernel(space, nu=nu, method=method, num_phases=phases).double()
         kernel.lengthscale = 0.8
         with torch.no_grad():
             cpu = kernel(x).to_dense()
@@ -102,6 +102,17 @@ def noncompact_kernels_match_the_cpu(device):
 
 def test_noncompact_kernels_on_cuda_match_the_cpu():
     noncompact_kernels_match_the_cpu("cuda")
+
+
+@pytest.mark.parametrize("make", ["lengthscale_prior", "outputscale_prior", "noise_prior"])
+def test_prior_samples_follow_to_cuda(make):
+    import importlib
+
+    from manibo.models import priors
+
+    tests = importlib.import_module("models.test_priors")
+    tests.test_prior_samples_follow_to(getattr(priors, make), "cuda")
+    tests.test_priors_of_a_surrogate_sample_where_its_data_are("cuda")
 
 
 @pytest.mark.parametrize("name", ["sphere2", "torus2", "so3", "graph"])
@@ -457,8 +468,8 @@ def test_every_builtin_acquisition_by_name_on_cuda(device="cuda"):
     Y = X[:, :1] ** 2
     model = build_surrogate("matern", space, X, Y)
     for name in available_acquisitions():
-        acqf = build_acquisition(name, model, X, Y, None, seed=0)
-        q = acqf.get_augmented_q_batch_size(1) if hasattr(acqf, "num_fantasies") else 1
+        acqf = build_acquisition(name, model, X, Y, None, seed=0, space=space)
+        q = acqf.get_augmented_q_batch_size(1) if hasattr(acqf, "get_augmented_q_batch_size") else 1
         batch = space.random(3 * q, generator=torch.Generator().manual_seed(1)).to(device)
         with torch.no_grad():
             values = acqf(batch.reshape(3, q, 3))

@@ -17,12 +17,27 @@ MIN_NOISE = 1e-6
 """Smallest noise variance of the standardised outcomes."""
 
 
-def lengthscale_prior() -> LogNormalPrior:
+class MovableLogNormalPrior(LogNormalPrior):
+    """GPyTorch's :class:`~gpytorch.priors.LogNormalPrior` whose samples follow ``.to()``.
+
+    GPyTorch's moves the buffered ``loc`` and ``scale`` to another device or dtype but samples from
+    the copies held by its base normal distribution, which stay where they were made: a model moved
+    to CUDA drew its prior samples on the CPU, and BoTorch's fitting, which restarts from prior
+    samples after a failed attempt, stopped with "Expected all tensors to be on the same device".
+    """
+
+    def _apply(self, fn, *args, **kwargs):
+        moved = super()._apply(fn, *args, **kwargs)
+        self.base_dist.loc, self.base_dist.scale = self._buffered_loc, self._buffered_scale
+        return moved
+
+
+def lengthscale_prior() -> MovableLogNormalPrior:
     """A broad prior on the geodesic lengthscale.
 
     Median 1 (a radian on spheres), 95% in [0.14, 7].
     """
-    return LogNormalPrior(loc=0.0, scale=1.0)
+    return MovableLogNormalPrior(loc=0.0, scale=1.0)
 
 
 def outputscale_prior() -> GammaPrior:
@@ -30,9 +45,9 @@ def outputscale_prior() -> GammaPrior:
     return GammaPrior(2.0, 0.15)
 
 
-def noise_prior() -> LogNormalPrior:
+def noise_prior() -> MovableLogNormalPrior:
     """The prior on the noise variance of standardised outcomes: median e⁻⁴ ≈ 0.018."""
-    return LogNormalPrior(loc=-4.0, scale=1.0)
+    return MovableLogNormalPrior(loc=-4.0, scale=1.0)
 
 
 def scaled_kernel(base: Kernel) -> ScaleKernel:
