@@ -163,7 +163,19 @@ def normal_spec(spec: str) -> str:
             f"space {spec!r}: a product has an empty factor; join space specs with {PRODUCT}, "
             f"e.g. sphere2{PRODUCT}circle."
         )
-    return PRODUCT.join(_normal_factor(factor) for factor in factors)
+    normal = []
+    for before, factor in zip([None, *factors], factors, strict=False):
+        try:
+            normal.append(_normal_factor(factor))
+        except ConfigurationError as err:
+            if before is None or ":" not in before:
+                raise
+            raise ConfigurationError(
+                f"{err} {PRODUCT!r} joins the factors of a product, so {before}{PRODUCT}{factor} "
+                f"was read as two factors: a file named in a space spec cannot have {PRODUCT!r} "
+                "in its name; rename the file."
+            ) from err
+    return PRODUCT.join(normal)
 
 
 def _normal_factor(spec: str) -> str:

@@ -160,6 +160,17 @@ def test_mistakes_get_clear_errors(spec, message):
     assert message in str(info.value)
 
 
+def test_a_file_name_with_the_product_sign_is_explained(tmp_path):
+    path = tmp_path / "ro*ads.txt"
+    path.write_text("0 1\n1 2\n2 0\n")
+    with pytest.raises(ConfigurationError) as info:
+        make_space(f"graph:{path}")
+    message = str(info.value)
+    assert message.startswith("unknown space 'ads.txt'")
+    assert f"graph:{tmp_path}/ro*ads.txt was read as two factors" in message
+    assert "rename the file" in message
+
+
 @pytest.fixture
 def isolated_spaces(monkeypatch):
     monkeypatch.setattr(SPACES, "_objects", dict(SPACES._objects))
