@@ -443,7 +443,10 @@ def test_gpnet_measurement_and_box_cuda():
 def test_gpnet_training_on_cuda():
     tests = _gpnet_tests("test_trainer")
     tests.test_kl_step_decreases_the_kl_to_a_fixed_target_and_leaves_the_prior_alone("cuda")
-    tests.test_kl_step_at_beta_below_one_holds_the_q_t_dependent_target_constant("cuda")
+    for trainable_points in (False, True):
+        tests.test_kl_step_at_beta_below_one_holds_the_q_t_dependent_target_constant(
+            trainable_points, "cuda"
+        )
     tests.test_hyper_step_uses_the_previous_network_and_matches_a_dense_bound("cuda")
     tests.test_conjugate_gpnet_converges_to_the_exact_posterior(torch.float64, "cuda")
     tests.test_conjugate_gpnet_converges_to_the_exact_posterior(torch.float32, "cuda")

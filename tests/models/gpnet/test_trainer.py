@@ -101,14 +101,24 @@ def _dense_tempered_target(K, mean, cov, y, noise, beta, num_data, n):
     return target_mean[n:], target_cov[n:, n:]
 
 
-def test_kl_step_at_beta_below_one_holds_the_q_t_dependent_target_constant(device="cpu"):
+@pytest.mark.parametrize("trainable_points", [False, True])
+def test_kl_step_at_beta_below_one_holds_the_q_t_dependent_target_constant(
+    trainable_points, device="cpu"
+):
     """At beta = 0.5 the target depends on q_t; the step's gradient is the KL's to it, frozen.
 
-    9 points and 11 features keep Sigma_t invertible, so the target has an independent
-    natural-parameter form. A gradient through the target would change the network's gradient.
+    9 points and 11 features (12 random-phase features) keep Sigma_t invertible, so the target has
+    an independent natural-parameter form. A gradient through the target would change the
+    network's gradient; with trainable phase points the features' gradient is checked too (it
+    comes from the measurement points only: the step evaluates the minibatch without a graph).
     """
     space, kernel, X, y = _circle_problem(device=device)
-    gpnet = _gpnet(space, kernel, _gaussian(0.05).to(device), beta0=0.5, xi=0.0, lr=0.01)
+    if trainable_points:
+        features = feature_map(kernel, 2, 0, random=True, trainable=True, detach=True)
+        network = BayesianLinearNetwork(features)
+        gpnet = GPNet(space, network, kernel, _gaussian(0.05), beta0=0.5, xi=0.0, lr=0.01)
+    else:
+        gpnet = _gpnet(space, kernel, _gaussian(0.05).to(device), beta0=0.5, xi=0.0, lr=0.01)
     gpnet.to(device)
     gen = torch.Generator().manual_seed(3)
     params = [p for p in gpnet.network.parameters() if p.requires_grad]
