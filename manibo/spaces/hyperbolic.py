@@ -421,7 +421,10 @@ class Hyperbolic(NoncompactSpace):
 
             def block(a: Tensor, b: Tensor) -> Tensor:
                 return interpolate(
-                    values, slopes, self._unchecked("pairwise_distance")(a, b, diag), 1 if diag else 2
+                    values,
+                    slopes,
+                    self._unchecked("pairwise_distance")(a, b, diag),
+                    1 if diag else 2,
                 )
 
         return block(x1, x2) if diag else pairwise_in_chunks(block, x1, x2, point_ndim=1)
@@ -441,7 +444,9 @@ class Hyperbolic(NoncompactSpace):
         values, slopes = superpose(log_weights, table_values, table_slopes)
 
         def block(a: Tensor, b: Tensor) -> Tensor:
-            return interpolate(values, slopes, self._unchecked("pairwise_distance")(a, b, diag), 1 if diag else 2)
+            return interpolate(
+                values, slopes, self._unchecked("pairwise_distance")(a, b, diag), 1 if diag else 2
+            )
 
         return block(x1, x2) if diag else pairwise_in_chunks(block, x1, x2, point_ndim=1)
 

@@ -8,6 +8,7 @@ has geometry only: its default kernel is the product of the factors' kernels
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 import torch

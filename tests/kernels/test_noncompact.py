@@ -568,8 +568,11 @@ def test_the_exact_kernel_checks_its_points_once_per_call(monkeypatch):
         kernel = _kernel(space, nu, 0.7, method="exact")
         x1, x2 = space.random(5, generator=_gen(35)), space.random(4, generator=_gen(36))
         calls = []
-        check = space._check_on_manifold
-        monkeypatch.setattr(space, "_check_on_manifold", lambda x, n: (calls.append(n), check(x, n)))
+        monkeypatch.setattr(
+            space,
+            "_check_on_manifold",
+            lambda x, n, f=space._check_on_manifold, c=calls: (c.append(n), f(x, n))[1],
+        )
         kernel(x1, x2).to_dense()
         assert calls == ["x1", "x2"]  # forward's membership checks, nothing more
         bad = x1 * 1.01
