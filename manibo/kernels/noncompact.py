@@ -60,6 +60,11 @@ FEATURE_SD_WARNING = 0.1
 of the domain) above which a kernel with ``method="features"`` warns at construction."""
 _CLOSED_FORMS_H3 = (0.5, 1.5, 2.5)
 _FEATURE_ROWS = 1 << 21  # feature-matrix entries computed per block of points
+_HOROCYCLIC_CACHE_ENTRIES = 2
+_HOROCYCLIC_CACHE_NUMEL = 1 << 24
+"""The horocyclic projections :math:`H(k_l x)` a kernel keeps (of the last inputs that need no
+gradient, by content: the training inputs on every posterior call), and the most numbers each
+may hold (128 MiB in float64)."""
 
 
 def _warn_if_features_too_noisy(space: NoncompactSpace, num_phases: int) -> None:
@@ -173,6 +178,7 @@ class NoncompactMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         self.shifted_laplacian = bool(shifted_laplacian)
         self.truncation_tol = truncation_tol
         self._warned = False
+        self._horocyclic_cache: list[tuple[Tensor, Tensor, int, list[Tensor]]] = []
         spectral, boundary = space.uniform_dims
         uniforms = SobolEngine(spectral + boundary, scramble=True, seed=self.seed).draw(
             self.num_phases, dtype=torch.float64
@@ -244,12 +250,8 @@ class NoncompactMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         )
         half_weight = 0.5 * torch.log_softmax(log_weight, -1)  # (*batch_shape, L)
         rho = self.space.rho.tolist()
-        n = x.shape[-1 - len(self.space.point_shape)]
-        rows = max(1, _FEATURE_ROWS // (self.num_phases * self.space.rank))
         blocks = []
-        for start in range(0, max(n, 1), rows):  # one (empty) block when there are no points
-            part = x.narrow(x.dim() - 1 - len(self.space.point_shape), start, min(rows, n - start))
-            h = self.space.horocyclic(part, self.boundary)  # (*batch, p, L, rank)
+        for h in self._horocyclic_blocks(x):  # (*batch, p, L, rank) each
             log_amplitude, phase = half_weight.unsqueeze(-2), 0.0
             for i in range(self.space.rank):  # the rank is small: avoid a reduction
                 log_amplitude = log_amplitude + rho[i] * h[..., i]
@@ -259,6 +261,55 @@ class NoncompactMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
                 torch.cat([amplitude * torch.cos(phase), amplitude * torch.sin(phase)], -1)
             )
         return torch.cat(blocks, dim=-2)
+
+    def _horocyclic_blocks(self, x: Tensor) -> list[Tensor]:
+        """The space's horocyclic projections of ``x`` ``(*batch, n, *point_shape)`` on the
+        boundary points, by blocks of points (each ``(*batch, p, L, rank)``).
+
+        They depend on ``x`` and the ``boundary`` buffer only, not on the lengthscale, so a
+        posterior call reuses those of the training inputs: they are kept for the last
+        :data:`_HOROCYCLIC_CACHE_ENTRIES` inputs that need no gradient, found again by equal
+        content, dtype and device (GPyTorch slices the training inputs out of a new tensor on
+        every call) and for the same ``boundary`` tensor, unmodified. Moving the kernel
+        (``.to``, ``.double()``) empties the cache. Inputs that require a gradient are computed
+        afresh, so gradients with respect to them are exact; gradients with respect to the
+        hyperparameters never pass through the cached values.
+        """
+        cacheable = not (x.requires_grad and torch.is_grad_enabled())
+        if cacheable:
+            for index, (key, boundary, version, blocks) in enumerate(self._horocyclic_cache):
+                if (
+                    boundary is self.boundary
+                    and version == self.boundary._version
+                    and key.shape == x.shape
+                    and key.dtype == x.dtype
+                    and key.device == x.device
+                    and torch.equal(key, x)
+                ):
+                    self._horocyclic_cache.insert(0, self._horocyclic_cache.pop(index))
+                    return blocks
+        n = x.shape[-1 - len(self.space.point_shape)]
+        rows = max(1, _FEATURE_ROWS // (self.num_phases * self.space.rank))
+        blocks = []
+        for start in range(0, max(n, 1), rows):  # one (empty) block when there are no points
+            part = x.narrow(x.dim() - 1 - len(self.space.point_shape), start, min(rows, n - start))
+            blocks.append(self.space.horocyclic(part, self.boundary))
+        if cacheable and sum(h.numel() for h in blocks) <= _HOROCYCLIC_CACHE_NUMEL:
+            blocks = [h.detach() for h in blocks]
+            entry = (x.detach().clone(), self.boundary, self.boundary._version, blocks)
+            self._horocyclic_cache = [entry, *self._horocyclic_cache][:_HOROCYCLIC_CACHE_ENTRIES]
+        return blocks
+
+    def _apply(self, fn, *args, **kwargs):
+        self._horocyclic_cache = []  # of the old dtype and device
+        return super()._apply(fn, *args, **kwargs)
+
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()
+        return {**state, "_horocyclic_cache": []}  # not pickled nor deep-copied
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__({"_horocyclic_cache": [], **state})  # pickled before the cache
 
     def _distinct_features(self, x: Tensor) -> Tensor:
         r""":meth:`_features` of ``x`` ``(*batch, n, *point_shape)``, computed once along every
@@ -330,7 +381,7 @@ class NoncompactMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
     def _exact(self, x1: Tensor, x2: Tensor, diag: bool) -> Tensor:
         ell = self.lengthscale[..., 0]  # (*batch_shape, 1)
         if math.isinf(self.nu):
-            return self.space.heat_kernel(ell.square() / 2, x1, x2, diag)
+            return self.space._unchecked("heat_kernel")(ell.square() / 2, x1, x2, diag)
         if (
             isinstance(self.space, Hyperbolic)
             and self.space.dim == 3
@@ -340,12 +391,13 @@ class NoncompactMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
             scale = a if diag else a.unsqueeze(-1)
 
             def block(u: Tensor, v: Tensor) -> Tensor:
-                r = self.space.pairwise_distance(u, v, diag)
+                r = self.space._unchecked("pairwise_distance")(u, v, diag)  # checked in forward
                 return _matern_profile(self.nu, scale * r) * r_over_sinh(r)
 
             return block(x1, x2) if diag else pairwise_in_chunks(block, x1, x2, point_ndim=1)
         log_weights = self._mixture_log_weights(ell)
-        return self.space.heat_mixture(log_weights, self._log_time_start, x1, x2, diag)
+        mixture = self.space._unchecked("heat_mixture")  # x1, x2 checked in forward
+        return mixture(log_weights, self._log_time_start, x1, x2, diag)
 
 
 def _same_points(x1: Tensor, x2: Tensor) -> bool:

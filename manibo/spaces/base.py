@@ -44,12 +44,20 @@ _POINT_ARGUMENTS = {
     "log": ("x", "y"),
     "chart": ("x",),
     "pairwise_distance": ("x1", "x2"),
+    "heat_kernel": ("time", "x1", "x2"),
+    "heat_mixture": ("log_weights", "log_time_start", "x1", "x2"),
 }
-"""Geometry methods whose arguments every space checks before computing, by name: a NaN reaching
+"""Geometry methods whose point arguments every space checks before computing, by method: their
+leading positional parameters, of which those in :data:`_POINT_NAMES` are points. A NaN reaching
 LAPACK (eigenvalues on SO(n) and SU(n), Cholesky on SPD) can crash the process, and a wrongly
-sized point would be cut into factors silently."""
+sized point would be cut into factors silently. The library's own calls on points it has checked
+already skip the checks (:meth:`Space._unchecked`)."""
 
-_ON_MANIFOLD_METHODS = frozenset({"distance", "log", "chart", "pairwise_distance"})
+_POINT_NAMES = frozenset({"x", "y", "x1", "x2"})
+
+_ON_MANIFOLD_METHODS = frozenset(
+    {"distance", "log", "chart", "pairwise_distance", "heat_kernel", "heat_mixture"}
+)
 """Those of :data:`_POINT_ARGUMENTS` defined only on the manifold (not on all ambient points, as
 ``project`` is): their arguments must also lie on it (:meth:`Space._check_on_manifold`) and share
 one dtype and device. Off it they returned numbers without meaning (a reflection at distance 0
@@ -67,6 +75,7 @@ def _checking_points(method: Callable, names: tuple[str, ...]) -> Callable:
     def checked(self, *args, **kwargs):
         given = dict(zip(names, args, strict=False))
         given.update((name, kwargs[name]) for name in names[len(args) :] if name in kwargs)
+        given = {name: value for name, value in given.items() if name in _POINT_NAMES}
         for name, value in given.items():
             self._check_coordinates(value, name)
         if on_manifold:
@@ -76,6 +85,7 @@ def _checking_points(method: Callable, names: tuple[str, ...]) -> Callable:
         return method(self, *args, **kwargs)
 
     checked.checks_points = True
+    checked.unchecked = method
     return checked
 
 
@@ -154,6 +164,19 @@ class Space(ABC):
     @abstractmethod
     def _check_membership(self, x: Tensor, name: str) -> None:
         """Raise ``InputDataError`` if finite, well-shaped ``x`` does not lie on the space."""
+
+    def _unchecked(self, method: str) -> Callable:
+        """The geometry method ``method`` (one of :data:`_POINT_ARGUMENTS`) of this space, bound,
+        without the checks of its arguments that the public method runs first.
+
+        For the library's own calls on points already checked (a kernel's inputs after its
+        ``forward`` checked them, a surrogate's training data checked at construction and ``X``
+        in ``posterior``, a space's methods calling one another or their factors'): those run
+        on every posterior and every kernel evaluation, and the membership checks cost an
+        eigendecomposition per SPD matrix. Users call the public methods.
+        """
+        function = getattr(type(self), method)
+        return functools.partial(getattr(function, "unchecked", function), self)
 
     def _check_on_manifold(self, x: Tensor, name: str) -> None:
         """Raise ``InputDataError`` if finite, well-shaped ``x`` does not lie on the manifold where

@@ -261,7 +261,7 @@ class Hyperbolic(NoncompactSpace):
 
         Shapes ``(*batch, d + 1)``.
         """
-        d = self.distance(x, y).unsqueeze(-1)
+        d = self._unchecked("distance")(x, y).unsqueeze(-1)
         return (y + lorentz(x, y).unsqueeze(-1) * x) / sinhc(d)
 
     def retract(self, x: Tensor, v: Tensor) -> Tensor:
@@ -298,7 +298,7 @@ class Hyperbolic(NoncompactSpace):
             ``(*batch, n, m)``, or ``(*batch, n)`` when ``diag``.
         """
         if diag:
-            return self.distance(x1, x2)
+            return self._unchecked("distance")(x1, x2)
         x0y0 = x1[..., :1] @ x2[..., :1].transpose(-1, -2)
         q = 0.5 * (x0y0 - x1[..., 1:] @ x2[..., 1:].transpose(-1, -2) - 1)  # sinh^2(d/2)
         # q's rounding error is about eps * x0 * y0 here: pairs where that exceeds eps^(3/4) * q
@@ -412,7 +412,7 @@ class Hyperbolic(NoncompactSpace):
         if self.dim == 3:
 
             def block(a: Tensor, b: Tensor) -> Tensor:
-                r = self.pairwise_distance(a, b, diag)
+                r = self._unchecked("pairwise_distance")(a, b, diag)
                 return r_over_sinh(r) * torch.exp(-r.square() / (4 * _time_like(time, r, diag)))
 
         else:
@@ -421,7 +421,10 @@ class Hyperbolic(NoncompactSpace):
 
             def block(a: Tensor, b: Tensor) -> Tensor:
                 return interpolate(
-                    values, slopes, self.pairwise_distance(a, b, diag), 1 if diag else 2
+                    values,
+                    slopes,
+                    self._unchecked("pairwise_distance")(a, b, diag),
+                    1 if diag else 2,
                 )
 
         return block(x1, x2) if diag else pairwise_in_chunks(block, x1, x2, point_ndim=1)
@@ -441,7 +444,9 @@ class Hyperbolic(NoncompactSpace):
         values, slopes = superpose(log_weights, table_values, table_slopes)
 
         def block(a: Tensor, b: Tensor) -> Tensor:
-            return interpolate(values, slopes, self.pairwise_distance(a, b, diag), 1 if diag else 2)
+            return interpolate(
+                values, slopes, self._unchecked("pairwise_distance")(a, b, diag), 1 if diag else 2
+            )
 
         return block(x1, x2) if diag else pairwise_in_chunks(block, x1, x2, point_ndim=1)
 

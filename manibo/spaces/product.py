@@ -8,6 +8,7 @@ has geometry only: its default kernel is the product of the factors' kernels
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -135,17 +136,17 @@ class ProductSpace(Space):
 
     def distance(self, x: Tensor, y: Tensor) -> Tensor:
         r""":math:`\sqrt{\sum_i d_i(x_i, y_i)^2}`, shape ``(*batch)``."""
-        return self._combined("distance", x, y)
+        return self._combined(lambda f: f._unchecked("distance"), x, y)  # x, y checked here
 
     def scaled_distance(self, x: Tensor, y: Tensor) -> Tensor:
         """The factors' scaled distances combined as :meth:`distance` combines theirs, shape
         ``(*batch)``."""
-        return self._combined("scaled_distance", x, y)
+        return self._combined(lambda f: f.scaled_distance, x, y)
 
-    def _combined(self, method: str, x: Tensor, y: Tensor) -> Tensor:
-        r""":math:`\sqrt{\sum_i d_i(x_i, y_i)^2}` with :math:`d_i` the factor's ``method``."""
+    def _combined(self, method: Callable, x: Tensor, y: Tensor) -> Tensor:
+        r""":math:`\sqrt{\sum_i d_i(x_i, y_i)^2}` with :math:`d_i` = ``method(factor)``."""
         pairs = zip(self.factors, self.split(x), self.split(y), strict=True)
-        parts = [getattr(f, method)(p, q) ** 2 for f, p, q in pairs]
+        parts = [method(f)(p, q) ** 2 for f, p, q in pairs]
         return safe_sqrt(torch.stack(parts, dim=-1).sum(-1))
 
     def ambient_bounds(self) -> Tensor:
@@ -160,9 +161,8 @@ class ProductSpace(Space):
 
     def chart(self, x: Tensor) -> Tensor:
         """Factor charts concatenated, shape ``(*batch, sum of chart sizes)``."""
-        return torch.cat(
-            [f.chart(p) for f, p in zip(self.factors, self.split(x), strict=True)], dim=-1
-        )
+        pairs = zip(self.factors, self.split(x), strict=True)  # x checked here, factor by factor
+        return torch.cat([f._unchecked("chart")(p) for f, p in pairs], dim=-1)
 
     def all_points(self, dtype: torch.dtype = torch.float64, device=None) -> Tensor:
         """Every point of a product of finite spaces (first factor slowest), ``(count, size)``."""

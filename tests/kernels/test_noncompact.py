@@ -1,7 +1,9 @@
 """Kernels on H^d and SPD(n): exact evaluation against closed forms and spectral integrals, the
 random-phase features within their Monte Carlo error, seeded determinism, gradients, BoTorch."""
 
+import copy
 import math
+import pickle
 import warnings
 
 import numpy as np
@@ -461,3 +463,125 @@ def test_ard_num_dims_is_refused_at_construction(space):
     # it was accepted; the exact kernel on Hyperbolic(2) then used the first of 3 lengthscales
     with pytest.raises(ConfigurationError, match="one lengthscale"):
         GeometricMaternKernel(space, ard_num_dims=3)
+
+
+def _uncached(kernel, x1, x2):
+    """``kernel(x1, x2)`` computed with an empty cache of horocyclic projections, left empty."""
+    kernel._horocyclic_cache.clear()
+    value = kernel(x1, x2).to_dense()
+    kernel._horocyclic_cache.clear()
+    return value
+
+
+@FEW_PHASES
+def test_the_horocyclic_projections_of_the_training_inputs_are_reused_while_valid(monkeypatch):
+    """A posterior call reuses the projections of the training inputs (they depend on neither
+    the lengthscale nor any other parameter); a new lengthscale, a new dtype, inputs changed in
+    place and a new boundary give the values computed afresh."""
+    space = SymmetricPositiveDefinite(2)
+    kernel = _kernel(space, 2.5, 0.8, num_phases=256)
+    train = space.random(7, generator=_gen(30))
+    test = space.random(3, generator=_gen(31))
+    rows = _count_feature_rows(kernel, monkeypatch)
+    with torch.no_grad():
+        first = kernel(test, train.clone()).to_dense()
+        assert sum(rows) == 3 + 7
+        second = kernel(test.clone(), train.clone()).to_dense()  # equal content, new tensors
+        assert sum(rows) == 3 + 7  # both found again
+        assert torch.equal(first, second)
+        kernel.lengthscale = 0.3
+        cached = kernel(test, train).to_dense()
+        assert sum(rows) == 3 + 7
+        assert not torch.allclose(cached, first)
+        assert torch.equal(cached, _uncached(kernel, test, train))
+        kernel(test, train).to_dense()  # fill the cache again
+        train[0] = space.random(1, generator=_gen(32))[0]  # in place: content differs now
+        assert torch.equal(kernel(test, train).to_dense(), _uncached(kernel, test, train))
+        kernel(test, train).to_dense()
+        kernel.boundary.copy_(kernel.boundary.flip(0))  # a changed buffer (load_state_dict)
+        assert torch.equal(kernel(test, train).to_dense(), _uncached(kernel, test, train))
+        kernel(test, train).to_dense()
+        kernel.float()
+        assert kernel._horocyclic_cache == []
+        low = kernel(test.float(), train.float()).to_dense()
+        assert low.dtype == torch.float32
+        assert torch.equal(low, _uncached(kernel, test.float(), train.float()))
+        kernel(test.float(), train.float()).to_dense()
+    assert len(kernel._horocyclic_cache) == 2
+    assert all(h.dtype == torch.float32 for e in kernel._horocyclic_cache for h in e[3])
+    monkeypatch.undo()  # the counting function cannot be pickled
+    assert pickle.loads(pickle.dumps(kernel))._horocyclic_cache == []
+    assert copy.deepcopy(kernel)._horocyclic_cache == []
+
+
+@FEW_PHASES
+def test_gradients_through_cached_projections_match_uncached_and_finite_differences():
+    """With the training inputs' projections cached, gradients with respect to the lengthscale
+    (fitting) and to the test inputs (acquisition optimisation) are those computed afresh, and
+    repeated backward passes through the same cached values work."""
+    space = SymmetricPositiveDefinite(2)
+    kernel = _kernel(space, 2.5, 0.8, num_phases=256)
+    train = space.random(6, generator=_gen(33))
+    test = space.random(4, generator=_gen(34))
+
+    def loss(x1, x2):
+        return (kernel(x1, x2).to_dense() * torch.linspace(-1, 1, x2.shape[-2])).sum()
+
+    def lengthscale_gradient(cache: bool):
+        if not cache:
+            kernel._horocyclic_cache.clear()
+        (grad,) = torch.autograd.grad(loss(train, train), kernel.raw_lengthscale)
+        return grad
+
+    with torch.no_grad():
+        kernel(train, train).to_dense()  # cached
+    assert len(kernel._horocyclic_cache) == 1
+    cached = [lengthscale_gradient(True) for _ in range(2)]  # twice through the same cache
+    assert torch.equal(cached[0], cached[1])
+    assert torch.allclose(cached[0], lengthscale_gradient(False), rtol=1e-12, atol=0)
+    step = 1e-6
+    with torch.no_grad():
+        values = []
+        for sign in (1, -1):
+            kernel.raw_lengthscale.add_(sign * step)
+            values.append(float(loss(train, train)))
+            kernel.raw_lengthscale.sub_(sign * step)
+    assert float(cached[0]) == pytest.approx((values[0] - values[1]) / (2 * step), rel=1e-5)
+
+    point = test.clone().requires_grad_(True)
+    kernel(train, train).to_dense()
+    (grad,) = torch.autograd.grad(loss(point, train), point)
+    assert len(kernel._horocyclic_cache) >= 1  # train cached, the point never
+    assert all(not torch.equal(e[0], test) for e in kernel._horocyclic_cache)
+    kernel._horocyclic_cache.clear()
+    (fresh,) = torch.autograd.grad(loss(point, train), point)
+    assert torch.allclose(grad, fresh, rtol=1e-12, atol=1e-14)
+
+
+def test_the_exact_kernel_checks_its_points_once_per_call(monkeypatch):
+    """The exact kernel's distances and heat kernels do not check the points again after its
+    ``forward`` did (each of the two inputs once); the space's public methods still refuse
+    points off the hyperboloid."""
+    from manibo.exceptions import InputDataError
+
+    for space, nu in [(Hyperbolic(3), 2.5), (Hyperbolic(3), math.inf), (Hyperbolic(2), 1.5)]:
+        kernel = _kernel(space, nu, 0.7, method="exact")
+        x1, x2 = space.random(5, generator=_gen(35)), space.random(4, generator=_gen(36))
+        calls = []
+        monkeypatch.setattr(
+            space,
+            "_check_on_manifold",
+            lambda x, n, f=space._check_on_manifold, c=calls: (c.append(n), f(x, n))[1],
+        )
+        kernel(x1, x2).to_dense()
+        assert calls == ["x1", "x2"]  # forward's membership checks, nothing more
+        bad = x1 * 1.01
+        time = torch.ones(1, 1, dtype=torch.float64)
+        for method, args in [
+            ("pairwise_distance", (bad, x2)),
+            ("distance", (bad, x1)),
+            ("heat_kernel", (time, bad, x2)),
+            ("heat_mixture", (torch.zeros(1, 1, dtype=torch.float64), -90.0, x1, bad)),
+        ]:
+            with pytest.raises(InputDataError, match="hyperboloid|-x0"):
+                getattr(space, method)(*args)

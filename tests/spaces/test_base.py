@@ -18,7 +18,9 @@ from manibo.spaces import (
     Circle,
     Grassmann,
     Hyperbolic,
+    ProductSpace,
     SpecialOrthogonal,
+    Sphere,
     SymmetricPositiveDefinite,
     Torus,
 )
@@ -225,3 +227,34 @@ def test_a_nan_point_is_refused_before_lapack_sees_it():
     expected = "".join(f"checking {name}\nrefused {name}\n" for name in NAN_SPACES)
     assert run.returncode == 0 and run.stdout == expected, (run.returncode, run.stdout, run.stderr)
     assert "MKL ERROR" not in run.stdout + run.stderr
+
+
+def test_a_product_checks_each_factor_once_and_its_internal_variants_check_nothing(monkeypatch):
+    """A product's distance and chart check their points factor by factor once (the factors'
+    own methods checked them a second time); ``_unchecked`` gives the same values without any
+    check, for the library's calls on points it has checked."""
+    sphere, spd = Sphere(2), SymmetricPositiveDefinite(2)
+    space = ProductSpace(sphere, spd)
+    x, y = space.random(4, generator=0), space.random(4, generator=1)
+    calls = []
+    for factor in (sphere, spd):
+        original = factor._check_on_manifold
+        monkeypatch.setattr(
+            factor,
+            "_check_on_manifold",
+            lambda p, name, f=original, s=factor: (calls.append((repr(s), name)), f(p, name))[1],
+        )
+    distance = space.distance(x, y)
+    assert len(calls) == 4  # x and y, two factors each
+    calls.clear()
+    space.chart(x)
+    assert len(calls) == 2
+    calls.clear()
+    assert torch.equal(space._unchecked("distance")(x, y), distance)
+    assert torch.equal(space._unchecked("chart")(x), space.chart(x))
+    calls.clear()
+    space._unchecked("chart")(x)
+    spd._unchecked("distance")(x[..., 3:], y[..., 3:])
+    assert calls == []
+    with pytest.raises(InputDataError, match="positive definite"):
+        space.distance(x, torch.cat([y[..., :3], -y[..., 3:]], -1))
