@@ -30,20 +30,13 @@ from manibo.kernels._inputs import (
     reject_ard_num_dims,
     reject_last_dim_is_batch,
 )
+from manibo.spaces.base import safe_sqrt
 from manibo.spaces.sphere import Sphere
 
 
 def _check_positive_int(name: str, value: int) -> None:
     if isinstance(value, bool) or int(value) != value or value < 1:
         raise ConfigurationError(f"`{name}` must be an integer >= 1, got {value!r}.")
-
-
-def safe_sqrt(u: Tensor) -> Tensor:
-    """:math:`\\sqrt{\\max(u, 0)}` with gradient 0 (not NaN or infinity) where ``u <= 0``."""
-    positive = u > 0
-    return torch.where(
-        positive, torch.where(positive, u, torch.ones_like(u)).sqrt(), torch.zeros_like(u)
-    )
 
 
 def _sqrt_eigenvalues(eigenvalues: Tensor, d: int) -> Tensor:

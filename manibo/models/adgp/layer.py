@@ -48,8 +48,9 @@ from manibo.exceptions import ConfigurationError
 from manibo.harmonics.gegenbauer import harmonic_dimension
 from manibo.harmonics.series import GegenbauerLevels, level_series
 from manibo.kernels.arccosine import ArcCosineKernel
-from manibo.kernels.zonal import ZonalKernel, safe_sqrt
+from manibo.kernels.zonal import ZonalKernel
 from manibo.models.adgp.activations import Activation, make_activation
+from manibo.spaces.base import safe_sqrt
 from manibo.spaces.sphere import Sphere
 
 KernelFactory = Callable[[Sphere], ZonalKernel]

@@ -24,6 +24,7 @@ from manibo.exceptions import ConfigurationError
 from manibo.kernels.homogeneous import HomogeneousLiftKernel
 from manibo.models.vish.features import VISHFeatures
 from manibo.models.vish.spectrum import ZonalSpectrum
+from manibo.spaces.base import safe_sqrt
 
 
 class VISHPrior(torch.nn.Module):
@@ -74,9 +75,10 @@ class VISHPrior(torch.nn.Module):
 
     def scale(self) -> Tensor:
         r"""Prior standard deviations :math:`\sqrt{\sigma^2 \lambda}` per feature, shape
-        ``(M,)``."""
+        ``(M,)``; 0, with gradient 0, for the levels the kernel's truncation gives no weight (a
+        plain square root has an infinite derivative there, and the bound a NaN gradient)."""
         per_feature = self.eigenvalues()[self._feature_level]
-        return (self.outputscale * per_feature).sqrt()
+        return safe_sqrt(self.outputscale * per_feature)
 
     def residual_variance(self) -> Tensor:
         r""":math:`\sigma^2 \rho`: prior variance on the unit sphere that the features miss, shape

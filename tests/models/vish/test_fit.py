@@ -45,6 +45,31 @@ def test_sphere_data_end_to_end():
     assert torch.allclose(streamed.statistics.cross, direct.statistics.cross, atol=1e-9)
 
 
+@pytest.mark.parametrize("dim", [2, 3])
+def test_the_fit_converges_where_the_kernel_truncates_below_the_feature_levels(dim):
+    """With a lengthscale near 1 the Matérn kernel's truncation gives the top feature levels of
+    the surrogate no weight; their prior scale sqrt(0) had an infinite derivative, the bound a NaN
+    gradient, and L-BFGS-B stopped after 2 iterations with the noise sd at 0.123-0.126 for a
+    true 0.1 (10,000 points)."""
+    from manibo.models import build_surrogate
+
+    g = torch.Generator().manual_seed(0)
+    space = Sphere(dim)
+    X = space.random(10000, generator=g)
+    f = torch.sin(3 * X[:, 0]) * torch.cos(2 * X[:, 1]) + X[:, 2] ** 2 + 0.5 * X[:, 0] * X[:, -1]
+    Y = (f + 0.1 * torch.randn(10000, generator=g, dtype=torch.float64))[:, None]
+    model = build_surrogate("vish", space, X, Y)
+    noise_sd = float((model.noise.detach() * model.outcome_transform.stdvs**2).sqrt())
+    assert abs(noise_sd - 0.1) < 0.004, noise_sd
+    model.prior.covar_module.base_kernel.lengthscale = 0.91  # a trial point of the old fit
+    if dim == 2:
+        assert (model.prior.scale() == 0).any()  # the case of the defect: levels without weight
+    model.train()
+    model.bound().backward()
+    grads = [p.grad for p in model.parameters() if p.requires_grad]
+    assert grads and all(torch.isfinite(grad).all() for grad in grads)
+
+
 def test_lifted_data_and_the_lift_sample():
     g = torch.Generator().manual_seed(1)
     X = 3 * torch.rand(1200, 2, generator=g, dtype=torch.float64) + 5  # far from the origin
