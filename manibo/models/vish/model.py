@@ -164,6 +164,25 @@ class VISHModel(TransformedTrainingInputs, Model, FantasizeMixin):
         self._cache = None
         return super()._apply(fn, *args, **kwargs)
 
+    def to(self, *args, **kwargs) -> VISHModel:
+        """Move the model to a device, as ``Module.to``; a dtype given is not applied: the model
+        computes in float64 whatever its inputs (its posteriors take the dtype of the test
+        inputs), and statistics rounded to float32 would stay rounded after moving back."""
+        device, _, non_blocking, _ = torch._C._nn._parse_to(*args, **kwargs)
+        return self if device is None else super().to(device=device, non_blocking=non_blocking)
+
+    def float(self) -> VISHModel:
+        """The model itself: it computes in float64 (see :meth:`to`)."""
+        return self
+
+    def half(self) -> VISHModel:
+        """The model itself: it computes in float64 (see :meth:`to`)."""
+        return self
+
+    def bfloat16(self) -> VISHModel:
+        """The model itself: it computes in float64 (see :meth:`to`)."""
+        return self
+
     # ------------------------------------------------------------------ training on the cache
     def bound(self) -> Tensor:
         """The collapsed bound on the cached statistics (standardised units), shape ``()``."""
@@ -259,7 +278,8 @@ class VISHModel(TransformedTrainingInputs, Model, FantasizeMixin):
 
         Returns:
             A :class:`~botorch.posteriors.gpytorch.GPyTorchPosterior` over ``(*batch', q, 1)``,
-            in ``X``'s dtype, differentiable in ``X``.
+            in ``X``'s dtype (with an outcome transform whose untransformed posterior is one),
+            differentiable in ``X``.
 
         Raises:
             InputDataError: ``output_indices`` names an output the model does not have.
@@ -276,10 +296,17 @@ class VISHModel(TransformedTrainingInputs, Model, FantasizeMixin):
             eye = torch.eye(covariance.shape[-1], dtype=covariance.dtype, device=X.device)
             covariance = covariance + self.noise.detach() * eye
         # lazy: low rank plus a small residual, so sampling needs BoTorch's jittered Cholesky
-        covariance = DenseLinearOperator(covariance.to(X.dtype))
-        posterior = GPyTorchPosterior(MultivariateNormal(mean.to(X.dtype), covariance))
+        posterior = GPyTorchPosterior(MultivariateNormal(mean, DenseLinearOperator(covariance)))
         if hasattr(self, "outcome_transform"):
             posterior = self.outcome_transform.untransform_posterior(posterior, X=X)
+        if isinstance(posterior, GPyTorchPosterior) and posterior.mean.dtype != X.dtype:
+            # in X's dtype after the (float64) outcome transform, which would promote it back
+            distribution = posterior.distribution
+            posterior = GPyTorchPosterior(
+                MultivariateNormal(
+                    distribution.mean.to(X.dtype), distribution.lazy_covariance_matrix.to(X.dtype)
+                )
+            )
         return posterior_transform(posterior) if posterior_transform is not None else posterior
 
     def predict(
