@@ -46,6 +46,6 @@ for planner_id in ("manibo", "greedy", "parallel-sweep"):
     )
 print("For the comparison over many scenarios, run `manibo demo search` (docs/search.md).")
 if not SMOKE_TEST:
-    # manibo's plan finds more of the hidden objects than the IAMSAR parallel sweep (0.527 against
-    # 0.515 by 72 h here; over 80 judged scenarios, 0.602 against 0.400: docs/search.md)
+    # manibo's plan finds more of the hidden objects than the IAMSAR parallel sweep (0.558 against
+    # 0.515 by 72 h here; over the 200 judged scenarios, 0.603 against 0.405: docs/search.md)
     assert found_by_end["manibo"] > found_by_end["parallel-sweep"]

@@ -753,7 +753,9 @@ def _parser() -> argparse.ArgumentParser:
         "sphere-regression: a geometric GP against a latitude/longitude GP",
     )
     demo.add_argument("--out", default="demo-output", help="directory for figures and JSON")
-    demo.add_argument("--seed", type=_integer, default=0)
+    demo.add_argument(
+        "--seed", type=_integer, default=0, help="seeds everything random in the demo (default 0)"
+    )
     demo.add_argument("--device", default="cpu", help="cpu or cuda")
     for option, kind, text in (
         ("--scenarios", _integer, "search: scenarios compared (default 8)"),

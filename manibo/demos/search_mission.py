@@ -27,7 +27,9 @@ import torch
 from manibo._validation import checked_device
 from manibo.exceptions import ConfigurationError
 from manibo.geo import unit_to_latlon
+from manibo.search.assets import Asset
 from manibo.search.evaluation import Evaluation, evaluate, scenario_objects
+from manibo.search.legs import Leg
 from manibo.search.metrics import hours_to_fraction, median, paired_difference, quantile
 from manibo.search.mission import MissionRecord, Scenario, simulate
 from manibo.search.ocean import ocean_mask
@@ -209,7 +211,8 @@ def print_table(summary: dict, config: DemoConfig) -> None:
             f"{_hours(median_h):>11s} {quartiles:>15s}"
         )
     print(
-        f"(right of |: realised over {config.num_scenarios} × {config.num_objects} missions, each "
+        "(half at: the hour by which the expected fraction found reaches one half; right of |: "
+        f"realised over {config.num_scenarios} × {config.num_objects} missions, each "
         "scenario's plan against each of its hidden objects; TTD = time to detection)"
     )
     lead = [(s["label"], s["manibo_lead_at"]) for s in summary.values() if "manibo_lead_at" in s]
@@ -251,11 +254,12 @@ def tell_mission(case: Scenario, record: MissionRecord, evaluation: Evaluation, 
     )
     for a, asset in enumerate(case.assets):
         legs = [leg for leg in record.legs if leg.asset == a and leg.depart_h < until]
-        km = sum(float(asset.hours(leg.start, leg.end)) * asset.speed_kmh for leg in legs)
+        km = sum(flown_km(asset, leg, until) for leg in legs)
         where = "sorties from its airfield" if asset.returns_to_base else "on scene"
         print(
             f"  {asset.name} ({asset.speed_kmh:.0f} km/h, {asset.sweep.width_km:.0f} km "
-            f"{asset.sweep.law} sweep, {where}): {len(legs)} legs, {km:,.0f} km by {until:.1f} h"
+            f"{asset.sweep.law} sweep, {where}): {len(legs)} leg{'s' * (len(legs) != 1)} "
+            f"begun and {km:,.0f} km flown by {until:.1f} h"
         )
     if math.isfinite(ttd):
         leg = record.legs[int(evaluation.detection_leg[index])]
@@ -267,6 +271,13 @@ def tell_mission(case: Scenario, record: MissionRecord, evaluation: Evaluation, 
         )
     else:
         print(f"  Not found within {case.duration_h:.0f} h.")
+
+
+def flown_km(asset: Asset, leg: Leg, until_h: float) -> float:
+    """Kilometres of ``leg`` that ``asset`` has flown by ``until_h``: the leg is flown at the
+    asset's speed from its departure (any loiter comes after), so a leg under way counts in part."""
+    hours = min(float(asset.hours(leg.start, leg.end)), max(0.0, until_h - leg.depart_h))
+    return hours * asset.speed_kmh
 
 
 def _latlon(lat: float, lon: float) -> str:

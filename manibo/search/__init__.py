@@ -18,7 +18,7 @@ Modules, from the ground up:
 from manibo.search.assets import Asset
 from manibo.search.belief import ParticleBelief
 from manibo.search.drift import Drift
-from manibo.search.evaluation import Evaluation, HiddenObjects, evaluate
+from manibo.search.evaluation import Evaluation, HiddenObjects, evaluate, scenario_objects
 from manibo.search.legs import Leg, total_hazard
 from manibo.search.mission import MissionRecord, Scenario, prior_particles, simulate
 from manibo.search.ocean import OceanMask, ocean_mask
@@ -87,6 +87,7 @@ __all__ = [
     "prior_particles",
     "route_scenario",
     "scenario",
+    "scenario_objects",
     "simulate",
     "total_hazard",
 ]

@@ -19,13 +19,14 @@ from __future__ import annotations
 import heapq
 import math
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor
 
-from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning
 from manibo.geo import check_points, move_fraction
 from manibo.search.assets import MIN_LEG_HOURS, Asset
 from manibo.search.belief import ParticleBelief
@@ -45,8 +46,10 @@ class Scenario:
 
     Attributes:
         name: label.
-        family: ``"arc"``, ``"route"`` or ``"af447"``.
-        datum: the reference point of the search (last known position, middle of the arc), ``(3,)``.
+        family: label of the kind of scenario (those built here: ``"arc"``, ``"route"``,
+            ``"af447"``).
+        datum: the reference point of the search (last known position, middle of the arc), a
+            unit vector ``(3,)`` (:func:`~manibo.geo.latlon` makes one from degrees).
         prior: the prior mixture over the object's position at mission time 0 (at sea).
         drift: the current that moves the object.
         assets: the search assets.
@@ -68,6 +71,74 @@ class Scenario:
     seed: int
     landmarks: dict[str, Tensor] = field(default_factory=dict)
     lines: dict[str, Tensor] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Check every field before any planning, and warn of assets that cannot search.
+
+        Raises:
+            InputDataError: the datum is not one unit vector (latitude and longitude in degrees
+                are not: convert them with :func:`~manibo.geo.latlon`).
+            ConfigurationError: a field has the wrong type, or ``duration_h`` is not a finite
+                number > 0, or there are no assets.
+        """
+        check_points("datum", self.datum)
+        if self.datum.shape != (3,):
+            raise InputDataError(
+                f"`datum` must be one unit vector of shape (3,), got shape "
+                f"{tuple(self.datum.shape)}; make it with manibo.geo.latlon(lat, lon)."
+            )
+        for name, kind in (("prior", PriorMixture), ("drift", Drift)):
+            if not isinstance(getattr(self, name), kind):
+                raise ConfigurationError(
+                    f"`{name}` must be a {kind.__name__}, got {type(getattr(self, name)).__name__}."
+                )
+        if self.mask is not None and not isinstance(self.mask, OceanMask):
+            raise ConfigurationError(
+                f"`mask` must be an OceanMask or None, got {type(self.mask).__name__}."
+            )
+        duration = self.duration_h
+        if isinstance(duration, bool) or not (
+            isinstance(duration, int | float) and math.isfinite(duration) and duration > 0
+        ):
+            raise ConfigurationError(f"`duration_h` must be a finite number > 0, got {duration!r}.")
+        assets = tuple(self.assets) if isinstance(self.assets, list | tuple) else None
+        if not assets or not all(isinstance(a, Asset) for a in assets):
+            raise ConfigurationError(
+                f"`assets` must be a non-empty tuple of Asset, got {self.assets!r}; make them "
+                "with Asset.aircraft(...) and Asset.vessel(...)."
+            )
+        object.__setattr__(self, "assets", assets)
+        for asset in assets:
+            self._warn_if_idle(asset)
+
+    def _warn_if_idle(self, asset: Asset) -> None:
+        """Warn when ``asset`` cannot reach the datum in time: an aircraft whose round trip
+        exceeds its sortie, a vessel that would arrive after the mission's end or joins on land
+        (it may still reach the edge of the prior nearest to it)."""
+        hours = float(asset.hours(asset.start, self.datum.to(asset.start)))
+        if asset.returns_to_base and 2 * hours >= asset.endurance_h:
+            reason = (
+                f"the round trip from its base to the datum takes {2 * hours:.1f} h, its "
+                f"sortie {asset.endurance_h:g} h"
+            )
+        elif not asset.returns_to_base and asset.available_h + hours >= self.duration_h:
+            reason = (
+                f"it would reach it at {asset.available_h + hours:.1f} h, after the "
+                f"mission's {self.duration_h:g} h"
+            )
+        elif (
+            not asset.returns_to_base
+            and self.mask is not None
+            and not bool(self.mask.is_ocean(asset.start.reshape(1, 3))[0])
+        ):
+            reason = "it joins the search on land"
+        else:
+            return
+        warnings.warn(
+            f"scenario {self.name!r}: asset {asset.name!r} cannot reach the datum: {reason}.",
+            ManiboWarning,
+            stacklevel=4,
+        )
 
 
 @dataclass

@@ -75,3 +75,17 @@ def test_the_cli_passes_the_search_options_and_keeps_the_regression_demo(monkeyp
     assert calls[1][0] == "regression"
     assert calls[2][2] == {"seed": 0, "device": "cpu"}  # the demo's own defaults for the rest
     assert defaults["duration_h"].default == search_mission.DemoConfig().duration_h
+
+
+def test_the_told_distances_stop_at_the_detection():
+    """The printout counted every leg begun before the detection in full: the ship's last leg ran
+    47.5-55.6 h for a detection at 52.0 h, and aircraft 1 showed 11,866 km where its 26 h in the
+    air at 450 km/h allow 11,700."""
+    from manibo.geo import destination, latlon
+    from manibo.search import Asset, Leg, SweepLaw
+
+    aircraft = Asset.aircraft("P-8", latlon(0.0, 0.0), SweepLaw(20.0))
+    start = latlon(0.0, 0.0)
+    leg = Leg(0, start, destination(start, 90.0, 450.0), 10.0, 11.5, SweepLaw(20.0))  # 0.5 h loiter
+    flown = [search_mission.flown_km(aircraft, leg, t) for t in (9.0, 10.0, 10.5, 11.0, 12.0)]
+    assert flown == pytest.approx([0.0, 0.0, 225.0, 450.0, 450.0], abs=1e-6)

@@ -11,7 +11,7 @@ from manibo.search.mission import prior_particles, simulate
 from manibo.search.planners import COMPARED, Planner, make_planner
 from manibo.search.scenarios import MissionSettings, af447_scenario
 
-SHORT = MissionSettings(duration_h=30.0, aircraft_endurance_h=8.0, turnaround_h=4.0)
+SHORT = MissionSettings(duration_h=30.0, aircraft_endurance_h=9.0, turnaround_h=4.0)
 
 
 class _Zigzag(Planner):
@@ -78,6 +78,7 @@ def test_the_belief_holds_the_hazard_of_every_leg_flown():
     ]
 
 
+@pytest.mark.filterwarnings("ignore:scenario .* cannot reach the datum")  # 6 h sorties, 14 h
 @pytest.mark.parametrize("planner", COMPARED)
 def test_no_registered_planner_proposes_a_leg_beyond_an_assets_endurance(planner):
     # the simulator refuses such a leg with InputDataError; short sorties make the limit bite
@@ -91,3 +92,57 @@ def test_a_leg_beyond_the_endurance_or_off_the_globe_is_refused():
         simulate(af447_scenario(0, SHORT), _Rogue(), num_particles=50)
     with pytest.raises(InputDataError, match="proposal"):
         simulate(af447_scenario(0, SHORT), _OffTheGlobe(), num_particles=50)
+
+
+def _own(**changes):
+    """af447 (30 h) with some fields replaced, as a user building their own scenario would."""
+    import dataclasses
+
+    return dataclasses.replace(af447_scenario(0, SHORT), **changes)
+
+
+@pytest.mark.parametrize(
+    ("changes", "error", "message"),
+    [
+        ({"datum": torch.tensor([35.0, -20.0, 0.0], dtype=torch.float64)}, "input", "datum"),
+        ({"datum": torch.tensor([[1.0, 0.0, 0.0]], dtype=torch.float64)}, "input", r"shape \(3,\)"),
+        ({"duration_h": float("nan")}, "config", "duration_h"),
+        ({"duration_h": float("inf")}, "config", "duration_h"),
+        ({"duration_h": -5.0}, "config", "duration_h"),
+        ({"duration_h": 0}, "config", "duration_h"),
+        ({"assets": ()}, "config", "non-empty tuple of Asset"),
+        ({"assets": ("P-8",)}, "config", "non-empty tuple of Asset"),
+        ({"prior": None}, "config", "`prior` must be a PriorMixture"),
+        ({"drift": None}, "config", "`drift` must be a Drift"),
+        ({"mask": "ocean"}, "config", "`mask` must be an OceanMask"),
+    ],
+)
+def test_a_scenario_refuses_bad_fields_when_built(changes, error, message):
+    """A datum in degrees planned 2 legs with POS 0.124 (against 31 legs and 0.716); a NaN
+    duration stopped deep inside the assets, no assets inside max()."""
+    from manibo.exceptions import ConfigurationError
+
+    with pytest.raises(InputDataError if error == "input" else ConfigurationError, match=message):
+        _own(**changes)
+
+
+def test_assets_that_cannot_reach_the_datum_are_named_in_a_warning():
+    import numpy as np
+
+    from manibo.exceptions import ManiboWarning
+    from manibo.geo import latlon
+    from manibo.search import Asset, OceanMask, SweepLaw
+
+    base = af447_scenario(0, SHORT)
+    far = Asset.aircraft("far", latlon(50.0, 100.0), SweepLaw(20.0))
+    with pytest.warns(ManiboWarning, match=r"'far' cannot reach the datum: the round trip .* 11 h"):
+        _own(assets=(*base.assets, far))
+    late = Asset.vessel("late", destination(base.datum, 90.0, 1500.0), SweepLaw(8.0))
+    with pytest.warns(ManiboWarning, match=r"'late' cannot reach the datum: it would reach it at"):
+        _own(assets=[*base.assets, late])
+    ocean = np.ones((180, 360), dtype=bool)
+    ocean[:, :180] = False  # land west of Greenwich
+    ship = Asset.vessel("ship", destination(base.datum, 90.0, 100.0), SweepLaw(8.0))
+    with pytest.warns(ManiboWarning, match="'ship' cannot reach the datum: it joins the search on"):
+        built = _own(assets=[*base.assets, ship], mask=OceanMask(ocean))
+    assert isinstance(built.assets, tuple) and len(built.assets) == len(base.assets) + 1
