@@ -243,6 +243,27 @@ def _perturb_lengthscales(model: SingleTaskGP, generator: torch.Generator) -> No
             module.lengthscale = module.lengthscale.detach() * factor
 
 
+MAX_EXACT_POINTS = 50_000
+"""Most observations an exact GP takes: its kernel matrices are ``n x n`` (20 GB each in float64
+at this size), so 10⁵ points filled 12 GB in 33 s before the allocator failed."""
+
+
+def check_exact_size(n: int, element_size: int) -> None:
+    """Refuse more than :data:`MAX_EXACT_POINTS` observations for an exact GP, before any kernel
+    matrix is built.
+
+    Raises:
+        ConfigurationError: naming the memory of one kernel matrix and the sparse surrogates.
+    """
+    if n > MAX_EXACT_POINTS:
+        gigabytes = n * n * element_size / 1e9
+        raise ConfigurationError(
+            f"an exact GP on {n:,} observations needs {gigabytes:,.0f} GB for each {n:,} x {n:,} "
+            f"kernel matrix, and takes at most {MAX_EXACT_POINTS:,}. Use surrogate 'vish' (data on "
+            "a sphere or in R^D, millions of points) or 'gpnet', or fit on a subsample."
+        )
+
+
 def exact_gp(
     space: Space,
     train_X: Tensor,
@@ -271,6 +292,7 @@ def exact_gp(
         fit_iterations: L-BFGS iterations of the fit at most, ``>= 1``.
     """
     validate_training_data(space, train_X, train_Y, max_outputs=1)
+    check_exact_size(len(train_X), train_X.element_size())
     fit_iterations = check_int("fit_iterations", fit_iterations, minimum=1)
     fit = check_bool("fit", fit)
     check_outcome_transform(outcome_transform)

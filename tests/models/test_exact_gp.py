@@ -201,3 +201,20 @@ def test_options_of_the_wrong_type_are_refused_not_converted(name, options, mess
     X = space.random(6, generator=torch.Generator().manual_seed(0))
     with pytest.raises(ConfigurationError, match=message):
         build_surrogate(name, space, X, X[:, :1], **options)
+
+
+@pytest.mark.parametrize("name", ["matern", "heat", "euclidean", "chart"])
+def test_an_exact_gp_refuses_more_points_than_its_kernel_matrices_can_hold(name):
+    """10⁵ points filled 12 GB in 33 s before the allocator failed; the refusal comes first."""
+    import time
+
+    from manibo.exceptions import ConfigurationError
+    from manibo.models import build_surrogate
+    from manibo.models.exact_gp import MAX_EXACT_POINTS
+
+    space = Sphere(2)
+    X = space.random(MAX_EXACT_POINTS + 1, generator=torch.Generator().manual_seed(0))
+    start = time.perf_counter()
+    with pytest.raises(ConfigurationError, match=r"50,001 observations needs 20 GB .* 'vish'"):
+        build_surrogate(name, space, X, X[:, :1])
+    assert time.perf_counter() - start < 10
