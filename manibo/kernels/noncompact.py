@@ -271,11 +271,14 @@ class NoncompactMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         :data:`_HOROCYCLIC_CACHE_ENTRIES` inputs that need no gradient, found again by equal
         content, dtype and device (GPyTorch slices the training inputs out of a new tensor on
         every call) and for the same ``boundary`` tensor, unmodified. Moving the kernel
-        (``.to``, ``.double()``) empties the cache. Inputs that require a gradient are computed
-        afresh, so gradients with respect to them are exact; gradients with respect to the
-        hyperparameters never pass through the cached values.
+        (``.to``, ``.double()``) empties the cache. Inputs that require a gradient, and any
+        input under ``torch.inference_mode``, are computed afresh, so gradients with respect to
+        them are exact; gradients with respect to the hyperparameters never pass through the
+        cached values.
         """
+        # inference-mode tensors cannot be saved for a later backward: never kept
         cacheable = not (x.requires_grad and torch.is_grad_enabled())
+        cacheable = cacheable and not torch.is_inference_mode_enabled()
         if cacheable:
             for index, (key, boundary, version, blocks) in enumerate(self._horocyclic_cache):
                 if (

@@ -51,16 +51,6 @@ class ChartKernel(CoordinateKernel):
         return self.space.chart(x)
 
 
-class _SurrogateChartKernel(ChartKernel):
-    """The kernel of the ``"chart"`` surrogate: its model checks the points (the training data at
-    construction, ``X`` in ``posterior`` and ``condition_on_observations``), so the chart does not
-    check them again on every posterior call (an eigendecomposition per SPD matrix, 25-40% of a
-    posterior on SPD(3))."""
-
-    def coordinates(self, x: Tensor) -> Tensor:
-        return self.space._unchecked("chart")(x)
-
-
 class EmbeddingKernel(CoordinateKernel):
     """A Euclidean kernel applied to the space's embedding: ``k(x, x') = base(embed(x),
     embed(x'))`` (:meth:`~manibo.spaces.base.Space.embed`: the ambient coordinates, a circle's
@@ -105,9 +95,5 @@ def chart_matern_gp(space, train_X, train_Y, **options):
     validate_training_data(space, train_X, train_Y, max_outputs=1)  # before the kernel reads it
     k = space.chart(train_X[:1]).shape[-1]
     return exact_gp(
-        space,
-        train_X,
-        train_Y,
-        _SurrogateChartKernel(space, MaternKernel(nu=2.5, ard_num_dims=k)),
-        **options,
+        space, train_X, train_Y, ChartKernel(space, MaternKernel(nu=2.5, ard_num_dims=k)), **options
     )

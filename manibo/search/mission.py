@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import numbers
 import time
 import warnings
 from collections.abc import Callable
@@ -97,10 +98,14 @@ class Scenario:
                 f"`mask` must be an OceanMask or None, got {type(self.mask).__name__}."
             )
         duration = self.duration_h
+        number = isinstance(duration, numbers.Real) or (
+            isinstance(duration, Tensor) and duration.numel() == 1
+        )
         if isinstance(duration, bool) or not (
-            isinstance(duration, int | float) and math.isfinite(duration) and duration > 0
+            number and math.isfinite(float(duration)) and float(duration) > 0
         ):
             raise ConfigurationError(f"`duration_h` must be a finite number > 0, got {duration!r}.")
+        object.__setattr__(self, "duration_h", float(duration))
         assets = tuple(self.assets) if isinstance(self.assets, list | tuple) else None
         if not assets or not all(isinstance(a, Asset) for a in assets):
             raise ConfigurationError(
@@ -112,19 +117,19 @@ class Scenario:
             self._warn_if_idle(asset)
 
     def _warn_if_idle(self, asset: Asset) -> None:
-        """Warn when ``asset`` cannot reach the datum in time: an aircraft whose round trip
-        exceeds its sortie, a vessel that would arrive after the mission's end or joins on land
-        (it may still reach the edge of the prior nearest to it)."""
+        """Warn when ``asset`` cannot reach the datum in time: one that would arrive after the
+        mission's end, an aircraft whose round trip exceeds its sortie, a vessel that joins on
+        land (it may still reach the edge of the prior nearest to it)."""
         hours = float(asset.hours(asset.start, self.datum.to(asset.start)))
-        if asset.returns_to_base and 2 * hours >= asset.endurance_h:
-            reason = (
-                f"the round trip from its base to the datum takes {2 * hours:.1f} h, its "
-                f"sortie {asset.endurance_h:g} h"
-            )
-        elif not asset.returns_to_base and asset.available_h + hours >= self.duration_h:
+        if asset.available_h + hours >= self.duration_h:
             reason = (
                 f"it would reach it at {asset.available_h + hours:.1f} h, after the "
                 f"mission's {self.duration_h:g} h"
+            )
+        elif asset.returns_to_base and 2 * hours >= asset.endurance_h:
+            reason = (
+                f"the round trip from its base to the datum takes {2 * hours:.1f} h, its "
+                f"sortie {asset.endurance_h:g} h"
             )
         elif (
             not asset.returns_to_base

@@ -263,10 +263,11 @@ def _finish(
     base_points = [b for _, b in bases]
     landmarks = {**landmarks, **{f"airfield: {n}": b for n, b in bases}, "ship joins": ship}
     with warnings.catch_warnings():
-        # the ship joins at the edge of the ocean as these families place it: in a mission
-        # shorter than its transit (the demo's --budget) it arrives too late by design
+        # the ship joins at the edge of the ocean and the aircraft fly from airfields as these
+        # families place them: in a mission shorter than a transit (the demo's --budget) an
+        # asset arrives too late by design
         warnings.filterwarnings(
-            "ignore", "scenario .* asset 'ship' cannot reach the datum: it would", ManiboWarning
+            "ignore", "scenario .* cannot reach the datum: it would reach it at", ManiboWarning
         )
         return Scenario(
             name=name,

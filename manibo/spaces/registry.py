@@ -8,6 +8,7 @@ space or a family of spaces (plug-ins included); ``available_spaces()`` lists th
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -168,7 +169,8 @@ def normal_spec(spec: str) -> str:
         try:
             normal.append(_normal_factor(factor))
         except ConfigurationError as err:
-            if before is None or ":" not in before:
+            joined = f"{before.partition(':')[2]}{PRODUCT}{factor}" if before else ""
+            if before is None or ":" not in before or not os.path.exists(joined):
                 raise
             raise ConfigurationError(
                 f"{err} {PRODUCT!r} joins the factors of a product, so {before}{PRODUCT}{factor} "

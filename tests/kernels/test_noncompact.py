@@ -474,6 +474,18 @@ def _uncached(kernel, x1, x2):
 
 
 @FEW_PHASES
+def test_a_call_under_inference_mode_leaves_nothing_for_a_later_backward():
+    """Projections kept from an ``inference_mode`` call cannot be saved for backward: a later
+    differentiable call raised "Inference tensors cannot be saved for backward"."""
+    space = SymmetricPositiveDefinite(3)
+    kernel = NoncompactMaternKernel(space, nu=2.5, method="features", num_phases=256).double()
+    x = space.random(20, generator=0)
+    with torch.inference_mode():
+        kernel(x, x).to_dense()
+    kernel(x, x).to_dense().sum().backward()
+    assert torch.isfinite(kernel.raw_lengthscale.grad).all()
+
+
 def test_the_horocyclic_projections_of_the_training_inputs_are_reused_while_valid(monkeypatch):
     """A posterior call reuses the projections of the training inputs (they depend on neither
     the lengthscale nor any other parameter); a new lengthscale, a new dtype, inputs changed in

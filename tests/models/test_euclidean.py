@@ -121,32 +121,21 @@ def test_the_chart_gp_gradient_is_the_geodesic_finite_difference_where_the_chart
         assert derivative == pytest.approx(float(up - down) / (2 * h), rel=1e-5, abs=1e-8)
 
 
-def test_a_chart_posterior_on_spd_checks_its_points_once_per_call(monkeypatch):
-    """The chart of the "chart" surrogate does not check its points again on every posterior call
-    (the model checked the training data at construction and checks X in posterior): on SPD(3)
-    each check is an eigendecomposition per matrix, 25-40% of a posterior call. The public chart
-    still refuses points off the manifold."""
+def test_the_chart_surrogate_refuses_points_off_the_manifold_on_every_route():
+    """``model(X)`` and ``set_train_data`` reach the kernel without ``posterior``'s check: the
+    chart's own check keeps a negated SPD matrix (NaN means) and a NaN entry (LAPACK's eigh
+    failing to converge) out."""
     from manibo.exceptions import InputDataError
     from manibo.spaces import SymmetricPositiveDefinite
 
-    space = SymmetricPositiveDefinite(3)
-    X = space.random(12, generator=0)
-    Y = X[:, :1] - X[:, 4:5]
-    model = build_surrogate("chart", space, X, Y, fit=False)
-    test = space.random(5, generator=1).unsqueeze(-2)
-    expected = model.posterior(test).mean.detach()
-    calls = []
-    for check in ("_check_on_manifold", "_check_membership"):
-        original = getattr(space, check)
-        monkeypatch.setattr(
-            space, check, lambda x, name, c=check, f=original: (calls.append(c), f(x, name))[1]
-        )
-    for _ in range(3):
-        posterior = model.posterior(test)
-        assert torch.equal(posterior.mean.detach(), expected)
-        assert bool((posterior.variance > 0).all())
-    assert calls == ["_check_membership"] * 3  # X in posterior, once per call
-    with pytest.raises(InputDataError, match="positive definite"):
-        space.chart(torch.diag(torch.tensor([1.0, 1.0, -1.0], dtype=torch.float64)).reshape(9))
-    with pytest.raises(InputDataError, match="`X` holds points off SymmetricPositiveDefinite"):
-        model.posterior(-test)
+    space = SymmetricPositiveDefinite(2)
+    X = space.random(15, generator=0)
+    model = build_surrogate("chart", space, X, X[:, :1].clone(), fit=False)
+    model.eval()
+    bad = space.random(3, generator=1)
+    bad[0] = -bad[0]
+    with pytest.raises(InputDataError, match="positive definite|off SymmetricPositiveDefinite"):
+        model(bad)
+    bad[0, 0] = float("nan")
+    with pytest.raises(InputDataError, match="NaN"):
+        model(bad)

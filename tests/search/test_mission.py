@@ -1,6 +1,7 @@
 """The simulator: sorties from base and back, legs in time order, the belief of every leg, and a
 planner that breaks an asset's endurance is stopped."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -146,3 +147,11 @@ def test_assets_that_cannot_reach_the_datum_are_named_in_a_warning():
     with pytest.warns(ManiboWarning, match="'ship' cannot reach the datum: it joins the search on"):
         built = _own(assets=[*base.assets, ship], mask=OceanMask(ocean))
     assert isinstance(built.assets, tuple) and len(built.assets) == len(base.assets) + 1
+    late_plane = Asset.aircraft("late plane", base.datum, SweepLaw(20.0), available_h=500.0)
+    with pytest.warns(ManiboWarning, match=r"'late plane' cannot reach the datum: it would reach"):
+        _own(assets=(*base.assets, late_plane))
+
+
+@pytest.mark.parametrize("duration", [np.int64(24), np.float32(24.0), torch.tensor(24.0), 24])
+def test_a_scenario_takes_any_real_duration(duration):
+    assert _own(duration_h=duration).duration_h == 24.0

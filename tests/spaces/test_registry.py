@@ -169,6 +169,9 @@ def test_a_file_name_with_the_product_sign_is_explained(tmp_path):
     assert message.startswith("unknown space 'ads.txt'")
     assert f"graph:{tmp_path}/ro*ads.txt was read as two factors" in message
     assert "rename the file" in message
+    with pytest.raises(ConfigurationError) as info:  # a typo after a file: no file to rename
+        make_space(f"graph:{tmp_path / 'roads.txt'}*boxx")
+    assert "rename" not in str(info.value)
 
 
 @pytest.fixture

@@ -161,27 +161,15 @@ class VISHModel(TransformedTrainingInputs, Model, FantasizeMixin):
         return super().train(mode)
 
     def _apply(self, fn, *args, **kwargs):
+        """Apply ``fn``'s device to every tensor but keep their dtypes: the model computes in
+        float64 whatever its inputs (its posteriors take the dtype of the test inputs), so
+        ``.to(torch.float32)``, ``.float()`` or ``.half()``, on the model or on a model list
+        holding it, move devices only (statistics rounded to float32 stayed rounded, and every
+        posterior raised a dtype mismatch in the features)."""
         self._cache = None
-        return super()._apply(fn, *args, **kwargs)
-
-    def to(self, *args, **kwargs) -> VISHModel:
-        """Move the model to a device, as ``Module.to``; a dtype given is not applied: the model
-        computes in float64 whatever its inputs (its posteriors take the dtype of the test
-        inputs), and statistics rounded to float32 would stay rounded after moving back."""
-        device, _, non_blocking, _ = torch._C._nn._parse_to(*args, **kwargs)
-        return self if device is None else super().to(device=device, non_blocking=non_blocking)
-
-    def float(self) -> VISHModel:
-        """The model itself: it computes in float64 (see :meth:`to`)."""
-        return self
-
-    def half(self) -> VISHModel:
-        """The model itself: it computes in float64 (see :meth:`to`)."""
-        return self
-
-    def bfloat16(self) -> VISHModel:
-        """The model itself: it computes in float64 (see :meth:`to`)."""
-        return self
+        reference = self.prior.features.transform
+        device = fn(torch.zeros((), dtype=reference.dtype, device=reference.device)).device
+        return super()._apply(lambda t: t.to(device=device), *args, **kwargs)
 
     # ------------------------------------------------------------------ training on the cache
     def bound(self) -> Tensor:

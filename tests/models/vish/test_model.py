@@ -64,22 +64,32 @@ def test_posterior_contract():
     assert torch.allclose(mean32.double(), mean, rtol=1e-4)  # stated float32 tolerance
 
 
-@pytest.mark.parametrize("cast", ["to", "float", "half", "bfloat16"])
+@pytest.mark.parametrize("cast", ["to", "float", "half", "type"])
 def test_a_dtype_asked_of_the_model_keeps_it_in_float64(cast):
     """``model.to(torch.float32)`` (as docs/conventions.md tells users to move models) made every
-    posterior raise "expected m1 and m2 to have the same dtype" inside the features."""
+    posterior raise "expected m1 and m2 to have the same dtype" inside the features; so did a
+    list of VISH models (two outputs) moved as a whole."""
+    from manibo.models import build_surrogate
+
     model, X, _ = _model()
     X_test = SPACE.random(5, generator=torch.Generator().manual_seed(2))
     before = model.posterior(X_test)
-    moved = model.to(torch.float32) if cast == "to" else getattr(model, cast)()
-    assert moved is model
-    assert all(
-        t.dtype == torch.float64 for t in model.state_dict().values() if t.is_floating_point()
-    )
+    two = build_surrogate("vish", SPACE, X, torch.cat([X[:, :1], X[:, 1:2] ** 2], -1))
+    two_before = two.posterior(X_test)
+    for m in (model, two):
+        if cast == "to":
+            m.to(torch.float32)
+        elif cast == "type":
+            m.type(torch.float32)
+        else:
+            getattr(m, cast)()
+        floats = [t for t in m.state_dict().values() if t.is_floating_point()]
+        assert floats and all(t.dtype == torch.float64 for t in floats)
     after = model.posterior(X_test.float())
     assert after.mean.dtype == torch.float32
     assert torch.allclose(after.mean.double(), before.mean, rtol=1e-5, atol=1e-6)
     assert torch.equal(model.to("cpu", torch.float32).posterior(X_test).mean, before.mean)
+    assert torch.equal(two.posterior(X_test).mean, two_before.mean)
 
 
 def test_fit_on_the_cache_raises_the_bound():
