@@ -298,7 +298,8 @@ def mission_figure(
         axes[1],
         zoom,
         scenario,
-        f"b. {label(record.planner)}: its {len(flown)} legs until {until:.1f} h over the prior",
+        f"b. {label(record.planner)}: its {len(flown)} leg{'s' * (len(flown) != 1)} until "
+        f"{until:.1f} h over the prior",
     )
     draw_density(axes[1], zoom, particles, bins=150)
     handles = _tracks(axes[1], zoom, scenario, flown) + _landmarks(axes[1], zoom, scenario)
@@ -374,7 +375,9 @@ def mission_figure(
         axes[2], zoom, final, marker="X" if found else "x", s=120, color="#e02020", zorder=9
     )
     fig.colorbar(image, ax=axes[2], shrink=0.7, label="posterior probability per 10,000 km²")
-    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5), fontsize=9)
+    # two rows at most: a third overlapped the x-axis labels of maps b and c
+    columns = max(1, math.ceil(len(handles) / 2))
+    fig.legend(handles=handles, loc="outside lower center", ncol=columns, fontsize=9)
     fig.suptitle(
         f"{scenario.name}: the representative mission planned by {label(record.planner)} (the "
         "median of its times to detection)\nmaps b and c are in the water's frame: every "
