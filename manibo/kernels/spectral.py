@@ -206,6 +206,8 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         """
         if self.num_levels is not None:
             return self.num_levels, None
+        if warn:
+            self._warn_if_eigenpairs_dropped(lengthscale)
         log_tail = self._log_tail(lengthscale)
         log_tol = math.log(self.truncation_tol)
         log_start = log_tol + math.log(PHASE_IN_RATIO)
@@ -244,6 +246,35 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         u[..., : self._min_levels] = 1.0
         phase = u * u * (3 - 2 * u)  # smoothstep: the kernel's derivative is continuous too
         return count, phase.reshape(*lengthscale.shape[:-2], count)
+
+    def _warn_if_eigenpairs_dropped(self, lengthscale: Tensor) -> None:
+        """Warn (once) where the space kept only its lowest eigenpairs (a mesh or graph of more
+        than ``DENSE_MAX`` points) and those it left out hold more than ``CAP_WARNING_FACTOR *
+        truncation_tol`` of the spectral mass at ``lengthscale``. The lost share is bounded below
+        by giving every left-out eigenpair their mean eigenvalue (the spectral density is convex
+        and decreasing), so the warning never fires for a mass that is not lost."""
+        dropped = getattr(self.space, "dropped_spectrum", None)
+        if dropped is None or self._warned_cap:
+            return
+        count, mean = dropped
+        with torch.no_grad():
+            ls = lengthscale.detach().reshape(-1, 1).to(self._eigenvalues.dtype)
+            spectrum = log_spectrum(self._eigenvalues, ls, self.nu, self.space.spectral_dim)
+            kept = torch.logsumexp(self._log_multiplicities + spectrum, dim=-1)
+            at_mean = torch.tensor([mean], dtype=ls.dtype, device=ls.device)
+            lost = math.log(count) + log_spectrum(at_mean, ls, self.nu, self.space.spectral_dim)
+            share = float(torch.sigmoid(lost[..., 0] - kept).max())  # lost / (lost + kept)
+        if share > CAP_WARNING_FACTOR * self.truncation_tol:
+            total = self.space.num_points
+            warnings.warn(
+                f"{self!r}: the space keeps the lowest {total - count:,} of its {total:,} "
+                f"eigenpairs, and those left out hold at least {share:.2e} of the spectral mass "
+                f"at lengthscale {float(lengthscale.detach().min()):.3g}. Build the space with "
+                f"more `num_eigenpairs` (up to {total:,}), or use a longer lengthscale.",
+                TruncationWarning,
+                stacklevel=user_stacklevel(),
+            )
+            self._warned_cap = True
 
     def _log_tail(self, lengthscale: Tensor, every_level: bool = False) -> Tensor:
         """Log share of the spectral mass in levels ``>= l``, shape ``(prod(batch), L)``.

@@ -101,6 +101,8 @@ class EigenvectorSpace(CompactSpace):
         num_eigenpairs: cap on the eigenpairs kept (whole levels only). Default: all ``n`` when
             ``n <= DENSE_MAX``, else the lowest ``DEFAULT_SPARSE_EIGENPAIRS``. When the sparse
             solver is used its highest level is dropped, since it may be an incomplete eigenspace.
+            A kernel warns (``TruncationWarning``) when the eigenpairs left out may hold more of
+            its spectral mass than its truncation tolerance allows.
     """
 
     is_discrete = True
@@ -129,6 +131,13 @@ class EigenvectorSpace(CompactSpace):
                 f"{'' if complete else ' or more'}. Raise `num_eigenpairs`."
             )
         self.num_points = n
+        # (count, mean eigenvalue) of the eigenpairs not kept, None when all are: a spectral
+        # kernel bounds the mass it loses with them (the trace is the sum of all n eigenvalues)
+        kept = float((values[:keep] * counts[:keep]).sum())
+        trace = float(np.sum(sps.csr_matrix(laplacian).diagonal() / mass))
+        dropped = n - int(counts[:keep].sum())
+        mean = max((trace - kept) / max(dropped, 1), float(values[keep - 1]))
+        self.dropped_spectrum = None if dropped == 0 else (dropped, mean)
         self.num_levels_available = keep
         self.default_max_levels = keep
         self._level_values = values[:keep]

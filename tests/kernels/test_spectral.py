@@ -336,3 +336,43 @@ def test_batch_index_of_two_batch_dimensions(index):
         member = kernel[index]
         assert member.batch_shape == full.shape[:-2]
         assert torch.allclose(member(x).to_dense(), full, atol=1e-12)
+
+
+def test_a_graph_that_keeps_only_its_lowest_eigenpairs_warns_of_the_mass_left_out():
+    """A graph of more than 2,000 nodes keeps its lowest ~500 eigenpairs; the kernel's own level
+    cap never saw the rest, so 52% of the spectral mass went unreported at lengthscale 1. The
+    warning's figure is a lower bound of the share computed from the full spectrum."""
+    import re
+
+    from manibo.spaces import Graph
+
+    rows, cols = 30, 70
+    index = np.arange(rows * cols).reshape(rows, cols)
+    across = np.stack([index[:, :-1].ravel(), index[:, 1:].ravel()], 1)
+    down = np.stack([index[:-1].ravel(), index[1:].ravel()], 1)
+    edges = np.concatenate([across, down])
+    graph = Graph.from_edges(edges, rows * cols)
+    full = Graph.from_edges(edges, rows * cols, num_eigenpairs=rows * cols)
+    count, _ = graph.dropped_spectrum
+    assert full.dropped_spectrum is None
+    eigenvalues, multiplicities = full.levels(full.num_levels_available)
+    kept_levels = int((multiplicities.cumsum(0) <= rows * cols - count).sum())
+    x = graph.all_points()[:20]
+    for lengthscale, warns in ((1.0, True), (3.0, True), (10.0, True), (100.0, False)):
+        mass = multiplicities * (5.0 / lengthscale**2 + eigenvalues) ** -2.5  # Matérn-5/2
+        true_share = float(mass[kept_levels:].sum() / mass.sum())  # 0.52, 0.10, 3.2e-3, 2.7e-7
+        kernel = GeometricMaternKernel(graph, nu=2.5).double()
+        kernel.lengthscale = lengthscale
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            kernel(x, x).to_dense()
+        messages = [str(w.message) for w in caught if w.category is TruncationWarning]
+        assert bool(messages) == warns, (lengthscale, messages)
+        if warns:
+            stated = float(re.search(r"hold at least (\S+) of the spectral mass", messages[0])[1])
+            assert 0.5 * true_share < stated <= true_share, (lengthscale, stated, true_share)
+    whole = GeometricMaternKernel(full, nu=2.5).double()
+    whole.lengthscale = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TruncationWarning)
+        whole(x, x).to_dense()
