@@ -36,12 +36,13 @@ while len(opt.history) < budget:
 nodes = [int(e.x[0]) for e in opt.history]
 assert len(set(nodes)) == len(nodes)  # a node is never evaluated twice
 best_node, best_value = opt.best
-first_hit = next((i + 1 for i, e in enumerate(opt.history) if e.y == problem.optimal_value), None)
+# evaluations are counted from 0, as in result.X and the journal
+first_hit = next((i for i, e in enumerate(opt.history) if e.y == problem.optimal_value), None)
 random_nodes = graph.random(budget, generator=torch.Generator().manual_seed(0))
 print(f"best node {int(best_node)}: {best_value:.4f} (optimum {problem.optimal_value:.4f})")
 print(
-    f"optimum evaluated first at evaluation {first_hit} of {budget}"
-    if first_hit
+    f"optimum evaluated first at evaluation {first_hit} (of 0-{budget - 1})"
+    if first_hit is not None
     else "optimum not evaluated yet"
 )
 print(f"random search, same budget: {float(problem.evaluate_true(random_nodes).min()):.4f}")

@@ -558,12 +558,16 @@ class BayesianOptimizer:
         count = number_of_points(self.space)
         left = count - len(evaluated) - len(asked)
         if left < n:
+            tell = (
+                "Tell the pending points (`tell`, or `tell_failure`) before asking for more, or "
+                if asked
+                else "Every point is evaluated; "
+            )
             raise ConfigurationError(
                 f"`ask` needs {n} new point(s) of {self.space!r}, but only {left} of its {count} "
                 f"points are left: {len(evaluated)} are evaluated and {len(asked)} asked and not "
-                "yet told, and with exclude_evaluated=True none of those is proposed again. Tell "
-                "the pending points (`tell`, or `tell_failure`) before asking for more, or pass "
-                "`exclude_evaluated=False` to allow repeats."
+                f"yet told, and with exclude_evaluated=True none of those is proposed again. {tell}"
+                "pass `exclude_evaluated=False` to allow repeats."
             )
 
     def _random_points(self, start: int, n: int) -> Tensor:

@@ -483,6 +483,16 @@ def test_asked_points_not_yet_told_are_taken_on_a_finite_space_in_both_phases():
         model.ask()
     repeats = BayesianOptimizer(_complete_graph(6), initial_design=5, exclude_evaluated=False)
     assert [repeats.ask().shape for _ in range(7)] == [(1, 1)] * 7
+    # with every point told there is nothing pending to tell: the advice says so
+    done = BayesianOptimizer(_complete_graph(4), initial_design=4, seed=0, **FAST)
+    for _ in range(4):
+        x = done.ask()
+        done.tell(x, [float(x[0, 0])])
+    with pytest.raises(ConfigurationError) as info:
+        done.ask()
+    message = str(info.value)
+    assert "Every point is evaluated; pass `exclude_evaluated=False`" in message
+    assert "Tell the pending points" not in message
 
 
 def test_a_batch_that_straddles_the_end_of_the_initial_design_evaluates_all_of_it():

@@ -319,9 +319,15 @@ def _mesh_from_obj(path: str) -> Mesh:
         words = line.split()
         try:
             if words[:1] == ["v"]:
+                if len(words) < 4:
+                    raise ValueError(f"a vertex needs 3 coordinates, got {len(words) - 1}")
                 vertices.append([float(w) for w in words[1:4]])
             elif words[:1] == ["f"]:  # "f 1 2 3" or "f 1/1/1 2/2/2 3/3/3", indices from 1
-                corners = [int(w.split("/")[0]) - 1 for w in words[1:]]
+                # a negative index counts back from the last vertex read so far (-1 is the last)
+                indices = [int(w.split("/")[0]) for w in words[1:]]
+                if 0 in indices or len(indices) < 3:
+                    raise ValueError("a face needs 3 or more vertex indices, none of them 0")
+                corners = [i - 1 if i > 0 else len(vertices) + i for i in indices]
                 faces.extend(
                     [corners[0], a, b] for a, b in zip(corners[1:-1], corners[2:], strict=True)
                 )

@@ -131,6 +131,14 @@ def test_meshes_from_obj_files(tmp_path):
     broken.write_text("v 0 0 zero\n")
     with pytest.raises(InputDataError, match=r"line 1 \('v 0 0 zero'\)"):
         make_space(f"mesh:{broken}")
+    # relative (negative) indices count back from the last vertex read, as the format defines
+    relative = tmp_path / "relative.obj"
+    relative.write_text(quad.read_text().replace("f 1 2 3 4", "f -5 -4 -3 -2"))
+    assert make_space(f"mesh:{relative}").fingerprint() == make_space(f"mesh:{quad}").fingerprint()
+    short = tmp_path / "short.obj"  # a vertex with two coordinates: NumPy's ragged-array error
+    short.write_text("v 0 0 0\nv 1 0\nv 0 1 0\nf 1 2 3\n")
+    with pytest.raises(InputDataError, match=r"line 2 \('v 1 0'\).*3 coordinates, got 2"):
+        make_space(f"mesh:{short}")
 
 
 @pytest.mark.parametrize(
