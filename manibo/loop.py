@@ -1164,7 +1164,8 @@ def _checked_budget(budget: object, initial_design: int) -> int:
     if budget < initial_design:
         raise ConfigurationError(
             f"`budget` ({budget}) must be an integer at least the initial design size "
-            f"({initial_design})."
+            f"({initial_design}): raise `budget`, or pass `initial_design={max(budget, 1)}` or "
+            "fewer (on a space of few points, at most their number)."
         )
     return budget
 

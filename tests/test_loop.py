@@ -365,6 +365,17 @@ def test_a_budget_below_the_initial_design_is_refused_before_the_design_is_drawn
             optimise(_objective, Sphere(2), budget=6, initial_design=10**9, progress=False)
 
 
+def test_a_budget_below_the_default_design_on_a_small_graph_says_how_to_run():
+    """On 3 nodes, budget=3 was refused for the default design of 5, and budget=5 then for 5
+    points of a 3-node graph: the first message now names the way out."""
+    graph = _complete_graph(3)
+    with pytest.raises(ConfigurationError, match=r"pass `initial_design=3` or fewer") as info:
+        minimize(lambda x: float(x[0]), graph, budget=3, progress=False)
+    assert "raise `budget`" in str(info.value)
+    result = minimize(lambda x: float(x[0]), graph, budget=3, initial_design=3, progress=False)
+    assert sorted(result.X[:, 0].tolist()) == [0.0, 1.0, 2.0]
+
+
 def test_an_initial_design_too_large_for_memory_is_refused_naming_its_size(monkeypatch):
     monkeypatch.setattr(manibo.loop, "seeded_design", _no_design_drawn)
     monkeypatch.setattr(manibo.loop, "_memory_bytes", lambda: 16 * 10**9, raising=False)
