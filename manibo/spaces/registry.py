@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from manibo.exceptions import ConfigurationError, InputDataError
+from manibo._stack import user_stacklevel
+from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning
 from manibo.registry import (
     FamilyEntry,
     Registry,
@@ -306,7 +307,31 @@ def _graph_from_file(path: str) -> Graph:
             f"least one line, got a table of shape {table.shape}."
         )
     weights = table[:, 2] if table.shape[1] == 3 else None
+    _warn_of_edge_list_pitfalls(path, table[:, :2])
     return Graph.from_edges(table[:, :2], int(table[:, :2].max()) + 1, weights=weights)
+
+
+def _warn_of_edge_list_pitfalls(path: str, pairs: np.ndarray) -> None:
+    """Warn of an edge list that counts nodes from 1 (node 0 would be an isolated node that the
+    optimiser may propose) or lists edges in both directions (their weights add up, which
+    halves the lengthscales that fit)."""
+    if pairs.min() >= 1:
+        warnings.warn(
+            f"space 'graph:{path}': no edge touches node 0, so the graph has an isolated node 0; "
+            "nodes are counted from 0. If the file counts from 1, subtract 1 from its indices.",
+            ManiboWarning,
+            stacklevel=user_stacklevel(),
+        )
+    edges = {(int(i), int(j)) for i, j in pairs}
+    both = sum(1 for i, j in edges if i < j and (j, i) in edges)
+    if both:
+        warnings.warn(
+            f"space 'graph:{path}': {both} edge(s) are listed in both directions (i j and j i); "
+            "each line adds its weight to the undirected edge, so theirs count twice. List each "
+            "edge once.",
+            ManiboWarning,
+            stacklevel=user_stacklevel(),
+        )
 
 
 @register_space(

@@ -113,6 +113,21 @@ def test_graphs_from_edge_lists_and_adjacency_files(tmp_path):
         make_space(f"graph:{tmp_path / 'missing.txt'}")
 
 
+def test_edge_lists_counted_from_1_or_listed_both_ways_are_named(tmp_path):
+    """A file counted from 1 became a graph with an isolated node 0 that the optimiser could
+    propose; edges listed both ways doubled their weights (eigenvalues 0.38 -> 0.76 on a path)."""
+    from manibo.exceptions import ManiboWarning
+
+    one_based = tmp_path / "one.txt"
+    one_based.write_text("1 2\n2 3\n")
+    with pytest.warns(ManiboWarning, match="isolated node 0; nodes are counted from 0"):
+        assert make_space(f"graph:{one_based}").num_points == 4
+    both = tmp_path / "both.txt"
+    both.write_text("0 1\n1 0\n1 2\n2 1\n2 3\n")
+    with pytest.warns(ManiboWarning, match="2 edge\\(s\\) are listed in both directions"):
+        make_space(f"graph:{both}")
+
+
 def test_meshes_from_obj_files(tmp_path):
     reference = Mesh.icosphere(1)
     lines = [f"v {x} {y} {z}" for x, y, z in reference.vertices.tolist()]
