@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sps
 
-from manibo.exceptions import InputDataError
+from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.spaces.base import content_digest
 from manibo.spaces.eigenvector_space import EigenvectorSpace, as_numpy
 
@@ -95,6 +95,9 @@ class Graph(EigenvectorSpace):
                 f"dtype {pairs.dtype}. Pass e.g. [[0, 1], [1, 2]]."
             )
         pairs = pairs.astype(np.int64)
+        if isinstance(num_nodes, bool) or not float(num_nodes).is_integer() or num_nodes < 1:
+            raise ConfigurationError(f"`num_nodes` must be an integer >= 1, got {num_nodes!r}.")
+        num_nodes = int(num_nodes)
         if pairs.size and (pairs.min() < 0 or pairs.max() >= num_nodes):
             raise InputDataError(
                 f"`edges` must hold node indices in [0, {num_nodes}) (`num_nodes` = {num_nodes}), "
@@ -158,8 +161,8 @@ def _adjacency_matrix(adjacency) -> sps.csr_matrix:
         i, j = int(asymmetry.row[k]), int(asymmetry.col[k])
         raise InputDataError(
             f"`adjacency` must be symmetric (an undirected graph), but A[{i}, {j}] = "
-            f"{matrix[i, j]:g} and A[{j}, {i}] = {matrix[j, i]:g}. Symmetrise it, e.g. with "
-            "(A + A.T) / 2."
+            f"{float(matrix[i, j])!r} and A[{j}, {i}] = {float(matrix[j, i])!r}. Symmetrise "
+            "it, e.g. with (A + A.T) / 2."
         )
     matrix = ((matrix + matrix.T) / 2).tocsr()
     matrix.eliminate_zeros()

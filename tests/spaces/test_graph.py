@@ -313,6 +313,12 @@ def test_bad_inputs_have_helpful_errors():
         Graph.from_edges([[0, 1], [1, 4]], num_nodes=4)
     with pytest.raises(InputDataError, match="self-loop"):
         Graph.from_edges([[0, 1], [2, 2]], num_nodes=4)
+    with pytest.raises(ConfigurationError, match=r"`num_nodes` must be an integer >= 1, got 2\.5"):
+        Graph.from_edges([[0, 1]], num_nodes=2.5)  # SciPy's TypeError before
+    near = cycle(4)
+    near[1, 0] = 1 + 1e-9  # shown as "1 and 1" before
+    with pytest.raises(InputDataError, match=r"A\[0, 1\] = 1\.0 and A\[1, 0\] = 1\.000000001"):
+        Graph(near)
     with pytest.raises(ConfigurationError, match="num_eigenpairs"):
         Graph(cycle(4), num_eigenpairs=5)
     with pytest.raises(ConfigurationError, match=r"multiplicity 5.*Raise `num_eigenpairs`"):
