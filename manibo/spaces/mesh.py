@@ -3,13 +3,15 @@ r"""Vertices of a triangle mesh, with the spectrum of its cotangent Laplacian an
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import scipy.sparse as sps
 import torch
 from torch import Tensor
 
-from manibo.exceptions import ConfigurationError, InputDataError
+from manibo._stack import user_stacklevel
+from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning
 from manibo.spaces.base import content_digest
 from manibo.spaces.eigenvector_space import EigenvectorSpace, as_numpy
 
@@ -79,6 +81,7 @@ class Mesh(EigenvectorSpace):
 
     def __init__(self, vertices, faces, num_eigenpairs: int | None = None) -> None:
         points, triangles = _validate_mesh(vertices, faces)
+        _warn_of_duplicate_vertices(points)
         laplacian, mass = cotangent_laplacian(points, triangles)
         super().__init__(laplacian, mass, _edge_lengths(points, triangles), num_eigenpairs)
         self.vertices = torch.from_numpy(points)
@@ -251,3 +254,19 @@ def _validate_mesh(vertices, faces) -> tuple[np.ndarray, np.ndarray]:
             "they have no area and no Laplacian. Drop them and re-index `faces`."
         )
     return v, f
+
+
+def _warn_of_duplicate_vertices(points: np.ndarray) -> None:
+    """Warn when vertices share a position: exported meshes duplicate them along texture seams,
+    and each copy belongs to its own faces only, so the surface is cut there (the distance
+    across is infinite and the kernel's correlation 0)."""
+    distinct = len(np.unique(points, axis=0))
+    if distinct < len(points):
+        warnings.warn(
+            f"{len(points) - distinct} vertices of the mesh repeat the position of another "
+            f"({distinct} distinct positions among {len(points)} vertices): the surface is cut "
+            "where they meet, as if its pieces were apart. Merge duplicate vertices (and update "
+            "the faces) before building the mesh if it is one surface.",
+            ManiboWarning,
+            stacklevel=user_stacklevel(),
+        )

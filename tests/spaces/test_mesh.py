@@ -263,3 +263,22 @@ def test_fingerprint_is_the_vertices_and_faces():
     moved = mesh.vertices.clone()
     moved[0] *= 1.1
     assert Mesh(moved, mesh.faces).fingerprint() != mesh.fingerprint()
+
+
+def test_vertices_sharing_a_position_are_named_in_a_warning():
+    """A 2 x 2-cell grid whose right column repeats the middle column's 3 vertices (a texture
+    seam): the surface is cut there, and the only sign was a second zero eigenvalue."""
+    from manibo.exceptions import ManiboWarning
+
+    grid = [(x, y, 0.0) for y in range(3) for x in range(2)]  # vertices 0-5: columns 0 and 1
+    seam = [(1.0, y, 0.0) for y in range(3)] + [(2.0, y, 0.0) for y in range(3)]  # 6-8, 9-11
+    faces = []
+    for y in range(2):
+        a, b, c, d = 2 * y, 2 * y + 1, 2 * y + 2, 2 * y + 3
+        faces += [(a, b, d), (a, d, c)]
+        e, f, g, h = 6 + y, 9 + y, 7 + y, 10 + y
+        faces += [(e, f, h), (e, h, g)]
+    with pytest.warns(ManiboWarning, match=r"3 vertices of the mesh repeat the position"):
+        mesh = Mesh(np.array(grid + seam), np.array(faces))
+    eigenvalues, multiplicities = mesh.levels(1)
+    assert float(eigenvalues[0]) == pytest.approx(0.0, abs=1e-9) and int(multiplicities[0]) == 2
