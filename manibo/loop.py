@@ -1160,7 +1160,7 @@ def _on_terminal(stream) -> bool:
 
 def _checked_budget(budget: object, initial_design: int) -> int:
     """``budget`` as an int, refused unless it covers the initial design."""
-    budget = check_int("budget", budget)
+    budget = check_int("budget", budget, minimum=1)
     if budget < initial_design:
         raise ConfigurationError(
             f"`budget` ({budget}) must be an integer at least the initial design size "

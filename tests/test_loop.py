@@ -374,6 +374,8 @@ def test_a_budget_below_the_default_design_on_a_small_graph_says_how_to_run():
     assert "raise `budget`" in str(info.value)
     result = minimize(lambda x: float(x[0]), graph, budget=3, initial_design=3, progress=False)
     assert sorted(result.X[:, 0].tolist()) == [0.0, 1.0, 2.0]
+    with pytest.raises(ConfigurationError, match=r"`budget` must be an integer >= 1, got 0"):
+        minimize(lambda x: float(x[0]), graph, budget=0, initial_design=1, progress=False)
 
 
 def test_an_initial_design_too_large_for_memory_is_refused_naming_its_size(monkeypatch):

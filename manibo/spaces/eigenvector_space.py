@@ -120,6 +120,7 @@ class EigenvectorSpace(CompactSpace):
         wanted = _resolve_num_eigenpairs(num_eigenpairs, n)
         eigenvalues, eigenvectors = lowest_eigenpairs(laplacian, mass, wanted)
         values, counts = group_levels(eigenvalues)
+        every_value = values  # the last level too, which may be incomplete
         lowest, complete = int(counts[0]), len(eigenvalues) == n
         if not complete:
             values, counts = values[:-1], counts[:-1]
@@ -131,13 +132,15 @@ class EigenvectorSpace(CompactSpace):
                 f"{'' if complete else ' or more'}. Raise `num_eigenpairs`."
             )
         self.num_points = n
-        # (count, mean eigenvalue) of the eigenpairs not kept, None when all are: a spectral
-        # kernel bounds the mass it loses with them (the trace is the sum of all n eigenvalues)
+        # (count, lowest and mean eigenvalue) of the eigenpairs not kept, None when all are: a
+        # spectral kernel bounds the mass it loses with them (the trace is the sum of all n
+        # eigenvalues; the lowest left out is the first level not kept, computed or not)
         kept = float((values[:keep] * counts[:keep]).sum())
         trace = float(np.sum(sps.csr_matrix(laplacian).diagonal() / mass))
         dropped = n - int(counts[:keep].sum())
-        mean = max((trace - kept) / max(dropped, 1), float(values[keep - 1]))
-        self.dropped_spectrum = None if dropped == 0 else (dropped, mean)
+        first = float(every_value[keep]) if keep < len(every_value) else float(values[-1])
+        mean = max((trace - kept) / max(dropped, 1), first)
+        self.dropped_spectrum = None if dropped == 0 else (dropped, first, mean)
         self.num_levels_available = keep
         self.default_max_levels = keep
         self._level_values = values[:keep]

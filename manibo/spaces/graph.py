@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sps
 
-from manibo.exceptions import ConfigurationError, InputDataError
+from manibo._validation import check_int
+from manibo.exceptions import InputDataError
 from manibo.spaces.base import content_digest
 from manibo.spaces.eigenvector_space import EigenvectorSpace, as_numpy
 
@@ -95,9 +96,7 @@ class Graph(EigenvectorSpace):
                 f"dtype {pairs.dtype}. Pass e.g. [[0, 1], [1, 2]]."
             )
         pairs = pairs.astype(np.int64)
-        if isinstance(num_nodes, bool) or not float(num_nodes).is_integer() or num_nodes < 1:
-            raise ConfigurationError(f"`num_nodes` must be an integer >= 1, got {num_nodes!r}.")
-        num_nodes = int(num_nodes)
+        num_nodes = check_int("num_nodes", num_nodes, minimum=1)
         if pairs.size and (pairs.min() < 0 or pairs.max() >= num_nodes):
             raise InputDataError(
                 f"`edges` must hold node indices in [0, {num_nodes}) (`num_nodes` = {num_nodes}), "

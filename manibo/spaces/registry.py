@@ -322,13 +322,13 @@ def _warn_of_edge_list_pitfalls(path: str, pairs: np.ndarray) -> None:
             ManiboWarning,
             stacklevel=user_stacklevel(),
         )
-    edges = {(int(i), int(j)) for i, j in pairs}
-    both = sum(1 for i, j in edges if i < j and (j, i) in edges)
-    if both:
+    edges = [(int(min(i, j)), int(max(i, j))) for i, j in pairs]
+    repeated = len(edges) - len(set(edges))
+    if repeated:
         warnings.warn(
-            f"space 'graph:{path}': {both} edge(s) are listed in both directions (i j and j i); "
-            "each line adds its weight to the undirected edge, so theirs count twice. List each "
-            "edge once.",
+            f"space 'graph:{path}': {repeated} line(s) repeat an edge listed before (as i j or as "
+            "j i); each line adds its weight to the undirected edge, so those count twice. List "
+            "each edge once.",
             ManiboWarning,
             stacklevel=user_stacklevel(),
         )

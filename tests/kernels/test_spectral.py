@@ -338,12 +338,25 @@ def test_batch_index_of_two_batch_dimensions(index):
         assert torch.allclose(member(x).to_dense(), full, atol=1e-12)
 
 
-def test_a_graph_that_keeps_only_its_lowest_eigenpairs_warns_of_the_mass_left_out():
+@pytest.mark.parametrize(
+    ("weighted", "nu", "cases"),
+    [
+        (False, 2.5, ((1.0, True), (3.0, True), (10.0, True))),
+        (True, 2.5, ((1.0, True), (3.0, True), (30.0, True))),  # weights e^N(0, 4): 4.9e-5 at 30
+        (False, math.inf, ((1.0, True), (3.0, True), (30.0, False))),  # heat: 3.4e-5 at 3
+    ],
+)
+def test_a_graph_that_keeps_only_its_lowest_eigenpairs_warns_of_the_mass_left_out(
+    weighted, nu, cases
+):
     """A graph of more than 2,000 nodes keeps its lowest ~500 eigenpairs; the kernel's own level
-    cap never saw the rest, so 52% of the spectral mass went unreported at lengthscale 1. The
-    warning's figure is a lower bound of the share computed from the full spectrum."""
+    cap never saw the rest, so 52% of the spectral mass went unreported at lengthscale 1 (Matérn
+    on a grid). The warning states two bounds of the share lost; both are checked against the
+    share computed from the full spectrum, and a share above twice the tolerance is reported
+    (with the lower bound alone the weighted graph and the heat kernel went silent)."""
     import re
 
+    from manibo.kernels.spectral import log_spectrum
     from manibo.spaces import Graph
 
     rows, cols = 30, 70
@@ -351,27 +364,34 @@ def test_a_graph_that_keeps_only_its_lowest_eigenpairs_warns_of_the_mass_left_ou
     across = np.stack([index[:, :-1].ravel(), index[:, 1:].ravel()], 1)
     down = np.stack([index[:-1].ravel(), index[1:].ravel()], 1)
     edges = np.concatenate([across, down])
-    graph = Graph.from_edges(edges, rows * cols)
-    full = Graph.from_edges(edges, rows * cols, num_eigenpairs=rows * cols)
-    count, _ = graph.dropped_spectrum
+    weights = np.ones(len(edges))
+    if weighted:
+        weights = np.random.default_rng(0).lognormal(0.0, 2.0, len(edges))
+    graph = Graph.from_edges(edges, rows * cols, weights=weights)
+    full = Graph.from_edges(edges, rows * cols, weights=weights, num_eigenpairs=rows * cols)
+    count = graph.dropped_spectrum[0]
     assert full.dropped_spectrum is None
     eigenvalues, multiplicities = full.levels(full.num_levels_available)
     kept_levels = int((multiplicities.cumsum(0) <= rows * cols - count).sum())
     x = graph.all_points()[:20]
-    for lengthscale, warns in ((1.0, True), (3.0, True), (10.0, True), (100.0, False)):
-        mass = multiplicities * (5.0 / lengthscale**2 + eigenvalues) ** -2.5  # Matérn-5/2
-        true_share = float(mass[kept_levels:].sum() / mass.sum())  # 0.52, 0.10, 3.2e-3, 2.7e-7
-        kernel = GeometricMaternKernel(graph, nu=2.5).double()
+    for lengthscale, warns in cases:
+        ls = torch.tensor([[lengthscale]], dtype=torch.float64)
+        log_mass = torch.log(multiplicities) + log_spectrum(eigenvalues, ls, nu, 0)[0]
+        true_share = float(torch.exp(log_mass[kept_levels:].logsumexp(0) - log_mass.logsumexp(0)))
+        kernel = GeometricMaternKernel(graph, nu=nu).double()
         kernel.lengthscale = lengthscale
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             kernel(x, x).to_dense()
         messages = [str(w.message) for w in caught if w.category is TruncationWarning]
-        assert bool(messages) == warns, (lengthscale, messages)
+        assert bool(messages) == warns, (lengthscale, true_share, messages)
         if warns:
-            stated = float(re.search(r"hold at least (\S+) of the spectral mass", messages[0])[1])
-            assert 0.5 * true_share < stated <= true_share, (lengthscale, stated, true_share)
-    whole = GeometricMaternKernel(full, nu=2.5).double()
+            found = re.search(r"hold between (\S+) and (\S+) of the spectral", messages[0])
+            below, above = found.groups()
+            assert float(below) <= true_share <= float(above), (lengthscale, true_share)
+        else:
+            assert true_share < 2 * kernel.truncation_tol
+    whole = GeometricMaternKernel(full, nu=nu).double()
     whole.lengthscale = 1.0
     with warnings.catch_warnings():
         warnings.simplefilter("error", TruncationWarning)
