@@ -339,7 +339,7 @@ def _warn_of_edge_list_pitfalls(path: str, pairs: np.ndarray) -> None:
 )
 def _mesh_from_obj(path: str) -> Mesh:
     file = _existing(path, "mesh")
-    vertices, faces = [], []
+    vertices, faces, sources = [], [], []  # sources: (line number, line, its indices) per face
     for number, line in enumerate(file.read_text().splitlines(), start=1):
         words = line.split()
         try:
@@ -353,6 +353,7 @@ def _mesh_from_obj(path: str) -> Mesh:
                 if 0 in indices or len(indices) < 3:
                     raise ValueError("a face needs 3 or more vertex indices, none of them 0")
                 corners = [i - 1 if i > 0 else len(vertices) + i for i in indices]
+                sources.append((number, line.strip(), indices, corners))
                 faces.extend(
                     [corners[0], a, b] for a, b in zip(corners[1:-1], corners[2:], strict=True)
                 )
@@ -361,6 +362,14 @@ def _mesh_from_obj(path: str) -> Mesh:
                 f"space 'mesh:{path}': line {number} ({line.strip()!r}) is not a vertex or face "
                 f"({err})."
             ) from err
+    for number, line, indices, corners in sources:  # a face may name a vertex read after it
+        outside = [i for i, c in zip(indices, corners, strict=True) if not 0 <= c < len(vertices)]
+        if outside:
+            raise InputDataError(
+                f"space 'mesh:{path}': line {number} ({line!r}) names vertex {outside[0]}, but the "
+                f"file has {len(vertices)} vertices; .obj faces count vertices from 1, and a "
+                "negative index counts back from the last vertex read before the face."
+            )
     return Mesh(np.array(vertices), np.array(faces))
 
 

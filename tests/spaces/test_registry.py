@@ -154,6 +154,12 @@ def test_meshes_from_obj_files(tmp_path):
     short.write_text("v 0 0 0\nv 1 0\nv 0 1 0\nf 1 2 3\n")
     with pytest.raises(InputDataError, match=r"line 2 \('v 1 0'\).*3 coordinates, got 2"):
         make_space(f"mesh:{short}")
+    beyond = tmp_path / "beyond.obj"  # -4 reaches before the first vertex; 4 past the last
+    for face, named in (("f -4 -2 -1", "-4"), ("f 1 2 4", "4")):
+        beyond.write_text(f"v 0 0 0\nv 1 0 0\nv 0 1 0\n{face}\n")
+        message = rf"line 4 \('{face}'\) names vertex {named}, but the file has 3 vertices"
+        with pytest.raises(InputDataError, match=message):
+            make_space(f"mesh:{beyond}")
 
 
 @pytest.mark.parametrize(
