@@ -47,7 +47,6 @@ from manibo.exceptions import ConfigurationError
 from manibo.harmonics.gegenbauer import harmonic_dimension
 from manibo.kernels.box import BoxMaternKernel
 from manibo.kernels.feature_protocol import (
-    DEFAULT_MAX_FEATURES,  # noqa: F401 (feature_map's budget, documented and imported from here)
     FeatureMap,
     check_feature_count,
     module_dtype_device,
@@ -292,8 +291,9 @@ def feature_map(
     An exact map has one feature per eigenfunction of the levels the kernel uses (on SO(3) at
     59 levels that is 280 840); ``max_features`` keeps whole levels up to a budget, and
     ``random=True`` trades the eigenfunctions for ``num_points`` random phases per level. Without
-    ``max_features``, an eigenfunction map of more than :data:`DEFAULT_MAX_FEATURES` features is
-    refused before anything is computed (pass ``max_features`` at least the count to build it).
+    ``max_features``, an eigenfunction map of more than
+    :data:`~manibo.kernels.feature_protocol.DEFAULT_MAX_FEATURES` features is refused before
+    anything is computed (pass ``max_features`` at least the count to build it).
 
     Args:
         kernel: a manibo kernel, GPyTorch's ``RBFKernel`` or ``MaternKernel``, optionally in
@@ -312,7 +312,8 @@ def feature_map(
         max_features: cap an eigenfunction map at the whole levels, in order, whose
             eigenfunctions number at most this (:func:`capped_levels`; the level count is fixed
             here, the weights follow the kernel). None: all the levels the kernel uses, at most
-            :data:`DEFAULT_MAX_FEATURES` features (the level count then follows the kernel).
+            :data:`~manibo.kernels.feature_protocol.DEFAULT_MAX_FEATURES` features (the level
+            count then follows the kernel).
         trainable: make the random draws parameters: the points of addition-theorem maps on
             continuous spaces, the frequencies and lengthscale of random Fourier features (see
             :class:`~manibo.kernels.fourier_features.RandomFourierFeatureMap`).
@@ -327,7 +328,7 @@ def feature_map(
     Raises:
         ConfigurationError: the kernel has no feature map, ``max_features`` was given for a
             map without levels, or an eigenfunction map without ``max_features`` would have more
-            than :data:`DEFAULT_MAX_FEATURES` features.
+            than :data:`~manibo.kernels.feature_protocol.DEFAULT_MAX_FEATURES` features.
     """
     if detach:
         kernel = copy.deepcopy(kernel)

@@ -175,6 +175,11 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         self._min_levels = min(holding, self.max_levels, len(multiplicities))
         self.register_buffer("_eigenvalues", eigenvalues, persistent=False)
         self.register_buffer("_log_multiplicities", torch.log(multiplicities), persistent=False)
+        # the eigenpairs a large graph or mesh left out: their count, and (mean, lowest) value
+        count, lowest, mean = getattr(space, "dropped_spectrum", None) or (None, None, None)
+        self._dropped_count = count
+        at = None if count is None else torch.tensor([mean, lowest], dtype=torch.float64)
+        self.register_buffer("_dropped_eigenvalues", at, persistent=False)
         self._torus_dim = torus_dimension(space) if nu in IMAGE_NUS else None
 
     def __repr__(self) -> str:
@@ -255,15 +260,14 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         spectral density is convex and decreasing) and at the lowest of them (above); the upper
         one decides, so no loss above the threshold goes unreported (on a weighted graph the
         lower bound was 20 times below the share lost)."""
-        dropped = getattr(self.space, "dropped_spectrum", None)
-        if dropped is None or self._warned_cap:
+        count = self._dropped_count
+        if count is None or self._warned_cap:
             return
-        count, lowest, mean = dropped
         with torch.no_grad():
             ls = lengthscale.detach().reshape(-1, 1).to(self._eigenvalues.dtype)
             spectrum = log_spectrum(self._eigenvalues, ls, self.nu, self.space.spectral_dim)
             kept = torch.logsumexp(self._log_multiplicities + spectrum, dim=-1)
-            at = torch.tensor([mean, lowest], dtype=ls.dtype, device=ls.device)
+            at = self._dropped_eigenvalues.to(ls)
             lost = math.log(count) + log_spectrum(at, ls, self.nu, self.space.spectral_dim)
             shares = torch.sigmoid(lost - kept.unsqueeze(-1))  # lost / (lost + kept)
             below, above = (float(v) for v in shares.max(0).values)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
+from manibo._stack import user_stacklevel
 from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning
 from manibo.geo import check_points, move_fraction
 from manibo.search.assets import MIN_LEG_HOURS, Asset
@@ -74,7 +75,7 @@ class Scenario:
     lines: dict[str, Tensor] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        """Check every field before any planning, and warn of assets that cannot search.
+        """Check every field before any planning, and warn of assets that cannot reach the datum.
 
         Raises:
             InputDataError: the datum is not one unit vector (latitude and longitude in degrees
@@ -142,7 +143,7 @@ class Scenario:
         warnings.warn(
             f"scenario {self.name!r}: asset {asset.name!r} cannot reach the datum: {reason}.",
             ManiboWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
 
 

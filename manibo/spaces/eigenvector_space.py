@@ -135,12 +135,13 @@ class EigenvectorSpace(CompactSpace):
         # (count, lowest and mean eigenvalue) of the eigenpairs not kept, None when all are: a
         # spectral kernel bounds the mass it loses with them (the trace is the sum of all n
         # eigenvalues; the lowest left out is the first level not kept, computed or not)
-        kept = float((values[:keep] * counts[:keep]).sum())
-        trace = float(np.sum(sps.csr_matrix(laplacian).diagonal() / mass))
         dropped = n - int(counts[:keep].sum())
-        first = float(every_value[keep]) if keep < len(every_value) else float(values[-1])
-        mean = max((trace - kept) / max(dropped, 1), first)
-        self.dropped_spectrum = None if dropped == 0 else (dropped, first, mean)
+        self.dropped_spectrum = None
+        if dropped:
+            kept = float((values[:keep] * counts[:keep]).sum())
+            trace = float(np.sum(sps.csr_matrix(laplacian).diagonal() / mass))
+            first = float(every_value[keep])
+            self.dropped_spectrum = (dropped, first, max((trace - kept) / dropped, first))
         self.num_levels_available = keep
         self.default_max_levels = keep
         self._level_values = values[:keep]

@@ -313,8 +313,8 @@ def _graph_from_file(path: str) -> Graph:
 
 def _warn_of_edge_list_pitfalls(path: str, pairs: np.ndarray) -> None:
     """Warn of an edge list that counts nodes from 1 (node 0 would be an isolated node that the
-    optimiser may propose) or lists edges in both directions (their weights add up, which
-    halves the lengthscales that fit)."""
+    optimiser may propose) or lists an edge more than once, in either direction (the weights add
+    up, which changes the spectrum and so what a lengthscale means)."""
     if pairs.min() >= 1:
         warnings.warn(
             f"space 'graph:{path}': no edge touches node 0, so the graph has an isolated node 0; "

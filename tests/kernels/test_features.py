@@ -21,9 +21,8 @@ from manibo.kernels import (
     HomogeneousLiftKernel,
     feature_map,
 )
-from manibo.kernels.feature_protocol import point_generator
+from manibo.kernels.feature_protocol import DEFAULT_MAX_FEATURES, point_generator
 from manibo.kernels.features import (
-    DEFAULT_MAX_FEATURES,
     AdditionTheoremFeatureMap,
     KernelFeatureMap,
     capped_levels,
