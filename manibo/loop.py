@@ -620,7 +620,7 @@ class BayesianOptimizer:
         if self.config["optimizer"] == "projection":
             maxiter = self.config["optimizer_options"].get("maxiter")
             candidates, _ = optimize_acqf_by_projection(
-                acqf, self.space, q=n, seed=seed, maxiter=maxiter, **common
+                acqf, self.space, q=n, seed=seed, maxiter=maxiter, reference=X, **common
             )
         else:
             exclude = None
@@ -634,6 +634,7 @@ class BayesianOptimizer:
                 exclude=exclude,
                 options=self._lbfgs,
                 sequential=n > 1 and chooses_one_at_a_time(name),
+                reference=X,
                 **common,
             )
         return candidates.detach().reshape(n, -1)

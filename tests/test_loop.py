@@ -1825,3 +1825,47 @@ def test_a_tensor_given_for_a_number_is_named_in_a_short_message():
     with pytest.raises(ConfigurationError, match=r"`initial_design` must be an integer") as info:
         minimize(lambda x: 0.0, Sphere(2), budget=6, initial_design=torch.rand(50, 11))
     assert len(str(info.value)) < 160 and "(Tensor)" in str(info.value)
+
+
+@pytest.mark.parametrize("optimizer", ["riemannian", "projection"])
+def test_a_surrogate_keeping_its_tensors_as_plain_attributes_runs_in_the_loop(
+    isolated_surrogates, optimizer
+):
+    """A BoTorch model with no train_inputs, parameters or buffers (Bayesian linear regression
+    on the embedding, written by a user) proposes points in the loop's dtype and device."""
+    from botorch.models.model import Model
+    from botorch.posteriors import GPyTorchPosterior
+    from gpytorch.distributions import MultivariateNormal
+
+    class LinearRegression(Model):
+        def __init__(self, train_X, train_Y):
+            super().__init__()
+            features = torch.cat([train_X, torch.ones_like(train_X[:, :1])], -1)
+            self.weights = torch.linalg.lstsq(features, train_Y).solution[:, 0]
+
+        num_outputs = 1
+        batch_shape = torch.Size([])
+
+        def posterior(self, X, output_indices=None, observation_noise=False, **kwargs):
+            mean = X @ self.weights[:-1] + self.weights[-1]
+            eye = torch.eye(X.shape[-2], dtype=X.dtype, device=X.device)
+            return GPyTorchPosterior(MultivariateNormal(mean, eye.expand(*mean.shape, -1)))
+
+    @register_surrogate("test-plain-tensors")
+    def plain(space, train_X, train_Y, **options):
+        return LinearRegression(train_X, train_Y)
+
+    target = torch.tensor([0.0, 0.6, 0.8], dtype=torch.float64)
+    result = minimize(
+        lambda x: float(-(x @ target)),
+        Sphere(2),
+        budget=7,
+        initial_design=4,
+        seed=0,
+        surrogate="test-plain-tensors",
+        acquisition="ucb",
+        optimizer=optimizer,
+    )
+    assert len(result.Y) == 7
+    assert result.X[4:].dtype == torch.float64
+    assert float((result.X[4:] @ target).max()) > 0.9  # linear in x: its optimum is near `target`

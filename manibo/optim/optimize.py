@@ -16,23 +16,39 @@ from manibo.optim.riemannian_lbfgs import LBFGSOptions, riemannian_lbfgs_ascent
 from manibo.spaces.base import Space
 
 
-def _reference_tensor(acq_function: AcquisitionFunction, starts: Tensor | None) -> Tensor:
-    """A tensor whose dtype and device the candidates take: the model's training inputs, else the
-    given starts (an acquisition without a model, e.g. a Monte Carlo value over particles), else
-    the model's parameters."""
+def reference_tensor(acq_function: AcquisitionFunction, starts: Tensor | None = None) -> Tensor:
+    """A tensor whose dtype and device the candidates take.
+
+    In order: the model's training inputs (``train_inputs``, as BoTorch's GPs keep them, or those
+    of the first sub-model of a model list), the given starts (an acquisition without a model,
+    e.g. a Monte Carlo value over particles), the model's parameters, then its buffers.
+
+    Raises:
+        ConfigurationError: none of these exists (a model that keeps its tensors as plain
+            attributes); the message says what to pass.
+    """
     model = acq_function.model
-    train = getattr(model, "train_inputs", None)
-    if train:
-        return train[0]
+    for candidate in (model, *getattr(model, "models", ())):
+        train = getattr(candidate, "train_inputs", None)
+        if train:
+            return train[0]
     if starts is not None:
         return starts
-    parameter = next(iter(model.parameters()), None) if model is not None else None
-    if parameter is None:
+    if model is not None:
+        for tensor in (*model.parameters(), *model.buffers()):
+            return tensor
+    if model is None:
         raise ConfigurationError(
-            "the acquisition has no model tensors to take a dtype and device from; pass "
-            "`batch_initial_conditions`."
+            "the acquisition has no model to take the candidates' dtype and device from; pass "
+            "`batch_initial_conditions` (the starts) or `reference=` (a tensor in the wanted dtype "
+            "on the wanted device)."
         )
-    return parameter
+    raise ConfigurationError(
+        f"the candidates' dtype and device cannot be read from the acquisition: its model "
+        f"({type(model).__name__}) has no `train_inputs`, parameters or buffers. Pass "
+        "`reference=` (any tensor on the wanted device, in the wanted dtype, such as the training "
+        "inputs), or give the model `train_inputs = (train_X,)` as BoTorch's GPs have."
+    )
 
 
 def _one_point_only(acq_function: AcquisitionFunction) -> bool:
@@ -88,6 +104,7 @@ def optimize_acqf_on_space(
     max_batch_size: int = 2048,
     seed: int | None = None,
     batch_initial_conditions: Tensor | None = None,
+    reference: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Maximise ``acq_function`` over ``q`` points of ``space``; every evaluation is on the space.
 
@@ -116,6 +133,8 @@ def optimize_acqf_on_space(
             that vanish on most of the space, such as a search confined to a region of the globe).
             An acquisition without a model (``model=None``) needs them, and its candidates take
             their dtype and device.
+        reference: a tensor whose dtype and device the candidates take; None: read them from
+            the acquisition (:func:`reference_tensor`).
 
     Returns:
         ``(candidates, value)``: candidates ``(q, *point_shape)`` on the space and the acquisition
@@ -129,7 +148,9 @@ def optimize_acqf_on_space(
             f"need 1 <= num_restarts <= raw_samples, got num_restarts={num_restarts}, "
             f"raw_samples={raw_samples}."
         )
-    ref = _reference_tensor(acq_function, batch_initial_conditions)
+    ref = reference if reference is not None else reference_tensor(
+        acq_function, batch_initial_conditions
+    )
     if space.is_discrete:
         return _optimize_discrete(acq_function, space, q, exclude, max_batch_size, ref)
     if exclude is not None:

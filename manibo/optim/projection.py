@@ -15,6 +15,7 @@ from botorch.optim import optimize_acqf
 from torch import Tensor
 
 from manibo.exceptions import InputDataError
+from manibo.optim.optimize import reference_tensor
 from manibo.spaces.base import Space
 
 NUDGE = 1e-6
@@ -29,15 +30,19 @@ def optimize_acqf_by_projection(
     raw_samples: int = 256,
     seed: int | None = None,
     maxiter: int | None = None,
+    reference: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Maximise over the ambient bounding box of ``space`` with BoTorch, then ``space.project``.
 
     ``maxiter`` caps the iterations of BoTorch's L-BFGS-B per restart (its default when None).
+    The candidates take the dtype and device of ``reference``, or where None those that
+    :func:`~manibo.optim.optimize.reference_tensor` reads from the acquisition.
 
     Returns:
         ``(candidates (q, D), value)``, the value re-evaluated at the projected candidates.
     """
-    bounds = space.ambient_bounds().to(next(acq_function.model.parameters()))
+    ref = reference if reference is not None else reference_tensor(acq_function)
+    bounds = space.ambient_bounds().to(ref)
     candidates, value = optimize_acqf(
         acq_function,
         bounds=bounds,

@@ -17,7 +17,10 @@ from botorch.acquisition.max_value_entropy_search import (
     qLowerBoundMaxValueEntropy,
     qMaxValueEntropy,
 )
+from botorch.models.model import Model
+from botorch.posteriors import GPyTorchPosterior
 from botorch.sampling import SobolQMCNormalSampler
+from gpytorch.distributions import MultivariateNormal
 from registry import SPACES
 
 from manibo.exceptions import ConfigurationError, InputDataError, NonFiniteGradientWarning
@@ -344,3 +347,45 @@ def test_acquisitions_of_one_point_are_refused_for_q_above_1_before_optimising()
         space.check(sequential)
     with pytest.raises(ConfigurationError, match="takes no pending points"):
         optimize_acqf_on_space(acquisitions["logei"], space, q=2, sequential=True)
+
+
+class _PlainTensorModel(Model):
+    """A BoTorch model keeping its tensors as plain attributes: no ``train_inputs``, parameters
+    or buffers. Posterior: mean ``X @ w``, independent unit variances."""
+
+    def __init__(self, w):
+        super().__init__()
+        self.w = w
+
+    @property
+    def num_outputs(self):
+        return 1
+
+    @property
+    def batch_shape(self):
+        return torch.Size([])
+
+    def posterior(self, X, output_indices=None, observation_noise=False, **kwargs):
+        mean = X @ self.w
+        cov = torch.eye(X.shape[-2], dtype=X.dtype, device=X.device).expand(*mean.shape, -1)
+        return GPyTorchPosterior(MultivariateNormal(mean, cov))
+
+
+def test_a_model_without_tensors_of_its_own_takes_the_reference_or_says_what_to_pass():
+    from manibo.optim.projection import optimize_acqf_by_projection
+    from manibo.spaces import Sphere
+
+    space = Sphere(2)
+    target = torch.tensor([0.0, 0.6, 0.8], dtype=torch.float64)
+    acqf = PosteriorMean(_PlainTensorModel(target))
+    with pytest.raises(ConfigurationError, match="has no `train_inputs`.*Pass `reference=`"):
+        optimize_acqf_on_space(acqf, space)
+    with pytest.raises(ConfigurationError, match="Pass `reference=`"):
+        optimize_acqf_by_projection(acqf, space)
+    reference = torch.zeros(1, 3, dtype=torch.float64)
+    candidate, _ = optimize_acqf_on_space(acqf, space, reference=reference, seed=0)
+    assert candidate.dtype == torch.float64
+    assert torch.allclose(candidate[0], target, atol=1e-4)  # the maximiser of X @ w on S²
+    candidate, _ = optimize_acqf_by_projection(acqf, space, reference=reference, seed=0)
+    assert candidate.dtype == torch.float64 and candidate.shape == (1, 3)
+    assert float(candidate[0] @ target) > 0.95  # a corner of the ambient box, projected
