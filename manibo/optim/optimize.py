@@ -148,8 +148,10 @@ def optimize_acqf_on_space(
             f"need 1 <= num_restarts <= raw_samples, got num_restarts={num_restarts}, "
             f"raw_samples={raw_samples}."
         )
-    ref = reference if reference is not None else reference_tensor(
-        acq_function, batch_initial_conditions
+    ref = (
+        reference
+        if reference is not None
+        else reference_tensor(acq_function, batch_initial_conditions)
     )
     if space.is_discrete:
         return _optimize_discrete(acq_function, space, q, exclude, max_batch_size, ref)
