@@ -222,7 +222,8 @@ def _check_posterior_shape(model, X: Tensor) -> None:
     BoTorch acquisition reads."""
     k = min(X.shape[0], 2)
     batch = X[:k].unsqueeze(0).expand(3, k, X.shape[-1])
-    shape = tuple(model.posterior(batch).mean.shape)
+    posterior = model.posterior(batch)
+    shape = tuple(posterior.mean.shape)
     expected = (3, k, model.num_outputs)
     if shape != expected:
         raise ConfigurationError(
@@ -231,6 +232,12 @@ def _check_posterior_shape(model, X: Tensor) -> None:
             "dimensions of X (manibo.testing.run_model_check checks this and the rest of "
             "BoTorch's model contract)"
         )
+    for what, values in (("mean", posterior.mean), ("variance", posterior.variance)):
+        if not torch.isfinite(values).all():
+            raise ConfigurationError(
+                f"its posterior {what} at {k} of the design points is not finite "
+                f"({values.flatten().tolist()[:4]}), fitted to the outcomes -1 to 1"
+            )
 
 
 def _build_error(what: str, space: Space, options: dict, err: Exception) -> ConfigurationError:
@@ -239,6 +246,10 @@ def _build_error(what: str, space: Space, options: dict, err: Exception) -> Conf
         if isinstance(err, (TypeError, ConfigurationError)) and options
         else " Choose another surrogate for this space: 'matern' (the default) models every space "
         "of manibo.spaces, and manibo.models.available_surrogates() lists the others."
+        if isinstance(err, UnsupportedError) and type(space).__module__.startswith("manibo.")
+        else " Choose another surrogate for this space: manibo.models.available_surrogates() "
+        "lists them; 'matern' (the default) models a space of your own once a kernel is "
+        "registered for it with `@manibo.kernels.matern_kernel.register`."
         if isinstance(err, UnsupportedError)
         else ""
     )

@@ -52,10 +52,12 @@ from manibo.spaces import (
     Grassmann,
     Mesh,
     ProductSpace,
+    SpecialOrthogonal,
     Sphere,
     SymmetricPositiveDefinite,
     Torus,
 )
+from manibo.spaces.base import Space
 
 FAST = {"num_restarts": 2, "raw_samples": 32, "optimizer_options": {"maxiter": 10}}
 RIEMANNIAN_ONLY = {"surrogate": "euclidean", "optimizer_options": {"gtol": 1e-6}}
@@ -1869,3 +1871,36 @@ def test_a_surrogate_keeping_its_tensors_as_plain_attributes_runs_in_the_loop(
     assert len(result.Y) == 7
     assert result.X[4:].dtype == torch.float64
     assert float((result.X[4:] @ target).max()) > 0.9  # linear in x: its optimum is near `target`
+
+
+class _ChartlessSphere(Sphere):
+    """A user's own space (defined outside manibo) without a global chart."""
+
+    def chart(self, X):
+        return Space.chart(self, X)  # refuses
+
+
+def test_a_surrogate_refusing_a_space_of_the_users_own_gets_advice_that_fits_it():
+    with pytest.raises(ConfigurationError, match="has no global chart") as caught:
+        BayesianOptimizer(_ChartlessSphere(2), surrogate="chart", **FAST)
+    assert "models every space of manibo.spaces" not in str(caught.value)
+    assert "@manibo.kernels.matern_kernel.register" in str(caught.value)
+    with pytest.raises(ConfigurationError, match="models every space of manibo.spaces"):
+        BayesianOptimizer(SpecialOrthogonal(4), surrogate="chart", **FAST)
+
+
+def test_a_surrogate_with_a_posterior_that_is_not_finite_is_refused_before_any_evaluation(
+    isolated_surrogates,
+):
+    @register_surrogate("test-nan-posterior")
+    def nan_posterior(space, train_X, train_Y, **options):
+        model = build_surrogate("matern", space, train_X, train_Y)
+        model.mean_module.constant.data.fill_(math.nan)
+        return model
+
+    calls = []
+    with pytest.raises(ConfigurationError, match="posterior mean at 2 of the design points is not"):
+        minimize(
+            lambda x: calls.append(x) or 0.0, Sphere(2), budget=6, surrogate="test-nan-posterior"
+        )
+    assert calls == []

@@ -94,7 +94,8 @@ def register_surrogate(
             ``surrogate_options`` do not set them. None: the defaults.
 
     Raises:
-        ConfigurationError: the name is taken, or a feature name is unknown.
+        ConfigurationError: the name is taken, a feature name is unknown, or the decorated
+            object cannot be called as ``factory(space, train_X, train_Y)``.
     """
     features = dict(unsupported_features or {})
     unknown = sorted(set(features) - set(FEATURES))
@@ -105,6 +106,7 @@ def register_surrogate(
         )
 
     def decorate(factory: SurrogateFactory) -> SurrogateFactory:
+        _check_factory(name, factory)
         SURROGATES.register(
             name,
             SurrogateEntry(
@@ -114,6 +116,38 @@ def register_surrogate(
         return factory
 
     return decorate
+
+
+def _check_factory(name: str, factory: Any) -> None:
+    """Refuse, when it is registered, a factory that cannot be called as ``factory(space,
+    train_X, train_Y)``."""
+    if not callable(factory):
+        raise ConfigurationError(
+            f"register_surrogate({name!r}) decorates a factory `(space, train_X, train_Y, "
+            f"**options) -> Model`, got {type(factory).__name__} {factory!r}."
+        )
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # a builtin without a signature: checked when it is called
+        return
+    try:
+        signature.bind_partial(None, None, None)
+    except TypeError as err:
+        raise ConfigurationError(
+            f"the factory of the surrogate {name!r} must take `(space, train_X, train_Y, "
+            f"**options)`, but its signature is {signature} ({err})."
+        ) from err
+
+
+def _checked_model(name: str, model: Any) -> Model:
+    """``model`` if it is a BoTorch ``Model``, else a ``ConfigurationError`` naming the
+    factory's fault."""
+    if not isinstance(model, Model):
+        raise ConfigurationError(
+            f"the factory of the surrogate {name!r} returned {type(model).__name__}, not a "
+            "BoTorch Model (botorch.models.model.Model); a factory must return the fitted model."
+        )
+    return model
 
 
 def available_surrogates() -> list[str]:
@@ -200,7 +234,9 @@ def build_surrogate(
         options = {**options, "previous_model": previous_model}
     with Float64AdviceOnce():
         if entry.multi_output or train_Y.dim() != 2 or train_Y.shape[-1] == 1:
-            return factory(space, train_X, train_Y, **options)
+            return _checked_model(name, factory(space, train_X, train_Y, **options))
         options.pop("previous_model", None)
         columns = train_Y.split(1, dim=-1)
-        return OutcomeList(*(factory(space, train_X, column, **options) for column in columns))
+        return OutcomeList(
+            *(_checked_model(name, factory(space, train_X, y, **options)) for y in columns)
+        )

@@ -211,3 +211,24 @@ def test_an_exact_gps_fit_iterations_cap_its_fit():
     assert short < full - 1e-3 and abs(short_scale - full_scale) > 1e-3
     with pytest.raises(ConfigurationError, match="fit_iterations"):
         build_surrogate("matern", Sphere(2), X, Y, fit_iterations=0)
+
+
+def test_a_factory_is_checked_when_registered_and_what_it_returns_when_called(
+    isolated_surrogates,
+):
+    space = Sphere(2)
+    with pytest.raises(ConfigurationError, match="decorates a factory.*got int 42"):
+        register_surrogate("test-not-callable")(42)
+    with pytest.raises(ConfigurationError, match=r"must take `\(space, train_X, train_Y"):
+        register_surrogate("test-two-arguments")(lambda train_X, train_Y: None)
+    assert "test-not-callable" not in available_surrogates()
+    register_surrogate("test-keywords-only-after")(lambda space, X, Y, *, nu=2.5: None)
+
+    @register_surrogate("test-returns-none")
+    def returns_none(space, train_X, train_Y, **options):
+        return None
+
+    X = space.random(4, generator=torch.Generator().manual_seed(0))
+    for Y in (X[:, :1], X[:, :2]):  # one column, and one model per column
+        with pytest.raises(ConfigurationError, match="returned NoneType, not a BoTorch Model"):
+            build_surrogate("test-returns-none", space, X, Y)
