@@ -27,15 +27,22 @@ def public_modules() -> list[str]:
     """``manibo``, its public top-level modules and its public packages at every depth, sorted.
 
     A package (``manibo.models.vish``) states its public names in ``__all__``; modules inside a
-    package are implementation detail, documented through the package that exports them.
+    package are implementation detail, documented through the package that exports them, unless
+    they state public names of their own in ``__all__``.
     """
     names = ["manibo"]
     for info in pkgutil.walk_packages(manibo.__path__, "manibo."):
         parts = info.name.split(".")
         private = any(part.startswith("_") for part in parts) or info.name in ENTRY_POINTS
-        if not private and (info.ispkg or len(parts) == 2):
+        if not private and (info.ispkg or len(parts) == 2 or _states_its_names(info.name)):
             names.append(info.name)
     return sorted(names)
+
+
+def _states_its_names(name: str) -> bool:
+    """Whether the module ``name`` inside a package states public names of its own (``__all__``),
+    as ``manibo.models.exact_gp`` does for ``exact_gp``."""
+    return hasattr(importlib.import_module(name), "__all__")
 
 
 def public_names(module) -> list[str]:

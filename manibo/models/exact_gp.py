@@ -1,6 +1,8 @@
 """The exact geometric GP.
 
 BoTorch's SingleTaskGP with a manibo kernel, priors that travel, and robust fitting.
+:func:`exact_gp` builds one around any GPyTorch kernel: the way to write a surrogate of your own
+that keeps BoTorch's whole model contract (see the guide to extending manibo).
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ from manibo.models.transforms import (
     checked_input_transform,
 )
 from manibo.spaces.base import Space
+
+__all__ = ["exact_gp"]  # the rest is exported by manibo.models
 
 
 def validate_training_data(
