@@ -23,7 +23,8 @@ from __future__ import annotations
 import copy
 import math
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import torch
@@ -576,7 +577,8 @@ def check_geodesic_gradients(case: SurrogateCase) -> None:
 
 def check_model_list(case: SurrogateCase) -> None:
     """Two single-output surrogates in a BoTorch ``ModelList`` (``ModelListGP`` for exact GPs):
-    the joint posterior holds each model's, and the list fantasizes."""
+    the joint posterior holds each model's, and the list fantasizes (unless the surrogate declares
+    ``fantasize`` out of its reach)."""
     X_train, Y = case.data(2)
     X_one, Y_one = case.data()
     same = torch.equal(X_train, X_one) and torch.equal(Y[:, :1], Y_one)  # the objective's column
@@ -589,9 +591,12 @@ def check_model_list(case: SurrogateCase) -> None:
     for j, model in enumerate(models):
         _close(posterior.mean[..., j : j + 1], _moments(model, X)[0], 1e-9, f"list mean {j}")
         _close(posterior.variance[..., j : j + 1], _moments(model, X)[1], 1e-9, f"list var {j}")
-    fantasy = joint.fantasize(
-        case.points(2, seed=6), SobolQMCNormalSampler(torch.Size([2]), seed=0)
-    )
+    if declared_unsupported(case.name, "fantasize") is not None:
+        return  # the fantasize check verifies the refusal
+    with _fantasies_expected(case):
+        fantasy = joint.fantasize(
+            case.points(2, seed=6), SobolQMCNormalSampler(torch.Size([2]), seed=0)
+        )
     shape = fantasy.posterior(case.points(4)).mean.shape
     assert shape == (2, 4, 2), f"fantasy of the list: posterior shape {tuple(shape)}"
 
@@ -633,7 +638,34 @@ def run_model_check(case: SurrogateCase, check: str) -> None:
     if feature is not None and declared_unsupported(case.name, feature) is not None:
         _check_refused(case, (feature,))
         return
-    function(case)
+    if feature == "fantasize":
+        with _fantasies_expected(case):
+            function(case)
+    else:
+        function(case)
+
+
+_FANTASY_METHODS = ("fantasize", "condition_on_observations", "get_fantasy_model")
+
+
+@contextmanager
+def _fantasies_expected(case: SurrogateCase) -> Iterator[None]:
+    """Turn a model's ``NotImplementedError`` (or ``AttributeError`` naming a fantasy method) into
+    a failure that says how to declare fantasies out of reach."""
+    try:
+        yield
+    except (NotImplementedError, AttributeError) as error:
+        if isinstance(error, AttributeError) and not any(
+            method in str(error) for method in _FANTASY_METHODS
+        ):
+            raise
+        raise AssertionError(
+            f"{case.name}: fantasy models failed with {type(error).__name__}: {error}. A "
+            "surrogate without them declares so, and the suite then checks that the loop refuses "
+            "the acquisitions that need them: register_surrogate("
+            f"{case.name!r}, unsupported_features={{'fantasize': 'why, and what to use "
+            "instead'}})."
+        ) from error
 
 
 def _check_refused(case: SurrogateCase, features: tuple[str, ...]) -> None:
@@ -766,11 +798,12 @@ def run_acquisition_check(case: SurrogateCase, name: str, q: int) -> None:
         return
     X_train, Y = case.data(spec.num_outputs)
     model = case.model(spec.num_outputs)
-    acqf = spec.build(case, model, X_train, Y.max(-1, keepdim=True).values)
     sequential = spec.sequential and q > 1
-    candidates, value = optimize_acqf_on_space(
-        acqf, case.space, q=q, seed=0, sequential=sequential, **OPTIMIZER_OPTIONS
-    )
+    with _fantasies_expected(case) if "fantasize" in features else nullcontext():
+        acqf = spec.build(case, model, X_train, Y.max(-1, keepdim=True).values)
+        candidates, value = optimize_acqf_on_space(
+            acqf, case.space, q=q, seed=0, sequential=sequential, **OPTIMIZER_OPTIONS
+        )
     assert candidates.shape == (q, *case.space.point_shape), f"candidates {candidates.shape}"
     case.space.check(candidates, "candidates")
     assert torch.isfinite(value).all(), f"{name}: acquisition value {value}"
