@@ -257,9 +257,7 @@ def check_batch_independence(case: SurrogateCase) -> None:
 
 
 def check_observation_noise(case: SurrogateCase) -> None:
-    """``observation_noise=True`` adds one positive variance to every point; a noise tensor (in
-    standardised units) adds ``noise * std(Y)^2`` (``Standardize``: the unbiased standard
-    deviation of the training outcomes)."""
+    """``observation_noise=True`` adds one positive variance to every point."""
     model = case.model()
     X = case.points(2, 3)
     _, latent = _moments(model, X)
@@ -269,6 +267,14 @@ def check_observation_noise(case: SurrogateCase) -> None:
     spread = float(added.max() - added.min())
     allowed = 2 * case.tolerance("moments") * float(noisy.max()) + 1e-9 * float(added.mean())
     assert spread <= allowed, f"noise not homoscedastic: spread {spread:.3g}"
+
+
+def check_noise_tensor(case: SurrogateCase) -> None:
+    """A noise tensor ``observation_noise=noise`` (in standardised units) adds ``noise * std(Y)^2``
+    (``Standardize``: the unbiased standard deviation of the training outcomes)."""
+    model = case.model()
+    X = case.points(2, 3)
+    _, latent = _moments(model, X)
     scale2 = float(case.data()[1].std()) ** 2
     noise = 0.2 + 0.1 * torch.arange(6, dtype=X.dtype, device=X.device).reshape(2, 3, 1)
     _, given = _moments(model, X, observation_noise=noise)
@@ -604,7 +610,8 @@ def check_model_list(case: SurrogateCase) -> None:
 MODEL_CHECKS: dict[str, tuple[Callable[[SurrogateCase], None], str | None]] = {
     "posterior shapes": (check_posterior_shapes, None),
     "batch independence": (check_batch_independence, None),
-    "observation noise": (check_observation_noise, "observation_noise_tensor"),
+    "observation noise": (check_observation_noise, None),
+    "noise tensor": (check_noise_tensor, "observation_noise_tensor"),
     "posterior transform": (check_posterior_transform, None),
     "seeded sampler": (check_seeded_sampler, None),
     "condition_on_observations": (check_condition_on_observations, "fantasize"),
