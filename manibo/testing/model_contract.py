@@ -317,9 +317,12 @@ def check_condition_on_observations(case: SurrogateCase) -> None:
     """Conditioning on ``(X1, Y1)`` then ``(X2, Y2)`` equals conditioning on their union;
     one observation moves the mean at its point towards it and lowers the variance there; and under
     ``propagate_grads`` the conditioned posterior is differentiable in the new points, with the
-    gradient of the variance equal to its finite difference along a geodesic."""
+    gradient of the variance equal to its finite difference along a geodesic. The model predicts
+    first, as in BoTorch's acquisitions (GPyTorch's exact GPs condition only once they have
+    predicted)."""
     model = case.model()
     X_test = case.points(4, seed=5)
+    model.posterior(X_test)
     X1, X2 = case.points(2, seed=6), case.points(1, seed=7)
     scale = _scale(case)
     Y1, Y2 = case.objective(X1), case.objective(X2) + 2 * scale
@@ -345,7 +348,11 @@ def check_condition_on_observations(case: SurrogateCase) -> None:
     assert analytic != 0.0, "gradient of the conditioned variance in the new points is 0"
     assert math.isfinite(analytic), "gradient of the conditioned variance is not finite"
     assert abs(analytic - numeric) <= 1e-3 * max(abs(numeric), 1e-6 * scale**2), (
-        f"gradient of the conditioned variance {analytic:.6g} != finite difference {numeric:.6g}"
+        f"gradient of the conditioned variance {analytic:.6g} != finite difference {numeric:.6g}: "
+        "the variance of a conditioned model must be differentiable in its new points. GPyTorch's "
+        "fast predictive variances (LOVE, on in BoTorch's posterior) carry no gradient to them; "
+        "compute the variance exactly (gpytorch.settings.fast_pred_var(False)) where the inputs "
+        "require gradients, as manibo.models.ExactGPModel does"
     )
 
 
@@ -370,8 +377,15 @@ def check_fantasize(case: SurrogateCase) -> None:
     noise = torch.full((2, 1), 1e12, dtype=X.dtype, device=X.device)
     vague = model.fantasize(X, sampler, observation_noise=noise)
     v_mean, v_var = _moments(vague, X_test)
-    _close(v_mean, mean.expand(3, 4, 1), 1e-5 * _scale(case), "enormous noise: fantasy mean")
-    _close(v_var, variance.expand(3, 4, 1), 1e-5 * _scale(case) ** 2, "enormous noise: variance")
+    ignored = (
+        "fantasies with a noise variance of 1e12 moved the model: the model ignores the `noise` "
+        "of condition_on_observations (BoTorch's SingleTaskGP with a GaussianLikelihood "
+        "conditions with its fitted noise whatever it is given). Pass `noise` on to the "
+        "likelihood, or build on manibo.models.ExactGPModel (manibo.models.exact_gp.exact_gp), "
+        "which does"
+    )
+    _close(v_mean, mean.expand(3, 4, 1), 1e-5 * _scale(case), f"{ignored}; fantasy mean")
+    _close(v_var, variance.expand(3, 4, 1), 1e-5 * _scale(case) ** 2, f"{ignored}; variance")
     empty = model.fantasize(X[:0], sampler)
     assert empty.batch_shape == torch.Size([3]), f"empty X: batch {empty.batch_shape}"
     e_mean, e_var = _moments(empty, X_test)
@@ -404,9 +418,19 @@ def check_outputs(case: SurrogateCase) -> None:
             continue
         except Exception as error:  # noqa: BLE001  (the type is what is checked)
             raise AssertionError(
-                f"output_indices={bad}: raised {type(error).__name__}, expected InputDataError"
+                f"output_indices={bad}: raised {type(error).__name__} ({error}); the model's "
+                f"posterior {_MUST_REFUSE}, naming the outputs it has"
             ) from error
-        raise AssertionError(f"output_indices={bad}: nothing was raised")
+        raise AssertionError(
+            f"output_indices={bad}: nothing was raised; the model's posterior {_MUST_REFUSE}, "
+            "naming the outputs it has"
+        )
+
+
+_MUST_REFUSE = (
+    "must raise manibo.exceptions.InputDataError with a message saying what was expected "
+    "(manibo.models.ExactGPModel, which manibo.models.exact_gp.exact_gp builds, does)"
+)
 
 
 def _not_refused(call: Callable[[], object], *advice: str) -> str | None:
@@ -465,6 +489,7 @@ def check_input_errors(case: SurrogateCase) -> None:
     X = case.points(3, seed=41)
     Y = case.objective(X)
     off_space = X + 1e6
+    model.posterior(X)  # BoTorch's acquisitions predict before they condition
     refusals = {
         "one point of shape (d,)": lambda: model.posterior(X[0]),
         "points of size d + 1": lambda: model.posterior(torch.cat([X, X[:, :1]], -1)),
@@ -489,7 +514,7 @@ def check_input_errors(case: SurrogateCase) -> None:
     problems["float64 inputs of a float32 model"] = _float64_inputs_of_float32_model(case, X)
     problems["posterior of no points"] = _empty_posterior(model, X[:0])
     found = [f"{what}: {problem}" for what, problem in problems.items() if problem is not None]
-    assert not found, "\n".join(found)
+    assert not found, "\n".join([*found, f"For each of these inputs the model {_MUST_REFUSE}."])
 
 
 def check_outcome_transform(case: SurrogateCase) -> None:
