@@ -657,7 +657,9 @@ def run_model_check(case: SurrogateCase, check: str) -> None:
     """Run the model check ``check`` (a key of :data:`MODEL_CHECKS`) on ``case``.
 
     Where the surrogate declares the check's feature out of reach, verify instead that the
-    declaration stops the loop at construction with a ``ConfigurationError``.
+    declaration stops the loop at construction with a ``ConfigurationError``. The check runs with
+    torch's global random number generator seeded with ``case.seed`` (and restored afterwards), so
+    that its outcome does not depend on what ran before.
 
     Raises:
         ConfigurationError: ``check`` is not a key of :data:`MODEL_CHECKS` (the message lists them).
@@ -670,11 +672,21 @@ def run_model_check(case: SurrogateCase, check: str) -> None:
     if feature is not None and declared_unsupported(case.name, feature) is not None:
         _check_refused(case, (feature,))
         return
-    if feature == "fantasize":
-        with _fantasies_expected(case):
-            function(case)
-    else:
+    with _seeded(case), _fantasies_expected(case) if feature == "fantasize" else nullcontext():
         function(case)
+
+
+@contextmanager
+def _seeded(case: SurrogateCase) -> Iterator[None]:
+    """Torch's global generators (the CPU's and that of ``case.device``) seeded with
+    ``case.seed`` inside, restored on exit."""
+    device = torch.device(case.device)
+    devices = []
+    if device.type == "cuda":
+        devices = [torch.cuda.current_device() if device.index is None else device.index]
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(case.seed)
+        yield
 
 
 _FANTASY_METHODS = ("fantasize", "condition_on_observations", "get_fantasy_model")
@@ -710,6 +722,9 @@ def _check_refused(case: SurrogateCase, features: tuple[str, ...]) -> None:
 
 
 # ---------------------------------------------------------------------------------- acquisitions
+_FLAT = 1e-9  # relative change below which the gradient check takes an acquisition as flat
+
+
 def _sampler() -> SobolQMCNormalSampler:
     return SobolQMCNormalSampler(torch.Size([16]), seed=0)
 
@@ -813,8 +828,12 @@ def run_acquisition_check(case: SurrogateCase, name: str, q: int) -> None:
 
     Checks: the candidates lie on the space and their value is finite, and the gradient of the
     acquisition with respect to the actual candidate points (for one-shot knowledge gradient: not
-    its fantasy points) is finite and not zero at random points, projected on the tangent space.
-    Where the surrogate declares a needed feature out of reach, verify the refusal instead.
+    its fantasy points) is finite at three random q-batches and, where the acquisition changes
+    along a geodesic, not zero: the directional derivative is at least a tenth of the central
+    difference.
+    Where the surrogate declares a needed feature out of reach, verify the refusal instead. The
+    check runs with torch's global random number generator seeded with ``case.seed``, as
+    :func:`run_model_check` does.
 
     Raises:
         ConfigurationError: ``name`` is not a key of :data:`ACQUISITIONS` (BoTorch acquisitions
@@ -828,33 +847,53 @@ def run_acquisition_check(case: SurrogateCase, name: str, q: int) -> None:
     if any(declared_unsupported(case.name, f) is not None for f in features):
         _check_refused(case, features)
         return
-    X_train, Y = case.data(spec.num_outputs)
-    model = case.model(spec.num_outputs)
-    sequential = spec.sequential and q > 1
-    with _fantasies_expected(case) if "fantasize" in features else nullcontext():
+    with _seeded(case), _fantasies_expected(case) if "fantasize" in features else nullcontext():
+        X_train, Y = case.data(spec.num_outputs)
+        model = case.model(spec.num_outputs)
+        sequential = spec.sequential and q > 1
         acqf = spec.build(case, model, X_train, Y.max(-1, keepdim=True).values)
         candidates, value = optimize_acqf_on_space(
             acqf, case.space, q=q, seed=0, sequential=sequential, **OPTIMIZER_OPTIONS
         )
-    assert candidates.shape == (q, *case.space.point_shape), f"candidates {candidates.shape}"
-    case.space.check(candidates, "candidates")
-    assert torch.isfinite(value).all(), f"{name}: acquisition value {value}"
-    _check_candidate_gradient(case, acqf, 1 if sequential else q, name)
+        assert candidates.shape == (q, *case.space.point_shape), f"candidates {candidates.shape}"
+        case.space.check(candidates, "candidates")
+        assert torch.isfinite(value).all(), f"{name}: acquisition value {value}"
+        _check_candidate_gradient(case, acqf, 1 if sequential else q, name)
 
 
 def _check_candidate_gradient(case: SurrogateCase, acqf, q: int, name: str) -> None:
+    """The gradient with respect to the actual candidates, at three random q-batches, is finite,
+    and not zero where the acquisition changes: along a random geodesic through the q-batch where
+    its central difference is largest, the directional derivative is at least a tenth of it.
+
+    An acquisition may be flat to rounding at some points (max-value entropy far from the maximum,
+    gradients near 1e-18) and is then not held to anything there; one that does not see its
+    candidates (conditioning that drops the graph) has a gradient of exactly 0 where its value
+    changes."""
     X = case.points(3, q, seed=31)
     extra = acqf.get_augmented_q_batch_size(q) - q if isinstance(acqf, qKnowledgeGradient) else 0
     fantasy_points = case.points(3, extra, seed=32)
-    X = X.clone().requires_grad_(True)
-    value = acqf(torch.cat([X, fantasy_points], dim=-2))
-    gradient = _gradient(value.sum(), X)
+
+    def f(x: Tensor) -> Tensor:
+        return acqf(torch.cat([x, fantasy_points], dim=-2))
+
+    Xg = X.clone().requires_grad_(True)
+    value = f(Xg)
+    gradient = _gradient(value.sum(), Xg)
     assert torch.isfinite(gradient).all(), f"{name}: gradient not finite"
-    shaped = X.detach().reshape(*X.shape[:-1], *case.space.point_shape)
-    tangent = case.space.to_tangent(shaped, gradient.reshape(shaped.shape))
-    norms = tangent.flatten(-len(case.space.point_shape)).norm(dim=-1)  # per candidate point
-    assert bool((norms.sum(-1) > 0).all()), (
-        f"{name}: the gradient with respect to the actual candidates is zero"
+    v = _tangent(case.space, X, seed=33)
+    analytic = (gradient * v).sum((-2, -1))  # per q-batch
+    step = 1e-4
+    with torch.no_grad():
+        numeric = f(_retract(case.space, X, step * v)) - f(_retract(case.space, X, -step * v))
+        numeric = numeric / (2 * step)
+    i = int(numeric.abs().argmax())
+    flat = float(numeric[i].abs()) <= _FLAT * float(value.detach().abs().max())
+    assert flat or float(analytic[i].abs()) >= 0.1 * float(numeric[i].abs()), (
+        f"{name}: the gradient with respect to the actual candidates is zero or nearly where the "
+        f"acquisition changes: directional derivative {float(analytic[i]):.3g} along a geodesic "
+        f"whose central difference is {float(numeric[i]):.3g} (the gradient must reach the "
+        "candidate points: conditioning on them under torch.no_grad or on detached copies cuts it)"
     )
 
 
