@@ -902,7 +902,8 @@ def covered(registered: list[str], cases: Mapping[str, object], kind: str) -> No
     the contract suite before it is used.
 
     Args:
-        registered: the names that exist (registered surrogates, exported classes).
+        registered: the names that exist (registered surrogates, exported classes); a plug-in
+            passes only its own, ``available_surrogates(module="my_plugin")``.
         cases: the names the contract tests cover.
         kind: what the names are, for the message.
 
