@@ -150,9 +150,23 @@ def _checked_model(name: str, model: Any) -> Model:
     return model
 
 
-def available_surrogates() -> list[str]:
-    """Names accepted by :func:`build_surrogate` (plug-ins included), sorted."""
-    return SURROGATES.names()
+def available_surrogates(module: str | None = None) -> list[str]:
+    """Names accepted by :func:`build_surrogate` (plug-ins included), sorted.
+
+    Args:
+        module: only the names whose factory is defined in this module or in a submodule of it
+            (``"my_plugin"``: the surrogates a plug-in registers, for its coverage test with
+            :func:`manibo.testing.covered`); None: every name.
+    """
+    names = SURROGATES.names()
+    if module is None:
+        return names
+    return [n for n in names if _defined_in(SURROGATES.get(n).build, module)]
+
+
+def _defined_in(factory: SurrogateFactory, module: str) -> bool:
+    home = getattr(factory, "__module__", None) or ""
+    return home == module or home.startswith(module + ".")
 
 
 def surrogate_entry(name: str) -> SurrogateEntry:

@@ -23,7 +23,8 @@ from __future__ import annotations
 import copy
 import math
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import torch
@@ -256,9 +257,7 @@ def check_batch_independence(case: SurrogateCase) -> None:
 
 
 def check_observation_noise(case: SurrogateCase) -> None:
-    """``observation_noise=True`` adds one positive variance to every point; a noise tensor (in
-    standardised units) adds ``noise * std(Y)^2`` (``Standardize``: the unbiased standard
-    deviation of the training outcomes)."""
+    """``observation_noise=True`` adds one positive variance to every point."""
     model = case.model()
     X = case.points(2, 3)
     _, latent = _moments(model, X)
@@ -268,6 +267,14 @@ def check_observation_noise(case: SurrogateCase) -> None:
     spread = float(added.max() - added.min())
     allowed = 2 * case.tolerance("moments") * float(noisy.max()) + 1e-9 * float(added.mean())
     assert spread <= allowed, f"noise not homoscedastic: spread {spread:.3g}"
+
+
+def check_noise_tensor(case: SurrogateCase) -> None:
+    """A noise tensor ``observation_noise=noise`` (in standardised units) adds ``noise * std(Y)^2``
+    (``Standardize``: the unbiased standard deviation of the training outcomes)."""
+    model = case.model()
+    X = case.points(2, 3)
+    _, latent = _moments(model, X)
     scale2 = float(case.data()[1].std()) ** 2
     noise = 0.2 + 0.1 * torch.arange(6, dtype=X.dtype, device=X.device).reshape(2, 3, 1)
     _, given = _moments(model, X, observation_noise=noise)
@@ -310,9 +317,12 @@ def check_condition_on_observations(case: SurrogateCase) -> None:
     """Conditioning on ``(X1, Y1)`` then ``(X2, Y2)`` equals conditioning on their union;
     one observation moves the mean at its point towards it and lowers the variance there; and under
     ``propagate_grads`` the conditioned posterior is differentiable in the new points, with the
-    gradient of the variance equal to its finite difference along a geodesic."""
+    gradient of the variance equal to its finite difference along a geodesic. The model predicts
+    first, as in BoTorch's acquisitions (GPyTorch's exact GPs condition only once they have
+    predicted)."""
     model = case.model()
     X_test = case.points(4, seed=5)
+    model.posterior(X_test)
     X1, X2 = case.points(2, seed=6), case.points(1, seed=7)
     scale = _scale(case)
     Y1, Y2 = case.objective(X1), case.objective(X2) + 2 * scale
@@ -338,7 +348,11 @@ def check_condition_on_observations(case: SurrogateCase) -> None:
     assert analytic != 0.0, "gradient of the conditioned variance in the new points is 0"
     assert math.isfinite(analytic), "gradient of the conditioned variance is not finite"
     assert abs(analytic - numeric) <= 1e-3 * max(abs(numeric), 1e-6 * scale**2), (
-        f"gradient of the conditioned variance {analytic:.6g} != finite difference {numeric:.6g}"
+        f"gradient of the conditioned variance {analytic:.6g} != finite difference {numeric:.6g}: "
+        "the variance of a conditioned model must be differentiable in its new points. GPyTorch's "
+        "fast predictive variances (LOVE, on in BoTorch's posterior) carry no gradient to them; "
+        "compute the variance exactly (gpytorch.settings.fast_pred_var(False)) where the inputs "
+        "require gradients, as manibo.models.ExactGPModel does"
     )
 
 
@@ -363,8 +377,15 @@ def check_fantasize(case: SurrogateCase) -> None:
     noise = torch.full((2, 1), 1e12, dtype=X.dtype, device=X.device)
     vague = model.fantasize(X, sampler, observation_noise=noise)
     v_mean, v_var = _moments(vague, X_test)
-    _close(v_mean, mean.expand(3, 4, 1), 1e-5 * _scale(case), "enormous noise: fantasy mean")
-    _close(v_var, variance.expand(3, 4, 1), 1e-5 * _scale(case) ** 2, "enormous noise: variance")
+    ignored = (
+        "fantasies with a noise variance of 1e12 moved the model: the model ignores the `noise` "
+        "of condition_on_observations (BoTorch's SingleTaskGP with a GaussianLikelihood "
+        "conditions with its fitted noise whatever it is given). Pass `noise` on to the "
+        "likelihood, or build on manibo.models.ExactGPModel (manibo.models.exact_gp.exact_gp), "
+        "which does"
+    )
+    _close(v_mean, mean.expand(3, 4, 1), 1e-5 * _scale(case), f"{ignored}; fantasy mean")
+    _close(v_var, variance.expand(3, 4, 1), 1e-5 * _scale(case) ** 2, f"{ignored}; variance")
     empty = model.fantasize(X[:0], sampler)
     assert empty.batch_shape == torch.Size([3]), f"empty X: batch {empty.batch_shape}"
     e_mean, e_var = _moments(empty, X_test)
@@ -397,9 +418,19 @@ def check_outputs(case: SurrogateCase) -> None:
             continue
         except Exception as error:  # noqa: BLE001  (the type is what is checked)
             raise AssertionError(
-                f"output_indices={bad}: raised {type(error).__name__}, expected InputDataError"
+                f"output_indices={bad}: raised {type(error).__name__} ({error}); the model's "
+                f"posterior {_MUST_REFUSE}, naming the outputs it has"
             ) from error
-        raise AssertionError(f"output_indices={bad}: nothing was raised")
+        raise AssertionError(
+            f"output_indices={bad}: nothing was raised; the model's posterior {_MUST_REFUSE}, "
+            "naming the outputs it has"
+        )
+
+
+_MUST_REFUSE = (
+    "must raise manibo.exceptions.InputDataError with a message saying what was expected "
+    "(manibo.models.ExactGPModel, which manibo.models.exact_gp.exact_gp builds, does)"
+)
 
 
 def _not_refused(call: Callable[[], object], *advice: str) -> str | None:
@@ -458,6 +489,7 @@ def check_input_errors(case: SurrogateCase) -> None:
     X = case.points(3, seed=41)
     Y = case.objective(X)
     off_space = X + 1e6
+    model.posterior(X)  # BoTorch's acquisitions predict before they condition
     refusals = {
         "one point of shape (d,)": lambda: model.posterior(X[0]),
         "points of size d + 1": lambda: model.posterior(torch.cat([X, X[:, :1]], -1)),
@@ -482,7 +514,7 @@ def check_input_errors(case: SurrogateCase) -> None:
     problems["float64 inputs of a float32 model"] = _float64_inputs_of_float32_model(case, X)
     problems["posterior of no points"] = _empty_posterior(model, X[:0])
     found = [f"{what}: {problem}" for what, problem in problems.items() if problem is not None]
-    assert not found, "\n".join(found)
+    assert not found, "\n".join([*found, f"For each of these inputs the model {_MUST_REFUSE}."])
 
 
 def check_outcome_transform(case: SurrogateCase) -> None:
@@ -576,7 +608,8 @@ def check_geodesic_gradients(case: SurrogateCase) -> None:
 
 def check_model_list(case: SurrogateCase) -> None:
     """Two single-output surrogates in a BoTorch ``ModelList`` (``ModelListGP`` for exact GPs):
-    the joint posterior holds each model's, and the list fantasizes."""
+    the joint posterior holds each model's, and the list fantasizes (unless the surrogate declares
+    ``fantasize`` out of its reach)."""
     X_train, Y = case.data(2)
     X_one, Y_one = case.data()
     same = torch.equal(X_train, X_one) and torch.equal(Y[:, :1], Y_one)  # the objective's column
@@ -589,9 +622,12 @@ def check_model_list(case: SurrogateCase) -> None:
     for j, model in enumerate(models):
         _close(posterior.mean[..., j : j + 1], _moments(model, X)[0], 1e-9, f"list mean {j}")
         _close(posterior.variance[..., j : j + 1], _moments(model, X)[1], 1e-9, f"list var {j}")
-    fantasy = joint.fantasize(
-        case.points(2, seed=6), SobolQMCNormalSampler(torch.Size([2]), seed=0)
-    )
+    if declared_unsupported(case.name, "fantasize") is not None:
+        return  # the fantasize check verifies the refusal
+    with _fantasies_expected(case):
+        fantasy = joint.fantasize(
+            case.points(2, seed=6), SobolQMCNormalSampler(torch.Size([2]), seed=0)
+        )
     shape = fantasy.posterior(case.points(4)).mean.shape
     assert shape == (2, 4, 2), f"fantasy of the list: posterior shape {tuple(shape)}"
 
@@ -599,7 +635,8 @@ def check_model_list(case: SurrogateCase) -> None:
 MODEL_CHECKS: dict[str, tuple[Callable[[SurrogateCase], None], str | None]] = {
     "posterior shapes": (check_posterior_shapes, None),
     "batch independence": (check_batch_independence, None),
-    "observation noise": (check_observation_noise, "observation_noise_tensor"),
+    "observation noise": (check_observation_noise, None),
+    "noise tensor": (check_noise_tensor, "observation_noise_tensor"),
     "posterior transform": (check_posterior_transform, None),
     "seeded sampler": (check_seeded_sampler, None),
     "condition_on_observations": (check_condition_on_observations, "fantasize"),
@@ -620,7 +657,9 @@ def run_model_check(case: SurrogateCase, check: str) -> None:
     """Run the model check ``check`` (a key of :data:`MODEL_CHECKS`) on ``case``.
 
     Where the surrogate declares the check's feature out of reach, verify instead that the
-    declaration stops the loop at construction with a ``ConfigurationError``.
+    declaration stops the loop at construction with a ``ConfigurationError``. The check runs with
+    torch's global random number generator seeded with ``case.seed`` (and restored afterwards), so
+    that its outcome does not depend on what ran before.
 
     Raises:
         ConfigurationError: ``check`` is not a key of :data:`MODEL_CHECKS` (the message lists them).
@@ -633,7 +672,44 @@ def run_model_check(case: SurrogateCase, check: str) -> None:
     if feature is not None and declared_unsupported(case.name, feature) is not None:
         _check_refused(case, (feature,))
         return
-    function(case)
+    with _seeded(case), _fantasies_expected(case) if feature == "fantasize" else nullcontext():
+        function(case)
+
+
+@contextmanager
+def _seeded(case: SurrogateCase) -> Iterator[None]:
+    """Torch's global generators (the CPU's and that of ``case.device``) seeded with
+    ``case.seed`` inside, restored on exit."""
+    device = torch.device(case.device)
+    devices = []
+    if device.type == "cuda":
+        devices = [torch.cuda.current_device() if device.index is None else device.index]
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(case.seed)
+        yield
+
+
+_FANTASY_METHODS = ("fantasize", "condition_on_observations", "get_fantasy_model")
+
+
+@contextmanager
+def _fantasies_expected(case: SurrogateCase) -> Iterator[None]:
+    """Turn a model's ``NotImplementedError`` (or ``AttributeError`` naming a fantasy method) into
+    a failure that says how to declare fantasies out of reach."""
+    try:
+        yield
+    except (NotImplementedError, AttributeError) as error:
+        if isinstance(error, AttributeError) and not any(
+            method in str(error) for method in _FANTASY_METHODS
+        ):
+            raise
+        raise AssertionError(
+            f"{case.name}: fantasy models failed with {type(error).__name__}: {error}. A "
+            "surrogate without them declares so, and the suite then checks that the loop refuses "
+            "the acquisitions that need them: register_surrogate("
+            f"{case.name!r}, unsupported_features={{'fantasize': 'why, and what to use "
+            "instead'}})."
+        ) from error
 
 
 def _check_refused(case: SurrogateCase, features: tuple[str, ...]) -> None:
@@ -646,6 +722,9 @@ def _check_refused(case: SurrogateCase, features: tuple[str, ...]) -> None:
 
 
 # ---------------------------------------------------------------------------------- acquisitions
+_FLAT = 1e-9  # relative change below which the gradient check takes an acquisition as flat
+
+
 def _sampler() -> SobolQMCNormalSampler:
     return SobolQMCNormalSampler(torch.Size([16]), seed=0)
 
@@ -749,8 +828,12 @@ def run_acquisition_check(case: SurrogateCase, name: str, q: int) -> None:
 
     Checks: the candidates lie on the space and their value is finite, and the gradient of the
     acquisition with respect to the actual candidate points (for one-shot knowledge gradient: not
-    its fantasy points) is finite and not zero at random points, projected on the tangent space.
-    Where the surrogate declares a needed feature out of reach, verify the refusal instead.
+    its fantasy points) is finite at three random q-batches and, where the acquisition changes
+    along a geodesic, not zero: the directional derivative is at least a tenth of the central
+    difference.
+    Where the surrogate declares a needed feature out of reach, verify the refusal instead. The
+    check runs with torch's global random number generator seeded with ``case.seed``, as
+    :func:`run_model_check` does.
 
     Raises:
         ConfigurationError: ``name`` is not a key of :data:`ACQUISITIONS` (BoTorch acquisitions
@@ -764,32 +847,53 @@ def run_acquisition_check(case: SurrogateCase, name: str, q: int) -> None:
     if any(declared_unsupported(case.name, f) is not None for f in features):
         _check_refused(case, features)
         return
-    X_train, Y = case.data(spec.num_outputs)
-    model = case.model(spec.num_outputs)
-    acqf = spec.build(case, model, X_train, Y.max(-1, keepdim=True).values)
-    sequential = spec.sequential and q > 1
-    candidates, value = optimize_acqf_on_space(
-        acqf, case.space, q=q, seed=0, sequential=sequential, **OPTIMIZER_OPTIONS
-    )
-    assert candidates.shape == (q, *case.space.point_shape), f"candidates {candidates.shape}"
-    case.space.check(candidates, "candidates")
-    assert torch.isfinite(value).all(), f"{name}: acquisition value {value}"
-    _check_candidate_gradient(case, acqf, 1 if sequential else q, name)
+    with _seeded(case), _fantasies_expected(case) if "fantasize" in features else nullcontext():
+        X_train, Y = case.data(spec.num_outputs)
+        model = case.model(spec.num_outputs)
+        sequential = spec.sequential and q > 1
+        acqf = spec.build(case, model, X_train, Y.max(-1, keepdim=True).values)
+        candidates, value = optimize_acqf_on_space(
+            acqf, case.space, q=q, seed=0, sequential=sequential, **OPTIMIZER_OPTIONS
+        )
+        assert candidates.shape == (q, *case.space.point_shape), f"candidates {candidates.shape}"
+        case.space.check(candidates, "candidates")
+        assert torch.isfinite(value).all(), f"{name}: acquisition value {value}"
+        _check_candidate_gradient(case, acqf, 1 if sequential else q, name)
 
 
 def _check_candidate_gradient(case: SurrogateCase, acqf, q: int, name: str) -> None:
+    """The gradient with respect to the actual candidates, at three random q-batches, is finite,
+    and not zero where the acquisition changes: along a random geodesic through the q-batch where
+    its central difference is largest, the directional derivative is at least a tenth of it.
+
+    An acquisition may be flat to rounding at some points (max-value entropy far from the maximum,
+    gradients near 1e-18) and is then not held to anything there; one that does not see its
+    candidates (conditioning that drops the graph) has a gradient of exactly 0 where its value
+    changes."""
     X = case.points(3, q, seed=31)
     extra = acqf.get_augmented_q_batch_size(q) - q if isinstance(acqf, qKnowledgeGradient) else 0
     fantasy_points = case.points(3, extra, seed=32)
-    X = X.clone().requires_grad_(True)
-    value = acqf(torch.cat([X, fantasy_points], dim=-2))
-    gradient = _gradient(value.sum(), X)
+
+    def f(x: Tensor) -> Tensor:
+        return acqf(torch.cat([x, fantasy_points], dim=-2))
+
+    Xg = X.clone().requires_grad_(True)
+    value = f(Xg)
+    gradient = _gradient(value.sum(), Xg)
     assert torch.isfinite(gradient).all(), f"{name}: gradient not finite"
-    shaped = X.detach().reshape(*X.shape[:-1], *case.space.point_shape)
-    tangent = case.space.to_tangent(shaped, gradient.reshape(shaped.shape))
-    norms = tangent.flatten(-len(case.space.point_shape)).norm(dim=-1)  # per candidate point
-    assert bool((norms.sum(-1) > 0).all()), (
-        f"{name}: the gradient with respect to the actual candidates is zero"
+    v = _tangent(case.space, X, seed=33)
+    analytic = (gradient * v).sum((-2, -1))  # per q-batch
+    step = 1e-4
+    with torch.no_grad():
+        numeric = f(_retract(case.space, X, step * v)) - f(_retract(case.space, X, -step * v))
+        numeric = numeric / (2 * step)
+    i = int(numeric.abs().argmax())
+    flat = float(numeric[i].abs()) <= _FLAT * float(value.detach().abs().max())
+    assert flat or float(analytic[i].abs()) >= 0.1 * float(numeric[i].abs()), (
+        f"{name}: the gradient with respect to the actual candidates is zero or nearly where the "
+        f"acquisition changes: directional derivative {float(analytic[i]):.3g} along a geodesic "
+        f"whose central difference is {float(numeric[i]):.3g} (the gradient must reach the "
+        "candidate points: conditioning on them under torch.no_grad or on detached copies cuts it)"
     )
 
 
@@ -798,7 +902,8 @@ def covered(registered: list[str], cases: Mapping[str, object], kind: str) -> No
     the contract suite before it is used.
 
     Args:
-        registered: the names that exist (registered surrogates, exported classes).
+        registered: the names that exist (registered surrogates, exported classes); a plug-in
+            passes only its own, ``available_surrogates(module="my_plugin")``.
         cases: the names the contract tests cover.
         kind: what the names are, for the message.
 

@@ -5,14 +5,15 @@ loop's refusal, and reports what is not covered."""
 import pytest
 import torch
 from botorch.models import SingleTaskGP
-from gpytorch.kernels import ScaleKernel
+from gpytorch.kernels import MaternKernel, ScaleKernel
 
 from manibo.exceptions import ConfigurationError
 from manibo.kernels import GeometricMaternKernel
 from manibo.loop import BayesianOptimizer
-from manibo.models import build_surrogate, register_surrogate
+from manibo.models import available_surrogates, build_surrogate, register_surrogate
+from manibo.models.exact_gp import exact_gp
 from manibo.models.vish import VISHModel
-from manibo.spaces import Box, Sphere
+from manibo.spaces import Box, Circle, Sphere
 from manibo.testing import SurrogateCase, covered, run_acquisition_check, run_model_check
 
 VISH = {"num_features": 40, "maxiter": 15}
@@ -53,7 +54,7 @@ def test_fantasies_that_ignore_their_noise_fail_the_suite(isolated_surrogates):
     """BoTorch's SingleTaskGP with a fitted noise conditions fantasies with that noise, whatever
     noise they are given; manibo's exact GP honours it (the 'matern' case passes)."""
     register_surrogate("test-plain-gp")(_plain_single_task_gp)
-    with pytest.raises(AssertionError, match="enormous noise"):
+    with pytest.raises(AssertionError, match="ignores the `noise`"):
         run_model_check(SurrogateCase("test-plain-gp", Sphere(2)), "fantasize")
     run_model_check(SurrogateCase("matern", Sphere(2)), "fantasize")
 
@@ -104,3 +105,133 @@ def test_case_data_are_seeded_points_of_the_space():
     Sphere(2).check(X)
     assert torch.equal(X, case.data()[0]) and torch.equal(case.points(2, 3), case.points(2, 3))
     assert torch.allclose(case.points(4, dtype=torch.float32).double(), case.points(4), atol=1e-7)
+
+
+def _botorch_matern_gp(space, train_X, train_Y, **options):
+    """A plain BoTorch SingleTaskGP with GPyTorch's Matern kernel, as a plug-in author writes it."""
+    kernel = ScaleKernel(MaternKernel(nu=2.5))
+    return SingleTaskGP(train_X, train_Y, covar_module=kernel).to(train_X).eval()
+
+
+class _NoFantasyGP(SingleTaskGP):
+    """A GP whose fantasy models are not implemented."""
+
+    def condition_on_observations(self, X, Y, noise=None, **kwargs):
+        raise NotImplementedError("no fantasy models")
+
+    def fantasize(self, X, sampler, observation_noise=None, **kwargs):
+        raise NotImplementedError("no fantasy models")
+
+
+def _no_fantasy_gp(space, train_X, train_Y, **options):
+    model = _botorch_matern_gp(space, train_X, train_Y)
+    model.__class__ = _NoFantasyGP
+    return model
+
+
+def test_a_model_list_without_fantasies_passes_when_they_are_declared(isolated_surrogates):
+    register_surrogate(
+        "test-list-no-fantasies", unsupported_features={"fantasize": "no fantasy models."}
+    )(_no_fantasy_gp)
+    run_model_check(SurrogateCase("test-list-no-fantasies", Sphere(2)), "ModelList")
+
+
+def test_undeclared_missing_fantasies_point_to_the_declaration(isolated_surrogates):
+    register_surrogate("test-undeclared-no-fantasies")(_no_fantasy_gp)
+    case = SurrogateCase("test-undeclared-no-fantasies", Sphere(2))
+    advice = r"unsupported_features=\{'fantasize'"
+    for check in ("condition_on_observations", "fantasize", "ModelList"):
+        with pytest.raises(AssertionError, match=advice):
+            run_model_check(case, check)
+    with pytest.raises(AssertionError, match=advice):
+        run_acquisition_check(case, "qKnowledgeGradient", 1)
+
+
+class _NoObservationNoiseGP(SingleTaskGP):
+    """A GP whose posterior ignores observation_noise, True or a tensor."""
+
+    def posterior(self, X, output_indices=None, observation_noise=False, **kwargs):
+        return super().posterior(X, output_indices, observation_noise=False, **kwargs)
+
+
+def _no_observation_noise_gp(space, train_X, train_Y, **options):
+    model = _botorch_matern_gp(space, train_X, train_Y)
+    model.__class__ = _NoObservationNoiseGP
+    return model
+
+
+def test_a_declared_noise_tensor_still_checks_observation_noise_true(isolated_surrogates):
+    register_surrogate(
+        "test-no-noise",
+        unsupported_features={"observation_noise_tensor": "its noise is learned; pass True."},
+    )(_no_observation_noise_gp)
+    case = SurrogateCase("test-no-noise", Sphere(2))
+    run_model_check(case, "noise tensor")  # the refusal of the loop is checked instead
+    with pytest.raises(AssertionError, match="did not add a positive variance"):
+        run_model_check(case, "observation noise")
+
+
+def test_a_plain_botorch_gp_is_told_what_to_change(isolated_surrogates):
+    """BoTorch's SingleTaskGP conditions after a prediction, as BoTorch's acquisitions do; the
+    checks it fails say what the model must do."""
+    register_surrogate("test-botorch-matern")(_botorch_matern_gp)
+    case = SurrogateCase("test-botorch-matern", Sphere(2))
+    with pytest.raises(AssertionError, match=r"conditioned variance.*fast_pred_var\(False\)"):
+        run_model_check(case, "condition_on_observations")
+    with pytest.raises(AssertionError, match=r"ignores the `noise`.*ExactGPModel"):
+        run_model_check(case, "fantasize")
+    required = r"must raise manibo\.exceptions\.InputDataError.*ExactGPModel"
+    with pytest.raises(AssertionError, match=required):
+        run_model_check(case, "outputs")
+    with pytest.raises(AssertionError, match=required):
+        run_model_check(case, "input errors")
+
+
+def _exact_matern_gp(space, train_X, train_Y, **options):
+    return exact_gp(space, train_X, train_Y, MaternKernel(nu=2.5), **options)
+
+
+def test_checks_do_not_depend_on_the_global_seed(isolated_surrogates):
+    """On this case qMES is flat to rounding at one of the check's random points (a gradient
+    near 1e-17, or exactly 0 under some global seeds): the check seeds itself, and asks for a
+    gradient only where the acquisition changes."""
+    register_surrogate("test-exact-matern")(_exact_matern_gp)
+    case = SurrogateCase("test-exact-matern", Box([0.0, 0.0], [1.0, 1.0]), seed=2)
+    failures = []
+    for seed in range(6):
+        torch.manual_seed(seed)
+        try:
+            run_acquisition_check(case, "qMaxValueEntropy", 3)
+        except AssertionError as error:
+            failures.append((seed, str(error)))
+    assert not failures, failures
+    # qMES is flat at two of the three random points of this case (gradients 0 and 2e-84)
+    run_acquisition_check(
+        SurrogateCase("test-exact-matern", Circle(), seed=7), "qMaxValueEntropy", 3
+    )
+
+
+def test_checks_seed_torch_and_restore_its_state(isolated_surrogates):
+    draws = []
+
+    def drawing_gp(space, train_X, train_Y, **options):
+        draws.append(float(torch.rand(())))
+        return _exact_matern_gp(space, train_X, train_Y, **options)
+
+    register_surrogate("test-drawing-gp")(drawing_gp)
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        expected = torch.rand(())
+        torch.manual_seed(seed)
+        run_model_check(SurrogateCase("test-drawing-gp", Sphere(2)), "batch independence")
+        assert torch.rand(()) == expected
+    assert draws[0] == draws[1]
+
+
+def test_coverage_of_the_names_one_module_registers(isolated_surrogates):
+    register_surrogate("test-exact-matern")(_exact_matern_gp)
+    assert available_surrogates(module=__name__) == ["test-exact-matern"]
+    assert "matern" in available_surrogates(module="manibo")
+    covered(available_surrogates(module=__name__), {"test-exact-matern": {}}, "surrogates")
+    with pytest.raises(AssertionError, match=r"without contract coverage: \['test-exact-matern'\]"):
+        covered(available_surrogates(module=__name__), {}, "surrogates")
