@@ -230,7 +230,52 @@ def test_too_many_images_fall_back_to_the_series_and_warn():
         rough(x, x).to_dense()
 
 
-def test_blocks_recomputed_in_backward_give_the_same_values_and_gradients(monkeypatch):
+def _brute_force_image_kernel(x1, x2, lengthscale, offsets, nu):
+    """sum_m kappa(|delta + s_m| / l), normalised at 0, by autograd through plain torch: the
+    reference for the closed-form derivatives (no manibo code)."""
+
+    def kappa(r):
+        if math.isinf(nu):
+            return torch.exp(-0.5 * r * r)
+        s = math.sqrt(2 * nu) * r
+        poly = {0.5: 1.0, 1.5: 1 + s, 2.5: 1 + s + s * s / 3}[nu]
+        return poly * torch.exp(-s)
+
+    def total(delta):
+        v = delta.unsqueeze(-2) + offsets  # (..., K, d)
+        return kappa(v.square().sum(-1).clamp_min(1e-300).sqrt() / lengthscale).sum(-1)
+
+    delta = torch.remainder(x1.unsqueeze(-2) - x2.unsqueeze(-3) + math.pi, 2 * math.pi) - math.pi
+    return total(delta) / total(torch.zeros_like(offsets[0]))
+
+
+@pytest.mark.parametrize("nu", [0.5, 1.5, 2.5, math.inf])
+def test_image_sums_and_their_gradients_match_autograd_for_every_copy_of_a_repeated_pair(nu):
+    """A Monte Carlo acquisition's joint posterior repeats the baseline in every batch element:
+    each pair is summed once, and every copy still gets its own gradient."""
+    dim, lengthscale = 3, 0.9
+    offsets = image_offsets(lengthscale, nu, dim, 1e-9)
+    generator = torch.Generator().manual_seed(15)
+    baseline = Torus(dim).random(4, generator=generator)
+    candidates = Torus(dim).random(5, generator=generator).reshape(5, 1, dim)
+    x = torch.cat([baseline.expand(5, 4, dim), candidates], dim=-2)  # (5, 5, dim)
+    x[3, 4] = x[1, 4]  # two restarts at the same point
+    results = []
+    for kernel in (torus_image_kernel, _brute_force_image_kernel):
+        xr = x.clone().requires_grad_()
+        scale = torch.tensor([[[lengthscale]]], dtype=torch.float64, requires_grad=True)
+        gram = kernel(xr, xr.detach()[0], scale, offsets, nu)  # (5, 5, 5)
+        loss = (gram * torch.linspace(0.5, 1.5, gram.numel()).reshape(gram.shape)).sum()
+        results.append((gram.detach(), *torch.autograd.grad(loss, [xr, scale])))
+    (gram, gx, gl), (ref, rx, rl) = results
+    assert torch.allclose(gram, ref, atol=1e-13)
+    assert torch.allclose(gx, rx, atol=1e-11) and torch.allclose(gl, rl, atol=1e-11)
+    assert gx[3, 4].abs().sum() > 0 and gx[1, 4].abs().sum() > 0  # both copies, as the reference
+
+
+def test_blocks_give_the_same_values_and_gradients_and_second_derivatives_are_refused(
+    monkeypatch,
+):
     import manibo.kernels.torus_images as images
 
     space = Torus(3)
@@ -244,16 +289,15 @@ def test_blocks_recomputed_in_backward_give_the_same_values_and_gradients(monkey
         return gram.detach(), grads
 
     whole, (gx, gl) = value_and_gradients()
-    monkeypatch.setattr(images, "_BLOCK_ELEMENTS", 500)  # blocks of one or two rows
-    blocks = []
-    checkpoint = images.checkpoint
-    monkeypatch.setattr(
-        images, "checkpoint", lambda *a, **k: blocks.append(1) or checkpoint(*a, **k)
-    )
+    monkeypatch.setattr(images, "_BLOCK_ELEMENTS", 500)  # a few differences per block
+    monkeypatch.setattr(images, "_PAIRS_PER_BLOCK", 20)  # one or two rows of pairs
     blocked, (bx, bl) = value_and_gradients()
-    assert len(blocks) >= 6  # several blocks, each recomputed in the backward pass
     assert torch.allclose(blocked, whole, atol=1e-14)
     assert torch.allclose(bx, gx, atol=1e-12) and torch.allclose(bl, gl, atol=1e-12)
+    xr = x.clone().requires_grad_()
+    (first,) = torch.autograd.grad(kernel(xr, x).to_dense().sum(), xr, create_graph=True)
+    with pytest.raises(RuntimeError):  # first derivatives only: never a silent zero
+        torch.autograd.grad(first.sum(), xr)
 
 
 def test_torus_dimension_recognises_flat_tori_only():
@@ -312,3 +356,35 @@ def test_the_spectral_tail_read_by_the_truncation_is_the_tail_of_every_scanned_l
     assert needed > head
     with pytest.warns(TruncationWarning, match=f" {needed} levels are needed"):
         rough.levels_for(rough.lengthscale)
+
+
+def test_pairs_repeated_across_a_batch_are_summed_once(monkeypatch):
+    import manibo.kernels.torus_images as images
+
+    dim, batch, n = 4, 64, 10
+    generator = torch.Generator().manual_seed(16)
+    baseline = Torus(dim).random(n, generator=generator)
+    candidates = Torus(dim).random(batch, generator=generator).reshape(batch, 1, dim)
+    x = torch.cat([baseline.expand(batch, n, dim), candidates], dim=-2)  # BoTorch's X_full
+    summed = []
+    sums = images._sums
+    monkeypatch.setattr(
+        images, "_sums", lambda delta, *a: summed.append(len(delta)) or sums(delta, *a)
+    )
+    offsets = image_offsets(1.0, 2.5, dim, 1e-7)
+    torus_image_kernel(x, x, torch.ones(1, 1, dtype=torch.float64), offsets, 2.5)
+    # distinct differences: the zero, the baseline's n (n - 1) and each candidate's 2 n
+    assert sum(summed) <= 1 + 1 + n * (n - 1) + batch * 2 * n < batch * (n + 1) ** 2 / 5
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16])
+def test_distinct_rows_are_found_exactly_even_when_their_hashes_collide(monkeypatch, dtype):
+    import manibo.kernels.torus_images as images
+
+    generator = torch.Generator().manual_seed(17)
+    rows = torch.rand(6, 4, generator=generator).to(dtype)
+    keys = rows[torch.tensor([0, 1, 0, 2, 3, 1, 4, 5, 5, 0])]
+    for hash_weights in (images._hash_weights, lambda count: [0] * count):  # all collide
+        monkeypatch.setattr(images, "_hash_weights", hash_weights)
+        distinct, inverse = images._distinct_rows(keys)
+        assert len(distinct) == 6 and torch.equal(distinct[inverse], keys)
