@@ -735,7 +735,8 @@ class BayesianOptimizer:
         if X.dim() == len(self.space.point_shape):
             X = X.unsqueeze(0)
         space = self.space
-        check_trailing_shape("X", X, space.point_shape, repr(space), space.matrix_shape)
+        advice = space._shape_advice(X, "X")
+        check_trailing_shape("X", X, space.point_shape, repr(space), space.matrix_shape, advice)
         if X.dim() != 1 + len(self.space.point_shape):
             raise InputDataError(
                 f"`X` must have shape (n, *point_shape), got {tuple(X.shape)}; stack the points "
