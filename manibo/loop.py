@@ -45,6 +45,7 @@ from manibo._loop_settings import (
     SETTINGS,
     check_batch_size,
     check_buildable,
+    checked_initial_design,
     json_values,
     number_of_points,
     settings_differences,
@@ -137,7 +138,11 @@ class BayesianOptimizer:
         minimize: minimise (default) or maximise the objective.
         initial_design: number of uniform random points before the surrogate takes over (on a
             finite space, distinct points). They are drawn here, all at once; a design that
-            would fill more than a quarter of the machine's memory is refused.
+            would fill more than a quarter of the machine's memory is refused. To start from
+            points already evaluated, ``tell(X, Y)`` them before the first ``ask``: they count
+            toward the initial design (and toward ``run``'s budget), and ``ask`` hands out only
+            the rest of it; :func:`~manibo.minimize` and :func:`~manibo.maximize` take no known
+            points.
         seed: seed of the initial design, the acquisition samplers and the optimiser's starts,
             an integer in ``[0, 2**32 - 1]``.
         journal: path of a JSON-lines journal (``~`` is the home folder; missing folders are
@@ -1536,7 +1541,7 @@ def _optimize(
     # the budget covers the initial design before the optimiser draws it (a design of 10**9
     # points would be drawn, out of memory, before run() could refuse the budget of 6)
     default = inspect.signature(BayesianOptimizer).parameters["initial_design"].default
-    initial_design = check_int("initial_design", options.get("initial_design", default), minimum=1)
+    initial_design = checked_initial_design(options.get("initial_design", default))
     _checked_budget(budget, initial_design)
     run_options = {k: options.pop(k) for k in _RUN_OPTIONS if k in options}
     journal, resume = options.pop("journal", None), options.pop("resume", False)

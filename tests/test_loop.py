@@ -380,6 +380,32 @@ def test_a_budget_below_the_default_design_on_a_small_graph_says_how_to_run():
         minimize(lambda x: float(x[0]), graph, budget=0, initial_design=1, progress=False)
 
 
+@pytest.mark.parametrize(
+    "points",
+    [
+        Sphere(2).random(3, generator=0),
+        Sphere(2).random(3, generator=0).numpy(),
+        Sphere(2).random(3, generator=0).tolist(),
+    ],
+    ids=["tensor", "array", "list"],
+)
+def test_points_given_as_the_initial_design_say_how_to_tell_known_points(points):
+    calls = [
+        lambda: minimize(_objective, Sphere(2), budget=4, initial_design=points, progress=False),
+        lambda: BayesianOptimizer(Sphere(2), initial_design=points),
+    ]
+    for call in calls:
+        with pytest.raises(
+            ConfigurationError, match=r"`initial_design` must be an integer"
+        ) as info:
+            call()
+        message = str(info.value)
+        assert re.search(r"got a \w+ of (shape \(3, 3\)|3 entries)", message)
+        assert "opt.tell(X, Y)" in message and "before its first ask()" in message
+        assert "minimize() and maximize() cannot take known points" in message
+        assert "tensor([[" not in message
+
+
 def test_an_initial_design_too_large_for_memory_is_refused_naming_its_size(monkeypatch):
     monkeypatch.setattr(manibo.loop, "seeded_design", _no_design_drawn)
     monkeypatch.setattr(manibo.loop, "_memory_bytes", lambda: 16 * 10**9, raising=False)
