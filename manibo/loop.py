@@ -69,6 +69,7 @@ from manibo.exceptions import (
     InputDataError,
     ManiboError,
     ManiboWarning,
+    NoEvaluationSucceededWarning,
     ObjectiveError,
 )
 from manibo.journal import (
@@ -913,6 +914,7 @@ class BayesianOptimizer:
             raise
         self._record_stop(reason)
         self._end_run(progress, failing=False)
+        self._warn_if_nothing_succeeded()
         return self.result()
 
     def _checked_run(
@@ -986,6 +988,24 @@ class BayesianOptimizer:
         except Exception:  # a warning turned into an error must not hide the run's own error
             if not failing:
                 raise
+
+    def _warn_if_nothing_succeeded(self) -> None:
+        """Warn, at the user's call of ``run`` (or of minimize, maximize), where every evaluation
+        failed: the result then has no best point, and nothing else would say so."""
+        if not self._history or any(e.status == "ok" for e in self._history):
+            return
+        last = next((e.error for e in reversed(self._history) if e.error), None)
+        warnings.warn(
+            f"no evaluation succeeded ({len(self._history)} of {len(self._history)} failed"
+            + (f"; the last: {last}" if last else "")
+            + "), so the result has no best point (best_x, best_y and recommended_x are None). "
+            "Check the objective on a point of the space, e.g. `objective(space.random(1)[0])`: "
+            "it must return a finite float (NaN and infinite values count as failures). Every "
+            "failure's message is in the journal, if the run has one, and in "
+            "`BayesianOptimizer.history` (`.error`).",
+            NoEvaluationSucceededWarning,
+            stacklevel=3 + self._caller_frames,
+        )
 
     def _check_budget_fits(self, budget: int) -> None:
         count = number_of_points(self.space)

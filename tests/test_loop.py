@@ -185,6 +185,29 @@ def test_progress_off_a_terminal_is_a_line_per_step_of_the_bar(capsys):
     assert "90/90" in lines[-1]
 
 
+def test_a_run_in_which_every_evaluation_failed_warns_and_still_returns_its_result(tmp_path):
+    message = r"no evaluation succeeded \(6 of 6 failed; the last: objective returned nan\)"
+    for optimise in (minimize, maximize):
+        with pytest.warns(ManiboWarning, match=message) as record:
+            result = optimise(
+                lambda x: float("nan"), Torus(2), budget=6, seed=0, progress=False, **FAST
+            )
+        assert result.best_y is None and result.recommended_x is None and result.num_failed == 6
+        (warning,) = [w for w in record if issubclass(w.category, ManiboWarning)]
+        assert warning.category is manibo.exceptions.NoEvaluationSucceededWarning
+        assert warning.filename == __file__  # the user's call, not manibo's code
+        assert "Check the objective" in str(warning.message)
+    opt = BayesianOptimizer(Torus(2), seed=0, journal=tmp_path / "j.jsonl", **FAST)
+    with pytest.warns(ManiboWarning, match=message) as record:
+        opt.run(lambda x: float("nan"), budget=6, progress=False)
+    assert [w.filename for w in record] == [__file__]
+    assert [e.status for e in Journal(tmp_path / "j.jsonl").read()[1]] == ["failed"] * 6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ManiboWarning)
+        flaky = iter([float("nan")] + [1.0] * 5)
+        minimize(lambda x: next(flaky), Torus(2), budget=6, seed=0, progress=False, **FAST)
+
+
 def test_the_progress_bar_shows_the_last_failure(capsys):
     calls = []
 
