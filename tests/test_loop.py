@@ -1651,7 +1651,8 @@ def test_a_failed_evaluation_keeps_its_time():
         raise manibo.EvaluationFailed("no")
 
     opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST)
-    result = opt.run(fails, budget=3, progress=False)
+    with pytest.warns(manibo.exceptions.NoEvaluationSucceededWarning):
+        result = opt.run(fails, budget=3, progress=False)
     assert result.failed.all() and (result.evaluation_seconds >= 0.02).all()
     assert result.best_x is None and result.model is None and result.recommended_x is None
     with pytest.raises(ConfigurationError, match="no successful evaluation among the 3"):
@@ -1875,7 +1876,7 @@ def test_a_tensor_given_for_a_number_is_named_in_a_short_message():
     # the message printed every entry of the tensor (55 numbers here, millions for a big one)
     with pytest.raises(ConfigurationError, match=r"`initial_design` must be an integer") as info:
         minimize(lambda x: 0.0, Sphere(2), budget=6, initial_design=torch.rand(50, 11))
-    assert len(str(info.value)) < 160 and "(Tensor)" in str(info.value)
+    assert len(str(info.value)) < 600 and "a Tensor of shape (50, 11)" in str(info.value)
 
 
 @pytest.mark.parametrize("optimizer", ["riemannian", "projection"])
