@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -70,6 +71,30 @@ def number_of_points(space: Space) -> int | None:
     return int(space.all_points().shape[0]) if space.is_discrete else None
 
 
+def checked_initial_design(value: object) -> int:
+    """``initial_design`` as an ``int >= 1``; points given in its place (a tensor, an array, a
+    list) are refused with the way to start from known points.
+
+    Raises:
+        ConfigurationError: naming what arrived and what to do.
+    """
+    if isinstance(value, (Tensor, np.ndarray)) and value.ndim > 0:
+        what = f"a {type(value).__name__} of shape {tuple(value.shape)}"
+    elif isinstance(value, (list, tuple)):
+        what = f"a {type(value).__name__} of {len(value)} entries"
+    else:
+        return check_int("initial_design", value, minimum=1)
+    raise ConfigurationError(
+        "`initial_design` must be an integer, the number of random points drawn before the "
+        f"surrogate takes over; got {what}. To start from points already evaluated, tell them "
+        "to a BayesianOptimizer before its first ask(), where they count toward the initial "
+        "design and the budget: `opt = manibo.BayesianOptimizer(space, seed=0)`, "
+        "`opt.tell(X, Y)` (X of shape (n, *point_shape), Y of n values), then "
+        "`result = opt.run(objective, budget)`. minimize() and maximize() cannot take known "
+        "points."
+    )
+
+
 def validated_settings(space: Space, **settings: Any) -> dict[str, Any]:
     """Check every loop setting and return them normalised (plain ints, bools, JSON dicts).
 
@@ -87,7 +112,7 @@ def validated_settings(space: Space, **settings: Any) -> dict[str, Any]:
     check_surrogate_supports(s["surrogate"], space, required_features(s["acquisition"]))
     s["minimize"] = check_bool("minimize", s["minimize"])
     s["exclude_evaluated"] = check_bool("exclude_evaluated", s["exclude_evaluated"])
-    s["initial_design"] = check_int("initial_design", s["initial_design"], minimum=1)
+    s["initial_design"] = checked_initial_design(s["initial_design"])
     count = number_of_points(space)
     if count is not None and s["initial_design"] > count:
         raise ConfigurationError(

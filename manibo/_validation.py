@@ -42,19 +42,22 @@ def check_trailing_shape(
     point_shape: tuple[int, ...],
     space: str,
     matrix_shape: tuple[int, int] | None = None,
+    advice: str | None = None,
 ) -> None:
     """Raise unless ``x`` has shape ``(*batch, *point_shape)``; where the points are matrices
     ``matrix_shape`` flattened row-major (SO(n), SPD, Grassmann frames) and ``x`` ends in that
-    shape, the message says how to flatten them."""
+    shape, the message says how to flatten them. ``advice``, where given, replaces the message's
+    advice (a space that recognises what ``x`` holds says how to convert it)."""
     k = len(point_shape)
     if x.dim() < k or tuple(x.shape[x.dim() - k :]) != tuple(point_shape):
         size = math.prod(point_shape)
-        advice = "Stack points along the leading dimensions."
-        if matrix_shape is not None and tuple(x.shape[-2:]) == tuple(matrix_shape):
+        if advice is None and matrix_shape is not None and x.shape[-2:] == matrix_shape:
             advice = (
                 f"Points are flattened row-major: `{name}.reshape(*{name}.shape[:-2], {size})` "
                 f"(for one matrix, `{name}.reshape({size})`)."
             )
+        if advice is None:
+            advice = "Stack points along the leading dimensions."
         raise InputDataError(
             f"`{name}` must have shape (*batch, {', '.join(map(str, point_shape))}) for points of "
             f"{space}, got {tuple(x.shape)}. {advice}"

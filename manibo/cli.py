@@ -26,7 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from manibo import _json
-from manibo.exceptions import ConfigurationError, ManiboError, ObjectiveError
+from manibo.exceptions import (
+    ConfigurationError,
+    ManiboError,
+    NoEvaluationSucceededWarning,
+    ObjectiveError,
+)
 
 #: Where an editable install's checkout would be (the folder that holds the ``manibo`` package).
 SOURCE_ROOT = Path(__file__).resolve().parents[1]
@@ -178,7 +183,9 @@ def _run(args: argparse.Namespace) -> int:
         asked = f" and {waiting} asked point(s) not evaluated yet (they go first)"
         asked = asked if waiting else ""
         print(f"resuming {journal} with {done} evaluations{asked}{more}")
-    with opt:
+    with opt, warnings.catch_warnings():
+        # a run in which nothing succeeded ends the command with an error line (below)
+        warnings.simplefilter("ignore", NoEvaluationSucceededWarning)
         result = opt.run(
             task.objective(opt),
             budget=args.budget,

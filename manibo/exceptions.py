@@ -40,6 +40,12 @@ class NonFiniteGradientWarning(ManiboWarning):
     """
 
 
+class NoEvaluationSucceededWarning(ManiboWarning):
+    """Every evaluation of a run failed, so its result has no best point (``best_x``,
+    ``best_y`` and ``recommended_x`` are None). The failures stay in the result and the journal.
+    """
+
+
 class EvaluationFailed(ManiboError):
     """Raise it from an objective to declare that this evaluation failed.
 

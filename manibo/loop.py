@@ -45,6 +45,7 @@ from manibo._loop_settings import (
     SETTINGS,
     check_batch_size,
     check_buildable,
+    checked_initial_design,
     json_values,
     number_of_points,
     settings_differences,
@@ -68,6 +69,7 @@ from manibo.exceptions import (
     InputDataError,
     ManiboError,
     ManiboWarning,
+    NoEvaluationSucceededWarning,
     ObjectiveError,
 )
 from manibo.journal import (
@@ -137,7 +139,11 @@ class BayesianOptimizer:
         minimize: minimise (default) or maximise the objective.
         initial_design: number of uniform random points before the surrogate takes over (on a
             finite space, distinct points). They are drawn here, all at once; a design that
-            would fill more than a quarter of the machine's memory is refused.
+            would fill more than a quarter of the machine's memory is refused. To start from
+            points already evaluated, ``tell(X, Y)`` them before the first ``ask``: they count
+            toward the initial design (and toward ``run``'s budget), and ``ask`` hands out only
+            the rest of it; :func:`~manibo.minimize` and :func:`~manibo.maximize` take no known
+            points.
         seed: seed of the initial design, the acquisition samplers and the optimiser's starts,
             an integer in ``[0, 2**32 - 1]``.
         journal: path of a JSON-lines journal (``~`` is the home folder; missing folders are
@@ -735,7 +741,8 @@ class BayesianOptimizer:
         if X.dim() == len(self.space.point_shape):
             X = X.unsqueeze(0)
         space = self.space
-        check_trailing_shape("X", X, space.point_shape, repr(space), space.matrix_shape)
+        advice = space._shape_advice(X, "X")
+        check_trailing_shape("X", X, space.point_shape, repr(space), space.matrix_shape, advice)
         if X.dim() != 1 + len(self.space.point_shape):
             raise InputDataError(
                 f"`X` must have shape (n, *point_shape), got {tuple(X.shape)}; stack the points "
@@ -907,6 +914,7 @@ class BayesianOptimizer:
             raise
         self._record_stop(reason)
         self._end_run(progress, failing=False)
+        self._warn_if_nothing_succeeded()
         return self.result()
 
     def _checked_run(
@@ -980,6 +988,24 @@ class BayesianOptimizer:
         except Exception:  # a warning turned into an error must not hide the run's own error
             if not failing:
                 raise
+
+    def _warn_if_nothing_succeeded(self) -> None:
+        """Warn, at the user's call of ``run`` (or of minimize, maximize), where every evaluation
+        failed: the result then has no best point, and nothing else would say so."""
+        if not self._history or any(e.status == "ok" for e in self._history):
+            return
+        last = next((e.error for e in reversed(self._history) if e.error), None)
+        warnings.warn(
+            f"no evaluation succeeded ({len(self._history)} of {len(self._history)} failed"
+            + (f"; the last: {last}" if last else "")
+            + "), so the result has no best point (best_x, best_y and recommended_x are None). "
+            "Check the objective on a point of the space, e.g. `objective(space.random(1)[0])`: "
+            "it must return a finite float (NaN and infinite values count as failures). Every "
+            "failure's message is in the journal, if the run has one, and in "
+            "`BayesianOptimizer.history` (`.error`).",
+            NoEvaluationSucceededWarning,
+            stacklevel=3 + self._caller_frames,
+        )
 
     def _check_budget_fits(self, budget: int) -> None:
         count = number_of_points(self.space)
@@ -1535,7 +1561,7 @@ def _optimize(
     # the budget covers the initial design before the optimiser draws it (a design of 10**9
     # points would be drawn, out of memory, before run() could refuse the budget of 6)
     default = inspect.signature(BayesianOptimizer).parameters["initial_design"].default
-    initial_design = check_int("initial_design", options.get("initial_design", default), minimum=1)
+    initial_design = checked_initial_design(options.get("initial_design", default))
     _checked_budget(budget, initial_design)
     run_options = {k: options.pop(k) for k in _RUN_OPTIONS if k in options}
     journal, resume = options.pop("journal", None), options.pop("resume", False)

@@ -185,6 +185,29 @@ def test_progress_off_a_terminal_is_a_line_per_step_of_the_bar(capsys):
     assert "90/90" in lines[-1]
 
 
+def test_a_run_in_which_every_evaluation_failed_warns_and_still_returns_its_result(tmp_path):
+    message = r"no evaluation succeeded \(6 of 6 failed; the last: objective returned nan\)"
+    for optimise in (minimize, maximize):
+        with pytest.warns(ManiboWarning, match=message) as record:
+            result = optimise(
+                lambda x: float("nan"), Torus(2), budget=6, seed=0, progress=False, **FAST
+            )
+        assert result.best_y is None and result.recommended_x is None and result.num_failed == 6
+        (warning,) = [w for w in record if issubclass(w.category, ManiboWarning)]
+        assert warning.category is manibo.exceptions.NoEvaluationSucceededWarning
+        assert warning.filename == __file__  # the user's call, not manibo's code
+        assert "Check the objective" in str(warning.message)
+    opt = BayesianOptimizer(Torus(2), seed=0, journal=tmp_path / "j.jsonl", **FAST)
+    with pytest.warns(ManiboWarning, match=message) as record:
+        opt.run(lambda x: float("nan"), budget=6, progress=False)
+    assert [w.filename for w in record] == [__file__]
+    assert [e.status for e in Journal(tmp_path / "j.jsonl").read()[1]] == ["failed"] * 6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ManiboWarning)
+        flaky = iter([float("nan")] + [1.0] * 5)
+        minimize(lambda x: next(flaky), Torus(2), budget=6, seed=0, progress=False, **FAST)
+
+
 def test_the_progress_bar_shows_the_last_failure(capsys):
     calls = []
 
@@ -378,6 +401,32 @@ def test_a_budget_below_the_default_design_on_a_small_graph_says_how_to_run():
     assert sorted(result.X[:, 0].tolist()) == [0.0, 1.0, 2.0]
     with pytest.raises(ConfigurationError, match=r"`budget` must be an integer >= 1, got 0"):
         minimize(lambda x: float(x[0]), graph, budget=0, initial_design=1, progress=False)
+
+
+@pytest.mark.parametrize(
+    "points",
+    [
+        Sphere(2).random(3, generator=0),
+        Sphere(2).random(3, generator=0).numpy(),
+        Sphere(2).random(3, generator=0).tolist(),
+    ],
+    ids=["tensor", "array", "list"],
+)
+def test_points_given_as_the_initial_design_say_how_to_tell_known_points(points):
+    calls = [
+        lambda: minimize(_objective, Sphere(2), budget=4, initial_design=points, progress=False),
+        lambda: BayesianOptimizer(Sphere(2), initial_design=points),
+    ]
+    for call in calls:
+        with pytest.raises(
+            ConfigurationError, match=r"`initial_design` must be an integer"
+        ) as info:
+            call()
+        message = str(info.value)
+        assert re.search(r"got a \w+ of (shape \(3, 3\)|3 entries)", message)
+        assert "opt.tell(X, Y)" in message and "before its first ask()" in message
+        assert "minimize() and maximize() cannot take known points" in message
+        assert "tensor([[" not in message
 
 
 def test_an_initial_design_too_large_for_memory_is_refused_naming_its_size(monkeypatch):
@@ -1602,7 +1651,8 @@ def test_a_failed_evaluation_keeps_its_time():
         raise manibo.EvaluationFailed("no")
 
     opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST)
-    result = opt.run(fails, budget=3, progress=False)
+    with pytest.warns(manibo.exceptions.NoEvaluationSucceededWarning):
+        result = opt.run(fails, budget=3, progress=False)
     assert result.failed.all() and (result.evaluation_seconds >= 0.02).all()
     assert result.best_x is None and result.model is None and result.recommended_x is None
     with pytest.raises(ConfigurationError, match="no successful evaluation among the 3"):
@@ -1826,7 +1876,7 @@ def test_a_tensor_given_for_a_number_is_named_in_a_short_message():
     # the message printed every entry of the tensor (55 numbers here, millions for a big one)
     with pytest.raises(ConfigurationError, match=r"`initial_design` must be an integer") as info:
         minimize(lambda x: 0.0, Sphere(2), budget=6, initial_design=torch.rand(50, 11))
-    assert len(str(info.value)) < 160 and "(Tensor)" in str(info.value)
+    assert len(str(info.value)) < 600 and "a Tensor of shape (50, 11)" in str(info.value)
 
 
 @pytest.mark.parametrize("optimizer", ["riemannian", "projection"])

@@ -16,7 +16,11 @@ from manibo.spaces.projective import RealProjectiveSpace
 from manibo.spaces.registry import available_spaces, make_space, register_space
 from manibo.spaces.se3 import SE3
 from manibo.spaces.spd import SymmetricPositiveDefinite
-from manibo.spaces.special_orthogonal import SpecialOrthogonal
+from manibo.spaces.special_orthogonal import (
+    SpecialOrthogonal,
+    quaternion_to_rotation,
+    rotation_to_quaternion,
+)
 from manibo.spaces.special_unitary import SpecialUnitary
 from manibo.spaces.sphere import Sphere
 
@@ -42,5 +46,7 @@ __all__ = [
     "UnsupportedError",
     "available_spaces",
     "make_space",
+    "quaternion_to_rotation",
     "register_space",
+    "rotation_to_quaternion",
 ]

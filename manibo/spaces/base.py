@@ -158,8 +158,14 @@ class Space(ABC):
         with finite entries (it need not lie on the space)."""
         as_tensor_arg(name, x)
         if tuple(x.shape[x.dim() - len(self.point_shape) :]) != self.point_shape:
-            check_trailing_shape(name, x, self.point_shape, repr(self), self.matrix_shape)
+            advice = self._shape_advice(x, name)
+            check_trailing_shape(name, x, self.point_shape, repr(self), self.matrix_shape, advice)
         check_finite(name, x)
+
+    def _shape_advice(self, x: Tensor, name: str) -> str | None:
+        """What to do about ``x`` of the wrong trailing shape, where this space recognises what
+        ``x`` holds (SO(3): quaternions); None leaves the generic advice."""
+        return None
 
     @abstractmethod
     def _check_membership(self, x: Tensor, name: str) -> None:

@@ -65,13 +65,25 @@ class Box(Space):
     def _check_membership(self, x: Tensor, name: str) -> None:
         lower, upper = self._bounds_like(x)
         tol = default_tolerance(x.dtype) * (upper - lower)
-        outside = (x < lower - tol) | (x > upper + tol)
+        below, above = x < lower - tol, x > upper + tol
+        outside = below | above
         if outside.any():
+            first = tuple(int(i) for i in outside.nonzero()[0])
+            *batch, j = first
+            value = x[first].item()
+            value = repr(value) if x.dtype == torch.float64 else f"{value:.7g}"
+            broken = (
+                f"< lower bound {float(self.lower[j])!r}"
+                if below[first]
+                else f"> upper bound {float(self.upper[j])!r}"
+            )
+            where = f", at batch index {tuple(batch)}" if batch else ""
+            points = outside.any(-1)
             raise self._membership_error(
                 name,
-                f"{int(outside.any(-1).sum())} points lie outside the box (coordinates range over "
-                f"{x.reshape(-1, self.dim).amin(0).tolist()} to "
-                f"{x.reshape(-1, self.dim).amax(0).tolist()})",
+                f"{int(points.sum())} of {points.numel()} points lie outside the box "
+                f"({int(outside.sum())} coordinates in all); the first{where}: coordinate {j} "
+                f"of the box = {value} {broken}",
                 f"Clamp them with `space.project({name})`, or build a larger box.",
             )
 

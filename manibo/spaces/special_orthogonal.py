@@ -41,7 +41,9 @@ def _skew(a: Tensor) -> Tensor:
 def quaternion_to_rotation(q: Tensor) -> Tensor:
     """Rotation matrices of unit quaternions ``(w, x, y, z)``, ``(*batch, 4)`` → ``(*batch, 3, 3)``.
 
-    Uses only products of the components, so ``-q`` and ``q`` give the same rotation.
+    The scalar part comes first. Uses only products of the components, so ``-q`` and ``q`` give
+    the same rotation. ``SpecialOrthogonal(3)`` points are these matrices flattened:
+    ``quaternion_to_rotation(q).reshape(*q.shape[:-1], 9)``.
     """
     w, x, y, z = q.unbind(-1)
     rows = [
@@ -57,7 +59,7 @@ def rotation_to_quaternion(r: Tensor) -> Tensor:
 
     Each of the four components yields a candidate quaternion divided by twice that component; the
     candidate of the largest component is taken (Shepperd's method), so no division is
-    ill-conditioned.
+    ill-conditioned. ``SpecialOrthogonal(3)`` points ``x`` are ``x.reshape(*x.shape[:-1], 3, 3)``.
 
     Returns:
         Shape ``(*batch, 4)``.
@@ -128,6 +130,16 @@ class SpecialOrthogonal(CompactSpace):
 
     def __repr__(self) -> str:
         return f"SpecialOrthogonal({self.n})"
+
+    def _shape_advice(self, x: Tensor, name: str) -> str | None:
+        if self.n != 3 or x.shape[-1:] != (4,):
+            return None
+        return (
+            "A last dimension of 4 looks like unit quaternions; manibo's are scalar first, "
+            f"(w, x, y, z) (reorder (x, y, z, w) ones with `{name}[..., [3, 0, 1, 2]]`). "
+            "Convert them with "
+            f"`manibo.spaces.quaternion_to_rotation({name}).reshape(*{name}.shape[:-1], 9)`."
+        )
 
     # geometry -------------------------------------------------------------------------------
     def random(self, n, generator=None, dtype=torch.float64, device=None) -> Tensor:

@@ -317,3 +317,17 @@ def test_torus_embedding_has_no_seam_and_its_chords_are_the_circles_chords():
     gaps = torch.stack([Circle().distance(x[:, i : i + 1], y[:, i : i + 1]) for i in (0, 1)], -1)
     chord = (torus.embed(x) - torus.embed(y)).norm(dim=-1)
     assert torch.allclose(chord, (2 * torch.sin(gaps / 2)).norm(dim=-1), atol=1e-12)
+
+
+def test_a_box_coordinate_out_of_range_in_a_product_is_named_with_its_bound():
+    from manibo.spaces import Box, SpecialOrthogonal
+
+    space = ProductSpace(SpecialOrthogonal(3), Box([0.0, 0.0], [5.0, 1.0]))
+    x = space.random(1, generator=0)
+    x[0, 9] = 7.0
+    with pytest.raises(InputDataError) as info:
+        space.check(x)
+    message = str(info.value)
+    assert "`x[..., 9:11]` holds points off Box([0.0, 0.0], [5.0, 1.0])" in message
+    assert "at batch index (0,): coordinate 0 of the box = 7.0 > upper bound 5.0" in message
+    assert "factor 2 of" in message and "Clamp them" in message

@@ -429,3 +429,28 @@ def test_retraction_derivative_is_the_exponential_maps(n):
         r @ torch.linalg.matrix_exp(0.7 * r.mT @ v.reshape(5, n, n)) @ r.mT @ v.reshape(5, n, n)
     )
     assert torch.allclose(velocity, expected.reshape(5, n * n), atol=1e-12)
+
+
+def test_quaternion_given_for_a_rotation_names_the_conversion():
+    import manibo
+
+    q = torch.tensor([1.0, 0, 0, 0], dtype=torch.float64)
+    calls = [lambda: SO3.check(q), lambda: manibo.BayesianOptimizer(SO3, seed=0).tell(q, [0.0])]
+    for call in calls:
+        with pytest.raises(InputDataError, match=r"got \((1, )?4,?\)") as info:
+            call()
+        message = str(info.value)
+        assert "quaternion" in message and "(w, x, y, z)" in message
+        assert "manibo.spaces.quaternion_to_rotation" in message
+        assert "Stack points" not in message
+    with pytest.raises(InputDataError, match="Stack points"):
+        SpecialOrthogonal(4).check(q)  # only SO(3) has quaternions
+
+
+def test_quaternion_helpers_are_public_and_invert_each_other():
+    from manibo.spaces import quaternion_to_rotation, rotation_to_quaternion
+
+    x = _rotations(5, seed=3)
+    q = rotation_to_quaternion(_mat(x))
+    assert q.shape == (5, 4)
+    assert torch.allclose(quaternion_to_rotation(q).reshape(-1, 9), x)
