@@ -616,6 +616,25 @@ def test_an_objective_file_imports_the_modules_of_its_own_folder(tmp_path, monke
     assert main([*arguments, "--budget", "3", "--initial-design", "3", "--out", "out"]) == 0
 
 
+def test_a_space_registered_by_the_objectives_module_is_a_space_of_the_run(
+    tmp_path, monkeypatch, capsys
+):
+    """Bounds of the user's own (the built-in specs carry none), as the tutorial shows."""
+    from manibo.spaces import registry
+
+    monkeypatch.setattr(registry.SPACES, "_objects", dict(registry.SPACES._objects))
+    (tmp_path / "gains.py").write_text(
+        "from manibo.spaces import Box, register_space\n\n"
+        "register_space('cli-test-gains')(lambda: Box([0.0, 0.0], [5.0, 1.0]))\n\n"
+        "def cost(x):\n    return float((x[-2] - 3.2) ** 2 + (x[-1] - 0.4) ** 2)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    arguments = ["run", "--objective", "gains.py:cost", "--space", "so3*cli-test-gains"]
+    assert main([*arguments, "--budget", "3", "--initial-design", "3", "--out", "o"]) == 0
+    points = json.loads(next((tmp_path / "o").glob("*.json")).read_text())["points"]
+    assert len(points[0]) == 11 and max(p[9] for p in points) > 1.0  # kp ranges over [0, 5]
+
+
 @pytest.mark.parametrize("module", ["random", "json.decoder"])
 def test_a_module_name_that_finds_another_module_than_the_folders_file_says_so(
     tmp_path, monkeypatch, capsys, module
