@@ -118,7 +118,8 @@ class ProductSpace(Space):
                 getattr(factor, check)(x[..., s], part)
             except InputDataError as err:
                 raise InputDataError(
-                    f"{err} (`{part}` is factor {index + 1} of {self!r}: {factor!r}.)"
+                    f"{err} (`{part}` is factor {index + 1} of {self!r}: {factor!r}; on the "
+                    f"product, `space.project({name})` maps every factor of whole points.)"
                 ) from None
 
     def project(self, x: Tensor) -> Tensor:

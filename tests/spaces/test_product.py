@@ -331,3 +331,5 @@ def test_a_box_coordinate_out_of_range_in_a_product_is_named_with_its_bound():
     assert "`x[..., 9:11]` holds points off Box([0.0, 0.0], [5.0, 1.0])" in message
     assert "at batch index (0,): coordinate 0 of the box = 7.0 > upper bound 5.0" in message
     assert "factor 2 of" in message and "Clamp them" in message
+    assert "on the product, `space.project(x)` maps every factor of whole points" in message
+    assert torch.equal(space.project(x)[0, 9], torch.tensor(5.0, dtype=x.dtype))  # as it says
