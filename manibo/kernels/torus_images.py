@@ -176,7 +176,10 @@ def image_sum(delta: Tensor, lengthscale: Tensor, nu: float, offsets: Tensor) ->
     shape = torch.broadcast_shapes(delta.shape[:-1], lengthscale.shape)
     flat_delta = delta.expand(*shape, delta.shape[-1]).reshape(-1, delta.shape[-1])
     flat_scale = lengthscale.expand(shape).reshape(-1)
-    return _ImageSum.apply(flat_delta, flat_scale, offsets, nu).reshape(shape)
+    if torch.is_grad_enabled() and (flat_delta.requires_grad or flat_scale.requires_grad):
+        return _ImageSum.apply(flat_delta, flat_scale, offsets, nu).reshape(shape)
+    values, inverse, _, _ = _distinct_sums(flat_delta, flat_scale, offsets, nu, slopes=False)
+    return values[inverse].reshape(shape)
 
 
 class _ImageSum(torch.autograd.Function):
@@ -184,9 +187,7 @@ class _ImageSum(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, delta: Tensor, scale: Tensor, offsets: Tensor, nu: float) -> Tensor:
-        distinct, inverse = _distinct_rows(torch.cat([delta, scale.unsqueeze(-1)], dim=-1))
-        slopes = ctx.needs_input_grad[0] or ctx.needs_input_grad[1]
-        values, d_delta, d_scale = _sums(distinct[:, :-1], distinct[:, -1], offsets, nu, slopes)
+        values, inverse, d_delta, d_scale = _distinct_sums(delta, scale, offsets, nu, slopes=True)
         ctx.save_for_backward(inverse, d_delta, d_scale)
         return values[inverse]
 
@@ -199,32 +200,55 @@ class _ImageSum(torch.autograd.Function):
         return grad_delta, grad_scale, None, None
 
 
+def _distinct_sums(
+    delta: Tensor, scale: Tensor, offsets: Tensor, nu: float, slopes: bool
+) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
+    """:func:`_sums` of the distinct rows of differences ``(N, d)`` and lengthscales ``(N,)``,
+    with each row's index among them ``(N,)``: ``(values, inverse, d_delta, d_scale)``."""
+    distinct, inverse = _distinct_rows(torch.cat([delta, scale.unsqueeze(-1)], dim=-1))
+    values, d_delta, d_scale = _sums(distinct[:, :-1], distinct[:, -1], offsets, nu, slopes)
+    return values, inverse, d_delta, d_scale
+
+
 def _distinct_rows(keys: Tensor) -> tuple[Tensor, Tensor]:
     """The distinct rows of ``keys`` ``(N, k)`` and the index of each row among them ``(N,)``.
 
-    Rows are told apart by their bits, hashed to one integer each: a one-dimensional sort is
-    20 times faster than ``torch.unique(dim=0)`` on 10^6 rows. Rows that share a hash but
-    differ (never seen) are found, and then sorted row by row.
+    Rows are told apart by their bits, hashed to one integer each (every column mixed by
+    SplitMix64's finaliser and chained): a one-dimensional sort is 20 times faster than
+    ``torch.unique(dim=0)`` on 10^6 rows. Rows that share a hash but differ are found, and then
+    sorted row by row (:func:`_sorted_distinct_rows`).
     """
     integers = {torch.float64: torch.int64, torch.float32: torch.int32}.get(keys.dtype)
     if integers is None:
-        return torch.unique(keys, dim=0, return_inverse=True)
+        return _sorted_distinct_rows(keys)
     bits = keys.view(integers).to(torch.int64)
-    weights = torch.tensor(_hash_weights(keys.shape[-1]), dtype=torch.int64, device=keys.device)
-    hashes, inverse = torch.unique((bits * weights).sum(-1), return_inverse=True)
+    hashes = torch.zeros(len(keys), dtype=torch.int64, device=keys.device)
+    for column in bits.unbind(-1):
+        hashes = _mix(hashes ^ column)
+    hashes, inverse = torch.unique(hashes, return_inverse=True)
     positions = torch.arange(len(keys), device=keys.device)
     first = torch.full((len(hashes),), len(keys), dtype=torch.int64, device=keys.device)
     first = first.scatter_reduce(0, inverse, positions, reduce="amin")
     if not torch.equal(bits, bits[first][inverse]):
-        return torch.unique(keys, dim=0, return_inverse=True)
+        return _sorted_distinct_rows(keys)
     return keys[first], inverse
 
 
-def _hash_weights(count: int) -> list[int]:
-    """``count`` odd multiples of the golden ratio's 64-bit fraction, as signed 64-bit integers
-    (products and sums of the row hash wrap around)."""
-    values = [(0x9E3779B97F4A7C15 * (2 * i + 1)) % 2**64 for i in range(count)]
-    return [v - 2**64 if v >= 2**63 else v for v in values]
+def _sorted_distinct_rows(keys: Tensor) -> tuple[Tensor, Tensor]:
+    """:func:`_distinct_rows` by sorting whole rows (slow; where hashes collide)."""
+    return torch.unique(keys, dim=0, return_inverse=True)
+
+
+def _mix(z: Tensor) -> Tensor:
+    """SplitMix64's finaliser on int64 ``z`` (shifts logical, products wrapping)."""
+    z = (z ^ _shift_right(z, 30)) * (0xBF58476D1CE4E5B9 - 2**64)
+    z = (z ^ _shift_right(z, 27)) * (0x94D049BB133111EB - 2**64)
+    return z ^ _shift_right(z, 31)
+
+
+def _shift_right(z: Tensor, bits: int) -> Tensor:
+    """Logical right shift of int64 ``z`` (torch's ``>>`` keeps the sign)."""
+    return (z >> bits) & ((1 << (64 - bits)) - 1)
 
 
 def _sums(

@@ -30,8 +30,10 @@ def reference_tensor(acq_function: AcquisitionFunction, starts: Tensor | None = 
     model = acq_function.model
     for candidate in (model, *getattr(model, "models", ())):
         train = getattr(candidate, "train_inputs", None)
-        if train:
-            return train[0]
+        while isinstance(train, (tuple, list)) and train:  # BoTorch's ModelListGP: a list of
+            train = train[0]  # tuples
+        if isinstance(train, Tensor):
+            return train
     if starts is not None:
         return starts
     if model is not None:

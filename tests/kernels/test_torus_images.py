@@ -384,7 +384,49 @@ def test_distinct_rows_are_found_exactly_even_when_their_hashes_collide(monkeypa
     generator = torch.Generator().manual_seed(17)
     rows = torch.rand(6, 4, generator=generator).to(dtype)
     keys = rows[torch.tensor([0, 1, 0, 2, 3, 1, 4, 5, 5, 0])]
-    for hash_weights in (images._hash_weights, lambda count: [0] * count):  # all collide
-        monkeypatch.setattr(images, "_hash_weights", hash_weights)
+    for mix in (images._mix, torch.zeros_like):  # the hash, then one that makes all collide
+        monkeypatch.setattr(images, "_mix", mix)
         distinct, inverse = images._distinct_rows(keys)
         assert len(distinct) == 6 and torch.equal(distinct[inverse], keys)
+
+
+@pytest.mark.parametrize(
+    "points",
+    [
+        Torus(2).random(300, generator=torch.Generator().manual_seed(18)),
+        Torus(4).random(300, generator=torch.Generator().manual_seed(18)),
+        torch.cartesian_prod(*[torch.linspace(0, 6, 7, dtype=torch.float64)] * 3),  # a grid
+    ],
+    ids=["T2", "T4", "T3-grid"],
+)
+def test_the_hash_tells_the_differences_of_a_gram_matrix_apart(monkeypatch, points):
+    """Sorting whole rows is the slow path for hashes that collide: d and -d, and the ulp steps
+    of a grid, must not."""
+    import manibo.kernels.torus_images as images
+
+    sorted_rows = []
+    monkeypatch.setattr(images, "_sorted_distinct_rows", lambda keys: sorted_rows.append(keys))
+    delta = images._wrap(points.unsqueeze(-2) - points.unsqueeze(-3)).reshape(-1, points.shape[-1])
+    distinct, inverse = images._distinct_rows(torch.cat([delta, torch.ones_like(delta[:, :1])], -1))
+    assert sorted_rows == [] and torch.equal(distinct[inverse][:, :-1], delta)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_batched_lengthscales_the_diagonal_and_gradients_in_both_inputs_match_autograd(dtype):
+    dim, nu = 2, 2.5
+    offsets = image_offsets(1.2, nu, dim, 1e-9).to(dtype)
+    generator = torch.Generator().manual_seed(19)
+    x1 = Torus(dim).random(4, generator=generator).to(dtype).requires_grad_()
+    x2 = Torus(dim).random(4, generator=generator).to(dtype).requires_grad_()
+    scale = torch.tensor([0.6, 1.2], dtype=dtype).reshape(2, 1, 1).requires_grad_()
+    tol = {torch.float64: 1e-11, torch.float32: 1e-4}[dtype]
+    for diag in (False, True):
+        got = torus_image_kernel(x1, x2, scale, offsets, nu, diag=diag)
+        ref = _brute_force_image_kernel(x1, x2, scale.unsqueeze(-1), offsets, nu)
+        ref = ref.diagonal(dim1=-2, dim2=-1) if diag else ref
+        assert got.shape == ref.shape == ((2, 4) if diag else (2, 4, 4))
+        weights = torch.linspace(0.5, 1.5, got.numel(), dtype=dtype).reshape(got.shape)
+        grads = torch.autograd.grad((got * weights).sum(), [x1, x2, scale])
+        refs = torch.autograd.grad((ref * weights).sum(), [x1, x2, scale])
+        assert torch.allclose(got, ref, atol=tol)
+        assert all(torch.allclose(g, r, atol=tol) for g, r in zip(grads, refs, strict=True))

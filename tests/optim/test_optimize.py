@@ -389,3 +389,22 @@ def test_a_model_without_tensors_of_its_own_takes_the_reference_or_says_what_to_
     candidate, _ = optimize_acqf_by_projection(acqf, space, reference=reference, seed=0)
     assert candidate.dtype == torch.float64 and candidate.shape == (1, 3)
     assert float(candidate[0] @ target) > 0.95  # a corner of the ambient box, projected
+
+
+def test_the_candidates_of_a_botorch_model_list_take_its_training_inputs_dtype():
+    from botorch.acquisition.objective import GenericMCObjective
+    from botorch.models import ModelListGP, SingleTaskGP
+
+    from manibo.optim.projection import optimize_acqf_by_projection
+    from manibo.spaces import Sphere
+
+    space = Sphere(2)
+    X = space.random(6, generator=torch.Generator().manual_seed(2))
+    Y = X[:, :1] + X[:, 1:2]
+    models = ModelListGP(SingleTaskGP(X, Y), SingleTaskGP(X, -Y))  # train_inputs: [(X,), (X,)]
+    acqf = qLogExpectedImprovement(
+        models, best_f=0.5, objective=GenericMCObjective(lambda Z, X=None: Z.sum(-1))
+    )
+    for optimize in (optimize_acqf_on_space, optimize_acqf_by_projection):
+        candidate, _ = optimize(acqf, space, q=1, num_restarts=2, raw_samples=16, seed=0)
+        assert candidate.dtype == torch.float64 and candidate.shape == (1, 3)
