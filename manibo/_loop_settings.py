@@ -79,9 +79,10 @@ def checked_initial_design(value: object) -> int:
         ConfigurationError: naming what arrived and what to do.
     """
     if isinstance(value, (Tensor, np.ndarray)) and value.ndim > 0:
-        what = f"a {type(value).__name__} of shape {tuple(value.shape)}"
+        kind = "tensor" if isinstance(value, Tensor) else "NumPy array"
+        what = f"a {kind} of shape {tuple(value.shape)}"
     elif isinstance(value, (list, tuple)):
-        what = f"a {type(value).__name__} of {len(value)} entries"
+        what = f"a {type(value).__name__} of {len(value)} entr{'y' if len(value) == 1 else 'ies'}"
     else:
         return check_int("initial_design", value, minimum=1)
     raise ConfigurationError(

@@ -999,7 +999,8 @@ class BayesianOptimizer:
             f"no evaluation succeeded ({len(self._history)} of {len(self._history)} failed"
             + (f"; the last: {last}" if last else "")
             + "), so the result has no best point (best_x, best_y and recommended_x are None). "
-            "Check the objective on a point of the space, e.g. `objective(space.random(1)[0])`: "
+            "Check the objective (and what was told with tell_failure) on a point of the space, "
+            "e.g. `objective(space.random(1)[0])`: "
             "it must return a finite float (NaN and infinite values count as failures). Every "
             "failure's message is in the journal, if the run has one, and in "
             "`BayesianOptimizer.history` (`.error`).",

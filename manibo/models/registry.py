@@ -12,6 +12,7 @@ configuration (``check_options``: fewer training steps of the same code).
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -165,6 +166,10 @@ def available_surrogates(module: str | None = None) -> list[str]:
 
 
 def _defined_in(factory: SurrogateFactory, module: str) -> bool:
+    """Whether ``factory`` (or the function a ``functools.partial`` wraps) is defined in
+    ``module`` or a submodule of it."""
+    while isinstance(factory, functools.partial):
+        factory = factory.func
     home = getattr(factory, "__module__", None) or ""
     return home == module or home.startswith(module + ".")
 

@@ -81,8 +81,8 @@ class Box(Space):
             points = outside.any(-1)
             raise self._membership_error(
                 name,
-                f"{int(points.sum())} of {points.numel()} points lie outside the box "
-                f"({int(outside.sum())} coordinates in all); the first{where}: coordinate {j} "
+                f"{int(points.sum())} of {points.numel()} point(s) lie outside the box "
+                f"({int(outside.sum())} coordinate(s) in all); the first{where}: coordinate {j} "
                 f"of the box = {value} {broken}",
                 f"Clamp them with `space.project({name})`, or build a larger box.",
             )

@@ -232,3 +232,14 @@ def test_a_factory_is_checked_when_registered_and_what_it_returns_when_called(
     for Y in (X[:, :1], X[:, :2]):  # one column, and one model per column
         with pytest.raises(ConfigurationError, match="returned NoneType, not a BoTorch Model"):
             build_surrogate("test-returns-none", space, X, Y)
+
+
+def test_a_module_lists_the_partials_of_its_own_functions(isolated_surrogates):
+    import functools
+
+    def factory(space, train_X, train_Y, nu=2.5, **options):
+        return build_surrogate("matern", space, train_X, train_Y, nu=nu)
+
+    register_surrogate("test-partial-rough")(functools.partial(factory, nu=0.5))
+    register_surrogate("test-direct")(factory)
+    assert available_surrogates(module=__name__) == ["test-direct", "test-partial-rough"]

@@ -31,11 +31,11 @@ def test_points_outside_the_box_are_named_with_the_coordinate_and_the_bound_they
     with pytest.raises(InputDataError) as info:
         box.check(x, "X_M")
     message = str(info.value)
-    assert "3 of 4 points lie outside the box (3 coordinates in all)" in message
+    assert "3 of 4 point(s) lie outside the box (3 coordinate(s) in all)" in message
     first = "the first, at batch index (0, 1): coordinate 1 of the box = -0.25 < lower bound 0.0"
     assert first in message
     assert "Clamp them with `space.project(X_M)`" in message
-    one = r"1 of 1 points .* coordinate 0 of the box = 7.0 > upper bound 5.0"
+    one = r"1 of 1 point\(s\) .* coordinate 0 of the box = 7.0 > upper bound 5.0"
     with pytest.raises(InputDataError, match=one):
         box.check(torch.tensor([7.0, 0.5], dtype=torch.float64))
 

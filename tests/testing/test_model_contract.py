@@ -45,9 +45,38 @@ def test_conditioning_without_gradients_fails_the_suite(isolated_surrogates):
         run_model_check(case, "condition_on_observations")
     with pytest.raises(AssertionError, match="no gradient in X"):
         run_model_check(case, "fantasize")
-    with pytest.raises(AssertionError, match="actual candidates is zero"):
+    with pytest.raises(AssertionError, match="actual candidates disagrees"):
         run_acquisition_check(case, "qKnowledgeGradient", 1)
     run_model_check(SurrogateCase("vish", Sphere(2), options=VISH), "condition_on_observations")
+
+
+def _with_gradient_times(factor):
+    """The exact GP with a posterior of the same value whose gradient in X is ``factor`` times
+    the true one."""
+
+    def factory(space, train_X, train_Y, **options):
+        model = build_surrogate("matern", space, train_X, train_Y, **options)
+        base = type(model)
+
+        class Scaled(base):
+            def posterior(self, X, *args, **kwargs):
+                return base.posterior(self, (1 - factor) * X.detach() + factor * X, *args, **kwargs)
+
+        model.__class__ = Scaled
+        return model
+
+    return factory
+
+
+@pytest.mark.parametrize("factor", [-1.0, 0.15])
+def test_a_candidate_gradient_of_the_wrong_sign_or_size_fails_the_suite(
+    isolated_surrogates, factor
+):
+    register_surrogate("test-scaled-gradient")(_with_gradient_times(factor))
+    case = SurrogateCase("test-scaled-gradient", Sphere(2))
+    for name, q in (("qUCB", 1), ("UCB", 1), ("qLogEI", 2)):
+        with pytest.raises(AssertionError, match="actual candidates disagrees"):
+            run_acquisition_check(case, name, q)
 
 
 def test_fantasies_that_ignore_their_noise_fail_the_suite(isolated_surrogates):
