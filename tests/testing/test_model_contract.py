@@ -152,21 +152,26 @@ class _NoFantasyGP(SingleTaskGP):
         raise NotImplementedError("no fantasy models")
 
 
-def _no_fantasy_gp(space, train_X, train_Y, **options):
-    model = _botorch_matern_gp(space, train_X, train_Y)
-    model.__class__ = _NoFantasyGP
-    return model
+def _botorch_gp_as(cls):
+    """A factory of the BoTorch Matérn GP turned into an instance of ``cls``, a subclass."""
+
+    def factory(space, train_X, train_Y, **options):
+        model = _botorch_matern_gp(space, train_X, train_Y)
+        model.__class__ = cls
+        return model
+
+    return factory
 
 
 def test_a_model_list_without_fantasies_passes_when_they_are_declared(isolated_surrogates):
     register_surrogate(
         "test-list-no-fantasies", unsupported_features={"fantasize": "no fantasy models."}
-    )(_no_fantasy_gp)
+    )(_botorch_gp_as(_NoFantasyGP))
     run_model_check(SurrogateCase("test-list-no-fantasies", Sphere(2)), "ModelList")
 
 
 def test_undeclared_missing_fantasies_point_to_the_declaration(isolated_surrogates):
-    register_surrogate("test-undeclared-no-fantasies")(_no_fantasy_gp)
+    register_surrogate("test-undeclared-no-fantasies")(_botorch_gp_as(_NoFantasyGP))
     case = SurrogateCase("test-undeclared-no-fantasies", Sphere(2))
     advice = r"unsupported_features=\{'fantasize'"
     for check in ("condition_on_observations", "fantasize", "ModelList"):
@@ -183,17 +188,11 @@ class _NoObservationNoiseGP(SingleTaskGP):
         return super().posterior(X, output_indices, observation_noise=False, **kwargs)
 
 
-def _no_observation_noise_gp(space, train_X, train_Y, **options):
-    model = _botorch_matern_gp(space, train_X, train_Y)
-    model.__class__ = _NoObservationNoiseGP
-    return model
-
-
 def test_a_declared_noise_tensor_still_checks_observation_noise_true(isolated_surrogates):
     register_surrogate(
         "test-no-noise",
         unsupported_features={"observation_noise_tensor": "its noise is learned; pass True."},
-    )(_no_observation_noise_gp)
+    )(_botorch_gp_as(_NoObservationNoiseGP))
     case = SurrogateCase("test-no-noise", Sphere(2))
     run_model_check(case, "noise tensor")  # the refusal of the loop is checked instead
     with pytest.raises(AssertionError, match="did not add a positive variance"):
