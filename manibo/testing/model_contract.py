@@ -708,7 +708,7 @@ def _fantasies_expected(case: SurrogateCase) -> Iterator[None]:
             "surrogate without them declares so, and the suite then checks that the loop refuses "
             "the acquisitions that need them: register_surrogate("
             f"{case.name!r}, unsupported_features={{'fantasize': 'why, and what to use "
-            "instead'}})."
+            "instead'})."
         ) from error
 
 
@@ -853,8 +853,9 @@ def run_acquisition_check(case: SurrogateCase, name: str, q: int) -> None:
         sequential = spec.sequential and q > 1
         acqf = spec.build(case, model, X_train, Y.max(-1, keepdim=True).values)
         candidates, value = optimize_acqf_on_space(
-            acqf, case.space, q=q, seed=0, sequential=sequential, **OPTIMIZER_OPTIONS
-        )
+            acqf, case.space, q=q, seed=0, sequential=sequential, reference=X_train,
+            **OPTIMIZER_OPTIONS,
+        )  # fmt: skip
         assert candidates.shape == (q, *case.space.point_shape), f"candidates {candidates.shape}"
         case.space.check(candidates, "candidates")
         assert torch.isfinite(value).all(), f"{name}: acquisition value {value}"

@@ -5,6 +5,9 @@ loop's refusal, and reports what is not covered."""
 import pytest
 import torch
 from botorch.models import SingleTaskGP
+from botorch.models.model import Model
+from botorch.posteriors import GPyTorchPosterior
+from gpytorch.distributions import MultivariateNormal
 from gpytorch.kernels import MaternKernel, ScaleKernel
 
 from manibo.exceptions import ConfigurationError
@@ -173,7 +176,7 @@ def test_a_model_list_without_fantasies_passes_when_they_are_declared(isolated_s
 def test_undeclared_missing_fantasies_point_to_the_declaration(isolated_surrogates):
     register_surrogate("test-undeclared-no-fantasies")(_botorch_gp_as(_NoFantasyGP))
     case = SurrogateCase("test-undeclared-no-fantasies", Sphere(2))
-    advice = r"unsupported_features=\{'fantasize'"
+    advice = r"unsupported_features=\{'fantasize': 'why, and what to use instead'\}\)\.$"
     for check in ("condition_on_observations", "fantasize", "ModelList"):
         with pytest.raises(AssertionError, match=advice):
             run_model_check(case, check)
@@ -263,3 +266,30 @@ def test_coverage_of_the_names_one_module_registers(isolated_surrogates):
     covered(available_surrogates(module=__name__), {"test-exact-matern": {}}, "surrogates")
     with pytest.raises(AssertionError, match=r"without contract coverage: \['test-exact-matern'\]"):
         covered(available_surrogates(module=__name__), {}, "surrogates")
+
+
+class _PlainTensorRegression(Model):
+    """Bayesian-less linear regression on the embedding that keeps its weights as a plain
+    attribute: no train_inputs, parameters or buffers."""
+
+    num_outputs = 1
+    batch_shape = torch.Size([])
+
+    def __init__(self, train_X, train_Y):
+        super().__init__()
+        features = torch.cat([train_X, torch.ones_like(train_X[:, :1])], -1)
+        self.weights = torch.linalg.lstsq(features, train_Y).solution[:, 0]
+
+    def posterior(self, X, output_indices=None, observation_noise=False, **kwargs):
+        mean = X @ self.weights[:-1] + self.weights[-1]
+        eye = torch.eye(X.shape[-2], dtype=X.dtype, device=X.device)
+        return GPyTorchPosterior(MultivariateNormal(mean, eye.expand(*mean.shape, -1)))
+
+
+def test_acquisition_checks_run_on_a_model_without_tensors_of_its_own(isolated_surrogates):
+    register_surrogate("test-plain-tensors")(
+        lambda space, train_X, train_Y, **options: _PlainTensorRegression(train_X, train_Y)
+    )
+    case = SurrogateCase("test-plain-tensors", Sphere(2))
+    for name, q in (("UCB", 1), ("qLogEI", 2), ("qUCB", 1)):
+        run_acquisition_check(case, name, q)
