@@ -152,6 +152,12 @@ def register_acquisition(
     Raises:
         ConfigurationError: ``name`` is taken by another builder.
     """
+    ACQUISITIONS.check_name(name)
+    if isinstance(required_features, str):
+        raise ConfigurationError(
+            "`required_features` is a tuple of feature names, e.g. ('fantasize',), got the "
+            f"string {required_features!r}."
+        )
 
     def decorate(builder: AcquisitionBuilder) -> AcquisitionBuilder:
         entry = AcquisitionEntry(

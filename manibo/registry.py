@@ -109,6 +109,25 @@ class Registry(Generic[T]):
         self.advice = advice
         self._objects: dict[str, T] = {}
 
+    def check_name(self, name: object) -> None:
+        """Refuse a name that is not a non-empty string without white space; a function in its
+        place is a decorator written without its parentheses (``@register_surrogate`` instead
+        of ``@register_surrogate('name')``), which would register nothing.
+
+        Raises:
+            ConfigurationError: naming the fix.
+        """
+        if callable(name):
+            raise ConfigurationError(
+                f"a {self.kind} is registered under a name given first: write "
+                f"@register_{self.kind}('my-{self.kind}') with the parentheses; got {name!r} "
+                "where the name goes."
+            )
+        if not isinstance(name, str) or not name or any(c.isspace() for c in name):
+            raise ConfigurationError(
+                f"a {self.kind} name must be a non-empty string without spaces, got {name!r}."
+            )
+
     def register(self, name: str, obj: T | None = None) -> Callable[[T], T] | T:
         """Register ``obj`` under ``name``; without ``obj``, a decorator that does so.
 
@@ -119,10 +138,7 @@ class Registry(Generic[T]):
             ConfigurationError: ``name`` is not a non-empty string without white space, or is
                 already taken by another object.
         """
-        if not isinstance(name, str) or not name or any(c.isspace() for c in name):
-            raise ConfigurationError(
-                f"a {self.kind} name must be a non-empty string without spaces, got {name!r}."
-            )
+        self.check_name(name)
 
         def decorate(target: T) -> T:
             existing = self._objects.get(name)

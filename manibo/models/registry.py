@@ -98,7 +98,24 @@ def register_surrogate(
         ConfigurationError: the name is taken, a feature name is unknown, or the decorated
             object cannot be called as ``factory(space, train_X, train_Y)``.
     """
+    SURROGATES.check_name(name)
+    if unsupported is not None and not callable(unsupported):
+        raise ConfigurationError(
+            f"`unsupported` of the surrogate {name!r} is a function of the space that returns why "
+            f"the surrogate cannot model it (or None where it can), got {unsupported!r}."
+        )
+    if not isinstance(unsupported_features, Mapping | None):
+        raise ConfigurationError(
+            f"`unsupported_features` of the surrogate {name!r} maps feature names to reasons, "
+            f"e.g. {{'fantasize': 'why, and what to use instead'}}, got {unsupported_features!r}."
+        )
     features = dict(unsupported_features or {})
+    for feature, reason in features.items():
+        if not isinstance(reason, str) or not reason.strip():
+            raise ConfigurationError(
+                f"the reason given for {feature!r} in `unsupported_features` of the surrogate "
+                f"{name!r} must be a sentence saying why and what to use instead, got {reason!r}."
+            )
     unknown = sorted(set(features) - set(FEATURES))
     if unknown:
         raise ConfigurationError(

@@ -54,6 +54,7 @@ def register_problem(
         ConfigurationError: ``name`` is taken, or a family's ``name`` ends with a digit (its
             members' names could not be split into family and parameter).
     """
+    PROBLEMS.check_name(name)
     check_family_name("problem", name, parameter)
 
     def decorate(build: ProblemBuilder) -> ProblemBuilder:

@@ -91,6 +91,7 @@ def register_space(
         ConfigurationError: ``name`` is taken or holds ``:`` or ``*``; a family's ``name`` ends
             with a digit; both ``parameter`` and ``argument`` are given.
     """
+    SPACES.check_name(name)
     check_family_name("space", name, parameter)
     if isinstance(name, str) and (":" in name or PRODUCT in name):
         raise ConfigurationError(

@@ -243,3 +243,33 @@ def test_a_module_lists_the_partials_of_its_own_functions(isolated_surrogates):
     register_surrogate("test-partial-rough")(functools.partial(factory, nu=0.5))
     register_surrogate("test-direct")(factory)
     assert available_surrogates(module=__name__) == ["test-direct", "test-partial-rough"]
+
+
+def test_declarations_are_checked_when_a_surrogate_is_registered(isolated_surrogates):
+    def factory(space, train_X, train_Y, **options):
+        return build_surrogate("matern", space, train_X, train_Y)
+
+    with pytest.raises(ConfigurationError, match=r"with the parentheses; got <function"):
+        register_surrogate(factory)  # @register_surrogate without ('name')
+    with pytest.raises(ConfigurationError, match="`unsupported` .* got 'only spheres'"):
+        register_surrogate("test-bad-unsupported", "only spheres")(factory)
+    with pytest.raises(ConfigurationError, match="maps feature names to reasons"):
+        register_surrogate("test-list", unsupported_features=["fantasize"])(factory)
+    for reason in (True, "", "  "):
+        with pytest.raises(ConfigurationError, match="must be a sentence"):
+            register_surrogate("test-reason", unsupported_features={"fantasize": reason})(factory)
+    assert not {"test-bad-unsupported", "test-list", "test-reason"} & set(available_surrogates())
+
+
+def test_acquisitions_spaces_and_problems_refuse_a_decorator_without_its_name():
+    from manibo.acquisitions import register_acquisition
+    from manibo.problems import register_problem
+    from manibo.spaces import register_space
+
+    for register in (register_acquisition, register_space, register_problem):
+        with pytest.raises(ConfigurationError, match=r"with the parentheses"):
+            register(lambda *args: None)
+    with pytest.raises(
+        ConfigurationError, match=r"a tuple of feature names, e.g. \('fantasize',\)"
+    ):
+        register_acquisition("test-string-features", required_features="fantasize")
