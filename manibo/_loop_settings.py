@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from botorch.acquisition import qKnowledgeGradient
 from torch import Tensor
 
 from manibo import _json
@@ -215,7 +216,8 @@ def check_buildable(
         except Exception as err:
             raise _build_error(f"the surrogate {name!r}", space, options, err) from err
         try:
-            build_acquisition(settings["acquisition"], model, X, Y, None, 0, space=space)
+            acqf = build_acquisition(settings["acquisition"], model, X, Y, None, 0, space=space)
+            _evaluate_once(acqf, space, settings, X)
         except Exception as err:
             raise _build_error(
                 f"the acquisition {settings['acquisition']!r}", space, options, err
@@ -232,6 +234,19 @@ def check_buildable(
                     f"({err}). Use optimizer='riemannian', or a surrogate defined off the space "
                     "such as 'euclidean'."
                 ) from err
+
+
+def _evaluate_once(acqf, space: Space, settings: dict[str, Any], X: Tensor) -> None:
+    """Evaluate ``acqf`` on one batch of random points of ``space``, of the size the optimiser
+    scores (one point for an acquisition chosen one point at a time; with the fantasy points of
+    the one-shot knowledge gradient), so that a model that cannot serve it (fantasies not
+    implemented) fails before any evaluation."""
+    q = 1 if chooses_one_at_a_time(settings["acquisition"]) else settings["q"]
+    if isinstance(acqf, qKnowledgeGradient):
+        q = acqf.get_augmented_q_batch_size(q)
+    points = space.random(q, generator=torch.Generator().manual_seed(2)).to(X)
+    with torch.no_grad():
+        acqf(points.reshape(1, q, -1))
 
 
 def _dry_points(space: Space, design: Tensor) -> Tensor:
@@ -277,6 +292,10 @@ def _build_error(what: str, space: Space, options: dict, err: Exception) -> Conf
         "lists them; 'matern' (the default) models a space of your own once a kernel is "
         "registered for it with `@manibo.kernels.matern_kernel.register`."
         if isinstance(err, UnsupportedError)
+        else " A surrogate without fantasy models declares so with register_surrogate(..., "
+        "unsupported_features={'fantasize': 'why, and what to use instead'}), and the loop then "
+        "refuses the acquisitions that need them by name."
+        if isinstance(err, NotImplementedError)
         else ""
     )
     kind = "" if isinstance(err, ManiboError) else f"{type(err).__name__}: "

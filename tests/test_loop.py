@@ -1956,3 +1956,31 @@ def test_a_surrogate_with_a_posterior_that_is_not_finite_is_refused_before_any_e
             lambda x: calls.append(x) or 0.0, Sphere(2), budget=6, surrogate="test-nan-posterior"
         )
     assert calls == []
+
+
+def test_a_surrogate_whose_fantasies_raise_is_refused_with_qkg_before_any_evaluation(
+    isolated_surrogates,
+):
+    """Undeclared missing fantasies: the construction check evaluates the acquisition once."""
+    from manibo.models.exact_gp import ExactGPModel
+
+    class NoFantasies(ExactGPModel):
+        def fantasize(self, *args, **kwargs):
+            raise NotImplementedError("no fantasies here")
+
+    @register_surrogate("test-no-fantasies")
+    def factory(space, train_X, train_Y, **options):
+        model = build_surrogate("matern", space, train_X, train_Y)
+        model.__class__ = NoFantasies
+        return model
+
+    calls = []
+    with pytest.raises(ConfigurationError, match="no fantasies here.*unsupported_features="):
+        minimize(
+            lambda x: calls.append(x) or 0.0,
+            Sphere(2),
+            budget=7,
+            surrogate="test-no-fantasies",
+            acquisition="qkg",
+        )
+    assert calls == []
