@@ -15,6 +15,7 @@ for the list of its names.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import re
 from collections.abc import Callable, Iterator
@@ -91,8 +92,25 @@ def _origin(obj: object) -> str:
 
 
 def _same(a: object, b: object) -> bool:
-    """``a`` is ``b``, or both are entries of one class with equal fields."""
-    return a is b or (isinstance(a, Entry) and type(a) is type(b) and a == b)
+    """``a`` is ``b``; or both are entries of one class with equal fields; or ``b`` is ``a``'s
+    definition executed again (a module reloaded, a notebook cell re-run): a top-level function
+    or class of the same module and name, registered with the same options."""
+    if a is b or (isinstance(a, Entry) and type(a) is type(b) and a == b):
+        return True
+    if isinstance(a, Entry) and type(a) is type(b):
+        return _redefined(a.build, b.build) and dataclasses.replace(a, build=b.build) == b
+    return not isinstance(a, Entry) and _redefined(a, b)
+
+
+def _redefined(a: object, b: object) -> bool:
+    """Whether ``a`` and ``b`` are top-level definitions of one module and name."""
+    qualname = getattr(a, "__qualname__", None)
+    return (
+        isinstance(qualname, str)
+        and "<" not in qualname  # not a lambda or a function defined inside another
+        and qualname == getattr(b, "__qualname__", None)
+        and getattr(a, "__module__", None) == getattr(b, "__module__", None)
+    )
 
 
 class Registry(Generic[T]):
@@ -132,7 +150,8 @@ class Registry(Generic[T]):
         """Register ``obj`` under ``name``; without ``obj``, a decorator that does so.
 
         Registering the same object (or an :class:`Entry` with the same fields) twice under one
-        name is a no-op; a different object under a taken name is refused.
+        name is a no-op, and the same top-level definition executed again (its module reloaded)
+        replaces the first; a different object under a taken name is refused.
 
         Raises:
             ConfigurationError: ``name`` is not a non-empty string without white space, or is

@@ -312,3 +312,30 @@ def test_the_repr_names_the_kind_and_the_entries_without_an_address():
     registry = Registry("widget")
     registry.register("a", 1)
     assert repr(registry) == "Registry('widget', names=['a'])"
+
+
+def test_a_reloaded_module_registers_its_definitions_again(tmp_path, monkeypatch):
+    """A notebook's autoreload or importlib.reload runs the decorators again on new function
+    objects of the same module and name: they replace the first, and a different definition
+    under the name is still refused."""
+    import importlib
+
+    from manibo.models import registry
+
+    monkeypatch.setattr(registry.SURROGATES, "_objects", dict(registry.SURROGATES._objects))
+    source = (
+        "from manibo.models import build_surrogate, register_surrogate\n\n\n"
+        "@register_surrogate('test-reloaded', unsupported_features={'fantasize': '{reason}'})\n"
+        "def reloaded(space, train_X, train_Y, **options):\n"
+        "    return build_surrogate('matern', space, train_X, train_Y)\n"
+    )
+    (tmp_path / "reloadplug.py").write_text(source.replace("{reason}", "none, use qlognei."))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("reloadplug")
+    first = registry.surrogate_entry("test-reloaded").build
+    module = importlib.reload(module)
+    assert registry.surrogate_entry("test-reloaded").build is module.reloaded is not first
+    (tmp_path / "reloadplug.py").write_text(source.replace("{reason}", "another reason."))
+    with pytest.raises(ConfigurationError, match="'test-reloaded' is already registered"):
+        importlib.reload(module)  # other options: another registration
+    monkeypatch.delitem(sys.modules, "reloadplug")
