@@ -160,6 +160,7 @@ def register_acquisition(
         )
 
     def decorate(builder: AcquisitionBuilder) -> AcquisitionBuilder:
+        ACQUISITIONS.check_builder(name, builder, "a builder `(model, data) -> acquisition`", 2)
         entry = AcquisitionEntry(
             builder, bool(analytic), tuple(required_features), bool(one_at_a_time)
         )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
+import inspect
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -145,6 +146,36 @@ class Registry(Generic[T]):
             raise ConfigurationError(
                 f"a {self.kind} name must be a non-empty string without spaces, got {name!r}."
             )
+
+    def check_builder(self, name: str, builder: object, expected: str, arguments: int) -> None:
+        """Refuse, when it is registered, a builder that is not callable or cannot take
+        ``arguments`` positional arguments.
+
+        Args:
+            name: the name it is registered under.
+            builder: the decorated object.
+            expected: what it should be, for the message (``"a factory `(space, ...)`"``).
+            arguments: the positional arguments it is called with.
+
+        Raises:
+            ConfigurationError: naming what arrived.
+        """
+        if not callable(builder):
+            raise ConfigurationError(
+                f"register_{self.kind}({name!r}) decorates {expected}, got "
+                f"{type(builder).__name__} {builder!r}."
+            )
+        try:
+            signature = inspect.signature(builder)
+        except (TypeError, ValueError):  # a builtin without a signature: checked when called
+            return
+        try:
+            signature.bind_partial(*[None] * arguments)
+        except TypeError as err:
+            raise ConfigurationError(
+                f"the {self.kind} {name!r} must be registered on {expected}, but its signature "
+                f"is {signature} ({err})."
+            ) from err
 
     def register(self, name: str, obj: T | None = None) -> Callable[[T], T] | T:
         """Register ``obj`` under ``name``; without ``obj``, a decorator that does so.

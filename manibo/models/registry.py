@@ -61,6 +61,8 @@ class SurrogateEntry(Entry):
     check_options: Mapping[str, Any] = field(default_factory=dict)
 
 
+FACTORY = "a factory `(space, train_X, train_Y, **options) -> Model`"
+
 SURROGATES: Registry[SurrogateEntry] = Registry(
     "surrogate", advice="register your own with @manibo.models.register_surrogate('name')"
 )
@@ -124,7 +126,7 @@ def register_surrogate(
         )
 
     def decorate(factory: SurrogateFactory) -> SurrogateFactory:
-        _check_factory(name, factory)
+        SURROGATES.check_builder(name, factory, FACTORY, 3)
         SURROGATES.register(
             name,
             SurrogateEntry(
@@ -134,27 +136,6 @@ def register_surrogate(
         return factory
 
     return decorate
-
-
-def _check_factory(name: str, factory: Any) -> None:
-    """Refuse, when it is registered, a factory that cannot be called as ``factory(space,
-    train_X, train_Y)``."""
-    if not callable(factory):
-        raise ConfigurationError(
-            f"register_surrogate({name!r}) decorates a factory `(space, train_X, train_Y, "
-            f"**options) -> Model`, got {type(factory).__name__} {factory!r}."
-        )
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):  # a builtin without a signature: checked when it is called
-        return
-    try:
-        signature.bind_partial(None, None, None)
-    except TypeError as err:
-        raise ConfigurationError(
-            f"the factory of the surrogate {name!r} must take `(space, train_X, train_Y, "
-            f"**options)`, but its signature is {signature} ({err})."
-        ) from err
 
 
 def _checked_model(name: str, model: Any) -> Model:

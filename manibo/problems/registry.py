@@ -58,6 +58,8 @@ def register_problem(
     check_family_name("problem", name, parameter)
 
     def decorate(build: ProblemBuilder) -> ProblemBuilder:
+        takes = 0 if parameter is None else 1
+        PROBLEMS.check_builder(name, build, "a builder of the problem", takes)
         PROBLEMS.register(name, ProblemEntry(build, parameter, int(minimum)))
         return build
 

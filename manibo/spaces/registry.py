@@ -105,6 +105,8 @@ def register_space(
         )
 
     def decorate(build: Callable[..., Space]) -> Callable[..., Space]:
+        takes = 0 if parameter is None and argument is None else 1
+        SPACES.check_builder(name, build, "a builder of the space", takes)
         SPACES.register(name, SpaceEntry(build, parameter, int(minimum), argument, description))
         return build
 

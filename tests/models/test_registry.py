@@ -219,7 +219,7 @@ def test_a_factory_is_checked_when_registered_and_what_it_returns_when_called(
     space = Sphere(2)
     with pytest.raises(ConfigurationError, match="decorates a factory.*got int 42"):
         register_surrogate("test-not-callable")(42)
-    with pytest.raises(ConfigurationError, match=r"must take `\(space, train_X, train_Y"):
+    with pytest.raises(ConfigurationError, match=r"on a factory `\(space, train_X, train_Y"):
         register_surrogate("test-two-arguments")(lambda train_X, train_Y: None)
     assert "test-not-callable" not in available_surrogates()
     register_surrogate("test-keywords-only-after")(lambda space, X, Y, *, nu=2.5: None)
@@ -269,6 +269,12 @@ def test_acquisitions_spaces_and_problems_refuse_a_decorator_without_its_name():
     for register in (register_acquisition, register_space, register_problem):
         with pytest.raises(ConfigurationError, match=r"with the parentheses"):
             register(lambda *args: None)
+        with pytest.raises(ConfigurationError, match=r"decorates a builder.*got int 42"):
+            register("test-not-callable")(42)
+    with pytest.raises(ConfigurationError, match=r"registered on a builder `\(model, data\)"):
+        register_acquisition("test-one-argument")(lambda model: None)
+    with pytest.raises(ConfigurationError, match=r"registered on a builder of the space"):
+        register_space("test-family", parameter="n")(lambda: None)
     with pytest.raises(
         ConfigurationError, match=r"a tuple of feature names, e.g. \('fantasize',\)"
     ):
