@@ -234,8 +234,12 @@ def check_posterior_shapes(case: SurrogateCase) -> None:
             posterior = model.posterior(X)
             mean, variance = posterior.mean, posterior.variance
             expected = (*shape, m)
-            assert mean.shape == expected, f"mean shape {tuple(mean.shape)} != {expected}"
-            assert variance.shape == expected, f"variance shape {tuple(variance.shape)}"
+            keep = (
+                f"at X of shape {tuple(X.shape)} with {m} output(s): a posterior keeps the batch "
+                "dimensions of X and ends in (q, num_outputs)"
+            )
+            assert mean.shape == expected, f"mean shape {tuple(mean.shape)} != {expected} {keep}"
+            assert variance.shape == expected, f"variance shape {tuple(variance.shape)} {keep}"
             assert torch.isfinite(mean).all() and torch.isfinite(variance).all(), "not finite"
             assert (variance > 0).all(), f"variance <= 0: min {float(variance.min()):.3g}"
             samples = posterior.rsample(torch.Size([4]))

@@ -293,3 +293,20 @@ def test_acquisition_checks_run_on_a_model_without_tensors_of_its_own(isolated_s
     case = SurrogateCase("test-plain-tensors", Sphere(2))
     for name, q in (("UCB", 1), ("qLogEI", 2), ("qUCB", 1)):
         run_acquisition_check(case, name, q)
+
+
+class _FlatteningRegression(_PlainTensorRegression):
+    """Drops the batch dimensions of X."""
+
+    def posterior(self, X, *args, **kwargs):
+        return super().posterior(X.reshape(-1, X.shape[-1]), *args, **kwargs)
+
+
+def test_a_posterior_that_drops_the_batch_dimensions_is_told_what_the_shape_must_be(
+    isolated_surrogates,
+):
+    register_surrogate("test-flattening")(
+        lambda space, train_X, train_Y, **options: _FlatteningRegression(train_X, train_Y)
+    )
+    with pytest.raises(AssertionError, match=r"\(3, 2, 1\) at X of shape \(3, 2, 3\) .* keeps"):
+        run_model_check(SurrogateCase("test-flattening", Sphere(2)), "posterior shapes")
