@@ -245,8 +245,17 @@ def _evaluate_once(acqf, space: Space, settings: dict[str, Any], X: Tensor) -> N
     if isinstance(acqf, qKnowledgeGradient):
         q = acqf.get_augmented_q_batch_size(q)
     points = space.random(q, generator=torch.Generator().manual_seed(2)).to(X)
-    with torch.no_grad():
-        acqf(points.reshape(1, q, -1))
+    try:
+        with torch.no_grad():
+            acqf(points.reshape(1, q, -1))
+    except NotImplementedError as err:  # a model's method left out, fantasies most often
+        if isinstance(err, UnsupportedError):
+            raise
+        raise ConfigurationError(
+            f"NotImplementedError: {err}. A surrogate without fantasy models declares so with "
+            "register_surrogate(..., unsupported_features={'fantasize': 'why, and what to use "
+            "instead'}), and the loop then refuses the acquisitions that need them by name"
+        ) from err
 
 
 def _dry_points(space: Space, design: Tensor) -> Tensor:
@@ -292,10 +301,6 @@ def _build_error(what: str, space: Space, options: dict, err: Exception) -> Conf
         "lists them; 'matern' (the default) models a space of your own once a kernel is "
         "registered for it with `@manibo.kernels.matern_kernel.register`."
         if isinstance(err, UnsupportedError)
-        else " A surrogate without fantasy models declares so with register_surrogate(..., "
-        "unsupported_features={'fantasize': 'why, and what to use instead'}), and the loop then "
-        "refuses the acquisitions that need them by name."
-        if isinstance(err, NotImplementedError)
         else ""
     )
     kind = "" if isinstance(err, ManiboError) else f"{type(err).__name__}: "
