@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -156,10 +157,19 @@ def available_surrogates(module: str | None = None) -> list[str]:
         module: only the names whose factory is defined in this module or in a submodule of it
             (``"my_plugin"``: the surrogates a plug-in registers, for its coverage test with
             :func:`manibo.testing.covered`); None: every name.
+
+    Raises:
+        ConfigurationError: ``module`` is not imported (its decorators have not run, so a
+            coverage test would see none of its names and pass).
     """
     names = SURROGATES.names()
     if module is None:
         return names
+    if module not in sys.modules:
+        raise ConfigurationError(
+            f"the module {module!r} is not imported, so the surrogates it registers are not "
+            f"known yet; import it first (`import {module}`), and check its spelling."
+        )
     return [n for n in names if _defined_in(SURROGATES.get(n).build, module)]
 
 

@@ -279,3 +279,9 @@ def test_acquisitions_spaces_and_problems_refuse_a_decorator_without_its_name():
         ConfigurationError, match=r"a tuple of feature names, e.g. \('fantasize',\)"
     ):
         register_acquisition("test-string-features", required_features="fantasize")
+
+
+def test_the_names_of_a_module_that_is_not_imported_are_refused_not_empty():
+    with pytest.raises(ConfigurationError, match="'my_plugn' is not imported.*import my_plugn"):
+        available_surrogates(module="my_plugn")
+    assert "matern" in available_surrogates(module="manibo")
