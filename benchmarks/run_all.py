@@ -325,6 +325,28 @@ STEPS: list[Step] = [
         folder="gpnet_uci",
         records="runs",
     ),
+    # SVGP alone on Concrete at M = 100 (about 90 CPU-seconds per split), the same folder of runs
+    Step(
+        "gpnet_uci_concrete_svgp100",
+        (
+            "gpnet_uci.py",
+            "--datasets",
+            "concrete",
+            "--splits",
+            "20",
+            "--sizes",
+            "100",
+            "--methods",
+            "svgp",
+        ),
+        (
+            ("gpnet_uci.json", "gpnet_uci_concrete_svgp100.json"),
+            ("gpnet_uci.png", "gpnet_uci_concrete_svgp100.png"),
+        ),
+        False,
+        folder="gpnet_uci",
+        records="runs",
+    ),
     # posterior calibration of the BO surrogates: on uniform points, and on the points that the
     # activated deep GP's own BO runs collect
     Step(
