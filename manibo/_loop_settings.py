@@ -209,12 +209,20 @@ def check_buildable(
     cuda = [device] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=cuda), warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        check_options = {
+            k: v for k, v in surrogate_entry(name).check_options.items() if k not in options
+        }
         try:
-            cheap = {**surrogate_entry(name).check_options, **options}
-            model = build_surrogate(name, space, X, Y, **cheap)
+            model = build_surrogate(name, space, X, Y, **check_options, **options)
             _check_posterior_shape(model, X)  # kernels build lazily: a broken one fails here
         except Exception as err:
-            raise _build_error(f"the surrogate {name!r}", space, options, err) from err
+            blamed = isinstance(err, TypeError) and any(k in str(err) for k in check_options)
+            checked = (
+                f" (built with the check_options {check_options} of its registration)"
+                if blamed
+                else ""
+            )
+            raise _build_error(f"the surrogate {name!r}{checked}", space, options, err) from err
         try:
             acqf = build_acquisition(settings["acquisition"], model, X, Y, None, 0, space=space)
             _evaluate_once(acqf, space, settings, X)

@@ -285,3 +285,14 @@ def test_the_names_of_a_module_that_is_not_imported_are_refused_not_empty():
     with pytest.raises(ConfigurationError, match="'my_plugn' is not imported.*import my_plugn"):
         available_surrogates(module="my_plugn")
     assert "matern" in available_surrogates(module="manibo")
+
+
+def test_a_check_option_the_factory_refuses_is_named_as_a_check_option(isolated_surrogates):
+    from manibo.loop import BayesianOptimizer
+
+    @register_surrogate("test-bad-check-option", check_options={"num_iterations": 1})
+    def factory(space, train_X, train_Y, **options):
+        return build_surrogate("matern", space, train_X, train_Y, **options)
+
+    with pytest.raises(ConfigurationError, match=r"check_options \{'num_iterations': 1\} of its"):
+        BayesianOptimizer(Sphere(2), surrogate="test-bad-check-option")
