@@ -59,7 +59,6 @@ from manibo._validation import (
     as_values,
     check_bool,
     check_int,
-    check_trailing_shape,
     checked_device,
 )
 from manibo.acquisitions import ACQUISITIONS, build_acquisition, chooses_one_at_a_time
@@ -740,9 +739,7 @@ class BayesianOptimizer:
         X = as_tensor_arg("X", _as_points(X)).detach().to("cpu", torch.float64)
         if X.dim() == len(self.space.point_shape):
             X = X.unsqueeze(0)
-        space = self.space
-        advice = space._shape_advice(X, "X")
-        check_trailing_shape("X", X, space.point_shape, repr(space), space.matrix_shape, advice)
+        self.space.check_point_shape(X, "X")
         if X.dim() != 1 + len(self.space.point_shape):
             raise InputDataError(
                 f"`X` must have shape (n, *point_shape), got {tuple(X.shape)}; stack the points "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import torch
@@ -36,15 +37,15 @@ def reference_tensor(acq_function: AcquisitionFunction, starts: Tensor | None = 
             return train
     if starts is not None:
         return starts
-    if model is not None:
-        for tensor in (*model.parameters(), *model.buffers()):
-            return tensor
     if model is None:
         raise ConfigurationError(
             "the acquisition has no model to take the candidates' dtype and device from; pass "
             "`batch_initial_conditions` (the starts) or `reference=` (a tensor in the wanted dtype "
             "on the wanted device)."
         )
+    tensor = next(itertools.chain(model.parameters(), model.buffers()), None)
+    if tensor is not None:
+        return tensor
     raise ConfigurationError(
         f"the candidates' dtype and device cannot be read from the acquisition: its model "
         f"({type(model).__name__}) has no `train_inputs`, parameters or buffers. Pass "

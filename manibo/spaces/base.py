@@ -157,10 +157,16 @@ class Space(ABC):
         """Raise ``InputDataError`` unless ``x`` is a floating tensor ``(*batch, *point_shape)``
         with finite entries (it need not lie on the space)."""
         as_tensor_arg(name, x)
+        self.check_point_shape(x, name)
+        check_finite(name, x)
+
+    def check_point_shape(self, x: Tensor, name: str = "x") -> None:
+        """Raise ``InputDataError`` unless ``x`` ends in the point shape ``(*batch,
+        *point_shape)``; the message says how to flatten matrices, and what to do where the
+        space recognises what ``x`` holds (:meth:`_shape_advice`)."""
         if tuple(x.shape[x.dim() - len(self.point_shape) :]) != self.point_shape:
             advice = self._shape_advice(x, name)
             check_trailing_shape(name, x, self.point_shape, repr(self), self.matrix_shape, advice)
-        check_finite(name, x)
 
     def _shape_advice(self, x: Tensor, name: str) -> str | None:
         """What to do about ``x`` of the wrong trailing shape, where this space recognises what
