@@ -138,7 +138,7 @@ def gpnet_surrogate(
     num_iterations: int = 150,
     batch_size: int = 256,
     num_measurement: int = 32,
-    lr: float = 0.1,
+    lr: float | None = None,
     beta0: float = 1.0,
     xi: float | None = None,
     uniform_fraction: float = 0.5,
@@ -167,8 +167,11 @@ def gpnet_surrogate(
     (``O((n + M) F^2)``) and Cholesky factors of ``(n + M)``-square matrices; nothing grows with
     ``N`` beyond ``batch_size``. With at most ``batch_size`` points every iteration sees all the
     data, and the default ``xi`` is then 0 (constant ``beta = 1``): each iteration's target is the
-    exact posterior at the measurement points, the fastest route for BO-sized data. With more data
-    ``xi`` defaults to 0.1, the official toy setting.
+    exact posterior at the measurement points, the fastest route for BO-sized data, and the
+    default ``lr`` is 0.1. With more data ``xi`` defaults to 0.1, the official toy setting, and
+    ``lr`` to 0.01: Adam at 0.1 on minibatches moves the network off its start (on 257 noisy
+    points on S² its posterior mean was 0.50 from the function and its 95% intervals held 15% of
+    the test values; at 0.01, 0.049 and 93%).
 
     Args:
         space: the input space.
@@ -180,7 +183,7 @@ def gpnet_surrogate(
         num_iterations: GPNet iterations.
         batch_size: minibatch size.
         num_measurement: measurement points per iteration.
-        lr: Adam learning rate of the network.
+        lr: Adam learning rate of the network (default: 0.1 for full-batch data, else 0.01).
         beta0: initial mirror-descent step size.
         xi: its decay (default: 0 for full-batch data, else 0.1).
         uniform_fraction: share of uniform measurement points.
@@ -206,8 +209,11 @@ def gpnet_surrogate(
     )
     Y = Y - mean  # the network's prior has mean zero; GPNetModel adds the mean back
     net = build_network(network, space, prior, max_features, num_phases, seed=seed)
+    full_batch = X.shape[0] <= batch_size
     if xi is None:
-        xi = 0.0 if X.shape[0] <= batch_size else 0.1
+        xi = 0.0 if full_batch else 0.1
+    if lr is None:
+        lr = 0.1 if full_batch else 0.01
     gpnet = GPNet(space, net, prior, likelihood, beta0=beta0, xi=xi, lr=lr).to(X)
     if start_at_posterior:
         gpnet.start_at_posterior(X[rows], Y[rows])
