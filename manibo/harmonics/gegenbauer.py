@@ -58,6 +58,28 @@ def harmonic_dimension(d: int, n: int) -> int:
     return math.comb(n + d - 1, n) - (math.comb(n + d - 3, n - 2) if n >= 2 else 0)
 
 
+def degrees_with_float_dimension(d: int, limit: int = 10**8) -> int | None:
+    r"""How many degrees ``n = 0, 1, ..`` have :math:`N(d, n)` below :math:`10^{300}`.
+
+    :math:`N(d, n)` grows like :math:`n^{d-2}`: on :math:`S^{135}` it passes float64's range near
+    degree 9,000, so a scan of the spectrum stops there. None when it stays below up to
+    ``limit``.
+    """
+
+    def log_dimension(n: int) -> float:  # log N(d, n) = log((2n+d-2) (n+d-3)! / (n! (d-2)!))
+        factorials = math.lgamma(n + d - 2) - math.lgamma(n + 1) - math.lgamma(d - 1)
+        return math.log(2 * n + d - 2) + factorials
+
+    bound = 300 * math.log(10)
+    if d < 3 or log_dimension(limit) < bound:
+        return None
+    low, high = 1, limit  # log N(d, n) increases with n; low is below the bound, high above
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if log_dimension(middle) < bound else (low, middle)
+    return high
+
+
 def gegenbauer_at_one(n: int, alpha: float) -> float:
     r""":math:`C_n^\alpha(1) = (2\alpha)_n / n!` (zero for ``n >= 1`` when ``alpha = 0``)."""
     _check_alpha(alpha)

@@ -71,6 +71,10 @@ IMAGE_TOL_FACTOR = 0.1
 """A torus kernel summed over periodic images leaves out images worth at most this many times
 ``truncation_tol`` (relative to the kernel's value 1 at coincident points)."""
 
+FLOAT32_MAX_MULTIPLICITY = 1e30
+"""The largest multiplicity of a level that a float32 kernel sums in float32: its weights then
+stay above float32's smallest normal number (1.2e-38) down to a share of 1e-8 of the mass."""
+
 
 def log_spectrum(eigenvalues: Tensor, lengthscale: Tensor, nu: float, spectral_dim: int) -> Tensor:
     r"""Unnormalised log spectral density :math:`\log S(\lambda)`.
@@ -387,15 +391,31 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         lengthscale = self.lengthscale
         images = self.periodic_images(lengthscale)
         if images is None:
-            return self.space.spectral_sum(self.level_weights(), x1, x2, diag=diag)
+            return self._series(x1, x2, diag)
         check_lengthscale(self, lengthscale)
         share, offsets = images
         images = torus_image_kernel(x1, x2, lengthscale, offsets, self.nu, diag=diag)
         if bool((share == 1).all()):
             return images
-        series = self.space.spectral_sum(self.level_weights(), x1, x2, diag=diag)
+        series = self._series(x1, x2, diag)
         share = share[..., 0] if diag else share
         return series + share * (images - series)
+
+    def _series(self, x1: Tensor, x2: Tensor, diag: bool) -> Tensor:
+        """The level series; in float64 when a level it uses holds more than
+        :data:`FLOAT32_MAX_MULTIPLICITY` eigenfunctions, whatever the inputs' precision.
+
+        Its weight times its multiplicity is at most 1, but each alone leaves float32's range: on
+        S^32, level 199 holds 4.5e38 harmonics, and the float32 kernel was inf at lengthscale 0.1.
+        Shapes as :meth:`forward`'s; the result has the dtype of ``x1``.
+        """
+        weights = self.level_weights()
+        largest = float(self._log_multiplicities[: weights.shape[-1]].max())
+        if weights.dtype == torch.float64 or largest < math.log(FLOAT32_MAX_MULTIPLICITY):
+            return self.space.spectral_sum(weights, x1, x2, diag=diag)
+        weights = self.level_weights(self.lengthscale.double())
+        series = self.space.spectral_sum(weights, x1.double(), x2.double(), diag=diag)
+        return series.to(x1.dtype)
 
     def feature_map(self, x: Tensor, num_levels: int | None = None) -> Tensor:
         r"""Explicit features :math:`\Phi` with :math:`K \approx \Phi\Phi^\top`.

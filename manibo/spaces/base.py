@@ -294,7 +294,7 @@ class CompactSpace(Space):
         default_max_levels: cap on the levels a kernel uses when it picks the count itself.
         max_scan_levels: cap on the levels a kernel lists to estimate the spectral mass beyond its
             own cap (``None``: 50 times that cap, at least 10,000); spaces whose levels are costly
-            to enumerate set it.
+            to enumerate, or whose multiplicities pass float64's range, set it.
     """
 
     spectral_dim: int
@@ -559,6 +559,16 @@ def series_coefficients(weights: Tensor, scales: list[float], extra_dims: int) -
     return coeffs.reshape(*coeffs.shape[:-1], *([1] * extra_dims), coeffs.shape[-1])
 
 
+def _argument(inner: Tensor, scale: float, shift: float) -> Tensor:
+    """The recurrence's argument ``scale * (inner - shift)``, clamped to [-1, 1].
+
+    Points a little off the space (a unit vector of norm 1 + 1e-6, which the space accepts, or
+    float32 rounding) put it past 1, where the series' slope is about 1/lengthscale^2: at
+    lengthscale 0.05 on S^2, k(x, x) was 1.0013.
+    """
+    return (scale * (inner - shift)).clamp(-1.0, 1.0)
+
+
 def inner_product_series(
     levels,
     weights: Tensor,
@@ -589,10 +599,10 @@ def inner_product_series(
     scales = levels.scales(weights.shape[-1])
     if diag:
         coeffs = series_coefficients(weights, scales, extra_dims=1)
-        return level_series(scale * ((x1 * x2).sum(-1) - shift), coeffs, levels)
+        return level_series(_argument((x1 * x2).sum(-1), scale, shift), coeffs, levels)
     coeffs = series_coefficients(weights, scales, extra_dims=2)
 
     def block(a: Tensor, b: Tensor) -> Tensor:
-        return level_series(scale * (a @ b.transpose(-1, -2) - shift), coeffs, levels)
+        return level_series(_argument(a @ b.transpose(-1, -2), scale, shift), coeffs, levels)
 
     return pairwise_in_chunks(block, x1, x2, point_ndim=1)

@@ -271,7 +271,7 @@ class Hyperbolic(NoncompactSpace):
         :math:`\cosh` stays finite in float32.
         """
         length = safe_sqrt(lorentz(v, v)).unsqueeze(-1)
-        v = v * torch.where(length > 40.0, 40.0 / length.clamp_min(1e-300), 1.0)
+        v = v * torch.where(length > 40.0, 40.0 / length.clamp_min(40.0), 1.0)
         return self.project(self.exp(x, v))
 
     def distance(self, x: Tensor, y: Tensor) -> Tensor:

@@ -6,7 +6,7 @@ import torch
 from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
-from manibo.harmonics.gegenbauer import harmonic_dimension
+from manibo.harmonics.gegenbauer import degrees_with_float_dimension, harmonic_dimension
 from manibo.harmonics.series import EvenLevels, GegenbauerLevels
 from manibo.spaces.base import (
     CompactSpace,
@@ -44,6 +44,8 @@ class RealProjectiveSpace(CompactSpace):
         self.point_shape = (self.dim + 1,)
         self._sphere = Sphere(self.dim)
         self._levels = EvenLevels(GegenbauerLevels(self.dim + 1))
+        degrees = degrees_with_float_dimension(self.dim + 1)
+        self.max_scan_levels = None if degrees is None else (degrees + 1) // 2  # degrees 0, 2, ..
 
     def __repr__(self) -> str:
         return f"RealProjectiveSpace({self.dim})"

@@ -10,7 +10,7 @@ from torch import Tensor
 
 from manibo._validation import default_tolerance
 from manibo.exceptions import ConfigurationError, InputDataError
-from manibo.harmonics.gegenbauer import harmonic_dimension
+from manibo.harmonics.gegenbauer import degrees_with_float_dimension, harmonic_dimension
 from manibo.harmonics.series import GegenbauerLevels
 from manibo.spaces.base import (
     CompactSpace,
@@ -43,6 +43,7 @@ class Sphere(CompactSpace):
         self.spectral_dim = self.dim
         self.point_shape = (self.dim + 1,)
         self._levels = GegenbauerLevels(self.dim + 1)
+        self.max_scan_levels = degrees_with_float_dimension(self.dim + 1)
 
     def __repr__(self) -> str:
         return f"Sphere({self.dim})"

@@ -164,6 +164,51 @@ def test_float32_agrees_with_float64():
     assert gap < 1e-5
 
 
+@pytest.mark.parametrize("dim, nu, ls", [(135, 2.5, 1.0), (200, math.inf, 0.5)])
+def test_spheres_of_high_dimension_equal_the_independent_computation(dim, nu, ls):
+    """Multiplicities past float64's range in the scan of levels (S^135 stopped with an
+    OverflowError) do not stop the kernel; the levels it uses are exact."""
+    space = Sphere(dim)
+    x = space.random(6, generator=torch.Generator().manual_seed(0))
+    kernel = GeometricMaternKernel(space, nu=nu, num_levels=8).double()
+    kernel.lengthscale = torch.tensor(ls, dtype=torch.float64)
+    with torch.no_grad():
+        ours = kernel(x).to_dense().numpy()
+    ref = _independent_sphere_matern(x.numpy(), x.numpy(), dim, nu, ls, 8)
+    assert np.max(np.abs(ours - ref)) < 1e-11
+
+
+@pytest.mark.parametrize("dim, ls", [(32, 0.1), (50, 0.1), (50, 0.2)])
+def test_float32_on_spheres_whose_multiplicities_pass_its_range(dim, ls):
+    """On S^32 level 199 has 4.5e38 harmonics, past float32's largest number: the float32
+    kernel was inf or NaN everywhere at short lengthscales."""
+    space = Sphere(dim)
+    x = space.random(8, generator=torch.Generator().manual_seed(0))
+    k64 = GeometricMaternKernel(space, nu=2.5, num_levels=200).double()
+    k32 = GeometricMaternKernel(space, nu=2.5, num_levels=200).float()
+    k64.lengthscale, k32.lengthscale = ls, ls
+    K64 = k64(x).to_dense().detach()
+    K32 = k32(x.float()).to_dense()
+    assert K32.dtype == torch.float32
+    assert (K32.detach().double() - K64).abs().max() < 1e-5
+    K32.sum().backward()
+    assert torch.isfinite(k32.raw_lengthscale.grad).all()
+
+
+@pytest.mark.parametrize("space", [Sphere(2), SpecialOrthogonal(3)], ids=["sphere2", "so3"])
+def test_points_a_little_off_the_space_have_the_prior_variance(space):
+    """A unit vector of norm 1 + 1e-6 (which the sphere accepts) had k(x, x) = 1.0013 at
+    lengthscale 0.05: the series was evaluated past t = 1, where its slope is about 1/l^2."""
+    x = space.random(5, generator=torch.Generator().manual_seed(0))
+    off = x * (1 + 4e-7)
+    space.check(off)
+    kernel = GeometricMaternKernel(space, nu=2.5, num_levels=150).double()
+    kernel.lengthscale = 0.1
+    with torch.no_grad():
+        assert (kernel(off, diag=True) - 1).abs().max() < 1e-9
+        assert (kernel(off).to_dense() - kernel(x).to_dense()).abs().max() < 1e-3
+
+
 def test_bad_input():
     space = Sphere(2)
     with pytest.raises(ConfigurationError, match="nu"):

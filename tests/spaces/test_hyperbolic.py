@@ -113,6 +113,19 @@ def test_retraction_is_first_order_and_stays_in_the_ball():
         assert torch.isfinite(far).all()
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_retraction_is_differentiable_in_the_step_in_either_precision(dtype):
+    """d/dt retract(x, t v) at t = 0 is v (float32 gave NaN: a guard of 1e-300 underflowed)."""
+    space = Hyperbolic(3)
+    x = space.random(4, generator=_gen()).to(dtype)
+    v = space.to_tangent(x, torch.randn(x.shape, generator=_gen(5), dtype=torch.float64).to(dtype))
+    t = torch.zeros((), dtype=dtype, requires_grad=True)
+    moved = space.retract(x, t * v)
+    (slope,) = torch.autograd.grad(moved, t, grad_outputs=torch.ones_like(moved))
+    tol = 1e-10 if dtype == torch.float64 else 1e-4
+    assert abs(float(slope) - float(v.sum())) < tol * float(v.abs().sum())
+
+
 def test_to_tangent_is_the_euclidean_orthogonal_projection():
     space = Hyperbolic(2, radius=2.0)
     x = space.random(5, generator=_gen())

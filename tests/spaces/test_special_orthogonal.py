@@ -185,7 +185,12 @@ def test_spectral_sum_gradients_match_finite_differences():
     weights = torch.rand(12, generator=torch.Generator().manual_seed(15), dtype=torch.float64)
     inputs = (x.requires_grad_(), weights.requires_grad_())
     assert torch.autograd.gradcheck(lambda a, w: SO3.spectral_sum(w, a, y), inputs)
-    assert torch.autograd.gradcheck(lambda a, w: SO3.spectral_sum(w, a, a, diag=True), inputs)
+    # the diagonal of rotations sits at cos(angle) = 1, where the series' argument is clamped
+    # (points a little off SO(3) keep the prior variance): checked just inside, at 0.99 x
+    inside = (0.99 * x.detach()).requires_grad_()
+    assert torch.autograd.gradcheck(
+        lambda a, w: SO3.spectral_sum(w, a, a, diag=True), (inside, weights)
+    )
 
 
 def test_levels_and_chart():
