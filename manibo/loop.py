@@ -433,17 +433,18 @@ class BayesianOptimizer:
         e = pick(ok, key=lambda r: r.y)
         return torch.tensor(e.x, dtype=torch.float64, device=self.device), float(e.y)
 
-    def _training_data(self) -> tuple[Tensor, Tensor, float]:
+    def _training_data(self) -> tuple[Tensor, Tensor, tuple[float, float]]:
         """The successful evaluations as the surrogate sees them: ``X`` ``(n, D)``, ``Y``
-        ``(n, 1)`` oriented for maximisation and rescaled, and the factor from ``Y`` back to the
-        objective's values."""
+        ``(n, 1)`` oriented for maximisation and rescaled (:func:`_scaled_outcomes`), and the
+        map ``(factor, offset)`` from ``Y`` back to the objective's values,
+        ``factor * Y + offset``."""
         ok = [e for e in self._history if e.status == "ok"]
         X = torch.tensor([e.x for e in ok], dtype=torch.float64, device=self.device)
         Y = torch.tensor([e.y for e in ok], dtype=torch.float64, device=self.device)
         X, Y = X.reshape(len(ok), math.prod(self.space.point_shape)), Y.reshape(-1, 1)
         sign = -1.0 if self.config["minimize"] else 1.0
-        Y, scale = _scaled_outcomes(sign * Y)
-        return X, Y, sign / scale
+        Y, offset, scale = _scaled_outcomes(sign * Y)
+        return X, Y, (sign / scale, sign * offset)
 
     def result(self) -> OptimizationResult:
         """The run so far: best point, recommended point, history, timings, stop reason.
@@ -1298,24 +1299,35 @@ def _key(point: Tensor) -> tuple[float, ...]:
     return tuple(point.reshape(-1).tolist())
 
 
-def _scaled_outcomes(Y: Tensor) -> tuple[Tensor, float]:
-    """``(Y * scale, scale)`` with ``scale`` an exact power of two, else 1: the one that brings the
-    range of ``Y`` near 1 when it is below :data:`_OUTCOME_SPREAD_LIMIT` (as far as the largest
-    magnitude stays within ``2**100``), or the largest magnitude near 1 when it lies outside
-    ``[2**-100, 2**100]``. Surrogates standardise their outcomes, so the model is the same up to
-    the scale, but the squares of ``1e300`` no longer overflow and a range of ``1e-9`` is
-    modelled as well as a range of 1 (see :data:`_OUTCOME_SPREAD_LIMIT`)."""
+def _scaled_outcomes(Y: Tensor) -> tuple[Tensor, float, float]:
+    """``((Y - offset) * scale, offset, scale)``, the values as the surrogate sees them.
+
+    When the range of ``Y`` is below :data:`_OUTCOME_SPREAD_LIMIT`, ``offset`` is the smallest
+    value and ``scale`` the exact power of two that brings the range near 1: values equal to
+    their last bits (sin(1) computed several ways) become a few units instead of 1.9e15 +- 0.5,
+    whose differences acquisitions working in the model's units (qMES) lose to rounding.
+    Otherwise ``offset`` is 0, and ``scale`` is 1 unless the largest magnitude lies outside
+    ``[2**-100, 2**100]``, where it is the power of two that brings it near 1. Both steps are
+    exact in float64 (the differences of values that close, by Sterbenz's lemma). Surrogates
+    standardise their outcomes, so the model is the same up to the map, but the squares of
+    ``1e300`` no longer overflow and a range of ``1e-9`` is modelled as well as a range of 1
+    (see :data:`_OUTCOME_SPREAD_LIMIT`)."""
     largest = float(Y.abs().max()) if Y.numel() else 0.0
     if largest == 0.0:
-        return Y, 1.0
-    _, exponent = math.frexp(largest)  # largest = m * 2**exponent, 0.5 <= m < 1
+        return Y, 0.0, 1.0
     spread = float(Y.max() - Y.min())
     if 0.0 < spread < _OUTCOME_SPREAD_LIMIT:
-        _, spread_exponent = math.frexp(spread)
-        exponent = max(spread_exponent, exponent - 100)
-    elif 1 / _OUTCOME_SCALE_LIMIT <= largest <= _OUTCOME_SCALE_LIMIT:
-        return Y, 1.0
-    return torch.ldexp(Y, torch.tensor(-exponent, device=Y.device)), math.ldexp(1.0, -exponent)
+        offset = float(Y.min())
+        _, exponent = math.frexp(spread)  # spread = m * 2**exponent, 0.5 <= m < 1
+        return (
+            torch.ldexp(Y - offset, torch.tensor(-exponent, device=Y.device)),
+            offset,
+            math.ldexp(1.0, -exponent),
+        )
+    if 1 / _OUTCOME_SCALE_LIMIT <= largest <= _OUTCOME_SCALE_LIMIT:
+        return Y, 0.0, 1.0
+    _, exponent = math.frexp(largest)
+    return torch.ldexp(Y, torch.tensor(-exponent, device=Y.device)), 0.0, math.ldexp(1.0, -exponent)
 
 
 def _failure_message(error: object) -> str:

@@ -85,7 +85,7 @@ class OptimizationResult:
     journal: Path | None
     stop_reason: str | None
     _fit: Callable[[], Model | None] = field(default=lambda: None, repr=False)
-    _to_objective: float = field(default=1.0, repr=False)
+    _to_objective: tuple[float, float] = field(default=(1.0, 0.0), repr=False)
 
     def __repr__(self) -> str:
         best = "none" if self.best_x is None else f"{self.best_y!r} at {_point_text(self.best_x)}"
@@ -119,9 +119,10 @@ class OptimizationResult:
         None with fewer than two successes.
 
         It models the objective oriented for maximisation and rescaled: its posterior mean at
-        ``x`` equals the objective's times ``-1`` when minimising, and times an exact power of
-        two when the observed values span less than ``2**-16`` (the power that brings their
-        range near 1) or lie beyond ``2**±100``; :attr:`recommended_value` is in the objective's
+        ``x`` equals the objective's times ``-1`` when minimising; when the observed values span
+        less than ``2**-16`` it is their excess over the smallest of them times the power of two
+        that brings their range near 1, and when they lie beyond ``2**±100`` they are times the
+        power of two that brings them near 1. :attr:`recommended_value` is in the objective's
         units.
         """
         return self._fit()
@@ -135,7 +136,8 @@ class OptimizationResult:
         points = self.X[ok]
         mean = posterior_marginals(model, points.reshape(points.shape[0], -1))[0]
         best = int(torch.argmax(mean))
-        return points[best], float(mean[best]) * self._to_objective
+        factor, offset = self._to_objective
+        return points[best], factor * float(mean[best]) + offset
 
     @property
     def recommended_x(self) -> Tensor | None:
@@ -219,7 +221,7 @@ def result_from_history(
     journal: Path | None,
     stop_reason: str | None,
     fit: Callable[[], Model | None],
-    to_objective: float,
+    to_objective: tuple[float, float],
 ) -> OptimizationResult:
     """Assemble an :class:`OptimizationResult` from the evaluations of a run.
 
@@ -231,7 +233,8 @@ def result_from_history(
         journal: the journal's path, or None.
         stop_reason: why the last run ended, or None.
         fit: builds the surrogate on every successful evaluation (None with fewer than two).
-        to_objective: the factor from the model's outcomes to the objective's values.
+        to_objective: ``(factor, offset)``: the objective's value is ``factor * outcome +
+            offset`` for the model's outcome.
     """
     shape = space.point_shape
     n = len(history)

@@ -801,6 +801,23 @@ def test_huge_and_tiny_outcomes_give_the_proposals_of_ordinary_ones(scale):
     assert torch.allclose(ordinary, _proposal_after_scaled_outcomes(scale), atol=1e-8)
 
 
+def test_values_equal_to_their_last_bits_are_modelled_about_their_own_level():
+    """sin(|x|^2) on the sphere is sin(1) up to its last bits: scaled by a power of two alone,
+    the model's outcomes were 1.9e15 +- 0.5, and qMES at q = 2 stopped with BoTorch's
+    "probability tensor contains either inf, nan or element < 0"."""
+
+    def nearly_constant(x):
+        return float((x**2).sum().sin())
+
+    result = minimize(
+        nearly_constant, Sphere(2), budget=8, q=2, acquisition="qmes", seed=0, progress=False
+    )
+    assert result.num_evaluations == 8 and result.num_failed == 0
+    assert abs(result.recommended_value - math.sin(1.0)) < 1e-15
+    outcomes = result.model.outcome_transform.untransform(result.model.train_targets[:, None])[0]
+    assert outcomes.abs().max() < 64  # a few units of the last place, brought near 1
+
+
 # ---------------------------------------------------------------- warnings
 def test_warnings_of_the_proposals_come_once_at_the_end_as_one_summary(capsys, isolated_surrogates):
     @register_surrogate("test-loop-warns")
