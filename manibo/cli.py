@@ -29,6 +29,7 @@ from manibo import _json
 from manibo.exceptions import (
     ConfigurationError,
     ManiboError,
+    ManiboWarning,
     NoEvaluationSucceededWarning,
     ObjectiveError,
 )
@@ -157,6 +158,8 @@ def _run(args: argparse.Namespace) -> int:
         "initial_design": args.initial_design,
         "seed": args.seed,
         "optimizer": args.optimizer,
+        "num_restarts": args.num_restarts,
+        "raw_samples": args.raw_samples,
         "exclude_evaluated": not args.repeat_evaluated,
         "surrogate_options": _parse_options(args.surrogate_option),
         "device": args.device,
@@ -471,6 +474,8 @@ _RUN_FLAGS = {
     "q": "--q",
     "seed": "--seed",
     "exclude_evaluated=False": "--repeat-evaluated",
+    "num_restarts": "--num-restarts",
+    "raw_samples": "--raw-samples",
 }
 
 
@@ -642,7 +647,7 @@ def main(argv: list[str] | None = None) -> int:
                 for module in _HEAVY_IMPORTS.get(command, ()):
                     importlib.import_module(module)
             with warnings.catch_warnings():
-                warnings.showwarning = _show_warning
+                warnings.showwarning = _show_run_warning if command == "run" else _show_warning
                 status = args.func(args)
             if interrupts.seen:  # a library caught the KeyboardInterrupt and went on
                 raise KeyboardInterrupt
@@ -674,6 +679,14 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     """Show a warning to the command's user as ``manibo: warning: <message>`` on stderr: the
     file and line of the code that issued it (manibo's, a library's) say nothing to them."""
     (file or sys.stderr).write(f"manibo: warning: {message}\n")
+
+
+def _show_run_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """:func:`_show_warning` for ``manibo run``: manibo's own warnings (the summary of a run's
+    proposals among them) name the command's flags (:func:`_in_flags`)."""
+    if issubclass(category, ManiboWarning):
+        message = _in_flags(str(message))
+    _show_warning(message, category, filename, lineno, file, line)
 
 
 def _print_traceback(error: BaseException) -> None:
@@ -814,6 +827,18 @@ def _parser() -> argparse.ArgumentParser:
         "--initial-design", type=_integer, default=5, help="random points before the first model"
     )
     run.add_argument("--q", type=_integer, default=1, help="points proposed together")
+    run.add_argument(
+        "--num-restarts",
+        type=_integer,
+        default=8,
+        help="starts of each acquisition ascent, chosen among the raw samples",
+    )
+    run.add_argument(
+        "--raw-samples",
+        type=_integer,
+        default=256,
+        help="random points at which the acquisition is evaluated to choose the starts",
+    )
     run.add_argument(
         "--repeat-evaluated",
         action="store_true",

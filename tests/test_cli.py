@@ -341,6 +341,7 @@ def _refused_mkdir(self, *args, **kwargs):
         (["--seed", "-1"], "--seed must be an integer >= 0"),  # the flags, not the loop's names
         (["--q", "0"], "--q must be an integer >= 1"),
         (["--initial-design", "0"], "--initial-design must be an integer >= 1, got 0"),
+        (["--raw-samples", "4"], "--raw-samples (4) must be at least --num-restarts (8)"),
         (["--acquisition", "logei", "--q", "2"], "needs --q 1, got --q 2; use --q 1"),
         (["--out", "FILE"], "is a file, not a folder"),
         (["--out", "READONLY"], "cannot create the folder (Permission denied)"),
@@ -671,6 +672,34 @@ def test_warnings_reach_the_command_user_as_manibo_warning_lines(tmp_path, capsy
     )
 
 
+def test_the_proposal_summary_advises_flags_the_command_has(tmp_path, monkeypatch, capsys):
+    """The summary of BoTorch's warnings advised raising `raw_samples`, which ``manibo run``
+    could not set: it has --num-restarts and --raw-samples, and the advice names them."""
+    from manibo.models import registry
+
+    monkeypatch.setattr(registry.SURROGATES, "_objects", dict(registry.SURROGATES._objects))
+    (tmp_path / "hard.py").write_text(
+        "import warnings\n"
+        "from botorch.exceptions.warnings import OptimizationWarning\n"
+        "from manibo.models import build_surrogate, register_surrogate\n\n"
+        "@register_surrogate('cli-test-hard')\n"
+        "def hard(space, train_X, train_Y, **options):\n"
+        "    warnings.warn('`scipy_minimize` terminated with FAILURE', OptimizationWarning)\n"
+        "    return build_surrogate('matern', space, train_X, train_Y, **options)\n\n"
+        "def f(x):\n    return float(x[0])\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    arguments = ["run", "--objective", "hard.py:f", "--space", "sphere2", "--quiet"]
+    arguments += ["--surrogate", "cli-test-hard", "--budget", "4", "--initial-design", "3"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        assert main([*arguments, "--num-restarts", "2", "--raw-samples", "16", "--out", "o"]) == 0
+    err = capsys.readouterr().err
+    assert "raise --num-restarts" in err and "--raw-samples" in err and "`raw_samples`" not in err
+    config = json.loads(next((tmp_path / "o").glob("*.json")).read_text())["config"]
+    assert (config["num_restarts"], config["raw_samples"]) == (2, 16)
+
+
 def test_an_empty_graph_file_gives_manibos_error_only(tmp_path, capsys):
     (tmp_path / "empty.txt").write_text("")
     arguments = ["run", "--objective", "math:fsum", "--space", f"graph:{tmp_path / 'empty.txt'}"]
@@ -678,7 +707,7 @@ def test_an_empty_graph_file_gives_manibos_error_only(tmp_path, capsys):
         warnings.simplefilter("always")
         with pytest.raises(SystemExit) as exit_info:
             main([*arguments, "--out", str(tmp_path / "out")])
-    assert "an edge list needs 2 or 3 columns" in _error_line(capsys, exit_info)
+    assert "the edge list holds no edge" in _error_line(capsys, exit_info)
     assert [str(w.message) for w in caught] == []
 
 

@@ -295,23 +295,42 @@ def _graph_from_file(path: str) -> Graph:
     file = _existing(path, "graph")
     if file.suffix == ".npy":
         return Graph(np.load(file))
-    try:
-        with warnings.catch_warnings():  # an empty file: the error below says so
-            warnings.filterwarnings("ignore", "loadtxt: input contained no data")
-            table = np.loadtxt(file, ndmin=2)
-    except ValueError as err:
-        raise InputDataError(
-            f"space 'graph:{path}': cannot read the edge list ({err}); write one edge per line "
-            "as 'i j' or 'i j weight' (node indices from 0)."
-        ) from err
-    if table.shape[1] not in (2, 3) or table.shape[0] == 0:
-        raise InputDataError(
-            f"space 'graph:{path}': an edge list needs 2 or 3 columns ('i j [weight]') and at "
-            f"least one line, got a table of shape {table.shape}."
-        )
-    weights = table[:, 2] if table.shape[1] == 3 else None
+    table = _edge_table(path, file.read_text())
     _warn_of_edge_list_pitfalls(path, table[:, :2])
-    return Graph.from_edges(table[:, :2], int(table[:, :2].max()) + 1, weights=weights)
+    return Graph.from_edges(table[:, :2], int(table[:, :2].max()) + 1, weights=table[:, 2])
+
+
+def _edge_table(path: str, text: str) -> np.ndarray:
+    """The edges of an edge list, ``(E, 3)``: node, node, weight (1 where a line gives none).
+
+    Blank lines and everything after ``#`` are ignored.
+
+    Raises:
+        InputDataError: a line that is not two or three numbers, or no edge at all.
+    """
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        fields = line.split("#", 1)[0].split()
+        if not fields:
+            continue
+        advice = "write one edge per line as 'i j' or 'i j weight' (node indices from 0)"
+        if len(fields) not in (2, 3):
+            raise InputDataError(
+                f"space 'graph:{path}': line {number} ({line.strip()!r}) holds {len(fields)} "
+                f"numbers; {advice}."
+            )
+        try:
+            rows.append([float(field) for field in fields] + [1.0] * (3 - len(fields)))
+        except ValueError:
+            raise InputDataError(
+                f"space 'graph:{path}': line {number} ({line.strip()!r}) is not numbers; {advice}."
+            ) from None
+    if not rows:
+        raise InputDataError(
+            f"space 'graph:{path}': the edge list holds no edge; write one per line as 'i j' or "
+            "'i j weight' (node indices from 0)."
+        )
+    return np.array(rows)
 
 
 def _warn_of_edge_list_pitfalls(path: str, pairs: np.ndarray) -> None:

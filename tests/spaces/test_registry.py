@@ -107,10 +107,27 @@ def test_graphs_from_edge_lists_and_adjacency_files(tmp_path):
     assert from_npy.fingerprint() == Graph(adjacency).fingerprint()
     assert make_space(f"graph:{weighted}").fingerprint() == from_npy.fingerprint()
     (tmp_path / "bad.txt").write_text("0 1 2 3\n")
-    with pytest.raises(InputDataError, match=r"2 or 3 columns.*shape \(1, 4\)"):
+    with pytest.raises(InputDataError, match=r"line 1 .*4 numbers"):
         make_space(f"graph:{tmp_path / 'bad.txt'}")
     with pytest.raises(InputDataError, match="no such file"):
         make_space(f"graph:{tmp_path / 'missing.txt'}")
+
+
+def test_edge_lists_may_give_weights_on_some_lines_only(tmp_path):
+    """'i j [weight]': a line without a weight has weight 1 (a mixed file was refused with
+    NumPy's advice to "use `usecols`"); a bad line is named by its number."""
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_text("0 1\n1 2 0.5  # a slow road\n\n2 3\n")
+    adjacency = np.zeros((4, 4))
+    for i, j, w in [(0, 1, 1.0), (1, 2, 0.5), (2, 3, 1.0)]:
+        adjacency[i, j] = adjacency[j, i] = w
+    assert make_space(f"graph:{mixed}").fingerprint() == Graph(adjacency).fingerprint()
+    (tmp_path / "words.txt").write_text("0 1\n1 two\n")
+    with pytest.raises(InputDataError, match=r"line 2 .*'1 two'.*'i j' or 'i j weight'"):
+        make_space(f"graph:{tmp_path / 'words.txt'}")
+    (tmp_path / "long.txt").write_text("0 1\n1 2 1.0 7\n")
+    with pytest.raises(InputDataError, match=r"line 2 .*4 numbers"):
+        make_space(f"graph:{tmp_path / 'long.txt'}")
 
 
 def test_edge_lists_counted_from_1_or_listed_both_ways_are_named(tmp_path):
