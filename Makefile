@@ -3,6 +3,7 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+TORCH_INDEX ?=
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-examples lint bench clean
@@ -10,8 +11,10 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	# The CPU build of torch first, so that the registry's multi-GB CUDA build is not pulled in.
-	$(PY) -m pip install --quiet "torch==2.13.0" || $(PY) -m pip install --quiet "torch<=2.14.1"
+	# torch first, from TORCH_INDEX when set (the CPU build: make test
+	# TORCH_INDEX=https://download.pytorch.org/whl/cpu), else from pip's own configuration.
+	$(PY) -m pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "torch==2.13.0" || \
+		$(PY) -m pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "torch<=2.14.1"
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 

@@ -324,8 +324,9 @@ def run(
     )
     print("manibo search demo: an ocean search by two aircraft and a ship on the globe (offline).")
     print(
-        f"Comparing {len(COMPARED)} planners on {num_scenarios} scenarios of {duration_h:.0f} h "
-        f"({workers} workers)...",
+        f"Comparing {len(COMPARED)} planners on {num_scenarios} "
+        f"scenario{'s' if num_scenarios != 1 else ''} of {duration_h:.0f} h "
+        f"({workers} worker{'s' if workers != 1 else ''})...",
         flush=True,
     )
     records, evaluations, seconds = compare(config)

