@@ -430,3 +430,46 @@ def test_batched_lengthscales_the_diagonal_and_gradients_in_both_inputs_match_au
         refs = torch.autograd.grad((ref * weights).sum(), [x1, x2, scale])
         assert torch.allclose(got, ref, atol=tol)
         assert all(torch.allclose(g, r, atol=tol) for g, r in zip(grads, refs, strict=True))
+
+
+def _cube_of_images(radius, dim):
+    """The shifts 2 pi m of every integer m with |m_k| <= radius, ``((2 radius + 1)^dim, dim)``."""
+    axis = torch.arange(-radius, radius + 1, dtype=torch.float64)
+    return 2 * math.pi * torch.cartesian_prod(*[axis] * dim).reshape(-1, dim)
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3, 4])
+def test_the_images_are_closed_under_the_symmetries_of_the_lattice(dim):
+    """Whole shells of equal |m|: with m, the images hold -m, m with one sign flipped and m with
+    its coordinates permuted (these generate the symmetries of Z^d), so k(delta) = k(-delta)
+    and the kernel is invariant under reflections and permutations of the angles."""
+    cases = itertools.product(
+        [0.5, 1.5, 2.5, math.inf], [0.3, 0.7, 1.0, 1.5, 2.3], [1e-5, 1e-7, 1e-9]
+    )
+    checked = 0
+    for nu, lengthscale, tol in cases:
+        offsets = image_offsets(lengthscale, nu, dim, tol)
+        if offsets is None:
+            continue
+        images = {tuple(m) for m in (offsets / (2 * math.pi)).round().long().tolist()}
+        for m in images:
+            moved = [tuple(-v for v in m), (-m[0], *m[1:]), (*m[1:], m[0]), (*m[1::-1], *m[2:])]
+            assert all(image in images for image in moved), (nu, lengthscale, tol, m)
+        checked += 1
+    assert checked >= 40
+
+
+@pytest.mark.parametrize("dim, nu", [(2, 0.5), (3, 2.5)])
+def test_the_kernel_matrix_is_symmetric_and_invariant_under_the_isometries(dim, nu):
+    # the cut in a shell of equal bound left 1.1e-8 in K - K^T on T², nu = 1/2, lengthscale 1
+    space = Torus(dim)
+    x = space.random(200, generator=torch.Generator().manual_seed(22))
+    kernel = _kernel(space, nu, 1.0)
+    assert kernel.periodic_images(kernel.lengthscale) is not None
+    with torch.no_grad():
+        gram = kernel(x, x).to_dense()
+        reflected = kernel(space.project(-x), space.project(-x)).to_dense()
+        swapped = kernel(x.flip(-1), x.flip(-1)).to_dense()
+    assert (gram - gram.T).abs().max() < 1e-14
+    assert (gram - reflected).abs().max() < 1e-14
+    assert (gram - swapped).abs().max() < 1e-14
