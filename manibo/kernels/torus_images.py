@@ -92,8 +92,27 @@ def image_offsets(max_lengthscale: float, nu: float, dim: int, tol: float) -> Te
     and invariant under the reflections and permutations of the angles. None when more than
     :data:`MAX_IMAGES` are needed.
     """
-    grid = 2.0 ** (math.ceil(8 * math.log2(max_lengthscale)) / 8)
-    return _offsets(grid, nu, dim, tol)
+    return _offsets(_grid(max_lengthscale), nu, dim, tol)
+
+
+def served_image_offsets(
+    lengthscales: Tensor, nu: float, dim: int, tol: float
+) -> tuple[Tensor, Tensor] | None:
+    """The shifts of :func:`image_offsets` for the longest of ``lengthscales`` ``(N,)`` that at
+    most :data:`MAX_IMAGES` images serve, and which lengthscales they serve ``(N,)``: those up to
+    it on the grid (more images are needed as the lengthscale grows). None where none is served.
+    """
+    grids = torch.tensor([_grid(v) for v in lengthscales.tolist()], dtype=torch.float64)
+    for grid in grids.unique().flip(0).tolist():
+        offsets = _offsets(grid, nu, dim, tol)
+        if offsets is not None:
+            return offsets, (grids <= grid).to(lengthscales.device)
+    return None
+
+
+def _grid(lengthscale: float) -> float:
+    """``lengthscale`` rounded up to the grid of ratio :math:`2^{1/8}` of cached image sets."""
+    return 2.0 ** (math.ceil(8 * math.log2(lengthscale)) / 8)
 
 
 @lru_cache(maxsize=256)

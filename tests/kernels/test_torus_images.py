@@ -438,6 +438,35 @@ def _cube_of_images(radius, dim):
     return 2 * math.pi * torch.cartesian_prod(*[axis] * dim).reshape(-1, dim)
 
 
+def test_a_batch_member_with_too_many_images_leaves_the_others_exact():
+    """T³, nu = 1/2: lengthscale 4 needs more than MAX_IMAGES images, 0.2 and 1 few. Each member
+    takes its own sum, as alone (the whole batch fell back to the capped series, 3e-2 off), and
+    the warning names the member left with the series."""
+    space = Torus(3)
+    x = space.random(7, generator=torch.Generator().manual_seed(20))
+    y = space.random(5, generator=torch.Generator().manual_seed(21))
+    batched = GeometricMaternKernel(space, nu=0.5, batch_shape=torch.Size([3])).double()
+    batched.lengthscale = torch.tensor([0.2, 1.0, 4.0], dtype=torch.float64).reshape(3, 1, 1)
+    with pytest.warns(TruncationWarning, match="at lengthscale 4,"):
+        gram = batched(x, y).to_dense()
+    weights = torch.linspace(0.5, 1.5, 35, dtype=torch.float64).reshape(5, 7).T
+    (grad,) = torch.autograd.grad((gram[:2] * weights).sum(), batched.raw_lengthscale)
+    cube = _cube_of_images(12, 3)  # the images left out are worth below 1e-30
+    ls = batched.lengthscale
+    refs = [_brute_force_image_kernel(x, y, ls[b], cube, 0.5) for b in (0, 1)]
+    (ref_grad,) = torch.autograd.grad(
+        sum((ref * weights).sum() for ref in refs), batched.raw_lengthscale
+    )
+    for b in (0, 1):  # alone: 2.3e-12 and 2.8e-9 off
+        assert (gram[b] - refs[b]).abs().max() < 1e-8, b
+    # the images left out are worth 1e-7 of kappa(0): 1.2e-7 of the slope at lengthscale 1
+    assert torch.allclose(grad, ref_grad, rtol=1e-6, atol=1e-12)
+    alone = _kernel(space, 0.5, 4.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TruncationWarning)
+        assert torch.allclose(gram[2], alone(x, y).to_dense(), atol=1e-12)
+
+
 @pytest.mark.parametrize("dim", [1, 2, 3, 4])
 def test_the_images_are_closed_under_the_symmetries_of_the_lattice(dim):
     """Whole shells of equal |m|: with m, the images hold -m, m with one sign flipped and m with
