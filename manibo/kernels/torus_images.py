@@ -83,14 +83,14 @@ def euclidean_profile(r: Tensor, nu: float) -> Tensor:
 def image_offsets(max_lengthscale: float, nu: float, dim: int, tol: float) -> Tensor | None:
     r"""The shifts :math:`2\pi m` whose images are summed, shape ``(K, dim)``, nearest first.
 
-    An image :math:`m` lies at least :math:`\max(0, 2\pi|m| - \pi\sqrt{d})` from any wrapped
-    :math:`\delta \in [-\pi, \pi)^d`; the images are taken in whole shells of equal :math:`|m|`,
-    in the order of that bound, until the ones left out could add at most ``tol`` (relative to
-    :math:`\kappa(0) = 1`) at lengthscales up to ``max_lengthscale`` (rounded up to a grid of ratio
-    :math:`2^{1/8}`, so the choice is cached). Whole shells make the set closed under
-    :math:`m \to -m`, sign flips and permutations of the coordinates, so the kernel is symmetric
-    and invariant under the reflections and permutations of the angles. None when more than
-    :data:`MAX_IMAGES` are needed.
+    An image :math:`m` lies at least :math:`\pi (\sum_k \max(0, 2|m_k| - 1)^2)^{1/2}` (its distance
+    to the cube) from any wrapped :math:`\delta \in [-\pi, \pi)^d`; the images are taken in the
+    order of that bound, in whole shells of equal bound, until the ones left out could add at most
+    ``tol`` (relative to :math:`\kappa(0) = 1`) at lengthscales up to ``max_lengthscale`` (rounded
+    up to a grid of ratio :math:`2^{1/8}`, so the choice is cached). Whole shells make the set
+    closed under :math:`m \to -m`, sign flips and permutations of the coordinates, so the kernel
+    is symmetric and invariant under the reflections and permutations of the angles. None when
+    more than :data:`MAX_IMAGES` are needed.
     """
     return _offsets(_grid(max_lengthscale), nu, dim, tol)
 
@@ -131,11 +131,10 @@ def _offsets(lengthscale: float, nu: float, dim: int, tol: float) -> Tensor | No
             return None
     axis = torch.arange(-radius, radius + 1, dtype=torch.float64)
     cube = torch.cartesian_prod(*[axis] * dim).reshape(-1, dim)
-    shell = cube.square().sum(-1)  # |m|^2, exact integers: one shell per value
+    shell = (2 * cube.abs() - 1).clamp_min(0.0).square().sum(-1)  # exact integers
     order = torch.argsort(shell, stable=True)
     cube, shell = cube[order], shell[order]
-    bound = (2 * math.pi * shell.sqrt() - math.pi * math.sqrt(dim)).clamp_min(0.0)
-    weights = euclidean_profile(bound / lengthscale, nu)
+    weights = euclidean_profile(math.pi * shell.sqrt() / lengthscale, nu)
     left_out = weights.flip(0).cumsum(0).flip(0)  # what is left out if the images stop before i
     keep = max(int((left_out >= tol).sum()), 1)
     keep = int((shell <= shell[keep - 1]).sum())  # the whole of the last shell

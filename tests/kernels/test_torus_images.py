@@ -502,3 +502,22 @@ def test_the_kernel_matrix_is_symmetric_and_invariant_under_the_isometries(dim, 
     assert (gram - gram.T).abs().max() < 1e-14
     assert (gram - reflected).abs().max() < 1e-14
     assert (gram - swapped).abs().max() < 1e-14
+
+
+@pytest.mark.parametrize("nu", [0.5, 2.5, math.inf])
+def test_the_images_left_out_on_t4_are_worth_at_most_the_tolerance(nu):
+    """The images are chosen by their distance to the cube of wrapped differences: the pairs
+    nearest its corners, where that bound is attained, are within ``tol`` of an 11^4-image sum
+    (which leaves out below 1e-8 at these lengthscales)."""
+    tol, dim = 1e-6, 4
+    generator = torch.Generator().manual_seed(23)
+    x = Torus(dim).random(6, generator=generator)
+    y = torch.cat([x[:3] + math.pi - 1e-3 * torch.rand(3, dim, generator=generator), x[3:]])
+    y = Torus(dim).project(y)
+    cube = _cube_of_images(5, dim)
+    for lengthscale in (0.4, 0.8, 1.2):
+        ls = torch.tensor([[lengthscale]], dtype=torch.float64)
+        offsets = image_offsets(lengthscale, nu, dim, tol)
+        got = torus_image_kernel(x, y, ls, offsets, nu)
+        reference = _brute_force_image_kernel(x, y, ls, cube, nu)
+        assert (got - reference).abs().max() < tol, lengthscale
