@@ -521,3 +521,19 @@ def test_the_images_left_out_on_t4_are_worth_at_most_the_tolerance(nu):
         got = torus_image_kernel(x, y, ls, offsets, nu)
         reference = _brute_force_image_kernel(x, y, ls, cube, nu)
         assert (got - reference).abs().max() < tol, lengthscale
+
+
+@pytest.mark.parametrize("nu", [0.5, 2.5])
+def test_the_kernel_jumps_by_less_than_the_image_tolerance_where_the_images_change(nu):
+    """The image set is chosen for the lengthscale rounded up to a grid of ratio 2^(1/8) and
+    grows at its points; the images added there were left out at most ``tol`` below the point,
+    so K changes by less than 2 tol (the sum and its normalisation)."""
+    tol, space = 1e-5, Torus(2)
+    x = space.random(30, generator=torch.Generator().manual_seed(24))
+    x = torch.cat([x, space.project(x[:10] + math.pi - 1e-3)])  # differences near the corners
+    for grid in 2.0 ** (torch.arange(-8, 9) / 8):
+        ls = grid.reshape(1, 1).double()
+        below = image_offsets(float(grid), nu, 2, tol)
+        above = image_offsets(float(grid) * (1 + 1e-12), nu, 2, tol)
+        jump = torus_image_kernel(x, x, ls, above, nu) - torus_image_kernel(x, x, ls, below, nu)
+        assert jump.abs().max() < 2 * tol, float(grid)
