@@ -344,8 +344,8 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         if chosen is None:
             return None
         offsets, served = chosen
-        share = torch.zeros_like(u).masked_scatter(used, torch.where(served, 1.0, 0.0).to(u))
-        return (share * u * u * (3 - 2 * u)).reshape(lengthscale.shape), offsets
+        summed = torch.zeros_like(u).masked_scatter(used, served.to(u))  # 1 where images serve
+        return (summed * u * u * (3 - 2 * u)).reshape(lengthscale.shape), offsets
 
     def _per_factor_advice(self) -> str:
         """On a product of spaces, the way to a kernel per factor, each truncated on its own."""
