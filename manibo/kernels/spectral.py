@@ -43,7 +43,7 @@ from manibo.kernels.noncompact import NoncompactHeatKernel, NoncompactMaternKern
 from manibo.kernels.torus_images import (
     IMAGE_NUS,
     MAX_IMAGES,
-    image_offsets,
+    served_image_offsets,
     torus_dimension,
     torus_image_kernel,
 )
@@ -117,7 +117,7 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
             mass grows from 2 to 4 times ``truncation_tol``), which is exact, unless that takes
             more than :data:`~manibo.kernels.torus_images.MAX_IMAGES` images (long lengthscales
             with small :math:`\nu`, or four or more circles): then the capped series is used
-            and the warning is emitted.
+            and the warning is emitted. Each lengthscale of a batch decides for itself.
         **kwargs: passed to :class:`gpytorch.kernels.Kernel` (``batch_shape``,
             ``lengthscale_prior``, ``lengthscale_constraint``, ...).
 
@@ -224,37 +224,48 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
             needed = max(1, int((log_tail > log_tol).sum(-1).max()))
             count = max(1, int((log_tail > log_start).sum(-1).max()))
         if needed > self.max_levels:
-            neglected = float(log_tail[..., self.max_levels].detach().max().exp())
-            cap_matters = neglected > CAP_WARNING_FACTOR * self.truncation_tol
-            exact = cap_matters and self.periodic_images(lengthscale) is not None
-            if warn and not self._warned_cap and cap_matters and not exact:
-                with torch.no_grad():  # the levels needed past the cap, for the message
-                    every = self._log_tail(lengthscale, every_level=True)
-                    needed = int((every > log_tol).sum(-1).max())
-                images = (
-                    ""
-                    if self._torus_dim is None
-                    else f" (summing periodic images instead would take more than {MAX_IMAGES})"
-                )
-                warnings.warn(
-                    f"{self!r}: {needed} levels are needed to neglect less than "
-                    f"{self.truncation_tol:g} of the spectral mass at lengthscale "
-                    f"{float(lengthscale.detach().min()):.3g}, "
-                    f"but `max_levels` = {self.max_levels}; the neglected mass is "
-                    f"{neglected:.2e}{images}. Raise "
-                    "`max_levels` (an argument of this kernel and an option of the 'matern' and "
-                    "'heat' surrogates), or use a smoother kernel (larger `nu`) or a longer "
-                    f"lengthscale{self._per_factor_advice()}.",
-                    TruncationWarning,
-                    stacklevel=user_stacklevel(),
-                )
-                self._warned_cap = True
+            if warn and not self._warned_cap:
+                self._warn_if_capped(lengthscale, log_tail)
             return self.max_levels, None
         count = min(max(count, self._min_levels), self.max_levels)
         u = ((log_tail[..., :count] - log_start) / -math.log(PHASE_IN_RATIO)).clamp(0.0, 1.0)
         u[..., : self._min_levels] = 1.0
         phase = u * u * (3 - 2 * u)  # smoothstep: the kernel's derivative is continuous too
         return count, phase.reshape(*lengthscale.shape[:-2], count)
+
+    def _warn_if_capped(self, lengthscale: Tensor, log_tail: Tensor) -> None:
+        """Warn (once) where the level cap neglects more than ``CAP_WARNING_FACTOR *
+        truncation_tol`` of the mass at a lengthscale ``(*batch, 1, 1)`` of the batch that the
+        image sum does not serve, naming the one with the most neglected. ``log_tail`` is
+        :meth:`_log_tail`'s ``(prod(batch), L)``."""
+        with torch.no_grad():
+            neglected = log_tail[..., self.max_levels].exp()  # (prod(batch),)
+            images = self.periodic_images(lengthscale)
+            if images is not None:  # the members that sum images are exact
+                neglected = neglected.masked_fill(images[0].reshape(-1) > 0, 0.0)
+            worst = int(neglected.argmax())
+            if float(neglected[worst]) <= CAP_WARNING_FACTOR * self.truncation_tol:
+                return
+            every = self._log_tail(lengthscale, every_level=True)[worst]  # past the cap too
+            needed = int((every > math.log(self.truncation_tol)).sum())
+        images = (
+            ""
+            if self._torus_dim is None
+            else f" (summing periodic images instead would take more than {MAX_IMAGES})"
+        )
+        warnings.warn(
+            f"{self!r}: {needed} levels are needed to neglect less than "
+            f"{self.truncation_tol:g} of the spectral mass at lengthscale "
+            f"{float(lengthscale.detach().reshape(-1)[worst]):.3g}, "
+            f"but `max_levels` = {self.max_levels}; the neglected mass is "
+            f"{float(neglected[worst]):.2e}{images}. Raise "
+            "`max_levels` (an argument of this kernel and an option of the 'matern' and "
+            "'heat' surrogates), or use a smoother kernel (larger `nu`) or a longer "
+            f"lengthscale{self._per_factor_advice()}.",
+            TruncationWarning,
+            stacklevel=user_stacklevel(),
+        )
+        self._warned_cap = True
 
     def _warn_if_eigenpairs_dropped(self, lengthscale: Tensor) -> None:
         """Warn (once) where the space kept only its lowest eigenpairs (a mesh or graph of more
@@ -315,9 +326,11 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         None where the kernel is its level series alone: not a flat torus, a smoothness without
         a closed form, ``num_levels`` given, a level cap that neglects at most
         ``CAP_WARNING_FACTOR * truncation_tol`` of the mass at every lengthscale of the batch, or
-        more images needed than :data:`~manibo.kernels.torus_images.MAX_IMAGES`. Otherwise the
-        share is a tensor ``(*batch, 1, 1)`` that rises smoothly from 0 to 1 while the mass the cap
-        neglects grows from 2 to 4 times ``truncation_tol``.
+        more images needed than :data:`~manibo.kernels.torus_images.MAX_IMAGES` at each of them.
+        Otherwise the share is a tensor ``(*batch, 1, 1)`` that rises smoothly from 0 to 1 while
+        the mass the cap neglects grows from 2 to 4 times ``truncation_tol``, and is 0 at the
+        lengthscales of the batch that need more images than that (they keep the series, as they
+        would alone); the shifts serve the longest of the others.
         """
         if self._torus_dim is None or self.num_levels is not None:
             return None
@@ -329,11 +342,14 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         if not bool((u > 0).any()):
             return None
         tol = IMAGE_TOL_FACTOR * self.truncation_tol
-        longest = float(lengthscale.detach().reshape(-1)[u.detach() > 0].max())  # images used
-        offsets = image_offsets(longest, self.nu, self._torus_dim, tol)
-        if offsets is None:
+        used = u.detach() > 0
+        lengths = lengthscale.detach().reshape(-1)[used]
+        chosen = served_image_offsets(lengths, self.nu, self._torus_dim, tol)
+        if chosen is None:
             return None
-        return (u * u * (3 - 2 * u)).reshape(lengthscale.shape), offsets
+        offsets, served = chosen
+        summed = torch.zeros_like(u).masked_scatter(used, served.to(u))  # 1 where images serve
+        return (summed * u * u * (3 - 2 * u)).reshape(lengthscale.shape), offsets
 
     def _per_factor_advice(self) -> str:
         """On a product of spaces, the way to a kernel per factor, each truncated on its own."""

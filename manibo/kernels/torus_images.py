@@ -83,14 +83,36 @@ def euclidean_profile(r: Tensor, nu: float) -> Tensor:
 def image_offsets(max_lengthscale: float, nu: float, dim: int, tol: float) -> Tensor | None:
     r"""The shifts :math:`2\pi m` whose images are summed, shape ``(K, dim)``, nearest first.
 
-    An image :math:`m` lies at least :math:`\max(0, 2\pi|m| - \pi\sqrt{d})` from any wrapped
-    :math:`\delta \in [-\pi, \pi)^d`; the images are taken in the order of that bound until the
-    ones left out could add at most ``tol`` (relative to :math:`\kappa(0) = 1`) at lengthscales up
-    to ``max_lengthscale`` (rounded up to a grid of ratio :math:`2^{1/8}`, so the choice is
-    cached). None when more than :data:`MAX_IMAGES` are needed.
+    An image :math:`m` lies at least :math:`\pi (\sum_k \max(0, 2|m_k| - 1)^2)^{1/2}` (its distance
+    to the cube) from any wrapped :math:`\delta \in [-\pi, \pi)^d`; the images are taken in the
+    order of that bound, in whole shells of equal bound, until the ones left out could add at most
+    ``tol`` (relative to :math:`\kappa(0) = 1`) at lengthscales up to ``max_lengthscale`` (rounded
+    up to a grid of ratio :math:`2^{1/8}`, so the choice is cached). Whole shells make the set
+    closed under :math:`m \to -m`, sign flips and permutations of the coordinates, so the kernel
+    is symmetric and invariant under the reflections and permutations of the angles. None when
+    more than :data:`MAX_IMAGES` are needed.
     """
-    grid = 2.0 ** (math.ceil(8 * math.log2(max_lengthscale)) / 8)
-    return _offsets(grid, nu, dim, tol)
+    return _offsets(_grid(max_lengthscale), nu, dim, tol)
+
+
+def served_image_offsets(
+    lengthscales: Tensor, nu: float, dim: int, tol: float
+) -> tuple[Tensor, Tensor] | None:
+    """The shifts of :func:`image_offsets` for the longest of ``lengthscales`` ``(N,)`` that at
+    most :data:`MAX_IMAGES` images serve, and which lengthscales they serve ``(N,)``: those up to
+    it on the grid (more images are needed as the lengthscale grows). None where none is served.
+    """
+    grids = torch.tensor([_grid(v) for v in lengthscales.tolist()], dtype=torch.float64)
+    for grid in grids.unique().flip(0).tolist():
+        offsets = _offsets(grid, nu, dim, tol)
+        if offsets is not None:
+            return offsets, (grids <= grid).to(lengthscales.device)
+    return None
+
+
+def _grid(lengthscale: float) -> float:
+    """``lengthscale`` rounded up to the grid of ratio :math:`2^{1/8}` of cached image sets."""
+    return 2.0 ** (math.ceil(8 * math.log2(lengthscale)) / 8)
 
 
 @lru_cache(maxsize=256)
@@ -109,14 +131,16 @@ def _offsets(lengthscale: float, nu: float, dim: int, tol: float) -> Tensor | No
             return None
     axis = torch.arange(-radius, radius + 1, dtype=torch.float64)
     cube = torch.cartesian_prod(*[axis] * dim).reshape(-1, dim)
-    bound = (2 * math.pi * cube.norm(dim=-1) - math.pi * math.sqrt(dim)).clamp_min(0.0)
-    order = torch.argsort(bound, stable=True)
-    weights = euclidean_profile(bound[order] / lengthscale, nu)
+    shell = (2 * cube.abs() - 1).clamp_min(0.0).square().sum(-1)  # exact integers
+    order = torch.argsort(shell, stable=True)
+    cube, shell = cube[order], shell[order]
+    weights = euclidean_profile(math.pi * shell.sqrt() / lengthscale, nu)
     left_out = weights.flip(0).cumsum(0).flip(0)  # what is left out if the images stop before i
-    keep = int((left_out >= tol).sum())
+    keep = max(int((left_out >= tol).sum()), 1)
+    keep = int((shell <= shell[keep - 1]).sum())  # the whole of the last shell
     if keep > MAX_IMAGES:
         return None
-    return 2 * math.pi * cube[order[: max(keep, 1)]]
+    return 2 * math.pi * cube[:keep]
 
 
 def torus_image_kernel(

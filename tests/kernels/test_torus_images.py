@@ -430,3 +430,110 @@ def test_batched_lengthscales_the_diagonal_and_gradients_in_both_inputs_match_au
         refs = torch.autograd.grad((ref * weights).sum(), [x1, x2, scale])
         assert torch.allclose(got, ref, atol=tol)
         assert all(torch.allclose(g, r, atol=tol) for g, r in zip(grads, refs, strict=True))
+
+
+def _cube_of_images(radius, dim):
+    """The shifts 2 pi m of every integer m with |m_k| <= radius, ``((2 radius + 1)^dim, dim)``."""
+    axis = torch.arange(-radius, radius + 1, dtype=torch.float64)
+    return 2 * math.pi * torch.cartesian_prod(*[axis] * dim).reshape(-1, dim)
+
+
+def test_a_batch_member_with_too_many_images_leaves_the_others_exact():
+    """T³, nu = 1/2: lengthscale 4 needs more than MAX_IMAGES images, 0.2 and 1 few. Each member
+    takes its own sum, as alone (the whole batch fell back to the capped series, 3e-2 off), and
+    the warning names the member left with the series."""
+    space = Torus(3)
+    x = space.random(7, generator=torch.Generator().manual_seed(20))
+    y = space.random(5, generator=torch.Generator().manual_seed(21))
+    batched = GeometricMaternKernel(space, nu=0.5, batch_shape=torch.Size([3])).double()
+    batched.lengthscale = torch.tensor([0.2, 1.0, 4.0], dtype=torch.float64).reshape(3, 1, 1)
+    with pytest.warns(TruncationWarning, match="at lengthscale 4,"):
+        gram = batched(x, y).to_dense()
+    weights = torch.linspace(0.5, 1.5, 35, dtype=torch.float64).reshape(5, 7).T
+    (grad,) = torch.autograd.grad((gram[:2] * weights).sum(), batched.raw_lengthscale)
+    cube = _cube_of_images(12, 3)  # the images left out are worth below 1e-30
+    ls = batched.lengthscale
+    refs = [_brute_force_image_kernel(x, y, ls[b], cube, 0.5) for b in (0, 1)]
+    (ref_grad,) = torch.autograd.grad(
+        sum((ref * weights).sum() for ref in refs), batched.raw_lengthscale
+    )
+    for b in (0, 1):  # alone: 2.3e-12 and 2.8e-9 off
+        assert (gram[b] - refs[b]).abs().max() < 1e-8, b
+    # the images left out are worth 1e-7 of kappa(0): 1.2e-7 of the slope at lengthscale 1
+    assert torch.allclose(grad, ref_grad, rtol=1e-6, atol=1e-12)
+    alone = _kernel(space, 0.5, 4.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TruncationWarning)
+        assert torch.allclose(gram[2], alone(x, y).to_dense(), atol=1e-12)
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3, 4])
+def test_the_images_are_closed_under_the_symmetries_of_the_lattice(dim):
+    """Whole shells of equal |m|: with m, the images hold -m, m with one sign flipped and m with
+    its coordinates permuted (these generate the symmetries of Z^d), so k(delta) = k(-delta)
+    and the kernel is invariant under reflections and permutations of the angles."""
+    cases = itertools.product(
+        [0.5, 1.5, 2.5, math.inf], [0.3, 0.7, 1.0, 1.5, 2.3], [1e-5, 1e-7, 1e-9]
+    )
+    checked = 0
+    for nu, lengthscale, tol in cases:
+        offsets = image_offsets(lengthscale, nu, dim, tol)
+        if offsets is None:
+            continue
+        images = {tuple(m) for m in (offsets / (2 * math.pi)).round().long().tolist()}
+        for m in images:
+            moved = [tuple(-v for v in m), (-m[0], *m[1:]), (*m[1:], m[0]), (*m[1::-1], *m[2:])]
+            assert all(image in images for image in moved), (nu, lengthscale, tol, m)
+        checked += 1
+    assert checked >= 40
+
+
+@pytest.mark.parametrize("dim, nu", [(2, 0.5), (3, 2.5)])
+def test_the_kernel_matrix_is_symmetric_and_invariant_under_the_isometries(dim, nu):
+    # the cut in a shell of equal bound left 1.1e-8 in K - K^T on T², nu = 1/2, lengthscale 1
+    space = Torus(dim)
+    x = space.random(200, generator=torch.Generator().manual_seed(22))
+    kernel = _kernel(space, nu, 1.0)
+    assert kernel.periodic_images(kernel.lengthscale) is not None
+    with torch.no_grad():
+        gram = kernel(x, x).to_dense()
+        reflected = kernel(space.project(-x), space.project(-x)).to_dense()
+        swapped = kernel(x.flip(-1), x.flip(-1)).to_dense()
+    assert (gram - gram.T).abs().max() < 1e-14
+    assert (gram - reflected).abs().max() < 1e-14
+    assert (gram - swapped).abs().max() < 1e-14
+
+
+@pytest.mark.parametrize("nu", [0.5, 2.5, math.inf])
+def test_the_images_left_out_on_t4_are_worth_at_most_the_tolerance(nu):
+    """The images are chosen by their distance to the cube of wrapped differences: the pairs
+    nearest its corners, where that bound is attained, are within ``tol`` of an 11^4-image sum
+    (which leaves out below 1e-8 at these lengthscales)."""
+    tol, dim = 1e-6, 4
+    generator = torch.Generator().manual_seed(23)
+    x = Torus(dim).random(6, generator=generator)
+    y = torch.cat([x[:3] + math.pi - 1e-3 * torch.rand(3, dim, generator=generator), x[3:]])
+    y = Torus(dim).project(y)
+    cube = _cube_of_images(5, dim)
+    for lengthscale in (0.4, 0.8, 1.2):
+        ls = torch.tensor([[lengthscale]], dtype=torch.float64)
+        offsets = image_offsets(lengthscale, nu, dim, tol)
+        got = torus_image_kernel(x, y, ls, offsets, nu)
+        reference = _brute_force_image_kernel(x, y, ls, cube, nu)
+        assert (got - reference).abs().max() < tol, lengthscale
+
+
+@pytest.mark.parametrize("nu", [0.5, 2.5])
+def test_the_kernel_jumps_by_less_than_the_image_tolerance_where_the_images_change(nu):
+    """The image set is chosen for the lengthscale rounded up to a grid of ratio 2^(1/8) and
+    grows at its points; the images added there were left out at most ``tol`` below the point,
+    so K changes by less than 2 tol (the sum and its normalisation)."""
+    tol, space = 1e-5, Torus(2)
+    x = space.random(30, generator=torch.Generator().manual_seed(24))
+    x = torch.cat([x, space.project(x[:10] + math.pi - 1e-3)])  # differences near the corners
+    for grid in 2.0 ** (torch.arange(-8, 9) / 8):
+        ls = grid.reshape(1, 1).double()
+        below = image_offsets(float(grid), nu, 2, tol)
+        above = image_offsets(float(grid) * (1 + 1e-12), nu, 2, tol)
+        jump = torus_image_kernel(x, x, ls, above, nu) - torus_image_kernel(x, x, ls, below, nu)
+        assert jump.abs().max() < 2 * tol, float(grid)
