@@ -74,10 +74,15 @@ def validate_training_data(
     check_same_dtype_device(train_X=train_X, train_Y=train_Y)
     n = train_X.shape[0]
     if train_X.dim() != 1 + len(space.point_shape) or n == 0:
+        why = (
+            "a surrogate needs at least one observation"
+            if train_X.dim() == 1 + len(space.point_shape)
+            else "a surrogate models one set of observations: for a batch of them, build one "
+            "surrogate per set"
+        )
         raise InputDataError(
             f"`train_X` must hold n >= 1 points of {space}, shape (n, "
-            f"{', '.join(map(str, space.point_shape))}), got {tuple(train_X.shape)}; a surrogate "
-            "needs at least one observation."
+            f"{', '.join(map(str, space.point_shape))}), got {tuple(train_X.shape)}; {why}."
         )
     if train_Y.dim() != 2 or train_Y.shape[0] != n or train_Y.shape[1] < 1:
         raise InputDataError(
@@ -252,19 +257,28 @@ MAX_EXACT_POINTS = 50_000
 at this size), so 10⁵ points filled 12 GB in 33 s before the allocator failed."""
 
 
-def check_exact_size(n: int, element_size: int) -> None:
+def check_exact_size(n: int, element_size: int, space: Space) -> None:
     """Refuse more than :data:`MAX_EXACT_POINTS` observations for an exact GP, before any kernel
     matrix is built.
 
     Raises:
-        ConfigurationError: naming the memory of one kernel matrix and the sparse surrogates.
+        ConfigurationError: naming the memory of one kernel matrix and the sparse surrogates that
+            take ``space``.
     """
     if n > MAX_EXACT_POINTS:
+        from manibo.models.registry import unsupported_reason
+
         gigabytes = n * n * element_size / 1e9
+        sparse = {"vish": "millions of points on a sphere", "gpnet": "minibatch training"}
+        named = [
+            f"'{name}' ({what})"
+            for name, what in sparse.items()
+            if not unsupported_reason(name, space)
+        ]
+        advice = f"use surrogate {' or '.join(named)}, or fit" if named else "fit"
         raise ConfigurationError(
             f"an exact GP on {n:,} observations needs {gigabytes:,.0f} GB for each {n:,} x {n:,} "
-            f"kernel matrix, and takes at most {MAX_EXACT_POINTS:,}. Use surrogate 'vish' (data on "
-            "a sphere or in R^D, millions of points) or 'gpnet', or fit on a subsample."
+            f"kernel matrix, and takes at most {MAX_EXACT_POINTS:,}: {advice} on a subsample."
         )
 
 
@@ -296,7 +310,7 @@ def exact_gp(
         fit_iterations: L-BFGS iterations of the fit at most, ``>= 1``.
     """
     validate_training_data(space, train_X, train_Y, max_outputs=1)
-    check_exact_size(len(train_X), train_X.element_size())
+    check_exact_size(len(train_X), train_X.element_size(), space)
     fit_iterations = check_int("fit_iterations", fit_iterations, minimum=1)
     fit = check_bool("fit", fit)
     check_outcome_transform(outcome_transform)

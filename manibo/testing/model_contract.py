@@ -636,6 +636,26 @@ def check_model_list(case: SurrogateCase) -> None:
     assert shape == (2, 4, 2), f"fantasy of the list: posterior shape {tuple(shape)}"
 
 
+def check_state_dict(case: SurrogateCase) -> None:
+    """A model of the same data whose parameters were moved, and which has predicted since,
+    predicts as this one does once it loads this one's ``state_dict`` (a posterior it keeps
+    from before is dropped)."""
+    model = case.model()
+    other = case.build(*case.data())
+    X = case.points(2, 3)
+    generator = torch.Generator().manual_seed(case.seed)
+    with torch.no_grad():
+        for parameter in other.parameters():
+            noise = torch.randn(parameter.shape, generator=generator, dtype=parameter.dtype)
+            parameter.add_(0.3 * noise.to(parameter.device))
+    moved = _moments(other, X)[0]
+    other.load_state_dict(model.state_dict())
+    mean, variance = _moments(model, X)
+    assert not torch.allclose(moved, mean, atol=1e-6 * _scale(case)), "moving did not change it"
+    _close(_moments(other, X)[0], mean, 1e-9 * _scale(case), "mean after load_state_dict")
+    _close(_moments(other, X)[1], variance, 1e-9 * _scale(case) ** 2, "variance after load")
+
+
 MODEL_CHECKS: dict[str, tuple[Callable[[SurrogateCase], None], str | None]] = {
     "posterior shapes": (check_posterior_shapes, None),
     "batch independence": (check_batch_independence, None),
@@ -651,6 +671,7 @@ MODEL_CHECKS: dict[str, tuple[Callable[[SurrogateCase], None], str | None]] = {
     "float32": (check_float32, None),
     "geodesic gradients": (check_geodesic_gradients, None),
     "ModelList": (check_model_list, None),
+    "state_dict": (check_state_dict, None),
     "input errors": (check_input_errors, None),
 }
 """Name to ``(check, feature)``: the feature (a key of :data:`manibo.models.FEATURES`) a surrogate

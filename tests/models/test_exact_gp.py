@@ -203,6 +203,20 @@ def test_options_of_the_wrong_type_are_refused_not_converted(name, options, mess
         build_surrogate(name, space, X, X[:, :1], **options)
 
 
+def test_the_size_refusal_names_only_surrogates_that_take_the_space():
+    """On a box it named 'vish', which refuses every space but a sphere."""
+    from manibo.exceptions import ConfigurationError
+    from manibo.models import build_surrogate
+    from manibo.models.exact_gp import MAX_EXACT_POINTS
+    from manibo.spaces import Box
+
+    space = Box([0.0, 0.0], [1.0, 1.0])
+    X = space.random(MAX_EXACT_POINTS + 1, generator=torch.Generator().manual_seed(0))
+    with pytest.raises(ConfigurationError) as refusal:
+        build_surrogate("matern", space, X, X[:, :1])
+    assert "'gpnet'" in str(refusal.value) and "vish" not in str(refusal.value)
+
+
 @pytest.mark.parametrize("name", ["matern", "heat", "euclidean", "chart"])
 def test_an_exact_gp_refuses_more_points_than_its_kernel_matrices_can_hold(name):
     """10⁵ points filled 12 GB in 33 s before the allocator failed; the refusal comes first."""
@@ -218,3 +232,16 @@ def test_an_exact_gp_refuses_more_points_than_its_kernel_matrices_can_hold(name)
     with pytest.raises(ConfigurationError, match=r"50,001 observations needs 20 GB .* 'vish'"):
         build_surrogate(name, space, X, X[:, :1])
     assert time.perf_counter() - start < 10
+
+
+def test_batched_or_empty_training_data_is_refused_for_what_it_is():
+    """A batch of data sets was refused because 'a surrogate needs at least one observation'."""
+    from manibo.exceptions import InputDataError
+    from manibo.models import build_surrogate
+
+    space = Sphere(2)
+    X = space.random(20, generator=torch.Generator().manual_seed(0)).reshape(2, 10, 3)
+    with pytest.raises(InputDataError, match=r"got \(2, 10, 3\); .* one surrogate per set"):
+        build_surrogate("matern", space, X, X[..., :1])
+    with pytest.raises(InputDataError, match=r"got \(0, 3\); a surrogate needs at least one"):
+        build_surrogate("matern", space, X[0, :0], X[0, :0, :1])

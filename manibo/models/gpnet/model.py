@@ -35,8 +35,8 @@ class GPNetModel(TransformedTrainingInputs, Model, FantasizeMixin):
     r"""A trained single-output GPNet (Gaussian likelihood) as a BoTorch model.
 
     The posterior at ``q`` points is the network's joint Gaussian :math:`\mathcal N(\Phi m, \Phi
-    LL^\top\Phi^\top + \epsilon I)`, differentiable in the points, so every BoTorch acquisition
-    (analytic or Monte Carlo, ``qLogNEI`` included) works on it. Fantasy models
+    LL^\top\Phi^\top + \epsilon I)`, differentiable in the points, so the BoTorch acquisitions
+    that read posteriors (analytic or Monte Carlo, ``qLogNEI`` included) work on it. Fantasy models
     (:meth:`condition_on_observations`, hence ``fantasize``, knowledge gradient and integrated
     variance) update the weight posterior exactly.
 

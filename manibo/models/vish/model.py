@@ -160,6 +160,12 @@ class VISHModel(TransformedTrainingInputs, Model, FantasizeMixin):
             self._cache = None
         return super().train(mode)
 
+    def _load_from_state_dict(self, *args, **kwargs) -> None:
+        """Load as every module does, and drop the weight posterior computed from the previous
+        parameters (it was kept: a model that had predicted went on predicting from them)."""
+        self._cache = None
+        super()._load_from_state_dict(*args, **kwargs)
+
     def _apply(self, fn, *args, **kwargs):
         """Apply ``fn``'s device to every tensor but keep their dtypes: the model computes in
         float64 whatever its inputs (its posteriors take the dtype of the test inputs), so
