@@ -179,6 +179,8 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         self._min_levels = min(holding, self.max_levels, len(multiplicities))
         self.register_buffer("_eigenvalues", eigenvalues, persistent=False)
         self.register_buffer("_log_multiplicities", torch.log(multiplicities), persistent=False)
+        # the leading levels a float32 kernel sums in float32 (a count: no device read per call)
+        self._float32_levels = int((multiplicities <= FLOAT32_MAX_MULTIPLICITY).cumprod(0).sum())
         # the eigenpairs a large graph or mesh left out: their count, and (mean, lowest) value
         count, lowest, mean = getattr(space, "dropped_spectrum", None) or (None, None, None)
         self._dropped_count = count
@@ -426,8 +428,7 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         Shapes as :meth:`forward`'s; the result has the dtype of ``x1``.
         """
         weights = self.level_weights()
-        largest = float(self._log_multiplicities[: weights.shape[-1]].max())
-        if weights.dtype == torch.float64 or largest < math.log(FLOAT32_MAX_MULTIPLICITY):
+        if weights.dtype == torch.float64 or weights.shape[-1] <= self._float32_levels:
             return self.space.spectral_sum(weights, x1, x2, diag=diag)
         weights = self.level_weights(self.lengthscale.double())
         series = self.space.spectral_sum(weights, x1.double(), x2.double(), diag=diag)
