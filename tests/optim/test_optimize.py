@@ -479,3 +479,37 @@ def test_an_acquisition_with_no_finite_raw_sample_is_refused_with_what_to_do(fil
     acqf = _ZWhere(lambda z: z > -2, fill)
     with pytest.raises(NonFiniteAcquisitionError, match=r"raw samples.*batch_initial_conditions"):
         optimize_acqf_on_space(acqf, Sphere(2), reference=_REF, seed=0, raw_samples=16)
+
+
+@pytest.mark.parametrize("name", ["graph", "mesh"])
+def test_finite_spaces_refuse_what_continuous_ones_refuse_for_one_point_acquisitions(name):
+    """On graph nodes and mesh vertices, PosteriorMean at q = 3 ran into BoTorch's greedy loop and
+    stopped with AttributeError: 'PosteriorMean' object has no attribute 'X_pending'."""
+    space = SPACES[name]()
+    model, _, _ = _model(space)
+    with pytest.raises(ConfigurationError, match="scores one point at a time"):
+        optimize_acqf_on_space(PosteriorMean(model), space, q=3)
+    with pytest.raises(ConfigurationError, match="takes no pending points"):
+        optimize_acqf_on_space(PosteriorMean(model), space, q=3, sequential=True)
+
+
+@pytest.mark.parametrize("name", ["graph", "mesh"])
+def test_finite_spaces_return_the_documented_value_shapes(name):
+    """The value is a scalar, the acquisition of the whole batch, unless ``sequential``: then one
+    per greedy step. On finite spaces it was (q,) whatever ``sequential``."""
+    space = SPACES[name]()
+    model, X, _ = _model(space)
+    points = space.all_points()
+    table = torch.sin(3.0 * points[:, 0]) + 0.01 * points[:, 0]
+    acqf = _TabulatedAcquisition(model, table)
+    best, value = optimize_acqf_on_space(acqf, space, q=1)
+    assert value.shape == () and float(value) == float(table.max())
+    sampler = SobolQMCNormalSampler(torch.Size([64]), seed=0)
+    acqf = qUpperConfidenceBound(model, beta=2.0, sampler=sampler)
+    batch, value = optimize_acqf_on_space(acqf, space, q=2)
+    assert value.shape == ()
+    with torch.no_grad():
+        joint = acqf(batch.reshape(1, 2, -1))
+    assert torch.allclose(value, joint.reshape(()), rtol=1e-9, atol=1e-12)
+    batch, values = optimize_acqf_on_space(acqf, space, q=2, sequential=True)
+    assert values.shape == (2,)
