@@ -11,6 +11,7 @@ from botorch.acquisition.knowledge_gradient import qKnowledgeGradient
 from botorch.optim.optimize import optimize_acqf_discrete
 from torch import Tensor
 
+from manibo._validation import check_int
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.optim.initial_conditions import initial_conditions_on_space
 from manibo.optim.riemannian_lbfgs import LBFGSOptions, riemannian_lbfgs_ascent
@@ -145,9 +146,17 @@ def optimize_acqf_on_space(
         ``(candidates, value)``: candidates ``(q, *point_shape)`` on the space and the acquisition
         value of the batch (a scalar, on discrete spaces too; for ``sequential`` and ``q > 1`` the
         values of each greedy step, shape ``(q,)``).
+
+    Raises:
+        ConfigurationError: ``q``, ``num_restarts``, ``raw_samples`` or ``max_batch_size`` is
+            not an integer (``2.0`` counts as 2), or not ``1 <= num_restarts <= raw_samples``;
+            an acquisition that cannot score ``q`` points as asked (see ``sequential``).
+        NonFiniteAcquisitionError: the acquisition was NaN or -inf at every raw sample.
     """
-    if int(q) != q or q < 1:
-        raise ConfigurationError(f"`q` must be a positive integer, got {q!r}.")
+    q = check_int("q", q, minimum=1)
+    num_restarts = check_int("num_restarts", num_restarts)
+    raw_samples = check_int("raw_samples", raw_samples)
+    max_batch_size = check_int("max_batch_size", max_batch_size, minimum=1)
     if num_restarts < 1 or raw_samples < num_restarts:
         raise ConfigurationError(
             f"need 1 <= num_restarts <= raw_samples, got num_restarts={num_restarts}, "

@@ -14,6 +14,7 @@ from botorch.acquisition import AcquisitionFunction
 from botorch.optim import optimize_acqf
 from torch import Tensor
 
+from manibo._validation import check_int
 from manibo.exceptions import InputDataError
 from manibo.optim.optimize import reference_tensor
 from manibo.spaces.base import Space
@@ -40,9 +41,16 @@ def optimize_acqf_by_projection(
     the raw samples and the selection of the starts; with one, torch's generators (CUDA's
     included) are left as they were, as by :func:`~manibo.optim.optimize_acqf_on_space`.
 
+    Raises:
+        ConfigurationError: ``q``, ``num_restarts`` or ``raw_samples`` is not an integer, or
+            not ``1 <= num_restarts <= raw_samples``.
+
     Returns:
         ``(candidates (q, D), value)``, the value re-evaluated at the projected candidates.
     """
+    q = check_int("q", q, minimum=1)
+    num_restarts = check_int("num_restarts", num_restarts, minimum=1)
+    raw_samples = check_int("raw_samples", raw_samples, minimum=num_restarts)
     ref = reference if reference is not None else reference_tensor(acq_function)
     bounds = space.ambient_bounds().to(ref)
     devices = list(range(torch.cuda.device_count()))

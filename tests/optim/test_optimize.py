@@ -513,3 +513,30 @@ def test_finite_spaces_return_the_documented_value_shapes(name):
     assert torch.allclose(value, joint.reshape(()), rtol=1e-9, atol=1e-12)
     batch, values = optimize_acqf_on_space(acqf, space, q=2, sequential=True)
     assert values.shape == (2,)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("q", 2.5), ("q", True), ("num_restarts", 2.5), ("raw_samples", 32.5), ("q", "2")],
+)
+def test_counts_that_are_not_integers_are_refused(name, value):
+    """num_restarts=2.5 passed the checks and stopped in torch.multinomial with a TypeError."""
+    from manibo.optim.projection import optimize_acqf_by_projection
+    from manibo.spaces import Sphere
+
+    acqf = _ZWhere(lambda z: z > 2, 0.0)
+    kwargs = {"q": 1, "num_restarts": 2, "raw_samples": 32, name: value}
+    with pytest.raises(ConfigurationError, match=f"`{name}` must be an integer"):
+        optimize_acqf_on_space(acqf, Sphere(2), reference=_REF, seed=0, **kwargs)
+    with pytest.raises(ConfigurationError, match=f"`{name}` must be an integer"):
+        optimize_acqf_by_projection(acqf, Sphere(2), reference=_REF, seed=0, **kwargs)
+
+
+def test_integral_floats_count_as_integers():
+    from manibo.spaces import Sphere
+
+    acqf = qSimpleRegret(_model(Sphere(2))[0])
+    candidates, _ = optimize_acqf_on_space(
+        acqf, Sphere(2), q=2.0, num_restarts=2.0, raw_samples=16.0, seed=0, options=FAST
+    )
+    assert candidates.shape == (2, 3)
