@@ -36,7 +36,15 @@ class TruncationWarning(ManiboWarning):
 class NonFiniteGradientWarning(ManiboWarning):
     """Restarts of an acquisition ascent stopped where the acquisition's value or gradient was not
     finite (NaN or infinite), so they were not optimised from there; the answer comes from the
-    best finite value of all restarts.
+    best finite value of all restarts. Also issued when raw samples of the starts had a NaN or
+    -inf acquisition value: they were not used as starts.
+    """
+
+
+class NonFiniteAcquisitionError(ManiboError, ValueError):
+    """The acquisition was NaN or -inf at every raw sample drawn for the starts of its ascent, so
+    there is no point to start from (a NaN in the model, or an acquisition finite only on a region
+    too small for the raw samples to hit: pass starts there).
     """
 
 

@@ -2001,3 +2001,30 @@ def test_a_surrogate_whose_fantasies_raise_is_refused_with_qkg_before_any_evalua
             acquisition="qkg",
         )
     assert calls == []
+
+
+def test_an_acquisition_nan_on_part_of_the_space_still_gives_a_proposal(monkeypatch):
+    """BoTorch's Boltzmann selection of the starts stopped the loop with torch's 'probability
+    tensor contains either inf, nan or element < 0' where the acquisition was NaN at a raw sample;
+    the starts are now chosen where it is finite, and the loop reports the NaN raw samples."""
+
+    class NanBelowTheEquator(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+            self.model = inner.model
+            self.X_pending = None
+
+        def forward(self, X):
+            value = self.inner(X)
+            return torch.where(X[..., 2].amin(-1) < 0, torch.nan, value)
+
+    def nan_below(*args, **kwargs):
+        return NanBelowTheEquator(build_acquisition(*args, **kwargs))
+
+    monkeypatch.setattr(manibo.loop, "build_acquisition", nan_below)
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, **FAST)
+    opt.tell(opt.ask(3), torch.tensor([0.1, 0.2, 0.3]))
+    with pytest.warns(manibo.exceptions.NonFiniteGradientWarning, match="raw samples"):
+        x = opt.ask()
+    assert x.shape == (1, 3) and float(x[0, 2]) >= 0

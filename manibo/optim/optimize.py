@@ -11,6 +11,7 @@ from botorch.acquisition.knowledge_gradient import qKnowledgeGradient
 from botorch.optim.optimize import optimize_acqf_discrete
 from torch import Tensor
 
+from manibo._validation import check_int
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.optim.initial_conditions import initial_conditions_on_space
 from manibo.optim.riemannian_lbfgs import LBFGSOptions, riemannian_lbfgs_ascent
@@ -114,7 +115,9 @@ def optimize_acqf_on_space(
     Continuous spaces: ``raw_samples`` uniform q-batches, ``num_restarts`` Boltzmann-selected
     starts, and batched Riemannian L-BFGS ascent with retractions (all restarts in one tensor).
     Discrete spaces (mesh vertices, graph nodes): enumeration in chunks of ``max_batch_size``,
-    sequential greedy for ``q > 1``, optionally skipping the points in ``exclude``.
+    sequential greedy for ``q > 1`` whatever ``sequential`` (which then only decides the value
+    returned, and which acquisitions are refused, as on continuous spaces), optionally skipping
+    the points in ``exclude``.
 
     Args:
         acq_function: any BoTorch acquisition (analytic, Monte Carlo, one-shot qKnowledgeGradient).
@@ -141,11 +144,19 @@ def optimize_acqf_on_space(
 
     Returns:
         ``(candidates, value)``: candidates ``(q, *point_shape)`` on the space and the acquisition
-        value of the batch (a scalar; for ``sequential`` the values of each greedy step, shape
-        ``(q,)``).
+        value of the batch (a scalar, on discrete spaces too; for ``sequential`` and ``q > 1`` the
+        values of each greedy step, shape ``(q,)``).
+
+    Raises:
+        ConfigurationError: ``q``, ``num_restarts``, ``raw_samples`` or ``max_batch_size`` is
+            not an integer (``2.0`` counts as 2), or not ``1 <= num_restarts <= raw_samples``;
+            an acquisition that cannot score ``q`` points as asked (see ``sequential``).
+        NonFiniteAcquisitionError: the acquisition was NaN or -inf at every raw sample.
     """
-    if int(q) != q or q < 1:
-        raise ConfigurationError(f"`q` must be a positive integer, got {q!r}.")
+    q = check_int("q", q, minimum=1)
+    num_restarts = check_int("num_restarts", num_restarts)
+    raw_samples = check_int("raw_samples", raw_samples)
+    max_batch_size = check_int("max_batch_size", max_batch_size, minimum=1)
     if num_restarts < 1 or raw_samples < num_restarts:
         raise ConfigurationError(
             f"need 1 <= num_restarts <= raw_samples, got num_restarts={num_restarts}, "
@@ -157,7 +168,9 @@ def optimize_acqf_on_space(
         else reference_tensor(acq_function, batch_initial_conditions)
     )
     if space.is_discrete:
-        return _optimize_discrete(acq_function, space, q, exclude, max_batch_size, ref)
+        if q > 1:
+            _check_batch_size(acq_function, q, sequential)
+        return _optimize_discrete(acq_function, space, q, sequential, exclude, max_batch_size, ref)
     if exclude is not None:
         raise ConfigurationError(
             "`exclude` applies to discrete spaces only (mesh vertices, graph nodes)."
@@ -242,7 +255,7 @@ def _optimize_sequential(acq_function, space, q, num_restarts, raw_samples, opti
     return torch.cat(chosen, dim=0), torch.stack(values)
 
 
-def _optimize_discrete(acq_function, space, q, exclude, max_batch_size, ref):
+def _optimize_discrete(acq_function, space, q, sequential, exclude, max_batch_size, ref):
     if isinstance(acq_function, qKnowledgeGradient):
         raise ConfigurationError(
             "one-shot qKnowledgeGradient needs a continuous space; on mesh vertices or graph "
@@ -263,4 +276,9 @@ def _optimize_discrete(acq_function, space, q, exclude, max_batch_size, ref):
     candidates, values = optimize_acqf_discrete(
         acq_function, q=q, choices=choices, max_batch_size=max_batch_size, unique=True
     )
-    return candidates, values
+    if sequential and q > 1:
+        return candidates, values  # one per greedy step
+    if q == 1:
+        return candidates, values.reshape(())
+    with torch.no_grad():  # the batch's value, as the joint optimisation returns it
+        return candidates, acq_function(candidates.unsqueeze(0)).reshape(())

@@ -14,6 +14,7 @@ from botorch.acquisition import AcquisitionFunction
 from botorch.optim import optimize_acqf
 from torch import Tensor
 
+from manibo._validation import check_int
 from manibo.exceptions import InputDataError
 from manibo.optim.optimize import reference_tensor
 from manibo.spaces.base import Space
@@ -36,22 +37,38 @@ def optimize_acqf_by_projection(
 
     ``maxiter`` caps the iterations of BoTorch's L-BFGS-B per restart (its default when None).
     The candidates take the dtype and device of ``reference``, or where None those that
-    :func:`~manibo.optim.optimize.reference_tensor` reads from the acquisition.
+    :func:`~manibo.optim.optimize.reference_tensor` reads from the acquisition. ``seed`` seeds
+    the raw samples and the selection of the starts; with one, torch's generators (CUDA's
+    included) are left as they were, as by :func:`~manibo.optim.optimize_acqf_on_space`.
+
+    Raises:
+        ConfigurationError: ``q``, ``num_restarts`` or ``raw_samples`` is not an integer, or
+            not ``1 <= num_restarts <= raw_samples``.
 
     Returns:
         ``(candidates (q, D), value)``, the value re-evaluated at the projected candidates.
     """
+    q = check_int("q", q, minimum=1)
+    num_restarts = check_int("num_restarts", num_restarts, minimum=1)
+    raw_samples = check_int("raw_samples", raw_samples, minimum=num_restarts)
     ref = reference if reference is not None else reference_tensor(acq_function)
     bounds = space.ambient_bounds().to(ref)
-    candidates, value = optimize_acqf(
-        acq_function,
-        bounds=bounds,
-        q=q,
-        num_restarts=num_restarts,
-        raw_samples=raw_samples,
-        options={k: v for k, v in (("seed", seed), ("maxiter", maxiter)) if v is not None} or None,
-        post_processing_func=projector(space, bounds, seed),
-    )
+    devices = list(range(torch.cuda.device_count()))
+    # BoTorch's Boltzmann selection of the starts draws from torch's global generator: with a
+    # seed, it is forked and seeded, so the answer is the seed's and the caller's state is kept
+    with torch.random.fork_rng(devices=devices, enabled=seed is not None):
+        if seed is not None:
+            torch.manual_seed(seed)
+        candidates, value = optimize_acqf(
+            acq_function,
+            bounds=bounds,
+            q=q,
+            num_restarts=num_restarts,
+            raw_samples=raw_samples,
+            options={k: v for k, v in (("seed", seed), ("maxiter", maxiter)) if v is not None}
+            or None,
+            post_processing_func=projector(space, bounds, seed),
+        )
     return candidates.detach(), value.detach()
 
 

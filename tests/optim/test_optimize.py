@@ -1,5 +1,8 @@
 """Acquisition optimisation on spaces: candidates on the space, q > 1, discrete spaces."""
 
+import math
+import warnings
+
 import pytest
 import torch
 from botorch.acquisition import (
@@ -408,3 +411,132 @@ def test_the_candidates_of_a_botorch_model_list_take_its_training_inputs_dtype()
     for optimize in (optimize_acqf_on_space, optimize_acqf_by_projection):
         candidate, _ = optimize(acqf, space, q=1, num_restarts=2, raw_samples=16, seed=0)
         assert candidate.dtype == torch.float64 and candidate.shape == (1, 3)
+
+
+class _ZWhere(AcquisitionFunction):
+    """The height z of a point of S², replaced by ``fill`` where ``where(z)`` holds."""
+
+    def __init__(self, where, fill):
+        super().__init__(model=None)
+        self.where, self.fill = where, fill
+
+    def forward(self, X):
+        z = X[..., 2]
+        return torch.where(self.where(z), torch.full_like(z, self.fill), z).sum(-1)
+
+
+_REF = torch.zeros(1, dtype=torch.float64)
+
+
+@pytest.mark.parametrize(
+    ("where", "fill", "low", "high"),
+    [
+        (lambda z: z < 0, float("nan"), 0.999, 1.0),  # NaN on the lower hemisphere
+        (lambda z: z > 0.9, float("nan"), 0.85, 0.9),  # the maximum on the NaN region's edge
+        (lambda z: z < 0.98, float("nan"), 0.999, 1.0),  # finite on 1% of the sphere only
+        (lambda z: z < 0.5, -float("inf"), 0.999, 1.0),
+    ],
+)
+def test_raw_samples_that_are_nan_or_minus_inf_are_never_starts(where, fill, low, high):
+    """BoTorch's Boltzmann selection drew from weights with NaN and stopped with torch's bare
+    'probability tensor contains either inf, nan or element < 0'; the starts are now chosen among
+    the finite raw samples, and the answer is where the finite acquisition is largest."""
+    from manibo.spaces import Sphere
+
+    acqf = _ZWhere(where, fill)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        starts = initial_conditions_on_space(
+            acqf, Sphere(2), 1, 8, 256, torch.float64, "cpu", seed=0
+        )
+        candidate, value = optimize_acqf_on_space(acqf, Sphere(2), reference=_REF, seed=0)
+    said = [str(w.message) for w in caught if w.category is NonFiniteGradientWarning]
+    # NaN raw samples are reported (twice: one per call), -inf ones, the worst value, are not
+    assert len(said) == (2 if math.isnan(fill) else 0) and all("raw samples" in m for m in said)
+    assert starts.shape[0] == 8
+    assert bool(torch.isfinite(acqf(starts.reshape(-1, 1, 3))).all())
+    z = float(candidate[0, 2])
+    assert low <= z <= high and abs(float(value) - z) < 1e-12
+
+
+def test_plus_inf_raw_samples_are_the_best_starts():
+    from manibo.spaces import Sphere
+
+    acqf = _ZWhere(lambda z: z > 0.99, float("inf"))
+    starts = initial_conditions_on_space(acqf, Sphere(2), 1, 8, 1024, torch.float64, "cpu", seed=0)
+    values = acqf(starts.reshape(-1, 1, 3))
+    # 1024 raw samples, 0.5% of the sphere at +inf: about 5 starts there, all of them kept
+    assert bool((values == float("inf")).any()) and not bool(values.isnan().any())
+    candidate, value = optimize_acqf_on_space(acqf, Sphere(2), reference=_REF, seed=0)
+    assert float(value) == float("inf") and float(candidate[0, 2]) > 0.99
+
+
+@pytest.mark.parametrize("fill", [float("nan"), -float("inf")])
+def test_an_acquisition_with_no_finite_raw_sample_is_refused_with_what_to_do(fill):
+    from manibo.exceptions import NonFiniteAcquisitionError
+    from manibo.spaces import Sphere
+
+    acqf = _ZWhere(lambda z: z > -2, fill)
+    with pytest.raises(NonFiniteAcquisitionError, match=r"raw samples.*batch_initial_conditions"):
+        optimize_acqf_on_space(acqf, Sphere(2), reference=_REF, seed=0, raw_samples=16)
+
+
+@pytest.mark.parametrize("name", ["graph", "mesh"])
+def test_finite_spaces_refuse_what_continuous_ones_refuse_for_one_point_acquisitions(name):
+    """On graph nodes and mesh vertices, PosteriorMean at q = 3 ran into BoTorch's greedy loop and
+    stopped with AttributeError: 'PosteriorMean' object has no attribute 'X_pending'."""
+    space = SPACES[name]()
+    model, _, _ = _model(space)
+    with pytest.raises(ConfigurationError, match="scores one point at a time"):
+        optimize_acqf_on_space(PosteriorMean(model), space, q=3)
+    with pytest.raises(ConfigurationError, match="takes no pending points"):
+        optimize_acqf_on_space(PosteriorMean(model), space, q=3, sequential=True)
+
+
+@pytest.mark.parametrize("name", ["graph", "mesh"])
+def test_finite_spaces_return_the_documented_value_shapes(name):
+    """The value is a scalar, the acquisition of the whole batch, unless ``sequential``: then one
+    per greedy step. On finite spaces it was (q,) whatever ``sequential``."""
+    space = SPACES[name]()
+    model, X, _ = _model(space)
+    points = space.all_points()
+    table = torch.sin(3.0 * points[:, 0]) + 0.01 * points[:, 0]
+    acqf = _TabulatedAcquisition(model, table)
+    best, value = optimize_acqf_on_space(acqf, space, q=1)
+    assert value.shape == () and float(value) == float(table.max())
+    sampler = SobolQMCNormalSampler(torch.Size([64]), seed=0)
+    acqf = qUpperConfidenceBound(model, beta=2.0, sampler=sampler)
+    batch, value = optimize_acqf_on_space(acqf, space, q=2)
+    assert value.shape == ()
+    with torch.no_grad():
+        joint = acqf(batch.reshape(1, 2, -1))
+    assert torch.allclose(value, joint.reshape(()), rtol=1e-9, atol=1e-12)
+    batch, values = optimize_acqf_on_space(acqf, space, q=2, sequential=True)
+    assert values.shape == (2,)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("q", 2.5), ("q", True), ("num_restarts", 2.5), ("raw_samples", 32.5), ("q", "2")],
+)
+def test_counts_that_are_not_integers_are_refused(name, value):
+    """num_restarts=2.5 passed the checks and stopped in torch.multinomial with a TypeError."""
+    from manibo.optim.projection import optimize_acqf_by_projection
+    from manibo.spaces import Sphere
+
+    acqf = _ZWhere(lambda z: z > 2, 0.0)
+    kwargs = {"q": 1, "num_restarts": 2, "raw_samples": 32, name: value}
+    with pytest.raises(ConfigurationError, match=f"`{name}` must be an integer"):
+        optimize_acqf_on_space(acqf, Sphere(2), reference=_REF, seed=0, **kwargs)
+    with pytest.raises(ConfigurationError, match=f"`{name}` must be an integer"):
+        optimize_acqf_by_projection(acqf, Sphere(2), reference=_REF, seed=0, **kwargs)
+
+
+def test_integral_floats_count_as_integers():
+    from manibo.spaces import Sphere
+
+    acqf = qSimpleRegret(_model(Sphere(2))[0])
+    candidates, _ = optimize_acqf_on_space(
+        acqf, Sphere(2), q=2.0, num_restarts=2.0, raw_samples=16.0, seed=0, options=FAST
+    )
+    assert candidates.shape == (2, 3)

@@ -31,3 +31,26 @@ def test_a_box_optimum_that_projects_nowhere_is_moved_onto_the_space():
     ones = torch.ones(4, dtype=candidates.dtype) / 2
     assert float((frame @ (frame.T @ ones) - ones).norm()) < 1e-3
     assert torch.isfinite(value).all()
+
+
+def test_a_seed_fixes_the_answer_and_leaves_the_global_generator_alone():
+    """With a seed, optimize_acqf_by_projection advanced torch's global generator (BoTorch's
+    Boltzmann selection of the starts draws from it), unlike optimize_acqf_on_space."""
+    from botorch.acquisition import UpperConfidenceBound
+
+    from manibo.spaces import Sphere
+
+    space = Sphere(2)
+    X = space.random(8, generator=torch.Generator().manual_seed(0))
+    model = build_surrogate("euclidean", space, X, X[:, :1] - X[:, 2:])
+    acqf = UpperConfidenceBound(model, beta=2.0)
+    candidates = []
+    for global_seed in (1, 2):
+        torch.manual_seed(global_seed)
+        state = torch.random.get_rng_state()
+        candidate, _ = optimize_acqf_by_projection(
+            acqf, space, num_restarts=4, raw_samples=32, seed=0, maxiter=20
+        )
+        assert torch.equal(torch.random.get_rng_state(), state)
+        candidates.append(candidate)
+    assert torch.equal(candidates[0], candidates[1])
