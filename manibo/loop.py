@@ -1307,8 +1307,10 @@ def _scaled_outcomes(Y: Tensor) -> tuple[Tensor, float, float]:
     their last bits (sin(1) computed several ways) become a few units instead of 1.9e15 +- 0.5,
     whose differences acquisitions working in the model's units (qMES) lose to rounding.
     Otherwise ``offset`` is 0, and ``scale`` is 1 unless the largest magnitude lies outside
-    ``[2**-100, 2**100]``, where it is the power of two that brings it near 1. Both steps are
-    exact in float64 (the differences of values that close, by Sterbenz's lemma). Surrogates
+    ``[2**-100, 2**100]``, where it is the power of two that brings it near 1. The scaling is
+    exact in float64, and so is the subtraction when the values lie within a factor of two of
+    one another (Sterbenz's lemma: the case of values equal to their last bits); otherwise it
+    rounds to the last place of the range. Surrogates
     standardise their outcomes, so the model is the same up to the map, but the squares of
     ``1e300`` no longer overflow and a range of ``1e-9`` is modelled as well as a range of 1
     (see :data:`_OUTCOME_SPREAD_LIMIT`)."""

@@ -74,12 +74,13 @@ def validate_training_data(
     check_same_dtype_device(train_X=train_X, train_Y=train_Y)
     n = train_X.shape[0]
     if train_X.dim() != 1 + len(space.point_shape) or n == 0:
-        why = (
-            "a surrogate needs at least one observation"
-            if train_X.dim() == 1 + len(space.point_shape)
-            else "a surrogate models one set of observations: for a batch of them, build one "
-            "surrogate per set"
-        )
+        expected = 1 + len(space.point_shape)
+        if train_X.dim() == expected:
+            why = "a surrogate needs at least one observation"
+        elif train_X.dim() < expected:
+            why = "one point is a batch of one: `x.unsqueeze(0)`"
+        else:
+            why = "a surrogate models one set of observations: for several, build one per set"
         raise InputDataError(
             f"`train_X` must hold n >= 1 points of {space}, shape (n, "
             f"{', '.join(map(str, space.point_shape))}), got {tuple(train_X.shape)}; {why}."

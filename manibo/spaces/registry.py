@@ -8,6 +8,7 @@ space or a family of spaces (plug-ins included); ``available_spaces()`` lists th
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Callable
@@ -295,7 +296,14 @@ def _graph_from_file(path: str) -> Graph:
     file = _existing(path, "graph")
     if file.suffix == ".npy":
         return Graph(np.load(file))
-    table = _edge_table(path, file.read_text())
+    try:
+        text = file.read_text()
+    except UnicodeDecodeError as err:
+        raise InputDataError(
+            f"space 'graph:{path}': cannot read the edge list as text ({err}); write one edge per "
+            "line as 'i j' or 'i j weight' (node indices from 0), in plain text."
+        ) from None
+    table = _edge_table(path, text)
     _warn_of_edge_list_pitfalls(path, table[:, :2])
     return Graph.from_edges(table[:, :2], int(table[:, :2].max()) + 1, weights=table[:, 2])
 
@@ -314,17 +322,16 @@ def _edge_table(path: str, text: str) -> np.ndarray:
         if not fields:
             continue
         advice = "write one edge per line as 'i j' or 'i j weight' (node indices from 0)"
-        if len(fields) not in (2, 3):
-            raise InputDataError(
-                f"space 'graph:{path}': line {number} ({line.strip()!r}) holds {len(fields)} "
-                f"numbers; {advice}."
-            )
         try:
-            rows.append([float(field) for field in fields] + [1.0] * (3 - len(fields)))
+            values = [float(field) for field in fields]
         except ValueError:
+            values = []
+        if len(values) not in (2, 3) or not all(math.isfinite(v) for v in values[:2]):
             raise InputDataError(
-                f"space 'graph:{path}': line {number} ({line.strip()!r}) is not numbers; {advice}."
-            ) from None
+                f"space 'graph:{path}': line {number} ({line.strip()!r}) is not two or three "
+                f"numbers separated by spaces, finite node indices first; {advice}."
+            )
+        rows.append(values + [1.0] * (3 - len(values)))
     if not rows:
         raise InputDataError(
             f"space 'graph:{path}': the edge list holds no edge; write one per line as 'i j' or "

@@ -241,7 +241,9 @@ def test_batched_or_empty_training_data_is_refused_for_what_it_is():
 
     space = Sphere(2)
     X = space.random(20, generator=torch.Generator().manual_seed(0)).reshape(2, 10, 3)
-    with pytest.raises(InputDataError, match=r"got \(2, 10, 3\); .* one surrogate per set"):
+    with pytest.raises(InputDataError, match=r"got \(2, 10, 3\); .* build one per set"):
         build_surrogate("matern", space, X, X[..., :1])
     with pytest.raises(InputDataError, match=r"got \(0, 3\); a surrogate needs at least one"):
         build_surrogate("matern", space, X[0, :0], X[0, :0, :1])
+    with pytest.raises(InputDataError, match=r"got \(3,\); one point is a batch of one"):
+        build_surrogate("matern", space, X[0, 0], X[0, :1, :1])

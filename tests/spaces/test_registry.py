@@ -107,7 +107,7 @@ def test_graphs_from_edge_lists_and_adjacency_files(tmp_path):
     assert from_npy.fingerprint() == Graph(adjacency).fingerprint()
     assert make_space(f"graph:{weighted}").fingerprint() == from_npy.fingerprint()
     (tmp_path / "bad.txt").write_text("0 1 2 3\n")
-    with pytest.raises(InputDataError, match=r"line 1 .*4 numbers"):
+    with pytest.raises(InputDataError, match=r"line 1 .*two or three numbers"):
         make_space(f"graph:{tmp_path / 'bad.txt'}")
     with pytest.raises(InputDataError, match="no such file"):
         make_space(f"graph:{tmp_path / 'missing.txt'}")
@@ -122,12 +122,20 @@ def test_edge_lists_may_give_weights_on_some_lines_only(tmp_path):
     for i, j, w in [(0, 1, 1.0), (1, 2, 0.5), (2, 3, 1.0)]:
         adjacency[i, j] = adjacency[j, i] = w
     assert make_space(f"graph:{mixed}").fingerprint() == Graph(adjacency).fingerprint()
-    (tmp_path / "words.txt").write_text("0 1\n1 two\n")
-    with pytest.raises(InputDataError, match=r"line 2 .*'1 two'.*'i j' or 'i j weight'"):
-        make_space(f"graph:{tmp_path / 'words.txt'}")
-    (tmp_path / "long.txt").write_text("0 1\n1 2 1.0 7\n")
-    with pytest.raises(InputDataError, match=r"line 2 .*4 numbers"):
-        make_space(f"graph:{tmp_path / 'long.txt'}")
+    bad_lines = {
+        "words": "0 1\n1 two\n",
+        "long": "0 1\n1 2 1.0 7\n",
+        "commas": "0 1\n1,2\n",
+        "nan": "0 1\n1 nan\n",
+        "inf": "0 1\ninf 2\n",
+    }
+    for name, text in bad_lines.items():
+        (tmp_path / f"{name}.txt").write_text(text)
+        with pytest.raises(InputDataError, match=r"line 2 .*two or three numbers.*'i j' or"):
+            make_space(f"graph:{tmp_path / f'{name}.txt'}")
+    (tmp_path / "latin.txt").write_bytes(b"0 1 # caf\xe9\n1 2\n")
+    with pytest.raises(InputDataError, match="cannot read the edge list as text"):
+        make_space(f"graph:{tmp_path / 'latin.txt'}")
 
 
 def test_edge_lists_counted_from_1_or_listed_both_ways_are_named(tmp_path):
