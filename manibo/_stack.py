@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 
@@ -24,6 +25,17 @@ def user_stacklevel() -> int:
     the warning point at the first frame outside manibo, GPyTorch, BoTorch, linear_operator and
     torch: the user's line that fitted the model or evaluated the kernel."""
     frame, level = sys._getframe(1), 1
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_LIBRARY_FOLDERS):
+    while frame.f_back is not None and _in_library(frame):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def _in_library(frame) -> bool:
+    """Whether ``frame`` runs library code: in one of the library folders, in ``dataclasses``
+    (``dataclasses.replace``), or a method that it generated for a manibo class (its file is
+    ``"<string>"``)."""
+    code = frame.f_code
+    if code.co_filename.startswith(_LIBRARY_FOLDERS) or code.co_filename == dataclasses.__file__:
+        return True
+    owner = frame.f_locals.get("self")
+    return code.co_filename == "<string>" and type(owner).__module__.startswith("manibo.")

@@ -21,7 +21,20 @@ GLOBE = Sphere(2)
 
 
 def check_points(name: str, x: Tensor) -> Tensor:
-    """Return ``x`` if it holds unit vectors ``(*batch, 3)``, else raise ``InputDataError``."""
+    """Return ``x`` if it holds unit vectors ``(*batch, 3)``, else raise ``InputDataError`` (for
+    pairs of numbers, latitude and longitude most likely, with the way to unit vectors)."""
+    pair = (
+        (x.dim() > 0 and x.shape[-1] == 2)
+        if torch.is_tensor(x)
+        else isinstance(x, tuple | list) and len(x) == 2
+    )
+    if pair:
+        shape = tuple(x.shape) if torch.is_tensor(x) else (2,)
+        raise InputDataError(
+            f"`{name}` holds pairs of numbers, shape {shape}: latitude and longitude? Points on "
+            "the globe are unit vectors of shape (3,); make them with manibo.geo.latlon(lat, lon) "
+            "(degrees)."
+        )
     return GLOBE.check(x, name)
 
 

@@ -127,6 +127,17 @@ def test_a_scenario_refuses_bad_fields_when_built(changes, error, message):
         _own(**changes)
 
 
+def test_latitude_and_longitude_given_as_a_pair_are_told_to_use_latlon():
+    """A (lat, lon) pair was told to 'stack points along the leading dimensions'."""
+    from manibo.search import Asset, SweepLaw
+
+    pair = torch.tensor([50.5, 179.7], dtype=torch.float64)
+    with pytest.raises(InputDataError, match=r"latitude and longitude\? .*manibo.geo.latlon"):
+        _own(datum=pair)
+    with pytest.raises(InputDataError, match=r"latitude and longitude\? .*manibo.geo.latlon"):
+        Asset.aircraft("P-8", (51.88, -176.64), SweepLaw(20.0))
+
+
 def test_assets_that_cannot_reach_the_datum_are_named_in_a_warning():
     import numpy as np
 
@@ -136,8 +147,11 @@ def test_assets_that_cannot_reach_the_datum_are_named_in_a_warning():
 
     base = af447_scenario(0, SHORT)
     far = Asset.aircraft("far", latlon(50.0, 100.0), SweepLaw(20.0))
-    with pytest.warns(ManiboWarning, match=r"'far' cannot reach the datum: the round trip .* 11 h"):
+    with pytest.warns(
+        ManiboWarning, match=r"'far' cannot reach the datum: the round trip .* 11 h"
+    ) as w:
         _own(assets=(*base.assets, far))
+    assert {r.filename for r in w} == {__file__}  # the user's line, not the generated __init__
     late = Asset.vessel("late", destination(base.datum, 90.0, 1500.0), SweepLaw(8.0))
     with pytest.warns(ManiboWarning, match=r"'late' cannot reach the datum: it would reach it at"):
         _own(assets=[*base.assets, late])
