@@ -196,10 +196,14 @@ def _normal_factor(spec: str) -> str:
 def _make_one(spec: str) -> Space:
     name, sep, text = spec.partition(":")
     if sep:
-        entry = SPACES.get(name)
+        registered, value = resolve_member(SPACES, name)
+        entry = SPACES.get(registered)
         if entry.argument is None:
+            written = entry.label(name) if value is None else name
             raise ConfigurationError(
-                f"space {name!r} takes no ':' argument, got {spec!r}; write {entry.label(name)!r}."
+                f"space {name!r} takes no ':' argument, got {spec!r}; write {written!r}. Specs "
+                "carry no bounds: register a space with yours (manibo.spaces.register_space, in "
+                "the objective's module for `manibo run`)."
             )
         if not text:
             raise ConfigurationError(f"space {spec!r} needs its {entry.argument} after ':'.")

@@ -198,6 +198,9 @@ def test_meshes_from_obj_files(tmp_path):
             "hyperbolic<d>",
         ),
         ("circle:2", "space 'circle' takes no ':' argument"),
+        # a member of a family with bounds after ':' was an "unknown space 'spd3'"
+        ("spd3:10,1000", "space 'spd3' takes no ':' argument, got 'spd3:10,1000'; write 'spd3'"),
+        ("hyperbolic3:3", "Specs carry no bounds: register a space with yours"),
         ("graph", "space 'graph' needs its FILE: write 'graph:FILE'"),
         ("graph:", "space 'graph:' needs its FILE after ':'"),
         ("sphere2*", "space 'sphere2*': a product has an empty factor; join space specs with *"),
