@@ -32,10 +32,10 @@ def user_stacklevel() -> int:
 
 def _in_library(frame) -> bool:
     """Whether ``frame`` runs library code: in one of the library folders, in ``dataclasses``
-    (``dataclasses.replace``), or a method that it generated for a manibo class (its file is
-    ``"<string>"``)."""
-    code = frame.f_code
-    if code.co_filename.startswith(_LIBRARY_FOLDERS) or code.co_filename == dataclasses.__file__:
+    (``dataclasses.replace``), or an ``__init__`` that it generated (its file is ``"<string>"``;
+    the class's ``__post_init__`` is what warns). The frame's locals are not read: that would
+    keep them, an optimiser among them, alive with the frame."""
+    name = frame.f_code.co_filename
+    if name.startswith(_LIBRARY_FOLDERS) or name == dataclasses.__file__:
         return True
-    owner = frame.f_locals.get("self")
-    return code.co_filename == "<string>" and type(owner).__module__.startswith("manibo.")
+    return name == "<string>" and frame.f_code.co_name == "__init__"
