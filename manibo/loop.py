@@ -1310,26 +1310,21 @@ def _scaled_outcomes(Y: Tensor) -> tuple[Tensor, float, float]:
     ``[2**-100, 2**100]``, where it is the power of two that brings it near 1. The scaling is
     exact in float64, and so is the subtraction when the values lie within a factor of two of
     one another (Sterbenz's lemma: the case of values equal to their last bits); otherwise it
-    rounds to the last place of the range. Surrogates
-    standardise their outcomes, so the model is the same up to the map, but the squares of
-    ``1e300`` no longer overflow and a range of ``1e-9`` is modelled as well as a range of 1
-    (see :data:`_OUTCOME_SPREAD_LIMIT`)."""
+    rounds to the last place of the range. Surrogates standardise their outcomes, so the model is
+    the same up to the map, but the squares of ``1e300`` no longer overflow and a range of
+    ``1e-9`` is modelled as well as a range of 1 (see :data:`_OUTCOME_SPREAD_LIMIT`)."""
     largest = float(Y.abs().max()) if Y.numel() else 0.0
     if largest == 0.0:
         return Y, 0.0, 1.0
     spread = float(Y.max() - Y.min())
     if 0.0 < spread < _OUTCOME_SPREAD_LIMIT:
-        offset = float(Y.min())
-        _, exponent = math.frexp(spread)  # spread = m * 2**exponent, 0.5 <= m < 1
-        return (
-            torch.ldexp(Y - offset, torch.tensor(-exponent, device=Y.device)),
-            offset,
-            math.ldexp(1.0, -exponent),
-        )
-    if 1 / _OUTCOME_SCALE_LIMIT <= largest <= _OUTCOME_SCALE_LIMIT:
+        offset, (_, exponent) = float(Y.min()), math.frexp(spread)  # spread = m * 2**exponent
+    elif 1 / _OUTCOME_SCALE_LIMIT <= largest <= _OUTCOME_SCALE_LIMIT:
         return Y, 0.0, 1.0
-    _, exponent = math.frexp(largest)
-    return torch.ldexp(Y, torch.tensor(-exponent, device=Y.device)), 0.0, math.ldexp(1.0, -exponent)
+    else:
+        offset, (_, exponent) = 0.0, math.frexp(largest)
+    scaled = torch.ldexp(Y - offset, torch.tensor(-exponent, device=Y.device))
+    return scaled, offset, math.ldexp(1.0, -exponent)
 
 
 def _failure_message(error: object) -> str:

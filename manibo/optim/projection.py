@@ -16,6 +16,7 @@ from torch import Tensor
 
 from manibo._validation import check_int
 from manibo.exceptions import InputDataError
+from manibo.optim.initial_conditions import seeded_global_generators
 from manibo.optim.optimize import reference_tensor
 from manibo.spaces.base import Space
 
@@ -53,12 +54,9 @@ def optimize_acqf_by_projection(
     raw_samples = check_int("raw_samples", raw_samples, minimum=num_restarts)
     ref = reference if reference is not None else reference_tensor(acq_function)
     bounds = space.ambient_bounds().to(ref)
-    devices = list(range(torch.cuda.device_count()))
     # BoTorch's Boltzmann selection of the starts draws from torch's global generator: with a
     # seed, it is forked and seeded, so the answer is the seed's and the caller's state is kept
-    with torch.random.fork_rng(devices=devices, enabled=seed is not None):
-        if seed is not None:
-            torch.manual_seed(seed)
+    with seeded_global_generators(seed):
         candidates, value = optimize_acqf(
             acq_function,
             bounds=bounds,

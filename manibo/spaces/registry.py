@@ -304,12 +304,15 @@ def _graph_from_file(path: str) -> Graph:
         text = file.read_text()
     except UnicodeDecodeError as err:
         raise InputDataError(
-            f"space 'graph:{path}': cannot read the edge list as text ({err}); write one edge per "
-            "line as 'i j' or 'i j weight' (node indices from 0), in plain text."
+            f"space 'graph:{path}': cannot read the edge list as text ({err}); "
+            f"{_EDGE_LIST_ADVICE}, in plain text."
         ) from None
     table = _edge_table(path, text)
     _warn_of_edge_list_pitfalls(path, table[:, :2])
     return Graph.from_edges(table[:, :2], int(table[:, :2].max()) + 1, weights=table[:, 2])
+
+
+_EDGE_LIST_ADVICE = "write one edge per line as 'i j' or 'i j weight' (node indices from 0)"
 
 
 def _edge_table(path: str, text: str) -> np.ndarray:
@@ -325,7 +328,6 @@ def _edge_table(path: str, text: str) -> np.ndarray:
         fields = line.split("#", 1)[0].split()
         if not fields:
             continue
-        advice = "write one edge per line as 'i j' or 'i j weight' (node indices from 0)"
         try:
             values = [float(field) for field in fields]
         except ValueError:
@@ -333,13 +335,12 @@ def _edge_table(path: str, text: str) -> np.ndarray:
         if len(values) not in (2, 3) or not all(math.isfinite(v) for v in values[:2]):
             raise InputDataError(
                 f"space 'graph:{path}': line {number} ({line.strip()!r}) is not two or three "
-                f"numbers separated by spaces, finite node indices first; {advice}."
+                f"numbers separated by spaces, finite node indices first; {_EDGE_LIST_ADVICE}."
             )
         rows.append(values + [1.0] * (3 - len(values)))
     if not rows:
         raise InputDataError(
-            f"space 'graph:{path}': the edge list holds no edge; write one per line as 'i j' or "
-            "'i j weight' (node indices from 0)."
+            f"space 'graph:{path}': the edge list holds no edge; {_EDGE_LIST_ADVICE}."
         )
     return np.array(rows)
 
