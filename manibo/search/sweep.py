@@ -43,6 +43,9 @@ from manibo.exceptions import ConfigurationError
 from manibo.geo import EARTH_RADIUS_KM
 
 SWEEP_LAWS = ("inverse-cube", "definite-range")
+#: The widest sweep modelled (km). The planar formulas err by about (x/R)² at lateral range x
+#: (2.5% at 1000 km); search sensors sweep tens of km, so a wider width is most likely in metres.
+MAX_SWEEP_WIDTH_KM = 1000.0
 #: Squared cross-track distance (km²) below which an object counts as on the track line: keeps
 #: the inverse-cube hazard finite (then about 10⁷ W² / km², i.e. certain detection).
 _MIN_CROSS_SQUARED_KM2 = 1e-6
@@ -55,7 +58,8 @@ class SweepLaw:
     """A sensor's lateral range curve: its sweep width and law.
 
     Attributes:
-        width_km: the sweep width :math:`W` (km), the integral of the lateral range curve.
+        width_km: the sweep width :math:`W` (km), the integral of the lateral range curve; at
+            most :data:`MAX_SWEEP_WIDTH_KM`.
         law: ``"inverse-cube"`` (Koopman's law, smooth) or ``"definite-range"`` (cookie cutter).
     """
 
@@ -66,6 +70,12 @@ class SweepLaw:
         if not (math.isfinite(self.width_km) and self.width_km > 0):
             raise ConfigurationError(
                 f"`width_km` must be a positive sweep width in km, got {self.width_km!r}."
+            )
+        if self.width_km > MAX_SWEEP_WIDTH_KM:
+            raise ConfigurationError(
+                f"`width_km` is the sweep width in km, and {self.width_km!r} km is wider than the "
+                f"{MAX_SWEEP_WIDTH_KM:.0f} km the lateral range model holds for (search sensors "
+                f"sweep tens of km). If it was given in metres, pass {self.width_km / 1000!r}."
             )
         if self.law not in SWEEP_LAWS:
             raise ConfigurationError(f"`law` must be one of {SWEEP_LAWS}, got {self.law!r}.")

@@ -7,7 +7,7 @@ import torch
 
 from manibo.exceptions import ConfigurationError
 from manibo.geo import EARTH_RADIUS_KM, latlon, local_frame, move_fraction, offset
-from manibo.search.sweep import SweepLaw, leg_coordinates, leg_hazard
+from manibo.search.sweep import MAX_SWEEP_WIDTH_KM, SweepLaw, leg_coordinates, leg_hazard
 
 LAWS = ("inverse-cube", "definite-range")
 
@@ -161,3 +161,10 @@ def test_bad_laws_are_refused():
         SweepLaw(0.0)
     with pytest.raises(ConfigurationError, match="law"):
         SweepLaw(10.0, "square-root")
+
+
+def test_a_width_in_metres_is_refused_with_advice():
+    # 20 km given in metres: the planar lateral range formulas need W far below the earth's radius
+    with pytest.raises(ConfigurationError, match=r"(?s)20000.*km.*metres.*20\.0"):
+        SweepLaw(20000.0)
+    assert SweepLaw(MAX_SWEEP_WIDTH_KM).width_km == MAX_SWEEP_WIDTH_KM
