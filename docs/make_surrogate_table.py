@@ -41,6 +41,7 @@ def _spaces() -> dict[str, object]:
         "graph": Graph(path),
         "mesh": Mesh.icosphere(0),
         "box": Box([0.0], [1.0]),
+        "S²×box": ProductSpace(Sphere(2), Box([0.0], [1.0])),
     }
 
 

@@ -1,11 +1,13 @@
 """Euclidean baselines.
 
 A Matérn-5/2 GP on ambient coordinates (through the space's embedding), and one on a global chart
-(latitude/longitude).
+(latitude/longitude). Both read a box's coordinates in units of its widths, as the geometric
+kernels do: their lengthscale priors are of order 1.
 """
 
 from __future__ import annotations
 
+import torch
 from gpytorch.kernels import Kernel, MaternKernel
 from torch import Tensor
 
@@ -14,25 +16,51 @@ from manibo.models.exact_gp import CHECK_OPTIONS, exact_gp, validate_training_da
 from manibo.models.inputs import indices_not_coordinates
 from manibo.models.registry import register_surrogate
 from manibo.spaces.base import Space
+from manibo.spaces.box import Box
+from manibo.spaces.product import ProductSpace
+
+
+def box_scaling(space: Space, coordinates: str) -> tuple[Tensor, Tensor]:
+    """``(offset, width)``, each ``(k,)``: the affine map ``(c - offset) / width`` that puts the
+    coordinates of every box of ``space`` (alone or a factor of a product) in ``[0, 1]`` and leaves
+    the other coordinates as they are; ``c = space.<coordinates>(x)`` (``"embed"`` or ``"chart"``,
+    both the identity on a box).
+    """
+    if isinstance(space, Box):
+        return space.lower.clone(), space.upper - space.lower
+    if isinstance(space, ProductSpace):
+        offsets, widths = zip(*(box_scaling(f, coordinates) for f in space.factors), strict=True)
+        return torch.cat(offsets), torch.cat(widths)
+    point = space.random(1, generator=torch.Generator().manual_seed(0))  # global RNG untouched
+    k = getattr(space, coordinates)(point).shape[-1]
+    return torch.zeros(k, dtype=torch.float64), torch.ones(k, dtype=torch.float64)
 
 
 class CoordinateKernel(ChecksInputShape, Kernel):
     """A Euclidean kernel applied to coordinates of the points:
-    ``k(x, x') = base(coordinates(x), coordinates(x'))``; subclasses say which coordinates.
+    ``k(x, x') = base(coordinates(x), coordinates(x'))``; subclasses say which coordinates, with
+    a box's in units of its widths (:func:`box_scaling`).
 
     Args:
         space: the space of the inputs.
         base: kernel on the coordinates, e.g. ``MaternKernel(nu=2.5, ard_num_dims=k)``.
     """
 
+    #: The space's method that gives the coordinates: ``"embed"`` or ``"chart"``.
+    space_coordinates: str
+
     def __init__(self, space: Space, base: Kernel) -> None:
         super().__init__()
         self.space = space
         self.base = base
+        offset, width = box_scaling(space, self.space_coordinates)
+        self.register_buffer("box_offset", offset)
+        self.register_buffer("box_width", width)
 
     def coordinates(self, x: Tensor) -> Tensor:
         """Coordinates of points ``(*batch, d)``: ``(*batch, k)``."""
-        raise NotImplementedError
+        raw = getattr(self.space, self.space_coordinates)(x)
+        return (raw - self.box_offset.to(raw)) / self.box_width.to(raw)
 
     def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params) -> Tensor:
         return self.base.forward(self.coordinates(x1), self.coordinates(x2), diag=diag, **params)
@@ -46,9 +74,7 @@ class ChartKernel(CoordinateKernel):
         base: kernel on chart coordinates, e.g. ``MaternKernel(nu=2.5, ard_num_dims=k)``.
     """
 
-    def coordinates(self, x: Tensor) -> Tensor:
-        """Chart coordinates of points ``(*batch, d)``: ``(*batch, k)``."""
-        return self.space.chart(x)
+    space_coordinates = "chart"
 
 
 class EmbeddingKernel(CoordinateKernel):
@@ -61,9 +87,7 @@ class EmbeddingKernel(CoordinateKernel):
         base: kernel on the embedded coordinates, e.g. ``MaternKernel(nu=2.5, ard_num_dims=E)``.
     """
 
-    def coordinates(self, x: Tensor) -> Tensor:
-        """Embedded coordinates of points ``(*batch, d)``: ``(*batch, E)``."""
-        return self.space.embed(x)
+    space_coordinates = "embed"
 
 
 def _indices_not_coordinates(space: Space) -> str | None:

@@ -56,7 +56,14 @@ def default_kernel(space: Space, nu: float = 2.5, max_features: int | None = Non
         )
     if isinstance(space, Box):
         return RBFKernel(ard_num_dims=space.dim)
-    raise ConfigurationError(
+    raise ConfigurationError(_no_default_prior(space))
+
+
+def _no_default_prior(space: Space) -> str | None:
+    """Why the ``"gpnet"`` surrogate has no default prior on ``space`` (None where it has one)."""
+    if isinstance(space, (CompactSpace, Box)):
+        return None
+    return (
         f"the 'gpnet' surrogate has a default prior only on compact spaces and boxes, not on "
         f"{space!r}; use 'matern' here, or in Python build a manibo.models.GPNetModel with your "
         "own prior kernel."
@@ -128,7 +135,7 @@ def _measurement_noise(prior: Kernel, space: Space) -> Tensor:
     return noise if noise.numel() in (1, math.prod(space.point_shape)) else noise[:1]
 
 
-@register_surrogate("gpnet", check_options={"num_iterations": 1})
+@register_surrogate("gpnet", unsupported=_no_default_prior, check_options={"num_iterations": 1})
 def gpnet_surrogate(
     space: Space,
     train_X: Tensor,

@@ -122,3 +122,15 @@ def test_rff_networks_need_a_euclidean_prior():
     space = SPACES["sphere2"]()
     with pytest.raises(ConfigurationError, match="'rff' network needs"):
         build_network("rff", space, ScaleKernel(default_kernel(space)))
+
+
+def test_a_manifold_times_a_box_is_refused_by_the_registry_with_the_reason():
+    # the surrogate table said 'yes' for products (S²×S¹) and boxes, while S²×box failed only in
+    # the factory; the registry now says why before anything is fitted
+    from manibo.models.registry import unsupported_reason
+    from manibo.spaces import Box, ProductSpace, Sphere
+
+    space = ProductSpace(Sphere(2), Box([0.0], [1.0]))
+    reason = unsupported_reason("gpnet", space)
+    assert reason is not None and "compact spaces and boxes" in reason and "'matern'" in reason
+    assert unsupported_reason("gpnet", ProductSpace(Sphere(2), Sphere(1))) is None
