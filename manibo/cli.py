@@ -145,6 +145,8 @@ def _run(args: argparse.Namespace) -> int:
             f"--budget ({args.budget}) must be at least --initial-design ({args.initial_design})."
         )
     task = _task(args, noise)
+    home = task.objective(None).__module__ if args.objective else None
+    on_error = _failure_types(args.on_error, home)
     out = _output_folder(args.out)
     stem = f"{task.name}_{args.surrogate}_{args.acquisition}_seed{args.seed}"
     journal = out / f"{stem}.journal.jsonl"
@@ -168,7 +170,7 @@ def _run(args: argparse.Namespace) -> int:
     opt = BayesianOptimizer(task.space, **settings)
     # every check (the surrogate's build check, those of run) before the journal is moved or
     # written: a refused command leaves nothing on disk for the corrected one to stumble on
-    opt._checked_run(task.objective(opt), args.budget, max_seconds=max_seconds)
+    opt._checked_run(task.objective(opt), args.budget, on_error=on_error, max_seconds=max_seconds)
     if args.fresh and journal.exists():
         print(f"moved the previous journal to {set_aside(journal)}")
     elif journal.exists():
@@ -193,6 +195,7 @@ def _run(args: argparse.Namespace) -> int:
             task.objective(opt),
             budget=args.budget,
             progress=not args.quiet,
+            on_error=on_error,
             max_seconds=max_seconds,
         )
     summary = {"name": task.name, "config": opt.config, **result.as_dict()}
@@ -216,6 +219,49 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _failure_types(names: list[str], home: str | None) -> tuple[type[Exception], ...]:
+    """The exception types that ``--on-error`` names, in order.
+
+    A bare name is looked up in the module ``home`` first (the ``--objective``'s, for an exception
+    class of its own; None for a ``--problem``) and then among Python's built-in exceptions;
+    ``package.module:Class`` is imported.
+
+    Raises:
+        ConfigurationError: a name finds nothing, or something that is not a subclass of
+            ``Exception``.
+    """
+    import builtins
+
+    types = []
+    for name in names:
+        module_name, sep, attribute = name.rpartition(":")
+        if sep and module_name.endswith(".py"):
+            raise ConfigurationError(
+                f"--on-error {name}: name an exception of the --objective file by its name alone "
+                f"(--on-error {attribute}), or one of an importable module as MODULE:CLASS."
+            )
+        if sep:
+            found = getattr(_import(module_name, f"{name} (--on-error)"), attribute, None)
+        else:
+            module = sys.modules.get(home) if home else None
+            found = getattr(module, name, None) or getattr(builtins, name, None)
+        if not (isinstance(found, type) and issubclass(found, Exception)):
+            where = "the --objective's module or " if home else ""
+            what = (
+                f"no exception of that name is in {where}Python's built-in exceptions"
+                if found is None
+                else f"it names {found!r}, not a subclass of Exception (Ctrl-C and SystemExit "
+                "always stop the run)"
+            )
+            raise ConfigurationError(
+                f"--on-error {name}: {what}; give a built-in exception (RuntimeError, "
+                "TimeoutError), a class of the --objective's module by its name, or "
+                "MODULE:CLASS."
+            )
+        types.append(found)
+    return tuple(types)
 
 
 def _journal_spelling(journal: Path, metadata: dict) -> dict:
@@ -861,6 +907,15 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="KEY=VALUE",
         help="option of the surrogate factory, repeatable (values are read as JSON), e.g. nu=1.5",
+    )
+    run.add_argument(
+        "--on-error",
+        action="append",
+        default=[],
+        metavar="EXCEPTION",
+        help="an exception type the objective may raise that is recorded as a failed evaluation "
+        "(the run goes on), repeatable: a built-in name (RuntimeError), a class of the "
+        "--objective's module by its name, or MODULE:CLASS; manibo.EvaluationFailed always is",
     )
     run.add_argument("--device", default="cpu", help="cpu or cuda: where the surrogate runs")
     run.add_argument("--out", default="results", help="folder for the journal and the results")

@@ -1451,7 +1451,8 @@ def _note_programming_error(err: BaseException, x: Tensor) -> None:
     err.add_note(
         f"manibo: the objective raised this at x = {_shorten(str(x.tolist()), 80)}; the run "
         "stopped without recording the point. To record expected failures and go on, raise "
-        "manibo.EvaluationFailed or pass their types as run(..., on_error=...)."
+        "manibo.EvaluationFailed, or name their types: run(..., on_error=...) in Python, "
+        "--on-error with manibo run."
     )
 
 

@@ -729,6 +729,40 @@ def test_a_run_in_which_every_evaluation_failed_exits_1_and_writes_the_messages(
     assert err.count("\n") == 1 and result["errors"][-1] in err  # said once, not also warned
 
 
+def test_on_error_records_the_named_exceptions_and_refuses_names_that_are_not_exceptions(
+    tmp_path, capsys
+):
+    # the crash note advised run(..., on_error=...), which `manibo run` had no flag for
+    script = tmp_path / "solver.py"
+    script.write_text(
+        "class Diverged(Exception):\n    pass\n\n\ndef f(x):\n    if x[0] > 0:\n"
+        "        raise Diverged('diverged')\n    if x[1] > 0.9:\n"
+        "        raise TimeoutError('slow')\n    return float(x[2])\n"
+    )
+    arguments = ["run", "--objective", f"{script}:f", "--space", "sphere2", "--quiet"]
+    arguments += ["--budget", "8", "--initial-design", "8"]
+    flags = ["--on-error", "Diverged", "--on-error", "TimeoutError"]
+    assert main([*arguments, *flags, "--out", str(tmp_path / "out")]) == 0
+    result = json.loads((tmp_path / "out" / "f_sphere2_matern_qlognei_seed0.json").read_text())
+    failed = [e for e in result["errors"] if e is not None]
+    assert len(result["errors"]) == 8 and failed
+    assert all(e in ("Diverged: diverged", "TimeoutError: slow") for e in failed), failed
+    for name, why in (
+        ("Nope", "no exception of that name is in the --objective's module or Python's built-in"),
+        ("KeyboardInterrupt", "not a subclass of Exception (Ctrl-C and SystemExit always stop"),
+        ("print", "it names <built-in function print>, not a subclass of Exception"),
+        (f"{script}:Diverged", "by its name alone (--on-error Diverged)"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            main([*arguments, "--on-error", name, "--out", str(tmp_path / name.replace("/", "-"))])
+        assert why in _error_line(capsys, exit_info)
+        assert not (tmp_path / name.replace("/", "-")).exists()  # refused before any evaluation
+    with pytest.raises(SystemExit):
+        main([*arguments, "--out", str(tmp_path / "unnamed")])
+    assert "Diverged: diverged" in (err := capsys.readouterr().err)
+    assert "--on-error with manibo run." in err
+
+
 OBJECTIVE_MODULES = {
     "cli_test_imports_missing": "import nonexistent_pkg_zz\n\ndef f(x):\n    return 1.0\n",
     "cli_test_syntax": "def f(x):\n    return 1.0 +\n",
