@@ -722,9 +722,27 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """Show a warning to the command's user as ``manibo: warning: <message>`` on stderr: the
-    file and line of the code that issued it (manibo's, a library's) say nothing to them."""
-    (file or sys.stderr).write(f"manibo: warning: {message}\n")
+    """Show a warning to the command's user in one line on stderr: manibo's own as ``manibo:
+    warning: <message>`` (where in manibo it was issued says nothing to them), any other (the
+    objective's, a library's) as ``warning: <message> (<category> at <file>:<line>)``, so that a
+    library's deprecation is not taken for manibo's and the objective's points at its line."""
+    if issubclass(category, ManiboWarning):
+        text = f"manibo: warning: {message}"
+    else:
+        text = f"warning: {message} ({category.__name__} at {_short_path(filename)}:{lineno})"
+    (file or sys.stderr).write(text + "\n")
+
+
+def _short_path(filename: str) -> str:
+    """``filename`` from its package inside ``site-packages``, or relative to the current folder
+    when it lies within it; else as it is."""
+    path = Path(filename)
+    if "site-packages" in path.parts:
+        return "/".join(path.parts[len(path.parts) - path.parts[::-1].index("site-packages") :])
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return filename
 
 
 def _show_run_warning(message, category, filename, lineno, file=None, line=None) -> None:

@@ -655,21 +655,34 @@ def test_a_module_name_that_finds_another_module_than_the_folders_file_says_so(
     assert err.endswith(f"give the file's path instead: --objective {path}:f\n")
 
 
-def test_warnings_reach_the_command_user_as_manibo_warning_lines(tmp_path, capsys):
+def test_warnings_reach_the_command_user_as_one_line_each_named_by_their_origin(
+    tmp_path, monkeypatch, capsys
+):
+    # the objective's (and a library's) warnings were shown as "manibo: warning: ...", taken for
+    # manibo's own; they now say their category, file and line, and manibo's keep their prefix
     script = tmp_path / "warns.py"
     script.write_text(
         "import warnings\n\ndef f(x):\n    warnings.warn('the solver is slow')\n"
         "    return float(x[0])\n"
     )
-    arguments = ["run", "--objective", f"{script}:f", "--space", "sphere2", "--quiet"]
+    monkeypatch.chdir(tmp_path)
+    arguments = ["run", "--objective", "warns.py:f", "--space", "sphere2", "--quiet"]
     with warnings.catch_warnings():
-        warnings.simplefilter("always")
-        main([*arguments, "--budget", "3", "--initial-design", "3", "--out", str(tmp_path)])
+        warnings.simplefilter("always", UserWarning)
+        main([*arguments, "--budget", "3", "--initial-design", "3", "--out", "out"])
     err = capsys.readouterr().err
-    assert err.count("manibo: warning: the solver is slow\n") == 3  # one per evaluation
-    assert (
-        all(line.startswith("manibo: warning: ") for line in err.splitlines()) and ".py:" not in err
-    )
+    lines = err.splitlines()
+    assert lines.count("warning: the solver is slow (UserWarning at warns.py:4)") == 3, err
+    library = f"{Path(torch.__file__).parent.parent}/torch/nn/modules/module.py"
+    from manibo.cli import _show_warning
+    from manibo.exceptions import TruncationWarning
+
+    _show_warning("old API", DeprecationWarning, library, 17)
+    _show_warning("few levels", TruncationWarning, str(script), 4)
+    assert capsys.readouterr().err.splitlines() == [
+        "warning: old API (DeprecationWarning at torch/nn/modules/module.py:17)",
+        "manibo: warning: few levels",
+    ]
 
 
 def test_the_proposal_summary_advises_flags_the_command_has(tmp_path, monkeypatch, capsys):

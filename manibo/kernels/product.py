@@ -55,8 +55,8 @@ class FactorProductKernel(ChecksInputShape, IndexesBatch, Kernel):
             own = getattr(kernel, "space", None)
             if own is not None and repr(own) != repr(factor):
                 raise ConfigurationError(
-                    f"`factor_kernels[{i}]` is a kernel on {own!r}, but factor {i} of {space!r} is "
-                    f"{factor!r}."
+                    f"`factor_kernels[{i}]` is a kernel on {own!r}, but factors[{i}] of {space!r} "
+                    f"is {factor!r}."
                 )
         shapes = [k.batch_shape for k in factor_kernels]
         kwargs.setdefault("batch_shape", torch.broadcast_shapes(*shapes))

@@ -21,6 +21,7 @@ from botorch.utils.types import DEFAULT
 from gpytorch.kernels import Kernel
 from gpytorch.likelihoods import FixedNoiseGaussianLikelihood
 from gpytorch.mlls import ExactMarginalLogLikelihood
+from gpytorch.models import ExactGP
 from gpytorch.settings import debug, fast_pred_var
 from torch import Tensor
 
@@ -210,7 +211,18 @@ def fit_with_retries(
     Returns the model; if every attempt fails it keeps the initial hyperparameters and warns. A
     :class:`~manibo.exceptions.TruncationWarning` is issued only for the fitted lengthscales, not
     for the trial values the optimiser visits on its way.
+
+    Raises:
+        ConfigurationError: ``model`` is not an exact GP (the
+            ``"vish"``, ``"gpnet"`` and ``"adgp"`` surrogates are fitted when they are built).
     """
+    if not isinstance(model, ExactGP):
+        raise ConfigurationError(
+            "fit_with_retries fits exact GPs by marginal likelihood (BoTorch's SingleTaskGP, "
+            f"the 'matern', 'heat', 'euclidean' and 'chart' surrogates), got "
+            f"{type(model).__name__}; the 'vish', 'gpnet' and 'adgp' surrogates are fitted when "
+            "build_surrogate builds them."
+        )
     mll = ExactMarginalLogLikelihood(model.likelihood, model)
     initial = {k: v.clone() for k, v in model.state_dict().items()}
     generator = torch.Generator().manual_seed(seed)

@@ -73,7 +73,7 @@ class ProductSpace(Space):
         for i, factor in enumerate(factors):
             if not isinstance(factor, Space) or len(factor.point_shape) != 1:
                 raise ConfigurationError(
-                    f"factor {i} must be a space with 1-D points (Sphere, Circle, Box, "
+                    f"factors[{i}] must be a space with 1-D points (Sphere, Circle, Box, "
                     f"SpecialOrthogonal, Graph, Mesh, ...), got {factor!r}."
                 )
         self.factors = tuple(factors)
@@ -118,7 +118,7 @@ class ProductSpace(Space):
                 getattr(factor, check)(x[..., s], part)
             except InputDataError as err:
                 raise InputDataError(
-                    f"{err} (`{part}` is factor {index + 1} of {self!r}: {factor!r}; on the "
+                    f"{err} (`{part}` is factors[{index}] of {self!r}: {factor!r}; on the "
                     f"product, `space.project({name})` maps every factor of whole points.)"
                 ) from None
 

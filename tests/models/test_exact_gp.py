@@ -247,3 +247,14 @@ def test_batched_or_empty_training_data_is_refused_for_what_it_is():
         build_surrogate("matern", space, X[0, :0], X[0, :0, :1])
     with pytest.raises(InputDataError, match=r"got \(3,\); one point is a batch of one"):
         build_surrogate("matern", space, X[0, 0], X[0, :1, :1])
+
+
+@pytest.mark.parametrize("name", ["vish", "gpnet", "adgp"])
+def test_fit_with_retries_refuses_the_surrogates_fitted_when_built(name):
+    # an activated deep GP gave gpytorch's "Likelihood must be Gaussian for exact inference"
+    X = Sphere(2).random(12, generator=torch.Generator().manual_seed(0))
+    fast = {"gpnet": {"num_iterations": 2}, "adgp": {"network_epochs": 1, "elbo_epochs": 1}}
+    fast = fast.get(name, {})
+    model = build_surrogate(name, Sphere(2), X, X[:, :1], **fast)
+    with pytest.raises(ConfigurationError, match="fitted when build_surrogate builds them"):
+        fit_with_retries(model)

@@ -278,7 +278,11 @@ def test_bad_input_is_refused_with_advice():
     bad = torch.tensor([[0.5, 7.0]], dtype=torch.float64)
     with pytest.raises(InputDataError, match=r"x\[\.\.\., 1:2\].*space.project") as info:
         space.check(bad)
-    assert "is factor 2 of Torus(2)" in str(info.value)  # a torus user never made a Circle
+    assert "is factors[1] of Torus(2)" in str(info.value)  # a torus user never made a Circle
+    # numbered as Python indexes `space.factors`, as the constructor's message numbers them (one
+    # said "factor 0", the other "factor 1" for the same first factor)
+    with pytest.raises(ConfigurationError, match=r"factors\[1\] must be a space with 1-D points"):
+        ProductSpace(Sphere(2), "circle")
     with pytest.raises(InputDataError, match=r"\(\*batch, 2\)"):
         space.check(torch.zeros(3, 3, dtype=torch.float64))
     with pytest.raises(InputDataError, match="NaN"):
@@ -330,6 +334,6 @@ def test_a_box_coordinate_out_of_range_in_a_product_is_named_with_its_bound():
     message = str(info.value)
     assert "`x[..., 9:11]` holds points off Box([0.0, 0.0], [5.0, 1.0])" in message
     assert "at batch index (0,): coordinate 0 of the box = 7.0 > upper bound 5.0" in message
-    assert "factor 2 of" in message and "Clamp them" in message
+    assert "factors[1] of" in message and "Clamp them" in message
     assert "on the product, `space.project(x)` maps every factor of whole points" in message
     assert torch.equal(space.project(x)[0, 9], torch.tensor(5.0, dtype=x.dtype))  # as it says
