@@ -29,6 +29,7 @@ import os
 import pickle
 import re
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -125,6 +126,19 @@ standard deviation is below 1e-8, and GPyTorch floors posterior variances at 1e-
 brought back to the outcomes' units (a standard deviation of 1e-5 whatever the data)."""
 
 
+def _one_caller_at_a_time(method: Callable) -> Callable:
+    """``method`` of a :class:`BayesianOptimizer` under its lock: threads that share one optimiser
+    (``ask`` and ``tell`` from a pool of workers) take turns, so that each sees the evaluations and
+    asked points of the others and the journal is written once per record, in order."""
+
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked
+
+
 class BayesianOptimizer:
     """Bayesian optimisation of an expensive function on a space, by ``ask``/``tell`` or ``run``.
 
@@ -170,9 +184,14 @@ class BayesianOptimizer:
     Every setting is checked here, before the journal is written and before any evaluation: the
     surrogate and the acquisition are built once on 4 random points (a fraction of a second for
     the exact GPs) so that options the surrogate refuses are reported now.
+
+    Threads may share one optimiser: ``ask``, ``tell``, ``tell_failure``, ``flush`` and ``close``
+    take turns under its lock (an ``ask`` that fits the surrogate holds the others back while it
+    does), and each sees what the others told and asked. Another process needs its own journal.
     """
 
     _writer: JournalWriter | None = None  # on the class: __del__ runs even when __init__ never did
+    _lock = threading.RLock()  # replaced by the optimiser's own first thing in __init__
 
     def __init__(
         self,
@@ -194,6 +213,7 @@ class BayesianOptimizer:
         metadata: dict[str, Any] | None = None,
         resume: bool = False,
     ) -> None:
+        self._lock = threading.RLock()
         if not isinstance(space, Space):
             raise ConfigurationError(
                 f"`space` must be a manibo space (Sphere, Torus, Graph, ...), got "
@@ -391,6 +411,7 @@ class BayesianOptimizer:
             self._clock_start = now
         return self._elapsed_offset + now - self._clock_start
 
+    @_one_caller_at_a_time
     def close(self) -> None:
         """Release the journal (and its lock); telling or asking afterwards keeps the evaluations
         and asked points in memory and raises :class:`~manibo.journal.JournalWriteError`."""
@@ -475,6 +496,7 @@ class BayesianOptimizer:
         )
 
     # ------------------------------------------------------------------ ask / tell
+    @_one_caller_at_a_time
     def ask(self, n: int | None = None) -> Tensor:
         """Propose ``n`` (default ``q``) points; they stay pending until told.
 
@@ -645,6 +667,7 @@ class BayesianOptimizer:
             )
         return candidates.detach().reshape(n, -1)
 
+    @_one_caller_at_a_time
     def tell(self, X: Tensor | np.ndarray, Y: Tensor | float, seconds: float | None = None) -> None:
         """Record successful evaluations; they are written to the journal before this returns.
 
@@ -687,6 +710,7 @@ class BayesianOptimizer:
             ]
         )
 
+    @_one_caller_at_a_time
     def tell_failure(
         self,
         X: Tensor | np.ndarray,
@@ -799,6 +823,7 @@ class BayesianOptimizer:
             if nearest is not None:
                 held[nearest].handed_out = False
 
+    @_one_caller_at_a_time
     def flush(self) -> None:
         """Write the evaluations and asked batches that a failed journal write left in memory
         only, in the order they were told and asked.

@@ -2028,3 +2028,44 @@ def test_an_acquisition_nan_on_part_of_the_space_still_gives_a_proposal(monkeypa
     with pytest.warns(manibo.exceptions.NonFiniteGradientWarning, match="raw samples"):
         x = opt.ask()
     assert x.shape == (1, 3) and float(x[0, 2]) >= 0
+
+
+def test_ask_and_tell_from_several_threads_lose_nothing(tmp_path):
+    # Optuna's habit of one optimiser shared by worker threads: the journal's write position was
+    # read and advanced without a lock, so 58 of 400 evaluations were written twice and 58 never,
+    # the journal could not be resumed, and ask/tell pairs crashed in flush with an IndexError
+    space = Sphere(2)
+    X = space.random(400, generator=torch.Generator().manual_seed(0))
+    opt = BayesianOptimizer(space, initial_design=40, seed=0, journal=tmp_path / "told.jsonl")
+    switches = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda k: [opt.tell(X[i], float(X[i, 0])) for i in range(k, 400, 8)],
+                          range(8)))  # fmt: skip
+    finally:
+        sys.setswitchinterval(switches)
+    opt.close()
+    resumed = BayesianOptimizer.resume(tmp_path / "told.jsonl")
+    assert len(resumed.history) == 400
+    assert sorted(e.index for e in resumed.history) == list(range(400))
+    resumed.close()
+
+    opt = BayesianOptimizer(space, initial_design=40, seed=0, journal=tmp_path / "asked.jsonl")
+
+    def ask_and_tell(_):
+        x = opt.ask()
+        opt.tell(x, float(x[0, 0]))
+        return x
+
+    sys.setswitchinterval(1e-6)
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            points = torch.cat(list(pool.map(ask_and_tell, range(40))))
+    finally:
+        sys.setswitchinterval(switches)
+    opt.close()
+    assert len({tuple(p.tolist()) for p in points}) == 40  # each design point handed out once
+    resumed = BayesianOptimizer.resume(tmp_path / "asked.jsonl")
+    assert len(resumed.history) == 40 and resumed.pending is None
+    resumed.close()
