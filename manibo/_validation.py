@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -204,6 +205,8 @@ def as_values(name: str, value: object) -> Tensor:
             f"`{name}` must hold real numbers (a float, a list of floats or a tensor), got "
             f"{type(value).__name__} {shown(value)}."
         )
+    if isinstance(value, np.ndarray) and not value.flags.writeable:
+        value = value.copy()  # torch warns of a tensor over read-only memory (pandas' .values)
     try:
         try:
             kind = torch.as_tensor(value).dtype  # what arrived: True is not 1.0, 1+2j is not 1.0

@@ -110,7 +110,8 @@ class Evaluation:
         error: the error message of a failed evaluation.
         index: position in the run (0-based).
         seconds: wall time of the evaluation when known.
-        extra: JSON values the caller attaches to the record.
+        extra: JSON values the caller attached with ``tell(..., extra=...)`` (or
+            ``tell_failure``); empty otherwise.
         proposal_seconds: wall time of the ``ask`` that proposed the point, shared equally among
             the points it proposed (near 0 for the random initial design); None when the point
             was not asked (told directly) or the journal predates format 3.
@@ -139,13 +140,13 @@ class Stop:
             callback asked to stop).
         evaluations: the number of evaluations in the journal when the run ended.
         elapsed: the run's clock at that moment (as :attr:`Evaluation.elapsed`).
-        time: when, as ``YYYY-MM-DD HH:MM:SS UTC``.
+        time: when, as ``YYYY-MM-DD HH:MM:SS UTC`` (now, unless given).
     """
 
     reason: str
     evaluations: int
     elapsed: float | None = None
-    time: str = ""
+    time: str = field(default_factory=lambda: _utc_now())
 
 
 @dataclass(frozen=True)

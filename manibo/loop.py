@@ -668,7 +668,13 @@ class BayesianOptimizer:
         return candidates.detach().reshape(n, -1)
 
     @_one_caller_at_a_time
-    def tell(self, X: Tensor | np.ndarray, Y: Tensor | float, seconds: float | None = None) -> None:
+    def tell(
+        self,
+        X: Tensor | np.ndarray,
+        Y: Tensor | float,
+        seconds: float | None = None,
+        extra: dict[str, Any] | list[dict[str, Any]] | None = None,
+    ) -> None:
         """Record successful evaluations; they are written to the journal before this returns.
 
         Args:
@@ -680,19 +686,24 @@ class BayesianOptimizer:
                 failed evaluations).
             seconds: wall time of the evaluation, recorded in the journal: a finite number
                 ``>= 0`` (a NumPy scalar or a 0-d tensor counts) or None.
+            extra: your own JSON values for the record (:attr:`~manibo.journal.Evaluation.extra`:
+                the solver's settings, a run id): a dict with string keys, shared by every point,
+                or a list of them, one per point.
 
         Each told point clears the pending point nearest to it within :data:`PENDING_TOL` by
         ``space.scaled_distance`` (the distance on the space, with box coordinates in units of
         their width), so a point your code rounded still clears its entry.
 
         Raises:
-            InputDataError: ``X``, ``Y`` or ``seconds`` is malformed (nothing is recorded).
+            InputDataError: ``X``, ``Y``, ``seconds`` or ``extra`` is malformed (nothing is
+                recorded).
             JournalWriteError: the journal could not be written; the evaluations are recorded in
                 ``history`` all the same and are written by the next ``tell`` or :meth:`flush`.
         """
         X = self._validated_points(X)
         Y = as_values("Y", Y)
         seconds = as_seconds("seconds", seconds)
+        extras = _extras(extra, X.shape[0])
         if Y.shape[0] != X.shape[0]:
             raise InputDataError(
                 f"`Y` has {Y.shape[0]} values for {X.shape[0]} points in `X`; give one value per "
@@ -705,8 +716,14 @@ class BayesianOptimizer:
             )
         self._record(
             [
-                Evaluation(x=x.tolist(), y=float(y), index=len(self._history) + i, seconds=seconds)
-                for i, (x, y) in enumerate(zip(X, Y, strict=True))
+                Evaluation(
+                    x=x.tolist(),
+                    y=float(y),
+                    index=len(self._history) + i,
+                    seconds=seconds,
+                    extra=e,
+                )
+                for i, (x, y, e) in enumerate(zip(X, Y, extras, strict=True))
             ]
         )
 
@@ -716,6 +733,7 @@ class BayesianOptimizer:
         X: Tensor | np.ndarray,
         error: str | BaseException | list[str | BaseException] | None = None,
         seconds: float | None = None,
+        extra: dict[str, Any] | list[dict[str, Any]] | None = None,
     ) -> None:
         """Record failed evaluations (kept in the history and journal, left out of the model).
 
@@ -727,13 +745,16 @@ class BayesianOptimizer:
                 list (or tuple) of them, one per point; None records "failed (no message
                 given)".
             seconds: wall time of the evaluation, as for :meth:`tell`.
+            extra: your own JSON values for the record, as for :meth:`tell`.
 
         Raises:
-            InputDataError: ``X``, ``error`` or ``seconds`` is malformed (nothing is recorded).
+            InputDataError: ``X``, ``error``, ``seconds`` or ``extra`` is malformed (nothing is
+                recorded).
             JournalWriteError: as for :meth:`tell`.
         """
         X = self._validated_points(X)
         seconds = as_seconds("seconds", seconds)
+        extras = _extras(extra, X.shape[0])
         if isinstance(error, (list, tuple)):
             if len(error) != X.shape[0]:
                 raise InputDataError(
@@ -753,8 +774,9 @@ class BayesianOptimizer:
                     error=message,
                     index=len(self._history) + i,
                     seconds=seconds,
+                    extra=e,
                 )
-                for i, (x, message) in enumerate(zip(X, messages, strict=True))
+                for i, (x, message, e) in enumerate(zip(X, messages, extras, strict=True))
             ]
         )
 
@@ -1317,6 +1339,24 @@ def _as_points(X: object) -> Tensor:
             "torch.as_tensor(..., dtype=torch.float64)."
         )
     return X
+
+
+def _extras(extra: object, n: int) -> list[dict[str, Any]]:
+    """``extra`` of ``tell`` as one JSON record per point (a dict is shared by all ``n``).
+
+    Raises:
+        InputDataError: ``extra`` is not a dict of JSON values or a list of ``n`` of them.
+    """
+    records = list(extra) if isinstance(extra, (list, tuple)) else [extra] * n
+    if len(records) != n:
+        raise InputDataError(
+            f"`extra` lists {len(records)} records for {n} points in `X`; give one dict per "
+            "point, or one dict shared by all."
+        )
+    try:
+        return [json_values("extra", record) for record in records]
+    except ConfigurationError as err:
+        raise InputDataError(str(err)) from None
 
 
 def _key(point: Tensor) -> tuple[float, ...]:

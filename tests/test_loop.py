@@ -2069,3 +2069,51 @@ def test_ask_and_tell_from_several_threads_lose_nothing(tmp_path):
     resumed = BayesianOptimizer.resume(tmp_path / "asked.jsonl")
     assert len(resumed.history) == 40 and resumed.pending is None
     resumed.close()
+
+
+def test_the_stop_record_says_when_the_run_stopped(tmp_path):
+    # its documented "YYYY-MM-DD HH:MM:SS UTC" was written as "" in every journal
+    path = tmp_path / "run.jsonl"
+    with BayesianOptimizer(Sphere(2), initial_design=3, journal=path, **FAST) as opt:
+        before = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+        opt.run(lambda x: float(x[0]), budget=3, progress=False)
+        after = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    (stop,) = [r for r in records if r["type"] == "stop"]
+    assert before <= stop["time"] <= after, stop
+
+
+def test_values_in_read_only_arrays_are_told_without_torch_s_warning():
+    # pandas' DataFrame.values can be read-only; torch then warned of undefined behaviour, from
+    # inside manibo, at a user who had done nothing wrong
+    X = Sphere(2).random(2, generator=torch.Generator().manual_seed(0)).numpy()
+    Y = np.array([0.5, 0.25])
+    X.flags.writeable = Y.flags.writeable = False
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, **FAST)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        opt.tell(X, Y)
+    assert [e.y for e in opt.history] == [0.5, 0.25]
+
+
+def test_extra_values_told_with_an_evaluation_are_journaled_and_resumed(tmp_path):
+    # Evaluation.extra was documented as "JSON values the caller attaches", with no way to
+    path = tmp_path / "run.jsonl"
+    X = Sphere(2).random(3, generator=torch.Generator().manual_seed(0))
+    with BayesianOptimizer(Sphere(2), initial_design=3, journal=path, **FAST) as opt:
+        opt.tell(X[:2], [0.1, 0.2], extra={"solver": "fine", "mesh": [4, 4]})
+        opt.tell_failure(X[2], "diverged", extra=[{"attempt": 2}])
+        for bad, why in (
+            ({"x": object()}, "must hold JSON values"),
+            ({1: 2}, "string keys"),
+            ([{}, {}], "2 records for 1 points"),
+        ):
+            with pytest.raises(InputDataError, match=why):
+                opt.tell(X[0], 0.3, extra=bad)
+    resumed = BayesianOptimizer.resume(path)
+    assert [e.extra for e in resumed.history] == [
+        {"solver": "fine", "mesh": [4, 4]},
+        {"solver": "fine", "mesh": [4, 4]},
+        {"attempt": 2},
+    ]
+    resumed.close()
