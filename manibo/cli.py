@@ -24,6 +24,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from manibo import _json
 from manibo.exceptions import (
@@ -145,8 +146,7 @@ def _run(args: argparse.Namespace) -> int:
             f"--budget ({args.budget}) must be at least --initial-design ({args.initial_design})."
         )
     task = _task(args, noise)
-    home = task.objective(None).__module__ if args.objective else None
-    on_error = _failure_types(args.on_error, home)
+    on_error = _failure_types(args.on_error, task.module)
     out = _output_folder(args.out)
     stem = f"{task.name}_{args.surrogate}_{args.acquisition}_seed{args.seed}"
     journal = out / f"{stem}.journal.jsonl"
@@ -221,12 +221,14 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _failure_types(names: list[str], home: str | None) -> tuple[type[Exception], ...]:
+def _failure_types(names: list[str], home: ModuleType | None) -> tuple[type[Exception], ...]:
     """The exception types that ``--on-error`` names, in order.
 
-    A bare name is looked up in the module ``home`` first (the ``--objective``'s, for an exception
-    class of its own; None for a ``--problem``) and then among Python's built-in exceptions;
-    ``package.module:Class`` is imported.
+    A bare name is looked up in ``home`` (the module ``--objective`` was found in, for an
+    exception class of its own; None for a ``--problem``) and then among Python's built-in
+    exceptions; ``MODULE:CLASS`` is imported, except that a module that is the ``--objective``'s
+    own file is ``home`` itself (imported again, its classes would be others than those the
+    objective raises).
 
     Raises:
         ConfigurationError: a name finds nothing, or something that is not a subclass of
@@ -243,14 +245,14 @@ def _failure_types(names: list[str], home: str | None) -> tuple[type[Exception],
                 f"(--on-error {attribute}), or one of an importable module as MODULE:CLASS."
             )
         if sep:
-            found = getattr(_import(module_name, f"{name} (--on-error)"), attribute, None)
+            module = _exception_module(module_name, name, home)
+            found, where = getattr(module, attribute, None), f"module {module_name!r}"
         else:
-            module = sys.modules.get(home) if home else None
-            found = getattr(module, name, None) or getattr(builtins, name, None)
+            found = getattr(home, name, None) or getattr(builtins, name, None)
+            where = ("the --objective's module or " if home else "") + "Python's built-ins"
         if not (isinstance(found, type) and issubclass(found, Exception)):
-            where = "the --objective's module or " if home else ""
             what = (
-                f"no exception of that name is in {where}Python's built-in exceptions"
+                f"{where} has no exception of that name"
                 if found is None
                 else f"it names {found!r}, not a subclass of Exception (Ctrl-C and SystemExit "
                 "always stop the run)"
@@ -262,6 +264,27 @@ def _failure_types(names: list[str], home: str | None) -> tuple[type[Exception],
             )
         types.append(found)
     return tuple(types)
+
+
+def _exception_module(module_name: str, name: str, home: ModuleType | None) -> ModuleType:
+    """The module of ``--on-error MODULE:CLASS``: ``home`` where MODULE is the file it was loaded
+    from, else MODULE imported."""
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        spec = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None:
+        raise ConfigurationError(
+            f"--on-error {name}: cannot import {module_name!r}: no module of that name is found; "
+            "run from the folder that holds it or install its package, or name an exception of "
+            "the --objective's module by its name alone."
+        )
+    home_file = getattr(home, "__file__", None)
+    if home_file and spec.origin and Path(spec.origin).resolve() == Path(home_file).resolve():
+        return home
+    return importlib.import_module(module_name)
 
 
 def _journal_spelling(journal: Path, metadata: dict) -> dict:
@@ -316,6 +339,7 @@ class _Task:
     objective: Callable  # objective(optimizer) -> the function of one point
     extra: Callable = lambda result: {}  # more JSON values from the result
     lines: Callable = lambda summary: []  # more summary lines from the JSON values
+    module: ModuleType | None = None  # the module --objective was found in
 
 
 def _task(args: argparse.Namespace, noise: float) -> _Task:
@@ -349,12 +373,12 @@ def _objective_task(args: argparse.Namespace, noise: float) -> _Task:
             "--noise adds noise to benchmark problems (--problem); your objective's own noise is "
             "what it returns."
         )
-    function = load_objective(args.objective)
+    function, module = _objective_and_module(args.objective)
     space = make_space(args.space)
     spec = normal_spec(args.space)  # " so3 * box2 " resumes the run of "so3*box2"
     name = f"{args.objective.rpartition(':')[2]}_{_file_safe(spec)}"
     metadata = {"objective": args.objective, "space": spec}
-    return _Task(name, space, metadata, lambda opt: function)
+    return _Task(name, space, metadata, lambda opt: function, module=module)
 
 
 def _problem_task(args: argparse.Namespace, noise: float) -> _Task:
@@ -411,9 +435,16 @@ def _problem_task(args: argparse.Namespace, noise: float) -> _Task:
 
 
 def load_objective(reference: str) -> Callable:
-    """The function ``reference`` names: ``package.module:function`` (imported; the current folder
-    is searched first) or ``path/to/file.py:function`` (run as a module, its folder put first on
-    ``sys.path`` as ``python path/to/file.py`` does, so that it imports its neighbours).
+    """The function ``reference`` names (see :func:`_objective_and_module`)."""
+    return _objective_and_module(reference)[0]
+
+
+def _objective_and_module(reference: str) -> tuple[Callable, ModuleType]:
+    """The function ``reference`` names and the module it was found in.
+
+    ``reference`` is ``package.module:function`` (imported; the current folder is searched first)
+    or ``path/to/file.py:function`` (run as a module, its folder put first on ``sys.path`` as
+    ``python path/to/file.py`` does, so that it imports its neighbours).
 
     Raises:
         ConfigurationError: the reference is malformed, there is no such module or file, the
@@ -436,7 +467,7 @@ def load_objective(reference: str) -> Callable:
             + ("" if function is None else f" (it is a {type(function).__name__})")
             + "."
         )
-    return function
+    return function, module
 
 
 def _import(module_name: str, reference: str):
@@ -734,11 +765,12 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def _short_path(filename: str) -> str:
-    """``filename`` from its package inside ``site-packages``, or relative to the current folder
-    when it lies within it; else as it is."""
+    """``filename`` from its package inside ``site-packages`` (or ``dist-packages``), or relative
+    to the current folder when it lies within it; else as it is."""
     path = Path(filename)
-    if "site-packages" in path.parts:
-        return "/".join(path.parts[len(path.parts) - path.parts[::-1].index("site-packages") :])
+    for folder in ("site-packages", "dist-packages"):  # dist-packages: Debian's system Python
+        if folder in path.parts:
+            return "/".join(path.parts[len(path.parts) - path.parts[::-1].index(folder) :])
     try:
         return str(path.resolve().relative_to(Path.cwd()))
     except ValueError:

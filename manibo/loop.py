@@ -185,9 +185,10 @@ class BayesianOptimizer:
     surrogate and the acquisition are built once on 4 random points (a fraction of a second for
     the exact GPs) so that options the surrogate refuses are reported now.
 
-    Threads may share one optimiser: ``ask``, ``tell``, ``tell_failure``, ``flush`` and ``close``
-    take turns under its lock (an ``ask`` that fits the surrogate holds the others back while it
-    does), and each sees what the others told and asked. Another process needs its own journal.
+    Threads may share one optimiser: ``ask``, ``tell``, ``tell_failure``, ``flush``, ``close``,
+    ``result`` and the ``history``, ``pending`` and ``best`` properties take turns under its lock
+    (an ``ask`` that fits the surrogate holds the others back while it does), and each sees what
+    the others told and asked. Another process needs its own journal.
     """
 
     _writer: JournalWriter | None = None  # on the class: __del__ runs even when __init__ never did
@@ -419,6 +420,15 @@ class BayesianOptimizer:
         if writer is not None:
             writer.close()
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_lock"]  # a lock cannot be pickled or copied; each copy gets its own
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
     def __enter__(self) -> BayesianOptimizer:
         return self
 
@@ -430,17 +440,20 @@ class BayesianOptimizer:
 
     # ------------------------------------------------------------------ state
     @property
+    @_one_caller_at_a_time
     def history(self) -> list[Evaluation]:
         """Every told evaluation, failed ones included, in order."""
         return list(self._history)
 
     @property
+    @_one_caller_at_a_time
     def pending(self) -> Tensor | None:
         """Asked-but-not-told points ``(k, D)`` on ``device`` in the order asked, or None: those
         a caller holds and those waiting for ``ask`` to hand them out again."""
         return torch.stack([p.point for p in self._pending]) if self._pending else None
 
     @property
+    @_one_caller_at_a_time
     def best(self) -> tuple[Tensor, float]:
         """The best successful evaluation as ``(x, y)`` (lowest observed ``y`` when minimising).
 
@@ -467,6 +480,7 @@ class BayesianOptimizer:
         Y, offset, scale = _scaled_outcomes(sign * Y)
         return X, Y, (sign / scale, sign * offset)
 
+    @_one_caller_at_a_time
     def result(self) -> OptimizationResult:
         """The run so far: best point, recommended point, history, timings, stop reason.
 
@@ -485,7 +499,7 @@ class BayesianOptimizer:
             self._previous_model,
         )
         return result_from_history(
-            self._history,
+            list(self._history),
             self.space,
             self.config,
             self.device,

@@ -761,7 +761,7 @@ def test_on_error_records_the_named_exceptions_and_refuses_names_that_are_not_ex
     assert len(result["errors"]) == 8 and failed
     assert all(e in ("Diverged: diverged", "TimeoutError: slow") for e in failed), failed
     for name, why in (
-        ("Nope", "no exception of that name is in the --objective's module or Python's built-in"),
+        ("Nope", "the --objective's module or Python's built-ins has no exception of that name"),
         ("KeyboardInterrupt", "not a subclass of Exception (Ctrl-C and SystemExit always stop"),
         ("print", "it names <built-in function print>, not a subclass of Exception"),
         (f"{script}:Diverged", "by its name alone (--on-error Diverged)"),
@@ -774,6 +774,33 @@ def test_on_error_records_the_named_exceptions_and_refuses_names_that_are_not_ex
         main([*arguments, "--out", str(tmp_path / "unnamed")])
     assert "Diverged: diverged" in (err := capsys.readouterr().err)
     assert "--on-error with manibo run." in err
+
+
+def test_on_error_finds_the_objective_s_own_classes_however_the_objective_is_made(
+    tmp_path, monkeypatch, capsys
+):
+    # a functools.partial objective names functools as its module, so a bare name was not found;
+    # MODULE:CLASS naming the objective's file imported it a second time, and its class (another
+    # object) caught nothing: the run crashed at the first Diverged
+    (tmp_path / "solver3.py").write_text(
+        "import functools\n\n\nclass Diverged(Exception):\n    pass\n\n\n"
+        "def g(x, scale):\n    if x[0] > 0:\n        raise Diverged('diverged')\n"
+        "    return float(scale * x[2])\n\n\nf = functools.partial(g, scale=2.0)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    arguments = ["run", "--objective", "solver3.py:f", "--space", "sphere2", "--quiet"]
+    arguments += ["--budget", "6", "--initial-design", "6"]
+    for k, name in enumerate(("Diverged", "solver3:Diverged")):
+        assert main([*arguments, "--on-error", name, "--out", f"out{k}"]) == 0
+        result = json.loads(Path(f"out{k}/f_sphere2_matern_qlognei_seed0.json").read_text())
+        assert "Diverged: diverged" in result["errors"]
+    for name, why in (
+        ("solver3:Nope", "module 'solver3' has no exception of that name"),
+        ("nosuchmod:Diverged", "cannot import 'nosuchmod': no module of that name is found"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            main([*arguments, "--on-error", name, "--out", "refused"])
+        assert why in _error_line(capsys, exit_info)
 
 
 OBJECTIVE_MODULES = {

@@ -2035,20 +2035,28 @@ def test_ask_and_tell_from_several_threads_lose_nothing(tmp_path):
     # read and advanced without a lock, so 58 of 400 evaluations were written twice and 58 never,
     # the journal could not be resumed, and ask/tell pairs crashed in flush with an IndexError
     space = Sphere(2)
-    X = space.random(400, generator=torch.Generator().manual_seed(0))
+    X = space.random(1200, generator=torch.Generator().manual_seed(0))
     opt = BayesianOptimizer(space, initial_design=40, seed=0, journal=tmp_path / "told.jsonl")
     switches = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # switch threads as often as possible
     try:
         with ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda k: [opt.tell(X[i], float(X[i, 0])) for i in range(k, 400, 8)],
-                          range(8)))  # fmt: skip
+            told = [
+                pool.submit(lambda k: [opt.tell(X[i], float(X[i, 0])) for i in range(k, 1200, 8)],
+                            k)  # fmt: skip
+                for k in range(8)
+            ]
+            counts = []  # read while they tell: result() read the history twice and crashed
+            while not all(future.done() for future in told):
+                counts.append(opt.result().num_evaluations)
+            [future.result() for future in told]
     finally:
         sys.setswitchinterval(switches)
+    assert counts == sorted(counts) and counts[-1] <= 1200
     opt.close()
     resumed = BayesianOptimizer.resume(tmp_path / "told.jsonl")
-    assert len(resumed.history) == 400
-    assert sorted(e.index for e in resumed.history) == list(range(400))
+    assert len(resumed.history) == 1200
+    assert sorted(e.index for e in resumed.history) == list(range(1200))
     resumed.close()
 
     opt = BayesianOptimizer(space, initial_design=40, seed=0, journal=tmp_path / "asked.jsonl")
@@ -2117,3 +2125,15 @@ def test_extra_values_told_with_an_evaluation_are_journaled_and_resumed(tmp_path
         {"attempt": 2},
     ]
     resumed.close()
+
+
+def test_an_optimiser_without_a_journal_pickles_and_copies_with_a_lock_of_its_own():
+    import copy
+    import pickle
+
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, **FAST)
+    opt.tell(Sphere(2).random(1, generator=torch.Generator().manual_seed(0)), 0.5)
+    for twin in (pickle.loads(pickle.dumps(opt)), copy.deepcopy(opt)):
+        assert twin._lock is not opt._lock and [e.y for e in twin.history] == [0.5]
+        twin.tell(Sphere(2).random(1, generator=torch.Generator().manual_seed(1)), 0.25)
+    assert len(opt.history) == 1

@@ -193,7 +193,7 @@ class CompactProductSpace(ProductSpace, CompactSpace):
         super().__init__(*factors)
         for i, factor in enumerate(self.factors):
             if not isinstance(factor, CompactSpace):
-                raise ConfigurationError(f"factor {i} must be a compact space, got {factor!r}.")
+                raise ConfigurationError(f"factors[{i}] must be a compact space, got {factor!r}.")
         self.spectral_dim = sum(f.spectral_dim for f in self.factors)
         self._spectra = [FactorSpectrum(f) for f in self.factors]
         self._levels_cache: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros((0, 2)))
