@@ -53,6 +53,7 @@ from manibo._loop_settings import (
     validated_settings,
 )
 from manibo._proposal_warnings import ProposalWarnings
+from manibo._random import seeded_global_generators
 from manibo._stack import user_stacklevel
 from manibo._validation import (
     as_seconds,
@@ -632,10 +633,11 @@ class BayesianOptimizer:
     def _propose(self, n: int, seed: int) -> Tensor:
         # BoTorch draws some seeds from the global RNG (qLogNEI's baseline pruning): fork and seed
         # it, so a proposal depends only on (seed, data) and a resumed run proposes the same point.
-        cuda = [self.device] if self.device.type == "cuda" else []
-        with torch.random.fork_rng(devices=cuda), warnings.catch_warnings(record=True) as caught:
+        with (
+            seeded_global_generators(seed, self.device),
+            warnings.catch_warnings(record=True) as caught,
+        ):
             warnings.simplefilter("always")
-            torch.manual_seed(seed)
             points = self._propose_seeded(n, seed)
         self._warnings.add(caught)
         if not self._in_run:  # ask/tell: report this proposal's warnings now, gathered

@@ -21,6 +21,7 @@ from botorch.models.model import Model
 from torch import Tensor
 
 from manibo._proposal_warnings import ProposalWarnings
+from manibo._random import seeded_global_generators
 from manibo.exceptions import ConfigurationError
 from manibo.journal import Evaluation
 from manibo.models import build_surrogate
@@ -288,11 +289,12 @@ def fit_surrogate_seeded(
     """
     if train_X.shape[0] < 2:
         return None
-    cuda = [train_X.device] if train_X.device.type == "cuda" else []
     gathered = ProposalWarnings()
-    with torch.random.fork_rng(devices=cuda), warnings.catch_warnings(record=True) as caught:
+    with (
+        seeded_global_generators(seed, train_X.device),
+        warnings.catch_warnings(record=True) as caught,
+    ):
         warnings.simplefilter("always")
-        torch.manual_seed(seed)
         model = build_surrogate(
             name, space, train_X, train_Y, previous_model=previous_model, **options
         )

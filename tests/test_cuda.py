@@ -697,3 +697,14 @@ def test_a_batched_kernel_indexed_by_a_cuda_index_is_that_batch_member():
         whole = kernel(x).to_dense()
     assert indexed.shape == (2, 6, 6) and indexed.device.type == "cuda"
     torch.testing.assert_close(indexed, whole[index.cpu()])
+
+
+@pytest.mark.parametrize("nu", [1.5, float("inf")])
+def test_spd_spectral_base_of_cuda_quantiles_runs_and_matches_the_cpu(nu):
+    # SciPy's inverse incomplete gamma and beta read the quantiles with .numpy(), which a CUDA
+    # tensor refuses; the base is computed on the CPU whatever the quantiles' device
+    from manibo.spaces import SymmetricPositiveDefinite
+
+    space = SymmetricPositiveDefinite(2)
+    u = torch.rand(64, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    assert torch.equal(space.spectral_base(u.cuda(), nu), space.spectral_base(u, nu))

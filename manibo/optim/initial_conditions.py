@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import torch
 from botorch.acquisition import AcquisitionFunction
@@ -21,6 +19,7 @@ from botorch.optim.initializers import (
 )
 from torch import Tensor
 
+from manibo._random import seeded_global_generators
 from manibo._stack import user_stacklevel
 from manibo.exceptions import NonFiniteAcquisitionError, NonFiniteGradientWarning
 from manibo.spaces.base import Space
@@ -38,17 +37,6 @@ def augmented_q(acq_function: AcquisitionFunction, q: int) -> int:
     if isinstance(acq_function, qKnowledgeGradient):
         return acq_function.get_augmented_q_batch_size(q)
     return q
-
-
-@contextmanager
-def seeded_global_generators(seed: int | None) -> Iterator[None]:
-    """Torch's global generators (the CPU's and every CUDA device's) forked and seeded with
-    ``seed`` inside, restored on exit; used as they are when ``seed`` is None."""
-    devices = list(range(torch.cuda.device_count()))
-    with torch.random.fork_rng(devices=devices, enabled=seed is not None):
-        if seed is not None:
-            torch.manual_seed(seed)
-        yield
 
 
 def _choose(X: Tensor, values: Tensor, n: int, select) -> Tensor:
@@ -115,7 +103,7 @@ def initial_conditions_on_space(
     pool_X, pool_values = [], []
     drawn = nans = minus_infs = 0
     round_seed = seed
-    with seeded_global_generators(seed):
+    with seeded_global_generators(seed, device):
         for factor in range(1, ROUNDS + 1):
             # as BoTorch's gen_batch_initial_conditions: the warnings of a round are dropped, a
             # BadInitialCandidatesWarning (flat values) asks for another round

@@ -14,9 +14,9 @@ from botorch.acquisition import AcquisitionFunction
 from botorch.optim import optimize_acqf
 from torch import Tensor
 
+from manibo._random import seeded_global_generators
 from manibo._validation import check_int
 from manibo.exceptions import InputDataError
-from manibo.optim.initial_conditions import seeded_global_generators
 from manibo.optim.optimize import reference_tensor
 from manibo.spaces.base import Space
 
@@ -56,7 +56,7 @@ def optimize_acqf_by_projection(
     bounds = space.ambient_bounds().to(ref)
     # BoTorch's Boltzmann selection of the starts draws from torch's global generator: with a
     # seed, it is forked and seeded, so the answer is the seed's and the caller's state is kept
-    with seeded_global_generators(seed):
+    with seeded_global_generators(seed, ref.device):
         candidates, value = optimize_acqf(
             acq_function,
             bounds=bounds,

@@ -550,8 +550,9 @@ class SymmetricPositiveDefinite(NoncompactSpace):
         r"""Radii of the proposal :math:`\propto r^{d-1}(1 + r^2)^{-\nu - d/2}` (Matérn) or
         :math:`r^{d-1}e^{-r^2/2}` (heat) and directions with density
         :math:`\propto\prod_{i<j}|\omega_i - \omega_j|` on :math:`S^{n-1}` (the normalised
-        eigenvalues of a GOE matrix); ``(L, 1 + n)``."""
-        u = uniforms.to(torch.float64)
+        eigenvalues of a GOE matrix); ``(L, 1 + n)``, in float64 on the CPU, where SciPy inverts
+        the radius's distribution (:meth:`spectral_sample` moves it to the kernel's device)."""
+        u = uniforms.detach().to("cpu", torch.float64)
         half_d = self.dim / 2
         if math.isinf(nu):
             radius = (2 * special.gammaincinv(half_d, u[:, 0].numpy())) ** 0.5

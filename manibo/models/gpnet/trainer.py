@@ -42,6 +42,7 @@ from gpytorch.settings import lazily_evaluate_kernels
 from linear_operator.operators import DiagLinearOperator
 from torch import Tensor, nn
 
+from manibo._random import seeded_global_generators
 from manibo._validation import as_tensor_arg, check_finite, check_same_dtype_device
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models.gpnet.measurement import MeasurementDistribution
@@ -466,10 +467,8 @@ class GPNet(nn.Module):
         measurement = measurement or MeasurementDistribution(self.space, train_X, 0.5)
         generator = torch.Generator().manual_seed(int(seed))
         batches = _minibatches(N, min(int(batch_size), N), generator)
-        devices = [train_X.device] if train_X.device.type == "cuda" else []
         results = []
-        with torch.random.fork_rng(devices=devices):
-            torch.manual_seed(int(seed))
+        with seeded_global_generators(int(seed), train_X.device):
             for _ in range(int(num_iterations)):
                 rows = next(batches).to(train_X.device)
                 X_M = measurement.sample(
