@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import importlib
 import importlib.util
+import inspect
 import math
 import os
 import platform
@@ -146,7 +147,7 @@ def _run(args: argparse.Namespace) -> int:
             f"--budget ({args.budget}) must be at least --initial-design ({args.initial_design})."
         )
     task = _task(args, noise)
-    on_error = _failure_types(args.on_error, task.module)
+    on_error = _failure_types(args.on_error, _objective_modules(task))
     out = _output_folder(args.out)
     stem = f"{task.name}_{args.surrogate}_{args.acquisition}_seed{args.seed}"
     journal = out / f"{stem}.journal.jsonl"
@@ -221,14 +222,25 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _failure_types(names: list[str], home: ModuleType | None) -> tuple[type[Exception], ...]:
+def _objective_modules(task: _Task) -> list[ModuleType]:
+    """The modules where ``--on-error`` looks up a bare name, in order: the one ``--objective``
+    was found in, then the one that defines the function (an objective imported from elsewhere,
+    or a ``functools.partial`` of one); none for a ``--problem``."""
+    if task.module is None:
+        return []
+    function = task.objective(None)
+    function = inspect.unwrap(getattr(function, "func", function))
+    defining = sys.modules.get(getattr(function, "__module__", None) or "")
+    return [task.module] + ([defining] if defining not in (None, task.module) else [])
+
+
+def _failure_types(names: list[str], homes: list[ModuleType]) -> tuple[type[Exception], ...]:
     """The exception types that ``--on-error`` names, in order.
 
-    A bare name is looked up in ``home`` (the module ``--objective`` was found in, for an
-    exception class of its own; None for a ``--problem``) and then among Python's built-in
-    exceptions; ``MODULE:CLASS`` is imported, except that a module that is the ``--objective``'s
-    own file is ``home`` itself (imported again, its classes would be others than those the
-    objective raises).
+    A bare name is looked up in ``homes`` (:func:`_objective_modules`: the objective's own
+    exception classes) and then among Python's built-in exceptions; ``MODULE:CLASS`` is imported,
+    except that a module that is one of ``homes``'s files is that module itself (imported again,
+    its classes would be others than those the objective raises).
 
     Raises:
         ConfigurationError: a name finds nothing, or something that is not a subclass of
@@ -245,11 +257,13 @@ def _failure_types(names: list[str], home: ModuleType | None) -> tuple[type[Exce
                 f"(--on-error {attribute}), or one of an importable module as MODULE:CLASS."
             )
         if sep:
-            module = _exception_module(module_name, name, home)
+            module = _exception_module(module_name, name, homes)
             found, where = getattr(module, attribute, None), f"module {module_name!r}"
         else:
-            found = getattr(home, name, None) or getattr(builtins, name, None)
-            where = ("the --objective's module or " if home else "") + "Python's built-ins"
+            found = next(
+                (getattr(m, name) for m in [*homes, builtins] if hasattr(m, name)), None
+            )
+            where = ("the --objective's module or " if homes else "") + "Python's built-ins"
         if not (isinstance(found, type) and issubclass(found, Exception)):
             what = (
                 f"{where} has no exception of that name"
@@ -266,9 +280,9 @@ def _failure_types(names: list[str], home: ModuleType | None) -> tuple[type[Exce
     return tuple(types)
 
 
-def _exception_module(module_name: str, name: str, home: ModuleType | None) -> ModuleType:
-    """The module of ``--on-error MODULE:CLASS``: ``home`` where MODULE is the file it was loaded
-    from, else MODULE imported."""
+def _exception_module(module_name: str, name: str, homes: list[ModuleType]) -> ModuleType:
+    """The module of ``--on-error MODULE:CLASS``: the one of ``homes`` loaded from MODULE's file,
+    else MODULE imported."""
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
@@ -281,9 +295,10 @@ def _exception_module(module_name: str, name: str, home: ModuleType | None) -> M
             "run from the folder that holds it or install its package, or name an exception of "
             "the --objective's module by its name alone."
         )
-    home_file = getattr(home, "__file__", None)
-    if home_file and spec.origin and Path(spec.origin).resolve() == Path(home_file).resolve():
-        return home
+    for home in homes:
+        home_file = getattr(home, "__file__", None)
+        if home_file and spec.origin and Path(spec.origin).resolve() == Path(home_file).resolve():
+            return home
     return importlib.import_module(module_name)
 
 

@@ -422,6 +422,12 @@ class BayesianOptimizer:
             writer.close()
 
     def __getstate__(self) -> dict[str, Any]:
+        if self._writer is not None:
+            raise TypeError(
+                f"this BayesianOptimizer holds journal {self.journal}, and a copy (pickled or "
+                "copied) would write to it without its lock; close() it first, or resume the "
+                "journal where the copy is needed (BayesianOptimizer.resume)."
+            )
         state = self.__dict__.copy()
         del state["_lock"]  # a lock cannot be pickled or copied; each copy gets its own
         return state

@@ -787,10 +787,13 @@ def test_on_error_finds_the_objective_s_own_classes_however_the_objective_is_mad
         "def g(x, scale):\n    if x[0] > 0:\n        raise Diverged('diverged')\n"
         "    return float(scale * x[2])\n\n\nf = functools.partial(g, scale=2.0)\n"
     )
+    (tmp_path / "entry.py").write_text("from solver3 import f  # noqa: F401\n")  # re-exported
     monkeypatch.chdir(tmp_path)
-    arguments = ["run", "--objective", "solver3.py:f", "--space", "sphere2", "--quiet"]
-    arguments += ["--budget", "6", "--initial-design", "6"]
-    for k, name in enumerate(("Diverged", "solver3:Diverged")):
+    for k, (objective, name) in enumerate(
+        [(o, n) for o in ("solver3.py:f", "entry.py:f") for n in ("Diverged", "solver3:Diverged")]
+    ):
+        arguments = ["run", "--objective", objective, "--space", "sphere2", "--quiet"]
+        arguments += ["--budget", "6", "--initial-design", "6"]
         assert main([*arguments, "--on-error", name, "--out", f"out{k}"]) == 0
         result = json.loads(Path(f"out{k}/f_sphere2_matern_qlognei_seed0.json").read_text())
         assert "Diverged: diverged" in result["errors"]

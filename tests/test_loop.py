@@ -10,6 +10,7 @@ import random
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -2093,15 +2094,26 @@ def test_the_stop_record_says_when_the_run_stopped(tmp_path):
 
 def test_values_in_read_only_arrays_are_told_without_torch_s_warning():
     # pandas' DataFrame.values can be read-only; torch then warned of undefined behaviour, from
-    # inside manibo, at a user who had done nothing wrong
-    X = Sphere(2).random(2, generator=torch.Generator().manual_seed(0)).numpy()
-    Y = np.array([0.5, 0.25])
-    X.flags.writeable = Y.flags.writeable = False
-    opt = BayesianOptimizer(Sphere(2), initial_design=3, **FAST)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        opt.tell(X, Y)
-    assert [e.y for e in opt.history] == [0.5, 0.25]
+    # inside manibo, at a user who had done nothing wrong. torch warns once per process, so the
+    # check runs in a fresh one
+    script = """
+import warnings
+import numpy as np
+import torch
+from manibo.loop import BayesianOptimizer
+from manibo.spaces import Sphere
+X = Sphere(2).random(2, generator=torch.Generator().manual_seed(0)).numpy()
+Y = np.array([0.5, 0.25])
+X.flags.writeable = Y.flags.writeable = False
+opt = BayesianOptimizer(Sphere(2), initial_design=3, num_restarts=2, raw_samples=16)
+with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    opt.tell(X, Y)
+    opt.tell_failure(X[:1], "diverged")
+print([e.y for e in opt.history])
+"""
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert ran.returncode == 0 and ran.stdout.strip() == "[0.5, 0.25, None]", ran.stderr[-1500:]
 
 
 def test_extra_values_told_with_an_evaluation_are_journaled_and_resumed(tmp_path):
@@ -2127,10 +2139,15 @@ def test_extra_values_told_with_an_evaluation_are_journaled_and_resumed(tmp_path
     resumed.close()
 
 
-def test_an_optimiser_without_a_journal_pickles_and_copies_with_a_lock_of_its_own():
+def test_an_optimiser_without_a_journal_pickles_and_copies_with_a_lock_of_its_own(tmp_path):
     import copy
     import pickle
 
+    journal = tmp_path / "j.jsonl"
+    with BayesianOptimizer(Sphere(2), initial_design=3, journal=journal, **FAST) as held:
+        for duplicate in (pickle.dumps, copy.deepcopy, copy.copy):
+            with pytest.raises(TypeError, match="holds journal .* without its lock; close"):
+                duplicate(held)  # a copy would write to the journal's file without its lock
     opt = BayesianOptimizer(Sphere(2), initial_design=3, **FAST)
     opt.tell(Sphere(2).random(1, generator=torch.Generator().manual_seed(0)), 0.5)
     for twin in (pickle.loads(pickle.dumps(opt)), copy.deepcopy(opt)):

@@ -75,7 +75,8 @@ class SweepLaw:
             raise ConfigurationError(
                 f"`width_km` is the sweep width in km, and {self.width_km!r} km is wider than the "
                 f"{MAX_SWEEP_WIDTH_KM:.0f} km the lateral range model holds for (search sensors "
-                f"sweep tens of km). If it was given in metres, pass {self.width_km / 1000:g}."
+                f"sweep tens of km). If it was given in metres, pass "
+                f"{float(self.width_km) / 1000!r}."
             )
         if self.law not in SWEEP_LAWS:
             raise ConfigurationError(f"`law` must be one of {SWEEP_LAWS}, got {self.law!r}.")

@@ -167,6 +167,6 @@ def test_bad_laws_are_refused():
 def test_a_width_in_metres_is_refused_with_advice():
     # 20 km given in metres: the planar lateral range formulas need W far below the earth's radius
     for width in (20000.0, np.float64(20000.0)):  # advice in plain numbers, not np.float64(20.0)
-        with pytest.raises(ConfigurationError, match=r"(?s)20000.*km.*metres, pass 20\.$"):
+        with pytest.raises(ConfigurationError, match=r"(?s)20000.*km.*metres, pass 20\.0\.$"):
             SweepLaw(width)
     assert SweepLaw(MAX_SWEEP_WIDTH_KM).width_km == MAX_SWEEP_WIDTH_KM
