@@ -48,11 +48,17 @@ def _label(category: type[Warning], message: str) -> str:
 
 
 class ProposalWarnings:
-    """The warnings of the proposals made since the last :meth:`report`."""
+    """The warnings of the proposals made since the last :meth:`report`.
+
+    A kind of BoTorch's or GPyTorch's warnings is summarised once per optimiser: ask/tell reports
+    after every proposal, and a run that clusters its evaluations near an optimum draws jitter
+    warnings at nearly every one (175 summaries in 200 proposals, 44 KB of stderr).
+    """
 
     def __init__(self) -> None:
         self._kinds: dict[tuple[type[Warning], str], list] = {}
         self._own: dict[tuple[type[Warning], str], warnings.WarningMessage] = {}
+        self._summarised: set[tuple[type[Warning], str]] = set()
         self._truncation_reported = False
         self.proposals = 0
 
@@ -83,15 +89,20 @@ class ProposalWarnings:
         """
         for w in self._own.values():  # at the caller's line, as the summary, not manibo's
             warnings.warn(w.message, stacklevel=stacklevel + 1)
-        if self._kinds:
-            kinds = sorted(self._kinds.items(), key=lambda item: -item[1][0])
+        fresh = {k: v for k, v in self._kinds.items() if k not in self._summarised}
+        if fresh:
+            self._summarised.update(fresh)
+            kinds = sorted(fresh.items(), key=lambda item: -item[1][0])
             total = sum(count for _, (count, _) in kinds)
             heading = ", ".join(
                 f"{count} × {_label(category, example)}"
                 for (category, _), (count, example) in kinds
             )
             activity = activity or f"proposing {self.proposals} point(s)"
-            lines = [f"while {activity}, BoTorch and GPyTorch warned {total} time(s): {heading}."]
+            lines = [
+                f"while {activity}, BoTorch and GPyTorch warned {total} time(s): {heading} "
+                "(later warnings of these kinds from this optimiser are not summarised again)."
+            ]
             for (category, _), (count, example) in kinds:
                 advice = _advice(category, example)
                 lines.append(f"  {count} × {category.__name__}: {example}")

@@ -893,6 +893,19 @@ def test_the_jitter_advice_holds_for_evaluations_clustered_near_an_optimum():
         summary.report(stacklevel=1)
     (advice,) = [line for line in str(caught[0].message).splitlines() if line.startswith("    ")]
     assert "near an optimum" in advice and "`acquisition`='qlogei'" in advice
+    # once per optimiser: ask/tell reported it after nearly every proposal (175 of 200)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            warnings.warn("A not p.d., added jitter of 1.0e-07", NumericalWarning, stacklevel=1)
+        warnings.warn("the line search failed", OptimizationWarning, stacklevel=1)
+    summary.add(caught)
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")
+        summary.report(stacklevel=1)
+    (line,) = str(again[0].message).splitlines()[:1]
+    assert "warned 1 time(s): 1 × OptimizationWarning (later" in line, line
+    assert "not summarised again" in line
 
 
 def test_the_truncation_warning_names_options_that_the_surrogate_takes():
