@@ -283,8 +283,7 @@ def _failure_types(names: list[str], homes: list[ModuleType]) -> tuple[type[Exce
 def _exception_module(module_name: str, name: str, homes: list[ModuleType]) -> ModuleType:
     """The module of ``--on-error MODULE:CLASS``: the one of ``homes`` loaded from MODULE's file,
     else MODULE imported."""
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    _current_folder_first()
     try:
         spec = importlib.util.find_spec(module_name)
     except (ImportError, ValueError):
@@ -388,7 +387,7 @@ def _objective_task(args: argparse.Namespace, noise: float) -> _Task:
             "--noise adds noise to benchmark problems (--problem); your objective's own noise is "
             "what it returns."
         )
-    function, module = _objective_and_module(args.objective)
+    function, module = load_objective(args.objective)
     space = make_space(args.space)
     spec = normal_spec(args.space)  # " so3 * box2 " resumes the run of "so3*box2"
     name = f"{args.objective.rpartition(':')[2]}_{_file_safe(spec)}"
@@ -449,12 +448,7 @@ def _problem_task(args: argparse.Namespace, noise: float) -> _Task:
     return _Task(problem.name, problem.space, metadata, objective, extra, lines)
 
 
-def load_objective(reference: str) -> Callable:
-    """The function ``reference`` names (see :func:`_objective_and_module`)."""
-    return _objective_and_module(reference)[0]
-
-
-def _objective_and_module(reference: str) -> tuple[Callable, ModuleType]:
+def load_objective(reference: str) -> tuple[Callable, ModuleType]:
     """The function ``reference`` names and the module it was found in.
 
     ``reference`` is ``package.module:function`` (imported; the current folder is searched first)
@@ -511,8 +505,7 @@ def _import(module_name: str, reference: str):
             del sys.modules[name]
             raise
         return module
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    _current_folder_first()
     _refuse_shadowed(module_name, reference)
     try:
         found = importlib.util.find_spec(module_name) is not None
@@ -529,6 +522,13 @@ def _import(module_name: str, reference: str):
             "path (FILE.py:FUNCTION)."
         )
     return importlib.import_module(module_name)
+
+
+def _current_folder_first() -> None:
+    """Put the current folder first on ``sys.path`` (unless it is there), as ``python -m`` does:
+    the modules that the command's options name are searched for there first."""
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
 
 
 def _refuse_shadowed(module_name: str, reference: str) -> None:

@@ -596,8 +596,8 @@ def test_an_objective_file_named_like_a_module_does_not_replace_it(tmp_path, mon
 
     monkeypatch.setitem(sys.modules, "json", real_json)  # put back whatever the code does
     (tmp_path / "json.py").write_text("def f(x):\n    return float(x[0])\n")
-    first = load_objective(f"{tmp_path / 'json.py'}:f")
-    second = load_objective(f"{tmp_path / 'json.py'}:f")
+    first, _ = load_objective(f"{tmp_path / 'json.py'}:f")
+    second, _ = load_objective(f"{tmp_path / 'json.py'}:f")
     assert sys.modules["json"] is real_json and hasattr(sys.modules["json"], "JSONEncoder")
     assert first.__module__ != second.__module__ and first([2.0]) == second([2.0]) == 2.0
     # registered under its own name: it can be pickled, and run by a (forked) process pool
