@@ -4,12 +4,15 @@ A point is an integer index stored as a float in a trailing dimension of size 1:
 The spectrum solves :math:`L\phi = \lambda M\phi` for a sparse symmetric positive semi-definite
 ``L`` and a positive diagonal mass ``M`` (the identity for graphs, lumped vertex areas for meshes).
 Eigenvectors are orthonormal under the normalised measure :math:`M / \operatorname{tr} M`, and
-eigenvalues equal within ``1e-8 * max(1, |lambda_max|)`` form one level, so a kernel never cuts
-through a degenerate eigenspace and does not depend on the eigensolver's choice of basis.
+eigenvalues equal within ``LEVEL_RTOL`` times the operator's scale (a bound on its largest
+eigenvalue) form one level, so a kernel never cuts through a degenerate eigenspace and does not
+depend on the eigensolver's choice of basis. The tolerance is relative, so the levels do not
+change when every weight is multiplied by the same factor.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -17,10 +20,11 @@ import scipy.linalg
 import scipy.sparse as sps
 import scipy.sparse.linalg
 import torch
-from scipy.sparse.csgraph import shortest_path
+from scipy.sparse.csgraph import connected_components, shortest_path
 from torch import Tensor
 
-from manibo.exceptions import ConfigurationError
+from manibo._stack import user_stacklevel
+from manibo.exceptions import ConfigurationError, TruncationWarning
 from manibo.spaces.base import CompactSpace
 
 DENSE_MAX = 2000
@@ -29,21 +33,37 @@ DEFAULT_SPARSE_EIGENPAIRS = 500
 """Eigenpairs asked of the sparse solver by default, beyond ``DENSE_MAX`` points."""
 FULL_DISTANCE_MAX = 2048
 """Up to this many points, all pairwise shortest-path distances are computed once and cached."""
-LEVEL_RTOL = 1e-8
+LEVEL_RTOL = 1e-12
+"""Eigenvalues within this fraction of the operator's scale (its largest absolute row sum, at least
+its largest eigenvalue) form one level. The eigensolvers split a degenerate eigenvalue by about
+1e-15 of that scale (graphs and meshes of up to 3,600 points), far below it; distinct eigenvalues
+closer than it, which a heavy edge or a sliver triangle can make, merge into one level."""
 INDEX_TOL = 1e-9
+SPARSE_ATTEMPTS = 4
+"""Sparse solutions tried, each asking for more eigenpairs, before :func:`lowest_sparse` stops."""
+DENSE_FALLBACK_MAX = 8000
+"""Largest component solved densely when the sparse solver's copies cannot be verified."""
 
 
-def group_levels(eigenvalues: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Group sorted eigenvalues that agree within ``1e-8 * max(1, |lambda_max|)`` into levels.
+def operator_scale(operator: sps.spmatrix) -> float:
+    """The largest absolute row sum of ``operator`` ``(n, n)``: a bound on its spectral radius."""
+    return float(abs(sps.csr_matrix(operator)).sum(axis=1).max()) if operator.shape[0] else 0.0
+
+
+def group_levels(eigenvalues: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Group sorted eigenvalues that agree within ``tol`` into levels.
+
+    Neighbours closer than ``tol`` join one level, so a level may span more than ``tol`` when
+    several eigenvalues follow one another that closely.
 
     Args:
         eigenvalues: sorted, shape ``(K,)``.
+        tol: ``LEVEL_RTOL`` times the operator's scale (:func:`operator_scale`).
 
     Returns:
         ``(values, multiplicities)`` of shape ``(L,)``: each level's mean eigenvalue (the lowest
         set to exactly 0 when it is within the tolerance of 0) and its number of eigenvalues.
     """
-    tol = LEVEL_RTOL * max(1.0, float(np.abs(eigenvalues).max()))
     starts = np.concatenate([[0], np.flatnonzero(np.diff(eigenvalues) > tol) + 1])
     counts = np.diff(np.append(starts, len(eigenvalues)))
     values = np.add.reduceat(eigenvalues, starts) / counts
@@ -52,39 +72,180 @@ def group_levels(eigenvalues: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return values, counts
 
 
-def lowest_eigenpairs(
-    laplacian: sps.spmatrix, mass: np.ndarray, num_eigenpairs: int
-) -> tuple[np.ndarray, np.ndarray]:
-    r"""Lowest eigenpairs of :math:`L\phi = \lambda M\phi` with :math:`\phi^\top M\phi = I`.
+def symmetrised(laplacian: sps.spmatrix, mass: np.ndarray) -> sps.csr_matrix:
+    r""":math:`M^{-1/2} L M^{-1/2}`, ``laplacian`` ``(n, n)``, ``mass`` the diagonal ``(n,)``."""
+    inv_sqrt = sps.diags(1.0 / np.sqrt(mass))
+    return sps.csr_matrix(inv_sqrt @ laplacian @ inv_sqrt)
 
-    The problem is symmetrised as :math:`M^{-1/2} L M^{-1/2}`. Up to ``DENSE_MAX`` points, or when
-    half of the spectrum or more is wanted, ``scipy.linalg.eigh`` (divide and conquer) returns all
-    ``n`` eigenpairs; otherwise ``scipy.sparse.linalg.eigsh`` in shift-invert mode just below 0
-    returns the lowest ``num_eigenpairs``, from a fixed start vector so that results reproduce.
+
+def lowest_levels(
+    laplacian: sps.spmatrix, mass: np.ndarray, num_eigenpairs: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    r"""Whole levels of the lowest eigenpairs of :math:`L\phi = \lambda M\phi`, orthonormal under M.
+
+    The problem is symmetrised as :math:`S = M^{-1/2} L M^{-1/2}`. Up to ``DENSE_MAX`` points, or
+    when half of the spectrum or more is wanted, ``scipy.linalg.eigh`` (divide and conquer)
+    returns all ``n`` eigenpairs. Otherwise each connected component is solved on its own
+    (densely up to ``DENSE_MAX`` points, else by :func:`lowest_sparse`): a Krylov solver on the
+    whole operator misses copies of an eigenvalue that many components share (the 0 of each
+    isolated node).
 
     Args:
         laplacian: symmetric positive semi-definite, shape ``(n, n)``.
         mass: the positive diagonal of ``M``, shape ``(n,)``.
-        num_eigenpairs: number wanted when the sparse solver is used.
+        num_eigenpairs: the most eigenpairs returned when the whole spectrum is not computed.
 
     Returns:
-        ``(eigenvalues, eigenvectors)``, shapes ``(K,)`` (sorted, clipped at 0) and ``(n, K)``, with
-        ``K = n`` (dense) or ``K = num_eigenpairs`` (sparse).
+        ``(values (L,), multiplicities (L,), eigenvectors (n, K), bound)``: the levels (as
+        :func:`group_levels` forms them), their eigenvectors level by level (``K`` the sum of
+        the multiplicities), and a lower bound on every eigenvalue not returned (``inf`` when the
+        whole spectrum is). Every level is whole: all eigenvalues below ``bound`` are returned.
     """
     n = laplacian.shape[0]
-    inv_sqrt = 1.0 / np.sqrt(mass)
-    scaled = sps.diags(inv_sqrt) @ laplacian @ sps.diags(inv_sqrt)
+    scaled = symmetrised(laplacian, mass)
+    tol = LEVEL_RTOL * operator_scale(scaled)
     if n <= DENSE_MAX or num_eigenpairs >= n // 2:
         values, vectors = scipy.linalg.eigh(scaled.toarray(), driver="evd")
+        bound = np.inf
     else:
-        sigma = -1e-6 * max(1.0, float(np.abs(scaled.diagonal()).max()))
-        start = np.random.default_rng(0).standard_normal(n)
+        values, vectors, bound = _lowest_by_component(scaled, num_eigenpairs, tol)
+    if not len(values):
+        return np.zeros(0), np.zeros(0, dtype=int), vectors, bound
+    levels, counts = group_levels(np.maximum(values, 0.0), tol)
+    return levels, counts, vectors / np.sqrt(mass)[:, None], bound
+
+
+def _lowest_by_component(
+    scaled: sps.csr_matrix, wanted: int, tol: float
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The lowest ``wanted`` eigenpairs of the symmetric ``scaled`` ``(n, n)``, by component.
+
+    Returns:
+        ``(eigenvalues (K,), eigenvectors (n, K), bound)``, sorted, with ``K <= wanted``: they are
+        every eigenvalue below ``bound``, copies included.
+    """
+    n = scaled.shape[0]
+    pattern = scaled.copy()
+    pattern.eliminate_zeros()
+    count, labels = connected_components(pattern, directed=False)
+    members = np.argsort(labels, kind="stable")
+    bounds = np.searchsorted(labels[members], np.arange(count + 1))
+    values, rows, columns, entries = [], [], [], []
+    bound, found = np.inf, 0
+    for c in range(count):
+        index = members[bounds[c] : bounds[c + 1]]
+        block = scaled[index][:, index]
+        if len(index) <= DENSE_MAX or wanted >= len(index) // 2:
+            block_values, block_vectors = scipy.linalg.eigh(block.toarray(), driver="evd")
+            block_values, block_vectors = block_values[:wanted], block_vectors[:, :wanted]
+        else:
+            block_values, block_vectors, block_bound = lowest_sparse(block, wanted, tol)
+            bound = min(bound, block_bound)
+        values.append(block_values)
+        rows.append(np.repeat(index, len(block_values)))
+        columns.append(np.tile(np.arange(len(block_values)) + found, len(index)))
+        entries.append(block_vectors.ravel())
+        found += len(block_values)
+    values = np.concatenate(values)
+    order = np.argsort(values, kind="stable")
+    order = order[values[order] < bound]
+    if len(order) > wanted:  # cut below the level of the first eigenvalue not wanted
+        head = values[order[: wanted + 1]]
+        gaps = np.flatnonzero(np.diff(head) > tol)
+        whole = int(gaps[-1]) + 1 if len(gaps) else 0
+        bound, order = float(head[whole]), order[:whole]
+    vectors = sps.csc_matrix(
+        (np.concatenate(entries), (np.concatenate(rows), np.concatenate(columns))),
+        shape=(n, found),
+    )[:, order]
+    return values[order], vectors.toarray(), bound
+
+
+def lowest_sparse(
+    operator: sps.csr_matrix, k: int, tol: float
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The lowest eigenpairs of the symmetric ``operator`` ``(n, n)``, every copy of each.
+
+    ``scipy.sparse.linalg.eigsh`` in shift-invert mode just below 0, from a fixed start vector so
+    that results reproduce, finds ``k`` of them. A Lanczos solver can miss a copy of a repeated
+    eigenvalue, so the eigenvalues below the top one found are counted independently
+    (Sylvester's law of inertia: the negative pivots of a symmetric factorisation of the
+    operator shifted there) and, while some are missing, more are asked for; after
+    ``SPARSE_ATTEMPTS`` tries the dense solver takes over up to ``DENSE_FALLBACK_MAX`` points, and
+    beyond it a :class:`~manibo.exceptions.TruncationWarning` says the count is unverified.
+
+    Args:
+        operator: symmetric, shape ``(n, n)``.
+        k: eigenpairs asked of the solver first, ``2 k < n``.
+        tol: eigenvalues closer than this are copies of one.
+
+    Returns:
+        ``(eigenvalues (K,), eigenvectors (n, K), bound)``, sorted: every eigenvalue below
+        ``bound`` is among them, with all its copies.
+    """
+    n = operator.shape[0]
+    sigma = -1e-6 * max(1.0, float(np.abs(operator.diagonal()).max()))
+    start = np.random.default_rng(0).standard_normal(n)
+    found = None
+    for _ in range(SPARSE_ATTEMPTS):
+        if 2 * k >= n:
+            break
         values, vectors = scipy.sparse.linalg.eigsh(
-            scaled.tocsc(), k=num_eigenpairs, sigma=sigma, which="LM", v0=start
+            operator.tocsc(), k=k, sigma=sigma, which="LM", v0=start
         )
         order = np.argsort(values)
         values, vectors = values[order], vectors[:, order]
-    return np.maximum(values, 0.0), vectors * inv_sqrt[:, None]
+        gaps = np.flatnonzero(np.diff(values) > tol)
+        if not len(gaps):
+            k *= 2  # a single level: no cut below its top to count at
+            continue
+        below = int(gaps[-1]) + 1  # eigenvalues found below the top level
+        counted, cut = _count_below(operator, float(values[below - 1]), float(values[below]))
+        found = values[:below], vectors[:, :below], cut if cut is not None else values[below - 1]
+        if counted == below:
+            return found
+        k += abs((counted or 0) - below) + max(10, k // 10)
+    if n <= DENSE_FALLBACK_MAX or found is None:
+        values, vectors = scipy.linalg.eigh(operator.toarray(), driver="evd")
+        return values, vectors, np.inf
+    warnings.warn(
+        TruncationWarning(
+            f"the sparse eigensolver's {len(found[0])} lowest eigenpairs of a component of "
+            f"{n} points could not be shown to hold every copy of each eigenvalue (Sylvester's "
+            f"count disagreed {SPARSE_ATTEMPTS} times); a repeated eigenvalue may be short of "
+            "copies, and a kernel on this space may depend on the solver's basis. Another "
+            "`num_eigenpairs` may settle it."
+        ),
+        stacklevel=user_stacklevel(),
+    )
+    return found
+
+
+def _count_below(
+    operator: sps.csr_matrix, low: float, high: float
+) -> tuple[int, float] | tuple[None, None]:
+    """``(count, cut)``: the number of eigenvalues of the symmetric ``operator`` below a ``cut``
+    in ``(low, high)``, an interval that holds none; ``(None, None)`` when no factorisation
+    could count them.
+
+    By Sylvester's law of inertia, the number of negative pivots of a symmetric (diagonally
+    pivoted) LU factorisation of ``operator - cut * I``. A zero pivot stops the factorisation;
+    a second cut is then tried.
+    """
+    identity = sps.eye(operator.shape[0])
+    for fraction in (0.5, 0.3):
+        cut = low + fraction * (high - low)
+        try:
+            factor = scipy.sparse.linalg.splu(
+                sps.csc_matrix(operator - cut * identity),
+                permc_spec="MMD_AT_PLUS_A",
+                diag_pivot_thresh=0.0,
+                options={"SymmetricMode": True},
+            )
+        except RuntimeError:  # "Factor is exactly singular"
+            continue
+        return int((factor.U.diagonal() < 0).sum()), cut
+    return None, None
 
 
 class EigenvectorSpace(CompactSpace):
@@ -118,18 +279,13 @@ class EigenvectorSpace(CompactSpace):
     ) -> None:
         n = laplacian.shape[0]
         wanted = _resolve_num_eigenpairs(num_eigenpairs, n)
-        eigenvalues, eigenvectors = lowest_eigenpairs(laplacian, mass, wanted)
-        values, counts = group_levels(eigenvalues)
-        every_value = values  # the last level too, which may be incomplete
-        lowest, complete = int(counts[0]), len(eigenvalues) == n
-        if not complete:
-            values, counts = values[:-1], counts[:-1]
+        values, counts, eigenvectors, bound = lowest_levels(laplacian, mass, wanted)
         keep = int(np.searchsorted(np.cumsum(counts), wanted, side="right"))
         if keep == 0:
+            lowest = f"{int(counts[0])}" if len(counts) else f"more than {wanted}"
             raise ConfigurationError(
                 f"`num_eigenpairs` = {wanted} keeps no whole eigenspace of this {self._noun} "
-                f"space: its lowest eigenvalue has multiplicity {lowest}"
-                f"{'' if complete else ' or more'}. Raise `num_eigenpairs`."
+                f"space: its lowest eigenvalue has multiplicity {lowest}. Raise `num_eigenpairs`."
             )
         self.num_points = n
         # (count, lowest and mean eigenvalue) of the eigenpairs not kept, None when all are: a
@@ -140,7 +296,7 @@ class EigenvectorSpace(CompactSpace):
         if dropped:
             kept = float((values[:keep] * counts[:keep]).sum())
             trace = float(np.sum(sps.csr_matrix(laplacian).diagonal() / mass))
-            first = float(every_value[keep])
+            first = float(values[keep]) if keep < len(values) else bound
             self.dropped_spectrum = (dropped, first, max((trace - kept) / dropped, first))
         self.num_levels_available = keep
         self.default_max_levels = keep

@@ -20,8 +20,9 @@ class Graph(EigenvectorSpace):
     :math:`I - D^{-1/2} A D^{-1/2}` (an isolated node gets a zero row, as in Chung's convention).
     Eigenvectors are orthonormal and scaled by :math:`\sqrt{n}` (orthonormal under the uniform
     probability on nodes) and ``spectral_dim = 0``, as in GeometricKernels; eigenvalues equal
-    within ``1e-8 * max(1, |lambda_max|)`` form one level. ``distance`` counts hops: every edge has
-    length 1 whatever its weight, and it is ``inf`` between disconnected components.
+    within ``1e-12`` of the Laplacian's largest row sum form one level. ``distance`` counts hops:
+    every edge has length 1 whatever its weight, and it is ``inf`` between disconnected
+    components.
 
     Args:
         adjacency: symmetric non-negative ``(n, n)`` weights, a dense array or tensor or a

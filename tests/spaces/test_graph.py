@@ -218,6 +218,62 @@ def test_sparse_solver_keeps_whole_levels(monkeypatch):
     assert diff.abs().max() < 1e-9
 
 
+def path(n, weight=1.0):
+    a = np.zeros((n, n))
+    for i in range(n - 1):
+        a[i, i + 1] = a[i + 1, i] = weight
+    return a
+
+
+@pytest.mark.parametrize("heavy", [1e7, 1e9])
+def test_one_heavy_edge_keeps_every_level(heavy):
+    # eigenvalues within 1e-8 * lambda_max were one level: one edge of weight 1e9 on a path of 30
+    # merged all 30 into 2 levels and the kernel became white noise (error 1.55)
+    a = path(30)
+    a[0, 1] = a[1, 0] = heavy
+    space = Graph(a)
+    assert space.num_levels_available == 30
+    k = full_kernel(space, math.inf, 3.0)
+    with torch.no_grad():
+        K = k(nodes(30)).to_dense().numpy()
+    # both sides hold eigenvalues to about 1e-16 of lambda_max (0.4 at weight 1e9)
+    assert np.abs(K - dense_kernel(laplacian(a), math.inf, 3.0)).max() < 1e-5
+
+
+def test_levels_do_not_depend_on_the_scale_of_the_weights():
+    # an absolute floor of 1e-8 on the tolerance merged a path's lowest eigenvalues once its
+    # weights were small (weights 1e-7: a first level of 16 eigenvalues, kernel error 1.74)
+    reference = Graph(path(50))
+    values, counts = reference.levels(reference.num_levels_available)
+    for scale in (1e-7, 1e7):
+        space = Graph(path(50, weight=scale))
+        scaled_values, scaled_counts = space.levels(space.num_levels_available)
+        assert torch.equal(scaled_counts, counts)
+        assert torch.allclose(scaled_values / scale, values, rtol=1e-8, atol=1e-12)
+
+
+def test_sparse_solver_keeps_every_copy_of_an_eigenvalue_shared_by_components(monkeypatch):
+    # a path and 40 isolated nodes: 0 has multiplicity 41. Solved on the whole graph, the sparse
+    # solver found some of its copies and then went on to higher levels, so the kernel was wrong
+    a = np.zeros((100, 100))
+    a[:60, :60] = path(60)
+    dense = Graph(a)
+    monkeypatch.setattr(eigenvector_space, "DENSE_MAX", 50)
+    sparse = Graph(a, num_eigenpairs=45)
+    values, counts = sparse.levels(sparse.num_levels_available)
+    assert counts[0] == 41 and int(counts.sum()) <= 45
+    reference_values, reference_counts = dense.levels(len(values))
+    assert torch.equal(counts, reference_counts)
+    assert torch.allclose(values, reference_values, atol=1e-10)
+    x = nodes(100)
+    kernels = [
+        GeometricMaternKernel(s, nu=1.5, num_levels=len(values)).double() for s in (dense, sparse)
+    ]
+    with torch.no_grad():
+        diff = kernels[0](x).to_dense() - kernels[1](x).to_dense()
+    assert diff.abs().max() < 1e-9
+
+
 def test_normalized_laplacian_handles_isolated_nodes():
     a = random_weighted(10, seed=6, isolated=[3, 7])
     space = Graph(a, normalized=True)

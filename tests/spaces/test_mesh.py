@@ -14,7 +14,7 @@ from gpytorch.kernels import ScaleKernel
 from gpytorch.mlls import ExactMarginalLogLikelihood
 
 import manibo.spaces.eigenvector_space as eigenvector_space
-from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
 from manibo.kernels import GeometricMaternKernel
 from manibo.spaces import Mesh
 from manibo.spaces.mesh import cotangent_laplacian
@@ -117,6 +117,31 @@ def test_icosphere_spectrum_approximates_the_sphere():
     assert abs(float(values[2]) / 6 - 1) < 0.05  # l = 2: 6, multiplicity 5
     scaled = Mesh.icosphere(2, radius=2.0)
     assert torch.allclose(scaled.levels(3)[0], values / 4, atol=1e-10)
+
+
+def test_levels_do_not_depend_on_the_size_of_the_mesh():
+    # the tolerance had an absolute floor of 1e-8: a unit icosphere scaled to radius 3e4 (a mesh
+    # in metres) had 2 levels instead of 44, and its kernel at lengthscale = radius was not the
+    # unit sphere's at lengthscale 1
+    unit = Mesh.icosphere(2)
+    values, counts = unit.levels(unit.num_levels_available)
+    big = Mesh.icosphere(2, radius=3e4)
+    big_values, big_counts = big.levels(big.num_levels_available)
+    assert torch.equal(big_counts, counts)
+    assert torch.allclose(big_values * 9e8, values, rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("num_eigenpairs", [30, 31, 40])
+def test_sparse_solver_finds_every_copy_of_a_repeated_eigenvalue(monkeypatch, num_eigenpairs):
+    # asked for 31 eigenpairs of the icosphere, the Lanczos solver returned 4 of the 5 copies of
+    # one eigenvalue and went on to the next; now Sylvester's count catches it
+    dense = Mesh.icosphere(2)
+    monkeypatch.setattr(eigenvector_space, "DENSE_MAX", 50)
+    sparse = Mesh.icosphere(2, num_eigenpairs=num_eigenpairs)
+    values, counts = sparse.levels(sparse.num_levels_available)
+    assert int(counts.sum()) <= num_eigenpairs
+    assert torch.equal(counts, dense.levels(len(values))[1])
+    assert torch.allclose(values, dense.levels(len(values))[0], atol=1e-8)
 
 
 def test_sparse_solver_matches_dense_on_whole_levels(monkeypatch):
@@ -282,3 +307,15 @@ def test_vertices_sharing_a_position_are_named_in_a_warning():
         mesh = Mesh(np.array(grid + seam), np.array(faces))
     eigenvalues, multiplicities = mesh.levels(1)
     assert float(eigenvalues[0]) == pytest.approx(0.0, abs=1e-9) and int(multiplicities[0]) == 2
+
+
+def test_sparse_copies_that_cannot_be_verified_fall_back_to_the_dense_solver_or_warn(monkeypatch):
+    dense = Mesh.icosphere(2)
+    monkeypatch.setattr(eigenvector_space, "DENSE_MAX", 50)
+    monkeypatch.setattr(eigenvector_space, "SPARSE_ATTEMPTS", 1)  # 31 pairs miss a copy once
+    fallback = Mesh.icosphere(2, num_eigenpairs=31)
+    values, counts = fallback.levels(fallback.num_levels_available)
+    assert torch.equal(counts, dense.levels(len(values))[1])
+    monkeypatch.setattr(eigenvector_space, "DENSE_FALLBACK_MAX", 100)  # 162 vertices: too many
+    with pytest.warns(TruncationWarning, match="could not be shown to hold every copy"):
+        Mesh.icosphere(2, num_eigenpairs=31)
