@@ -356,3 +356,26 @@ def test_fingerprint_is_the_adjacency_not_the_counts():
     b[0, 1] = b[1, 0] = a[0, 1] + 0.5  # one weight changed: same counts, other graph
     assert repr(Graph(b)) == repr(Graph(a)) and Graph(b).fingerprint() != reference
     assert Graph(a, normalized=True).fingerprint() != reference
+
+
+def test_chart_surrogate_is_refused_on_a_graph_and_the_advice_works():
+    """The docs' table said the 'chart' surrogate works on a graph, and the 'euclidean' refusal
+    advised it, but a graph has no chart: the build failed. Now the registry refuses it, the advice
+    names what works, and the advised default runs."""
+    import manibo
+    from manibo.models import unsupported_reason
+    from manibo.spaces import Mesh
+
+    space = Graph(cycle(6))
+    assert "'matern'" in unsupported_reason("chart", space)
+    with pytest.raises(ConfigurationError, match=r"'chart' surrogate.*global chart.*'matern'"):
+        manibo.BayesianOptimizer(space, surrogate="chart")
+    advice = unsupported_reason("euclidean", space)
+    assert "'matern'" in advice and "'chart'" not in advice
+    assert unsupported_reason("chart", Mesh.icosphere(0)) is None  # a mesh's vertex positions
+    assert "'chart'" in unsupported_reason("euclidean", Mesh.icosphere(0))
+    result = manibo.minimize(
+        lambda x: float((x.item() - 2) ** 2), space, 4, initial_design=2, seed=0, progress=False
+    )
+    assert math.isfinite(result.best_y)
+
