@@ -379,3 +379,20 @@ def test_chart_surrogate_is_refused_on_a_graph_and_the_advice_works():
     )
     assert math.isfinite(result.best_y)
 
+
+def test_eigenfunctions_and_spectral_sum_check_their_indices():
+    """Index -1 read node n-1's row, 2.6 rounded to node 3 and n raised a bare IndexError."""
+    space = Graph(cycle(6))
+    levels = space.num_levels_available
+    ones = torch.ones(levels, dtype=torch.float64)
+    cases = [(-1.0, r"in \[0, 6\).*-1"), (2.6, r"integer node.*2\.6"), (6.0, r"\[0, 6\)")]
+    for bad, match in cases:
+        x = torch.tensor([[bad]], dtype=torch.float64)
+        with pytest.raises(InputDataError, match=r"`x` holds points off Graph.*" + match):
+            space.eigenfunctions(x, levels)
+        with pytest.raises(InputDataError, match=r"`x1` holds points off Graph.*" + match):
+            space.spectral_sum(ones, x, nodes(6))
+        with pytest.raises(InputDataError, match=r"`x2` holds points off Graph.*" + match):
+            space.spectral_sum(ones, nodes(6), x, diag=False)
+    phi = space.eigenfunctions(nodes(6), levels)
+    assert torch.allclose(space.spectral_sum(ones, nodes(6), nodes(6)), phi @ phi.T)
