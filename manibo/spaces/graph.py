@@ -84,19 +84,8 @@ class Graph(EigenvectorSpace):
             weights: positive edge weights, shape ``(E,)``; default 1.
             normalized, num_eigenpairs: as for :class:`Graph`.
         """
-        pairs = as_numpy(edges)
-        if (
-            pairs.ndim != 2
-            or pairs.shape[1] != 2
-            or not np.all(np.isfinite(pairs))
-            or not np.array_equal(pairs, np.round(pairs))
-        ):
-            raise InputDataError(
-                f"`edges` must be integer node pairs of shape (E, 2), got shape {pairs.shape} and "
-                f"dtype {pairs.dtype}. Pass e.g. [[0, 1], [1, 2]]."
-            )
-        pairs = pairs.astype(np.int64)
         num_nodes = check_int("num_nodes", num_nodes, minimum=1)
+        pairs = _edge_pairs(edges)
         if pairs.size and (pairs.min() < 0 or pairs.max() >= num_nodes):
             raise InputDataError(
                 f"`edges` must hold node indices in [0, {num_nodes}) (`num_nodes` = {num_nodes}), "
@@ -109,19 +98,55 @@ class Graph(EigenvectorSpace):
                 f"{tuple(pairs[loops[0]].tolist())}; a graph from an edge list has none. Drop "
                 "them, or pass an adjacency matrix to Graph."
             )
-        w = np.ones(len(pairs)) if weights is None else as_numpy(weights).astype(np.float64)
-        if w.shape != (len(pairs),) or not np.all(np.isfinite(w)) or np.any(w <= 0):
-            raise InputDataError(
-                f"`weights` must hold one finite positive weight per edge, shape ({len(pairs)},), "
-                f"got shape {w.shape} with values in [{w.min(initial=np.inf):g}, "
-                f"{w.max(initial=-np.inf):g}]. Leave out absent edges instead of giving weight 0."
-            )
+        w = _edge_weights(weights, pairs)
         rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
         cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
         adjacency = sps.coo_matrix(
             (np.concatenate([w, w]), (rows, cols)), shape=(num_nodes, num_nodes)
         )
         return cls(adjacency.tocsr(), normalized=normalized, num_eigenpairs=num_eigenpairs)
+
+
+def _edge_pairs(edges) -> np.ndarray:
+    """``edges`` as integer node pairs, shape ``(E, 2)`` (``(0, 2)`` for an empty list)."""
+    pairs = as_numpy(edges)
+    if pairs.size == 0:
+        pairs = pairs.reshape(0, 2)
+    if pairs.ndim != 2 or pairs.shape[1] != 2 or pairs.dtype.kind not in "iuf":
+        raise InputDataError(
+            f"`edges` must be integer node pairs of shape (E, 2), got shape {pairs.shape} and "
+            f"dtype {pairs.dtype}. Pass e.g. [[0, 1], [1, 2]]."
+        )
+    whole = np.isfinite(pairs) & (pairs == np.round(pairs))
+    if not whole.all():
+        k = int(np.flatnonzero(~whole.all(axis=1))[0])
+        raise InputDataError(
+            f"`edges` must hold integer node indices, got edge {k} = ({pairs[k, 0]:g}, "
+            f"{pairs[k, 1]:g}) ({int((~whole).sum())} non-integer entries in all). Node indices "
+            "count from 0."
+        )
+    return pairs.astype(np.int64)
+
+
+def _edge_weights(weights, pairs: np.ndarray) -> np.ndarray:
+    """One finite positive weight per edge of ``pairs`` ``(E, 2)``, shape ``(E,)``; default 1."""
+    if weights is None:
+        return np.ones(len(pairs))
+    w = as_numpy(weights).astype(np.float64)
+    if w.shape != (len(pairs),):
+        raise InputDataError(
+            f"`weights` must hold one weight per edge, shape ({len(pairs)},), got shape "
+            f"{w.shape}. Pass one positive weight per row of `edges`."
+        )
+    bad = np.flatnonzero(~(np.isfinite(w) & (w > 0)))
+    if bad.size:
+        k = int(bad[0])
+        raise InputDataError(
+            f"`weights` must be finite and positive, got weight {k} = {w[k]:g} for edge "
+            f"{tuple(pairs[k].tolist())} ({bad.size} such weights in all). Leave out absent edges "
+            "instead of giving weight 0."
+        )
+    return w
 
 
 def _adjacency_matrix(adjacency) -> sps.csr_matrix:

@@ -396,3 +396,35 @@ def test_eigenfunctions_and_spectral_sum_check_their_indices():
             space.spectral_sum(ones, nodes(6), x, diag=False)
     phi = space.eigenfunctions(nodes(6), levels)
     assert torch.allclose(space.spectral_sum(ones, nodes(6), nodes(6)), phi @ phi.T)
+
+
+def test_from_edges_takes_an_empty_edge_list_and_checks_num_nodes_first():
+    """`Graph.from_edges([], 3)` failed with "got shape (0,)" though nodes without edges are
+    isolated, and `num_nodes=0` was reported as a fault of the edges."""
+    space = Graph.from_edges([], 3)
+    assert repr(space) == "Graph(3 nodes, 0 edges)"
+    values, counts = space.levels(1)
+    assert values.tolist() == [0.0] and counts.tolist() == [3.0]  # three isolated nodes
+    assert space.fingerprint() == Graph(np.zeros((3, 3))).fingerprint()
+    assert Graph.from_edges(torch.zeros(0, 2), 2, weights=[]).num_edges == 0
+    with pytest.raises(ConfigurationError, match=r"`num_nodes` must be an integer >= 1, got 0"):
+        Graph.from_edges([], 0)
+
+
+def test_from_edges_names_the_entry_that_is_wrong():
+    """A fractional node was reported as a wrong shape, "(E, 2), got shape (2, 2)", and weight 0
+    as "shape (2,), got shape (2,)"."""
+    with pytest.raises(InputDataError, match=r"integer node indices, got edge 1 = \(1, 2\.5\)"):
+        Graph.from_edges([[0, 1], [1, 2.5]], 3)
+    with pytest.raises(InputDataError, match=r"got edge 0 = \(0, nan\)"):
+        Graph.from_edges([[0, float("nan")]], 3)
+    for weight in (0.0, -1.0, float("inf")):
+        with pytest.raises(
+            InputDataError,
+            match=rf"finite and positive, got weight 1 = {weight:g} for edge \(1, 2\)",
+        ):
+            Graph.from_edges([[0, 1], [1, 2]], 3, weights=[1.0, weight])
+    with pytest.raises(
+        InputDataError, match=r"one weight per edge, shape \(2,\), got shape \(1,\)"
+    ):
+        Graph.from_edges([[0, 1], [1, 2]], 3, weights=[1.0])
