@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sps
+import torch
 
 from manibo._validation import check_int
 from manibo.exceptions import InputDataError
@@ -24,8 +25,10 @@ class Graph(EigenvectorSpace):
     length 1 whatever its weight, and it is ``inf`` between disconnected components.
 
     Args:
-        adjacency: symmetric non-negative ``(n, n)`` weights, a dense array or tensor or a
-            ``scipy.sparse`` matrix; self-loops count towards the degree.
+        adjacency: symmetric non-negative real ``(n, n)`` weights: a NumPy array, nested lists,
+            a dense or sparse (COO, CSR, CSC) torch tensor, or a ``scipy.sparse`` matrix or
+            array; self-loops count towards the degree. A networkx graph is converted with
+            ``networkx.to_scipy_sparse_array(G, nodelist=sorted(G))``.
         normalized: use the symmetric normalised Laplacian.
         num_eigenpairs: cap on the eigenpairs kept (see
             :class:`~manibo.spaces.eigenvector_space.EigenvectorSpace`).
@@ -151,6 +154,20 @@ def _edge_weights(weights, pairs: np.ndarray) -> np.ndarray:
 
 def _adjacency_matrix(adjacency) -> sps.csr_matrix:
     """Validate ``adjacency`` and return it as an exactly symmetric float64 CSR matrix."""
+    if type(adjacency).__module__.split(".")[0] == "networkx":
+        raise InputDataError(
+            f"`adjacency` must be a matrix, got a networkx {type(adjacency).__name__}. Convert "
+            "it with `networkx.to_scipy_sparse_array(G, nodelist=sorted(G))` (weights from the "
+            "edges' 'weight' attribute, 1 where absent); node i is then the i-th of `nodelist`."
+        )
+    if isinstance(adjacency, torch.Tensor) and adjacency.layout != torch.strided:
+        adjacency = _scipy_from_torch_sparse(adjacency)
+    dtype = adjacency.dtype if sps.issparse(adjacency) else as_numpy(adjacency).dtype
+    if np.issubdtype(dtype, np.complexfloating):
+        raise InputDataError(
+            f"`adjacency` must be real, got dtype {dtype}; edge weights are real similarities. "
+            "Pass its real part (`A.real`) if the imaginary parts are meant to be 0."
+        )
     try:
         matrix = (
             sps.csr_matrix(adjacency, dtype=np.float64)
@@ -191,3 +208,15 @@ def _adjacency_matrix(adjacency) -> sps.csr_matrix:
     matrix = ((matrix + matrix.T) / 2).tocsr()
     matrix.eliminate_zeros()
     return matrix
+
+
+def _scipy_from_torch_sparse(adjacency: torch.Tensor) -> sps.coo_matrix:
+    """A torch sparse tensor (COO, CSR, CSC or BSR), shape ``(n, n)``, as a SciPy COO matrix."""
+    if adjacency.dim() != 2:
+        raise InputDataError(
+            f"`adjacency` must be a square (n, n) matrix, got a sparse tensor of shape "
+            f"{tuple(adjacency.shape)}."
+        )
+    coo = adjacency.detach().cpu().to_sparse_coo().coalesce()
+    rows, cols = coo.indices().numpy()
+    return sps.coo_matrix((coo.values().numpy(), (rows, cols)), shape=tuple(coo.shape))

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 import scipy.linalg
+import scipy.sparse
 import torch
 from botorch.acquisition.logei import qLogNoisyExpectedImprovement
 from botorch.fit import fit_gpytorch_mll
@@ -428,3 +429,31 @@ def test_from_edges_names_the_entry_that_is_wrong():
         InputDataError, match=r"one weight per edge, shape \(2,\), got shape \(1,\)"
     ):
         Graph.from_edges([[0, 1], [1, 2]], 3, weights=[1.0])
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta:UserWarning")
+def test_adjacency_may_be_a_torch_sparse_tensor_but_not_complex_or_networkx():
+    """torch sparse tensors were refused though the docstring said "tensor", a complex matrix
+    lost its imaginary part with only NumPy's ComplexWarning, and a networkx graph was refused
+    as "got shape (1, 4)"."""
+    a = random_weighted(7, seed=3, isolated=[5])
+    dense = Graph(a)
+    t = torch.tensor(a)
+    for sparse in (t.to_sparse(), t.to_sparse_csr(), t.to_sparse_csc(), t.float().to_sparse()):
+        assert Graph(sparse).num_edges == dense.num_edges
+        levels = dense.num_levels_available
+        assert torch.allclose(Graph(sparse).levels(levels)[0], dense.levels(levels)[0], atol=1e-5)
+    assert Graph(t.to_sparse_csr()).fingerprint() == dense.fingerprint()
+    with pytest.raises(InputDataError, match=r"square \(n, n\).*\(3, 3, 3\)"):
+        Graph(torch.zeros(3, 3, 3).to_sparse())
+    for complex_matrix in (a.astype(complex), torch.tensor(a, dtype=torch.complex128)):
+        with pytest.raises(InputDataError, match=r"must be real, got dtype complex128.*A\.real"):
+            Graph(complex_matrix)
+    with pytest.raises(InputDataError, match=r"must be real"):
+        Graph(scipy.sparse.csr_matrix(a.astype(complex)))
+
+    class FakeNetworkxGraph:  # networkx is not a dependency: a class from its module will do
+        __module__ = "networkx.classes.graph"
+
+    with pytest.raises(InputDataError, match=r"networkx.*to_scipy_sparse_array\(G, nodelist"):
+        Graph(FakeNetworkxGraph())
