@@ -24,6 +24,11 @@ class Graph(EigenvectorSpace):
     within ``1e-8 * max(1, |lambda_max|)`` form one level. ``distance`` counts hops: every edge has
     length 1 whatever its weight, and it is ``inf`` between disconnected components.
 
+    Weights are similarities, not lengths: the Laplacian grows with them, so a kernel's
+    lengthscale is in hops across edges of weight 1, and an edge of weight ``w`` is as long as
+    ``1 / sqrt(w)`` of them (multiplying every weight by ``c`` lengthens the lengthscale
+    ``sqrt(c)`` times, unless ``normalized``). A road of length ``d`` enters as e.g. ``1 / d**2``.
+
     Args:
         adjacency: symmetric non-negative real ``(n, n)`` weights: a NumPy array, nested lists,
             a dense or sparse (COO, CSR, CSC) torch tensor, or a ``scipy.sparse`` matrix or

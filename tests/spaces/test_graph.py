@@ -457,3 +457,24 @@ def test_adjacency_may_be_a_torch_sparse_tensor_but_not_complex_or_networkx():
 
     with pytest.raises(InputDataError, match=r"networkx.*to_scipy_sparse_array\(G, nodelist"):
         Graph(FakeNetworkxGraph())
+
+
+@pytest.mark.parametrize("nu", [2.5, math.inf])
+def test_weights_are_similarities_and_the_docs_say_so(nu):
+    """docs/concepts.md said a graph's lengthscale is in the units of "the edges' lengths": a user
+    would put road lengths in as weights. Weights are similarities: multiplying them by c is the
+    lengthscale times sqrt(c), and `distance` ignores them."""
+    from pathlib import Path
+
+    a, c = random_weighted(8, seed=4), 9.0
+    x = nodes(8)
+    heavy = full_kernel(Graph(c * a), nu, 0.5)(x, x).to_dense()
+    light = full_kernel(Graph(a), nu, 0.5 * math.sqrt(c))(x, x).to_dense()
+    assert torch.allclose(heavy, light, atol=1e-10)
+    pairs = (x.unsqueeze(-2), x.unsqueeze(-3))  # (8, 8) hop counts
+    assert torch.equal(Graph(c * a).distance(*pairs), Graph(a).distance(*pairs))
+    concepts = (Path(__file__).parents[2] / "docs" / "concepts.md").read_text()
+    flat = " ".join(concepts.split())
+    assert "edges' lengths" not in flat
+    assert "edge weights are similarities, not lengths" in flat and "1/√w" in flat
+    assert "similarities, not lengths" in " ".join(Graph.__doc__.split())
