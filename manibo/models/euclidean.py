@@ -107,10 +107,15 @@ def _no_global_chart(space: Space) -> str | None:
     try:
         space.chart(point)
     except UnsupportedError as error:
+        advice = (
+            "'matern' (the default) models every space of manibo.spaces"
+            if type(space).__module__.startswith("manibo.")
+            else "'matern' (the default) models a space of your own once a kernel is registered "
+            "for it with `@manibo.kernels.matern_kernel.register`"
+        )
         return (
             f"the 'chart' surrogate reads coordinates in a global chart, but {space!r} has none "
-            f"({str(error).rstrip('.')}); use a geometric surrogate: 'matern' (the default) or "
-            "'heat'."
+            f"({str(error).rstrip('.')}); choose another surrogate: {advice}."
         )
     return None
 
