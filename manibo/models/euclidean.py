@@ -15,7 +15,7 @@ from manibo.kernels._inputs import ChecksInputShape
 from manibo.models.exact_gp import CHECK_OPTIONS, exact_gp, validate_training_data
 from manibo.models.inputs import indices_not_coordinates
 from manibo.models.registry import register_surrogate
-from manibo.spaces.base import Space
+from manibo.spaces.base import Space, UnsupportedError
 from manibo.spaces.box import Box
 from manibo.spaces.product import ProductSpace
 
@@ -91,12 +91,33 @@ class EmbeddingKernel(CoordinateKernel):
 
 
 def _indices_not_coordinates(space: Space) -> str | None:
-    return indices_not_coordinates(
-        "euclidean",
-        space,
-        "use 'chart' (a Matérn GP on the vertices' positions, where the space has them) or a "
-        "geometric surrogate ('matern', 'heat').",
+    geometric = "a geometric surrogate: 'matern' (the default) or 'heat'"
+    advice = (
+        f"use {geometric}."
+        if _no_global_chart(space)
+        else f"use {geometric}, or 'chart' (a Matérn GP on the vertices' positions)."
     )
+    return indices_not_coordinates("euclidean", space, advice)
+
+
+def _no_global_chart(space: Space) -> str | None:
+    """Why the 'chart' surrogate cannot model ``space``: the space, or one of its factors, has no
+    global chart (a graph's nodes, SO(n) for n > 3); None where :meth:`~Space.chart` answers."""
+    point = space.random(1, generator=torch.Generator().manual_seed(0))  # global RNG untouched
+    try:
+        space.chart(point)
+    except UnsupportedError as error:
+        advice = (
+            "'matern' (the default) models every space of manibo.spaces"
+            if type(space).__module__.startswith("manibo.")
+            else "'matern' (the default) models a space of your own once a kernel is registered "
+            "for it with `@manibo.kernels.matern_kernel.register`"
+        )
+        return (
+            f"the 'chart' surrogate reads coordinates in a global chart, but {space!r} has none "
+            f"({str(error).rstrip('.')}); choose another surrogate: {advice}."
+        )
+    return None
 
 
 @register_surrogate("euclidean", unsupported=_indices_not_coordinates, check_options=CHECK_OPTIONS)
@@ -113,7 +134,7 @@ def ambient_matern_gp(space, train_X, train_Y, **options):
     return model
 
 
-@register_surrogate("chart", check_options=CHECK_OPTIONS)
+@register_surrogate("chart", unsupported=_no_global_chart, check_options=CHECK_OPTIONS)
 def chart_matern_gp(space, train_X, train_Y, **options):
     """Matérn-5/2 ARD GP on chart coordinates (latitude/longitude on S²)."""
     validate_training_data(space, train_X, train_Y, max_outputs=1)  # before the kernel reads it

@@ -414,7 +414,12 @@ class EigenvectorSpace(CompactSpace):
 
         Returns:
             Shape ``(*batch, n, m)``, or ``(*batch, n)`` if ``diag``; ``batch`` is their broadcast.
+
+        Raises:
+            InputDataError: ``x1`` or ``x2`` holds an entry that is not an index ``0 .. n-1``.
         """
+        self.check(x1, "x1")
+        self.check(x2, "x2")
         num_levels = weights.shape[-1]
         self._check_num_levels(num_levels)
         table = self._eigenvector_table(num_levels, x1)
@@ -432,7 +437,11 @@ class EigenvectorSpace(CompactSpace):
 
         Returns:
             Shape ``(*batch, n, M)``, ``M`` the sum of the levels' multiplicities, level by level.
+
+        Raises:
+            InputDataError: ``x`` holds an entry that is not an index ``0 .. n-1``.
         """
+        self.check(x)
         self._check_num_levels(num_levels)
         return self._eigenvector_table(num_levels, x)[self._indices(x)]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sps
+import torch
 
 from manibo._validation import check_int
 from manibo.exceptions import InputDataError
@@ -24,9 +25,16 @@ class Graph(EigenvectorSpace):
     every edge has length 1 whatever its weight, and it is ``inf`` between disconnected
     components.
 
+    Weights are similarities, not lengths: the Laplacian grows with them, so a kernel's
+    lengthscale is in hops across edges of weight 1, and an edge of weight ``w`` is as long as
+    ``1 / sqrt(w)`` of them (multiplying every weight by ``c`` lengthens the lengthscale
+    ``sqrt(c)`` times, unless ``normalized``). A road of length ``d`` enters as e.g. ``1 / d**2``.
+
     Args:
-        adjacency: symmetric non-negative ``(n, n)`` weights, a dense array or tensor or a
-            ``scipy.sparse`` matrix; self-loops count towards the degree.
+        adjacency: symmetric non-negative real ``(n, n)`` weights: a NumPy array, nested lists,
+            a dense or sparse (COO, CSR, CSC) torch tensor, or a ``scipy.sparse`` matrix or
+            array; self-loops count towards the degree. A networkx graph is converted with
+            ``networkx.to_scipy_sparse_array(G, nodelist=sorted(G))``.
         normalized: use the symmetric normalised Laplacian.
         num_eigenpairs: cap on the eigenpairs kept (see
             :class:`~manibo.spaces.eigenvector_space.EigenvectorSpace`).
@@ -85,19 +93,8 @@ class Graph(EigenvectorSpace):
             weights: positive edge weights, shape ``(E,)``; default 1.
             normalized, num_eigenpairs: as for :class:`Graph`.
         """
-        pairs = as_numpy(edges)
-        if (
-            pairs.ndim != 2
-            or pairs.shape[1] != 2
-            or not np.all(np.isfinite(pairs))
-            or not np.array_equal(pairs, np.round(pairs))
-        ):
-            raise InputDataError(
-                f"`edges` must be integer node pairs of shape (E, 2), got shape {pairs.shape} and "
-                f"dtype {pairs.dtype}. Pass e.g. [[0, 1], [1, 2]]."
-            )
-        pairs = pairs.astype(np.int64)
         num_nodes = check_int("num_nodes", num_nodes, minimum=1)
+        pairs = _edge_pairs(edges)
         if pairs.size and (pairs.min() < 0 or pairs.max() >= num_nodes):
             raise InputDataError(
                 f"`edges` must hold node indices in [0, {num_nodes}) (`num_nodes` = {num_nodes}), "
@@ -110,13 +107,7 @@ class Graph(EigenvectorSpace):
                 f"{tuple(pairs[loops[0]].tolist())}; a graph from an edge list has none. Drop "
                 "them, or pass an adjacency matrix to Graph."
             )
-        w = np.ones(len(pairs)) if weights is None else as_numpy(weights).astype(np.float64)
-        if w.shape != (len(pairs),) or not np.all(np.isfinite(w)) or np.any(w <= 0):
-            raise InputDataError(
-                f"`weights` must hold one finite positive weight per edge, shape ({len(pairs)},), "
-                f"got shape {w.shape} with values in [{w.min(initial=np.inf):g}, "
-                f"{w.max(initial=-np.inf):g}]. Leave out absent edges instead of giving weight 0."
-            )
+        w = _edge_weights(weights, pairs)
         rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
         cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
         adjacency = sps.coo_matrix(
@@ -125,8 +116,64 @@ class Graph(EigenvectorSpace):
         return cls(adjacency.tocsr(), normalized=normalized, num_eigenpairs=num_eigenpairs)
 
 
+def _edge_pairs(edges) -> np.ndarray:
+    """``edges`` as integer node pairs, shape ``(E, 2)`` (``(0, 2)`` for an empty list)."""
+    pairs = as_numpy(edges)
+    if pairs.size == 0:
+        pairs = pairs.reshape(0, 2)
+    if pairs.ndim != 2 or pairs.shape[1] != 2 or pairs.dtype.kind not in "iuf":
+        raise InputDataError(
+            f"`edges` must be integer node pairs of shape (E, 2), got shape {pairs.shape} and "
+            f"dtype {pairs.dtype}. Pass e.g. [[0, 1], [1, 2]]."
+        )
+    whole = np.isfinite(pairs) & (pairs == np.round(pairs))
+    if not whole.all():
+        k = int(np.flatnonzero(~whole.all(axis=1))[0])
+        raise InputDataError(
+            f"`edges` must hold integer node indices, got edge {k} = ({pairs[k, 0]:g}, "
+            f"{pairs[k, 1]:g}) ({int((~whole).sum())} non-integer entries in all). Node indices "
+            "count from 0."
+        )
+    return pairs.astype(np.int64)
+
+
+def _edge_weights(weights, pairs: np.ndarray) -> np.ndarray:
+    """One finite positive weight per edge of ``pairs`` ``(E, 2)``, shape ``(E,)``; default 1."""
+    if weights is None:
+        return np.ones(len(pairs))
+    w = as_numpy(weights).astype(np.float64)
+    if w.shape != (len(pairs),):
+        raise InputDataError(
+            f"`weights` must hold one weight per edge, shape ({len(pairs)},), got shape "
+            f"{w.shape}. Pass one positive weight per row of `edges`."
+        )
+    bad = np.flatnonzero(~(np.isfinite(w) & (w > 0)))
+    if bad.size:
+        k = int(bad[0])
+        raise InputDataError(
+            f"`weights` must be finite and positive, got weight {k} = {w[k]:g} for edge "
+            f"{tuple(pairs[k].tolist())} ({bad.size} such weights in all). Leave out absent edges "
+            "instead of giving weight 0."
+        )
+    return w
+
+
 def _adjacency_matrix(adjacency) -> sps.csr_matrix:
     """Validate ``adjacency`` and return it as an exactly symmetric float64 CSR matrix."""
+    if type(adjacency).__module__.split(".")[0] == "networkx":
+        raise InputDataError(
+            f"`adjacency` must be a matrix, got a networkx {type(adjacency).__name__}. Convert "
+            "it with `networkx.to_scipy_sparse_array(G, nodelist=sorted(G))` (weights from the "
+            "edges' 'weight' attribute, 1 where absent); node i is then the i-th of `nodelist`."
+        )
+    if isinstance(adjacency, torch.Tensor) and adjacency.layout != torch.strided:
+        adjacency = _scipy_from_torch_sparse(adjacency)
+    dtype = adjacency.dtype if sps.issparse(adjacency) else as_numpy(adjacency).dtype
+    if np.issubdtype(dtype, np.complexfloating):
+        raise InputDataError(
+            f"`adjacency` must be real, got dtype {dtype}; edge weights are real similarities. "
+            "Pass its real part (`A.real`) if the imaginary parts are meant to be 0."
+        )
     try:
         matrix = (
             sps.csr_matrix(adjacency, dtype=np.float64)
@@ -167,3 +214,15 @@ def _adjacency_matrix(adjacency) -> sps.csr_matrix:
     matrix = ((matrix + matrix.T) / 2).tocsr()
     matrix.eliminate_zeros()
     return matrix
+
+
+def _scipy_from_torch_sparse(adjacency: torch.Tensor) -> sps.coo_matrix:
+    """A torch sparse tensor (COO, CSR, CSC or BSR), shape ``(n, n)``, as a SciPy COO matrix."""
+    if adjacency.dim() != 2:
+        raise InputDataError(
+            f"`adjacency` must be a square (n, n) matrix, got a sparse tensor of shape "
+            f"{tuple(adjacency.shape)}."
+        )
+    coo = adjacency.detach().cpu().to_sparse_coo().coalesce()
+    rows, cols = coo.indices().numpy()
+    return sps.coo_matrix((coo.values().numpy(), (rows, cols)), shape=tuple(coo.shape))

@@ -337,12 +337,30 @@ def _edge_table(path: str, text: str) -> np.ndarray:
                 f"space 'graph:{path}': line {number} ({line.strip()!r}) is not two or three "
                 f"numbers separated by spaces, finite node indices first; {_EDGE_LIST_ADVICE}."
             )
+        _check_edge_line(path, number, line, values)
         rows.append(values + [1.0] * (3 - len(values)))
     if not rows:
         raise InputDataError(
             f"space 'graph:{path}': the edge list holds no edge; {_EDGE_LIST_ADVICE}."
         )
     return np.array(rows)
+
+
+def _check_edge_line(path: str, number: int, line: str, values: list[float]) -> None:
+    """Raise ``InputDataError`` naming line ``number`` of an edge list whose node indices are not
+    integers from 0 or whose weight is not finite and positive."""
+    where = f"space 'graph:{path}': line {number} ({line.strip()!r})"
+    for value in values[:2]:
+        if value != round(value) or value < 0:
+            raise InputDataError(
+                f"{where} has the node index {value:g}; node indices are integers counted from 0. "
+                f"{_EDGE_LIST_ADVICE[0].upper()}{_EDGE_LIST_ADVICE[1:]}."
+            )
+    if len(values) == 3 and not (math.isfinite(values[2]) and values[2] > 0):
+        raise InputDataError(
+            f"{where} has the weight {values[2]:g}; a weight is a finite positive similarity. "
+            "Leave out absent edges instead of giving them weight 0 or less."
+        )
 
 
 def _warn_of_edge_list_pitfalls(path: str, pairs: np.ndarray) -> None:

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 import scipy.linalg
+import scipy.sparse
 import torch
 from botorch.acquisition.logei import qLogNoisyExpectedImprovement
 from botorch.fit import fit_gpytorch_mll
@@ -412,3 +413,124 @@ def test_fingerprint_is_the_adjacency_not_the_counts():
     b[0, 1] = b[1, 0] = a[0, 1] + 0.5  # one weight changed: same counts, other graph
     assert repr(Graph(b)) == repr(Graph(a)) and Graph(b).fingerprint() != reference
     assert Graph(a, normalized=True).fingerprint() != reference
+
+
+def test_chart_surrogate_is_refused_on_a_graph_and_the_advice_works():
+    """The docs' table said the 'chart' surrogate works on a graph, and the 'euclidean' refusal
+    advised it, but a graph has no chart: the build failed. Now the registry refuses it, the advice
+    names what works, and the advised default runs."""
+    import manibo
+    from manibo.models import unsupported_reason
+    from manibo.spaces import Mesh
+
+    space = Graph(cycle(6))
+    assert "'matern'" in unsupported_reason("chart", space)
+    with pytest.raises(ConfigurationError, match=r"'chart' surrogate.*global chart.*'matern'"):
+        manibo.BayesianOptimizer(space, surrogate="chart")
+    advice = unsupported_reason("euclidean", space)
+    assert "'matern'" in advice and "'chart'" not in advice
+    assert unsupported_reason("chart", Mesh.icosphere(0)) is None  # a mesh's vertex positions
+    assert "'chart'" in unsupported_reason("euclidean", Mesh.icosphere(0))
+    result = manibo.minimize(
+        lambda x: float((x.item() - 2) ** 2), space, 4, initial_design=2, seed=0, progress=False
+    )
+    assert math.isfinite(result.best_y)
+
+
+def test_eigenfunctions_and_spectral_sum_check_their_indices():
+    """Index -1 read node n-1's row, 2.6 rounded to node 3 and n raised a bare IndexError."""
+    space = Graph(cycle(6))
+    levels = space.num_levels_available
+    ones = torch.ones(levels, dtype=torch.float64)
+    cases = [(-1.0, r"in \[0, 6\).*-1"), (2.6, r"integer node.*2\.6"), (6.0, r"\[0, 6\)")]
+    for bad, match in cases:
+        x = torch.tensor([[bad]], dtype=torch.float64)
+        with pytest.raises(InputDataError, match=r"`x` holds points off Graph.*" + match):
+            space.eigenfunctions(x, levels)
+        with pytest.raises(InputDataError, match=r"`x1` holds points off Graph.*" + match):
+            space.spectral_sum(ones, x, nodes(6))
+        with pytest.raises(InputDataError, match=r"`x2` holds points off Graph.*" + match):
+            space.spectral_sum(ones, nodes(6), x, diag=False)
+    phi = space.eigenfunctions(nodes(6), levels)
+    assert torch.allclose(space.spectral_sum(ones, nodes(6), nodes(6)), phi @ phi.T)
+
+
+def test_from_edges_takes_an_empty_edge_list_and_checks_num_nodes_first():
+    """`Graph.from_edges([], 3)` failed with "got shape (0,)" though nodes without edges are
+    isolated, and `num_nodes=0` was reported as a fault of the edges."""
+    space = Graph.from_edges([], 3)
+    assert repr(space) == "Graph(3 nodes, 0 edges)"
+    values, counts = space.levels(1)
+    assert values.tolist() == [0.0] and counts.tolist() == [3.0]  # three isolated nodes
+    assert space.fingerprint() == Graph(np.zeros((3, 3))).fingerprint()
+    assert Graph.from_edges(torch.zeros(0, 2), 2, weights=[]).num_edges == 0
+    with pytest.raises(ConfigurationError, match=r"`num_nodes` must be an integer >= 1, got 0"):
+        Graph.from_edges([], 0)
+
+
+def test_from_edges_names_the_entry_that_is_wrong():
+    """A fractional node was reported as a wrong shape, "(E, 2), got shape (2, 2)", and weight 0
+    as "shape (2,), got shape (2,)"."""
+    with pytest.raises(InputDataError, match=r"integer node indices, got edge 1 = \(1, 2\.5\)"):
+        Graph.from_edges([[0, 1], [1, 2.5]], 3)
+    with pytest.raises(InputDataError, match=r"got edge 0 = \(0, nan\)"):
+        Graph.from_edges([[0, float("nan")]], 3)
+    for weight in (0.0, -1.0, float("inf")):
+        with pytest.raises(
+            InputDataError,
+            match=rf"finite and positive, got weight 1 = {weight:g} for edge \(1, 2\)",
+        ):
+            Graph.from_edges([[0, 1], [1, 2]], 3, weights=[1.0, weight])
+    with pytest.raises(
+        InputDataError, match=r"one weight per edge, shape \(2,\), got shape \(1,\)"
+    ):
+        Graph.from_edges([[0, 1], [1, 2]], 3, weights=[1.0])
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta:UserWarning")
+def test_adjacency_may_be_a_torch_sparse_tensor_but_not_complex_or_networkx():
+    """torch sparse tensors were refused though the docstring said "tensor", a complex matrix
+    lost its imaginary part with only NumPy's ComplexWarning, and a networkx graph was refused
+    as "got shape (1, 4)"."""
+    a = random_weighted(7, seed=3, isolated=[5])
+    dense = Graph(a)
+    t = torch.tensor(a)
+    for sparse in (t.to_sparse(), t.to_sparse_csr(), t.to_sparse_csc(), t.float().to_sparse()):
+        assert Graph(sparse).num_edges == dense.num_edges
+        levels = dense.num_levels_available
+        assert torch.allclose(Graph(sparse).levels(levels)[0], dense.levels(levels)[0], atol=1e-5)
+    assert Graph(t.to_sparse_csr()).fingerprint() == dense.fingerprint()
+    with pytest.raises(InputDataError, match=r"square \(n, n\).*\(3, 3, 3\)"):
+        Graph(torch.zeros(3, 3, 3).to_sparse())
+    for complex_matrix in (a.astype(complex), torch.tensor(a, dtype=torch.complex128)):
+        with pytest.raises(InputDataError, match=r"must be real, got dtype complex128.*A\.real"):
+            Graph(complex_matrix)
+    with pytest.raises(InputDataError, match=r"must be real"):
+        Graph(scipy.sparse.csr_matrix(a.astype(complex)))
+
+    class FakeNetworkxGraph:  # networkx is not a dependency: a class from its module will do
+        __module__ = "networkx.classes.graph"
+
+    with pytest.raises(InputDataError, match=r"networkx.*to_scipy_sparse_array\(G, nodelist"):
+        Graph(FakeNetworkxGraph())
+
+
+@pytest.mark.parametrize("nu", [2.5, math.inf])
+def test_weights_are_similarities_and_the_docs_say_so(nu):
+    """docs/concepts.md said a graph's lengthscale is in the units of "the edges' lengths": a user
+    would put road lengths in as weights. Weights are similarities: multiplying them by c is the
+    lengthscale times sqrt(c), and `distance` ignores them."""
+    from pathlib import Path
+
+    a, c = random_weighted(8, seed=4), 9.0
+    x = nodes(8)
+    heavy = full_kernel(Graph(c * a), nu, 0.5)(x, x).to_dense()
+    light = full_kernel(Graph(a), nu, 0.5 * math.sqrt(c))(x, x).to_dense()
+    assert torch.allclose(heavy, light, atol=1e-10)
+    pairs = (x.unsqueeze(-2), x.unsqueeze(-3))  # (8, 8) hop counts
+    assert torch.equal(Graph(c * a).distance(*pairs), Graph(a).distance(*pairs))
+    concepts = (Path(__file__).parents[2] / "docs" / "concepts.md").read_text()
+    flat = " ".join(concepts.split())
+    assert "edges' lengths" not in flat
+    assert "edge weights are similarities, not lengths" in flat and "1/√w" in flat
+    assert "similarities, not lengths" in " ".join(Graph.__doc__.split())

@@ -138,6 +138,22 @@ def test_edge_lists_may_give_weights_on_some_lines_only(tmp_path):
         make_space(f"graph:{tmp_path / 'latin.txt'}")
 
 
+def test_edge_lists_name_the_line_of_a_fractional_node_or_a_weight_not_positive(tmp_path):
+    """'1 2.5' was reported as "(E, 2), got shape (2, 2)" and weight 0 or -1 as "shape (2,), got
+    shape (2,) with values in [0, 1]", without the line."""
+    cases = {
+        "fractional": ("0 1\n1 2.5\n", r"line 2 \('1 2\.5'\) has the node index 2\.5; .*integers"),
+        "negative_node": ("0 1\n-1 2\n", r"line 2 \('-1 2'\) has the node index -1; "),
+        "zero": ("0 1\n\n1 2 0\n", r"line 3 \('1 2 0'\) has the weight 0; .*positive"),
+        "negative": ("0 1\n1 2 -1\n", r"line 2 \('1 2 -1'\) has the weight -1; .*positive"),
+        "inf": ("0 1 inf\n", r"line 1 \('0 1 inf'\) has the weight inf; .*positive"),
+    }
+    for name, (text, message) in cases.items():
+        (tmp_path / f"{name}.txt").write_text(text)
+        with pytest.raises(InputDataError, match=rf"space 'graph:.*{name}\.txt': {message}"):
+            make_space(f"graph:{tmp_path / f'{name}.txt'}")
+
+
 def test_edge_lists_counted_from_1_or_listed_both_ways_are_named(tmp_path):
     """A file counted from 1 became a graph with an isolated node 0 that the optimiser could
     propose; edges listed both ways doubled their weights (eigenvalues 0.38 -> 0.76 on a path)."""
