@@ -23,13 +23,15 @@ def reference_tensor(acq_function: AcquisitionFunction, starts: Tensor | None = 
 
     In order: the model's training inputs (``train_inputs``, as BoTorch's GPs keep them, or those
     of the first sub-model of a model list), the given starts (an acquisition without a model,
-    e.g. a Monte Carlo value over particles), the model's parameters, then its buffers.
+    e.g. a Monte Carlo value over particles), the model's parameters, then its buffers. The model
+    of a wrapper such as BoTorch's ``FixedFeatureAcquisitionFunction`` is that of the acquisition
+    it wraps (``acq_func``).
 
     Raises:
         ConfigurationError: none of these exists (a model that keeps its tensors as plain
             attributes); the message says what to pass.
     """
-    model = acq_function.model
+    model = _model_of(acq_function)
     for candidate in (model, *getattr(model, "models", ())):
         train = getattr(candidate, "train_inputs", None)
         while isinstance(train, (tuple, list)) and train:  # BoTorch's ModelListGP: a list of
@@ -53,6 +55,15 @@ def reference_tensor(acq_function: AcquisitionFunction, starts: Tensor | None = 
         "`reference=` (any tensor on the wanted device, in the wanted dtype, such as the training "
         "inputs), or give the model `train_inputs = (train_X,)` as BoTorch's GPs have."
     )
+
+
+def _model_of(acq_function: AcquisitionFunction):
+    """The model of ``acq_function`` or of the acquisition it wraps (``acq_func``), else None."""
+    model = getattr(acq_function, "model", None)
+    inner = getattr(acq_function, "acq_func", None)
+    if model is None and isinstance(inner, AcquisitionFunction):
+        return _model_of(inner)
+    return model
 
 
 def _one_point_only(acq_function: AcquisitionFunction) -> bool:

@@ -413,6 +413,29 @@ def test_the_candidates_of_a_botorch_model_list_take_its_training_inputs_dtype()
         assert candidate.dtype == torch.float64 and candidate.shape == (1, 3)
 
 
+def test_fixed_features_through_botorchs_wrapper_optimise_the_free_factor():
+    # FixedFeatureAcquisitionFunction keeps its model on the acquisition it wraps: reading
+    # `acq_function.model` raised a bare AttributeError before the designed advice
+    from botorch.acquisition.fixed_feature import FixedFeatureAcquisitionFunction
+
+    from manibo.spaces import Box, ProductSpace, Sphere
+
+    space = ProductSpace(Sphere(2), Box([0.5], [3.0]))
+    X = space.random(12, generator=torch.Generator().manual_seed(0))
+    model = build_surrogate("matern", space, X, (X[:, :1] * X[:, 3:]).sin())
+    inner = qLogNoisyExpectedImprovement(
+        model, X, sampler=SobolQMCNormalSampler(torch.Size([16]), seed=0)
+    )
+    acqf = FixedFeatureAcquisitionFunction(inner, d=4, columns=[3], values=[2.0])
+    candidates, value = optimize_acqf_on_space(
+        acqf, Sphere(2), q=2, num_restarts=2, raw_samples=16, seed=0
+    )
+    Sphere(2).check(candidates)
+    full = torch.cat([candidates, torch.full((2, 1), 2.0, dtype=torch.float64)], dim=-1)
+    with torch.no_grad():
+        assert torch.allclose(value, inner(full.unsqueeze(0))[0], atol=1e-10)
+
+
 class _ZWhere(AcquisitionFunction):
     """The height z of a point of S², replaced by ``fill`` where ``where(z)`` holds."""
 
