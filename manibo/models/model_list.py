@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import torch
 from botorch.models.model import ModelList
-from botorch.posteriors import Posterior
+from botorch.posteriors import Posterior, PosteriorList
 from botorch.posteriors.gpytorch import GPyTorchPosterior
 from gpytorch.distributions import MultitaskMultivariateNormal
 from torch import Tensor
 
-from manibo.exceptions import InputDataError
+from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models.outputs import check_output_indices
 
 
@@ -24,7 +24,20 @@ class OutcomeList(ModelList):
 
     Args:
         *models: single-output models, one per outcome, in the order of the outcomes.
+
+    Raises:
+        ConfigurationError: a model has more than one output.
     """
+
+    def __init__(self, *models) -> None:
+        several = [i for i, model in enumerate(models) if model.num_outputs != 1]
+        if several:
+            raise ConfigurationError(
+                "an OutcomeList holds one single-output model per outcome, but "
+                f"models[{several[0]}] has {models[several[0]].num_outputs} outputs; use "
+                "BoTorch's ModelList for models of several outputs."
+            )
+        super().__init__(*models)
 
     def posterior(
         self,
@@ -39,8 +52,9 @@ class OutcomeList(ModelList):
         Args:
             X: inputs, shape ``(*batch, q, d)``.
             output_indices: None or the outcomes to return.
-            observation_noise: as for BoTorch's ``ModelList`` (a tensor has one column per
-                returned outcome).
+            observation_noise: True for each model's own noise, or a tensor of noise variances
+                in the models' transformed units, shape ``(*batch, q, k)`` with one column per
+                returned outcome, in the order of ``output_indices``.
             posterior_transform: applied last.
 
         Returns:
@@ -48,11 +62,30 @@ class OutcomeList(ModelList):
             Gaussian, else a ``PosteriorList``.
 
         Raises:
-            InputDataError: ``output_indices`` names an outcome the list does not have.
+            InputDataError: ``output_indices`` names an outcome the list does not have, or the
+                noise tensor does not have one column per returned outcome.
         """
         check_output_indices(output_indices, self.num_outputs)
-        posterior = super().posterior(X, output_indices, observation_noise)
-        parts = posterior.posteriors
+        indices = range(self.num_outputs) if output_indices is None else output_indices
+        if isinstance(observation_noise, Tensor) and observation_noise.shape[-1:] != (
+            len(indices),
+        ):
+            raise InputDataError(
+                f"a tensor `observation_noise` needs one column per returned outcome "
+                f"({len(indices)}), got shape {tuple(observation_noise.shape)}."
+            )
+        # each model is asked on its own, with its own column of a noise tensor: BoTorch's
+        # ModelList hands the models the list's outcome indices, which a one-output model refuses
+        parts = [
+            self.models[i].posterior(
+                X,
+                observation_noise=observation_noise[..., j : j + 1]
+                if isinstance(observation_noise, Tensor)
+                else observation_noise,
+            )
+            for j, i in enumerate(indices)
+        ]
+        posterior = PosteriorList(*parts)
         if all(type(p) is GPyTorchPosterior for p in parts) and len(parts) > 1:
             mvns = [p.distribution for p in parts]
             batch = torch.broadcast_shapes(*(mvn.batch_shape for mvn in mvns))

@@ -275,15 +275,23 @@ def check_observation_noise(case: SurrogateCase) -> None:
 
 def check_noise_tensor(case: SurrogateCase) -> None:
     """A noise tensor ``observation_noise=noise`` (in standardised units) adds ``noise * std(Y)^2``
-    (``Standardize``: the unbiased standard deviation of the training outcomes)."""
-    model = case.model()
+    (``Standardize``: the unbiased standard deviation of the training outcomes), column ``j`` of
+    the tensor to output ``j`` of a model of two outputs, and with ``output_indices=[1]`` its one
+    column to output 1."""
     X = case.points(2, 3)
-    _, latent = _moments(model, X)
-    scale2 = float(case.data()[1].std()) ** 2
-    noise = 0.2 + 0.1 * torch.arange(6, dtype=X.dtype, device=X.device).reshape(2, 3, 1)
-    _, given = _moments(model, X, observation_noise=noise)
     rtol = max(case.tolerance("moments"), 1e-9)
-    _close(given - latent, noise * scale2, 0.0, "variance added by a noise tensor", rtol=rtol)
+    for m in (1, 2):
+        model = case.model(m)
+        _, latent = _moments(model, X)
+        scale2 = case.data(m)[1].std(dim=0) ** 2  # (m,)
+        noise = 0.2 + 0.1 * torch.arange(6 * m, dtype=X.dtype, device=X.device).reshape(2, 3, m)
+        _, given = _moments(model, X, observation_noise=noise)
+        what = f"variance added by a noise tensor to a model of {m} output(s)"
+        _close(given - latent, noise * scale2.to(noise), 0.0, what, rtol=rtol)
+    _, latent = _moments(model, X, output_indices=[1])
+    _, given = _moments(model, X, output_indices=[1], observation_noise=noise[..., :1])
+    what = "variance added by a noise tensor to output 1 alone"
+    _close(given - latent, noise[..., :1] * scale2[1].to(noise), 0.0, what, rtol=rtol)
 
 
 def check_posterior_transform(case: SurrogateCase) -> None:

@@ -6,7 +6,7 @@ import torch
 from botorch.acquisition.objective import ScalarizedPosteriorTransform
 from botorch.posteriors.gpytorch import GPyTorchPosterior
 
-from manibo.exceptions import InputDataError
+from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models import OutcomeList, build_surrogate
 from manibo.spaces import Sphere
 
@@ -52,3 +52,33 @@ def test_conditioning_hands_each_model_its_column():
         joint.condition_on_observations(X_new, Y_new[:, :1])
     with pytest.raises(InputDataError, match="output_indices"):
         joint.posterior(X_test, output_indices=[2])
+
+
+@pytest.mark.parametrize("surrogate", ["matern", "vish"])
+def test_a_noise_tensor_adds_each_outcomes_column_to_that_outcome(surrogate):
+    # BoTorch's ModelList handed each one-output model the list's outcome indices with a noise
+    # tensor, and the second model refused output_indices=[1]: every tensor noise failed
+    X, Y, test = _data()
+    test = test[:3]
+    model = build_surrogate(surrogate, SPACE, X, Y)
+    noise = torch.tensor([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]], dtype=torch.float64)
+    with torch.no_grad():
+        joint = model.posterior(test, observation_noise=noise).variance
+        for j, sub in enumerate(model.models):
+            alone = sub.posterior(test, observation_noise=noise[:, j : j + 1]).variance
+            assert torch.allclose(joint[:, j : j + 1], alone, rtol=1e-10)
+            assert (alone > sub.posterior(test).variance).all()
+        second = model.posterior(test, output_indices=[1], observation_noise=noise[:, :1])
+        alone = model.models[1].posterior(test, observation_noise=noise[:, :1])
+        assert torch.allclose(second.variance, alone.variance, rtol=1e-10)
+    with pytest.raises(InputDataError, match="one column per returned outcome"):
+        model.posterior(test, output_indices=[1], observation_noise=noise)
+
+
+def test_an_outcome_list_refuses_a_model_of_several_outputs():
+    from botorch.models import SingleTaskGP
+
+    X, Y, _ = _data()
+    single = build_surrogate("matern", SPACE, X, Y[:, :1])
+    with pytest.raises(ConfigurationError, match=r"models\[1\] has 2 outputs"):
+        OutcomeList(single, SingleTaskGP(X, Y))
