@@ -727,9 +727,17 @@ class BayesianOptimizer:
         seconds = as_seconds("seconds", seconds)
         extras = _extras(extra, X.shape[0])
         if Y.shape[0] != X.shape[0]:
+            several = (
+                " The optimiser minimises one objective; for several outcomes, fit "
+                "`manibo.models.build_surrogate(name, space, X, Y)` with one column of `Y` per "
+                "outcome and optimise a BoTorch multi-objective or constrained acquisition with "
+                "`manibo.optim.optimize_acqf_on_space`."
+                if Y.shape[0] > X.shape[0] and Y.shape[0] % X.shape[0] == 0
+                else ""
+            )
             raise InputDataError(
                 f"`Y` has {Y.shape[0]} values for {X.shape[0]} points in `X`; give one value per "
-                "point."
+                f"point.{several}"
             )
         if not torch.isfinite(Y).all():
             raise InputDataError(

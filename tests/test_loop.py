@@ -659,8 +659,11 @@ def test_tell_refuses_what_is_not_a_finite_number(tmp_path):
         opt.tell(x, [float("nan")])
     with pytest.raises(InputDataError, match="norms must be 1"):
         opt.tell(2 * x, [1.0])
-    with pytest.raises(InputDataError, match="one value per point"):
+    with pytest.raises(InputDataError, match="one value per point") as refused:
         opt.tell(x, [1.0, 2.0])
+    # two values for one point: the message says what to use for several outcomes
+    message = str(refused.value)
+    assert "build_surrogate" in message and "optimize_acqf_on_space" in message
     with pytest.raises(InputDataError, match=r"\(\*batch, 3\)"):
         opt.tell(torch.ones(1, 4, dtype=torch.float64), [1.0])
     assert opt.history == []
