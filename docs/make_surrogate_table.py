@@ -57,16 +57,19 @@ def render_tables() -> str:
     """The markdown between the markers: spaces, model checks, acquisitions."""
     names = available_surrogates()
     spaces = _spaces()
-    refusals: dict[str, str] = {}  # surrogate -> its first reason, shown once below the tables
+    # (surrogate, key) -> reason, shown once below the tables: a surrogate's first space refusal
+    # (key "space") and each distinct reason it gives for a feature (the reason is its own key)
+    refusals: dict[tuple[str, str], str] = {}
 
-    def cell(name: str, reason: str | None, yes: str = "yes") -> str:
+    def cell(name: str, reason: str | None, key: str | None = None) -> str:
         if reason is None:
-            return yes
-        refusals.setdefault(name, reason)
+            return "yes"
+        refusals.setdefault((name, reason if key is None else key), reason)
         return "no"
 
     space_rows = [
-        [f"`{n}`", *(cell(n, unsupported_reason(n, s)) for s in spaces.values())] for n in names
+        [f"`{n}`", *(cell(n, unsupported_reason(n, s), "space") for s in spaces.values())]
+        for n in names
     ]
     check_rows = [
         [
@@ -106,7 +109,8 @@ def render_tables() -> str:
         *_table(["surrogate", *ACQUISITIONS], acquisition_rows),
     ]
     if refusals:
-        lines += ["", "Why not:", "", *(f"- `{n}`: {reason}" for n, reason in refusals.items())]
+        ordered = sorted(refusals.items(), key=lambda item: item[0][0])  # stable: spaces first
+        lines += ["", "Why not:", "", *(f"- `{n}`: {reason}" for (n, _), reason in ordered)]
     return "\n".join(lines)
 
 

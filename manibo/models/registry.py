@@ -12,6 +12,7 @@ configuration (``check_options``: fewer training steps of the same code).
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import sys
@@ -19,10 +20,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
 from botorch.models.model import Model
 from torch import Tensor
 
-from manibo.exceptions import ConfigurationError
+from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models.model_list import OutcomeList
 from manibo.models.precision import Float64AdviceOnce
 from manibo.registry import Entry, Registry
@@ -37,6 +39,7 @@ FEATURES = {
     "observation_noise_tensor": "known noise levels passed to posterior(observation_noise=tensor)",
     "input_transform": "a BoTorch input transform (input_transform=)",
     "outcome_transform": "a BoTorch outcome transform (outcome_transform=)",
+    "train_Yvar": "known noise variances of the training outcomes (train_Yvar=)",
 }
 """Model features a surrogate may declare out of its reach, with what each one covers."""
 
@@ -249,12 +252,26 @@ def build_surrogate(
         train_X: inputs ``(n, *point_shape)``.
         train_Y: outcomes ``(n, m)``; a surrogate registered with ``multi_output=False`` is
             fitted to each column alone and the models are returned as an
-            :class:`~manibo.models.model_list.OutcomeList`.
+            :class:`~manibo.models.model_list.OutcomeList`. Each column's model then gets its own
+            deep copy of the ``outcome_transform`` and ``input_transform`` options (the objects
+            passed are left untouched), so an ``outcome_transform`` must be one for one output
+            (e.g. ``Standardize(m=1)``), and its column of ``train_Yvar``.
         previous_model: the surrogate of the previous iteration, passed on to factories that take
             a ``previous_model`` argument (to warm-start their training); ignored by the others.
-        **options: passed to the factory.
+        **options: passed to the factory. ``train_Yvar``, known noise variances, has the shape of
+            ``train_Y``, ``(n, m)``; surrogates that declare the ``"train_Yvar"`` feature out of
+            reach refuse it.
+
+    Raises:
+        ConfigurationError: ``name`` is unknown, cannot model ``space`` or takes no
+            ``train_Yvar``; or an ``outcome_transform`` for several outputs is given for a
+            surrogate fitted column by column.
+        InputDataError: ``train_Yvar`` does not have the shape of ``train_Y``.
     """
-    check_surrogate_supports(name, space)
+    train_Yvar = options.get("train_Yvar")
+    check_surrogate_supports(name, space, () if train_Yvar is None else ("train_Yvar",))
+    if train_Yvar is not None:
+        _check_yvar_shape(train_Yvar, train_Y)
     entry = SURROGATES.get(name)
     factory = entry.build
     if previous_model is not None and "previous_model" in inspect.signature(factory).parameters:
@@ -263,7 +280,59 @@ def build_surrogate(
         if entry.multi_output or train_Y.dim() != 2 or train_Y.shape[-1] == 1:
             return _checked_model(name, factory(space, train_X, train_Y, **options))
         options.pop("previous_model", None)
-        columns = train_Y.split(1, dim=-1)
+        _check_one_output_transform(name, options.get("outcome_transform"), train_Y.shape[-1])
         return OutcomeList(
-            *(_checked_model(name, factory(space, train_X, y, **options)) for y in columns)
+            *(
+                _checked_model(name, factory(space, train_X, y, **_column_options(options, j)))
+                for j, y in enumerate(train_Y.split(1, dim=-1))
+            )
         )
+
+
+def _check_yvar_shape(train_Yvar: object, train_Y: Tensor) -> None:
+    """Raise ``InputDataError`` unless ``train_Yvar`` is a tensor of ``train_Y``'s shape
+    ``(n, m)``."""
+    if isinstance(train_Yvar, Tensor) and train_Yvar.shape == train_Y.shape:
+        return
+    got = type(train_Yvar).__name__
+    if isinstance(train_Yvar, Tensor):
+        got = f"shape {tuple(train_Yvar.shape)}"
+    raise InputDataError(
+        f"`train_Yvar` holds the known noise variance of each outcome, a tensor of the shape "
+        f"of train_Y {tuple(train_Y.shape)}, got {got}; give one column per column of "
+        "train_Y (e.g. yvar.expand_as(train_Y) for one variance shared by every output)."
+    )
+
+
+def _transform_outputs(transform: object) -> set[int]:
+    """The output counts ``m`` that ``transform`` and the transforms inside it (a
+    ``ChainedOutcomeTransform``'s) were built for, where they record one (``Standardize``'s
+    ``_m``)."""
+    if not isinstance(transform, torch.nn.Module):
+        return set()
+    return {int(t._m) for t in transform.modules() if isinstance(getattr(t, "_m", None), int)}
+
+
+def _check_one_output_transform(name: str, transform: object, m: int) -> None:
+    """Raise ``ConfigurationError`` when an ``outcome_transform`` for several outputs is given to
+    the surrogate ``name``, fitted column by column on ``train_Y`` of ``m`` columns."""
+    outputs = sorted(_transform_outputs(transform) - {1})
+    if outputs:
+        raise ConfigurationError(
+            f"`outcome_transform` is a {type(transform).__name__} of m={outputs[0]} outputs, but "
+            f"the {name!r} surrogate fits each of the {m} columns of train_Y as a model of its "
+            "own, which takes a transform of one output (each model gets its own copy of the "
+            "one passed): pass a one-output transform such as Standardize(m=1)."
+        )
+
+
+def _column_options(options: Mapping[str, Any], j: int) -> dict[str, Any]:
+    """The options of column ``j``'s model: deep copies of the transforms, so that no two
+    models share (or fit) one object, and column ``j`` of ``train_Yvar`` (shape ``(n, 1)``)."""
+    column = dict(options)
+    for key in ("outcome_transform", "input_transform"):
+        if isinstance(column.get(key), torch.nn.Module):
+            column[key] = copy.deepcopy(column[key])
+    if column.get("train_Yvar") is not None:
+        column["train_Yvar"] = column["train_Yvar"][:, j : j + 1]
+    return column

@@ -10,7 +10,8 @@ that the declaration is honoured instead: the loop refuses the combination when 
 any evaluation.
 
 The checks compare against independent computations wherever one exists: a batch against its
-members computed alone, noise against its variance, a posterior transform against the transformed
+members computed alone, noise against its variance, a model fitted with known noise against
+that noise, a posterior transform against the transformed
 moments (or samples), conditioning on two sets of points against conditioning on their union,
 fantasies with enormous noise against the model itself, an output subset against the full
 posterior, transformed outcomes against the affine map, an input transform against a model fitted
@@ -292,6 +293,24 @@ def check_noise_tensor(case: SurrogateCase) -> None:
     _, given = _moments(model, X, output_indices=[1], observation_noise=noise[..., :1])
     what = "variance added by a noise tensor to output 1 alone"
     _close(given - latent, noise[..., :1] * scale2[1].to(noise), 0.0, what, rtol=rtol)
+
+
+def check_known_noise(case: SurrogateCase) -> None:
+    """Fitted to two outputs with known noise variances ``train_Yvar`` (a level for each point,
+    three times larger for the second output), ``observation_noise=True`` adds to each output's
+    latent variance the mean of its column of ``train_Yvar`` (the noise BoTorch's fixed-noise
+    models add at new points), so each output is fitted with its own column."""
+    X_train, Y = case.data(2)
+    n = len(Y)
+    levels = 0.01 + 0.02 * torch.arange(n, dtype=Y.dtype, device=Y.device) / n
+    Yvar = levels.unsqueeze(-1) * Y.var(dim=0) * torch.tensor([1.0, 3.0]).to(Y)
+    model = case.build(X_train, Y, train_Yvar=Yvar)
+    X = case.points(2, 3)
+    _, latent = _moments(model, X)
+    _, noisy = _moments(model, X, observation_noise=True)
+    rtol = max(case.tolerance("moments"), 1e-9)
+    expected = Yvar.mean(dim=0).expand_as(noisy)
+    _close(noisy - latent, expected, 0.0, "variance added by known noise", rtol=rtol)
 
 
 def check_posterior_transform(case: SurrogateCase) -> None:
@@ -669,6 +688,7 @@ MODEL_CHECKS: dict[str, tuple[Callable[[SurrogateCase], None], str | None]] = {
     "batch independence": (check_batch_independence, None),
     "observation noise": (check_observation_noise, None),
     "noise tensor": (check_noise_tensor, "observation_noise_tensor"),
+    "known noise": (check_known_noise, "train_Yvar"),
     "posterior transform": (check_posterior_transform, None),
     "seeded sampler": (check_seeded_sampler, None),
     "condition_on_observations": (check_condition_on_observations, "fantasize"),

@@ -1,5 +1,6 @@
 """The surrogate registry: names, the factory signature, errors, custom registration."""
 
+import dataclasses
 import warnings
 
 import pytest
@@ -102,9 +103,13 @@ def test_declared_features_are_reported_and_checked(isolated_surrogates):
         unsupported_feature,
     )
 
-    assert all(
-        unsupported_feature(name, f) is None for name in available_surrogates() for f in FEATURES
-    )
+    declared = {
+        (name, f)
+        for name in available_surrogates()
+        for f in FEATURES
+        if unsupported_feature(name, f)
+    }
+    assert declared == {(name, "train_Yvar") for name in ("adgp", "gpnet", "vish")}
     assert surrogate_entry("vish").multi_output is False and surrogate_entry("adgp").multi_output
     with pytest.raises(ConfigurationError, match="unknown feature"):
         register_surrogate("test-bad-feature", unsupported_features={"telepathy": "no"})
@@ -296,3 +301,138 @@ def test_a_check_option_the_factory_refuses_is_named_as_a_check_option(isolated_
 
     with pytest.raises(ConfigurationError, match=r"check_options \{'num_iterations': 1\} of its"):
         BayesianOptimizer(Sphere(2), surrogate="test-bad-check-option")
+
+
+# cheap options of the surrogates fitted column by column: the checks below compare a column's
+# model with the same build on that column alone, whatever the length of the training
+COLUMN_OPTIONS = {
+    "matern": {"fit_iterations": 20},
+    "euclidean": {"fit_iterations": 20},
+    "vish": {"maxiter": 5, "num_features": 50},
+    "gpnet": {"num_iterations": 5, "pretrain_points": 20},
+}
+
+
+@pytest.mark.parametrize("name", sorted(COLUMN_OPTIONS))
+def test_each_column_fits_its_own_copy_of_the_outcome_transform(name):
+    from botorch.models.transforms.outcome import Standardize
+
+    space = Sphere(2)
+    X = space.random(20, generator=0)
+    Y = torch.stack([1000 + 100 * X[:, 0], 0.01 * X[:, 2] - 5], -1)
+    options = COLUMN_OPTIONS[name]
+    transform = Standardize(m=1)
+    model = build_surrogate(name, space, X, Y, outcome_transform=transform, **options)
+    test_X = space.random(5, generator=1)
+    with torch.no_grad():
+        posterior = model.posterior(test_X)
+    for j in range(Y.shape[-1]):
+        alone = build_surrogate(
+            name, space, X, Y[:, j : j + 1], outcome_transform=Standardize(m=1), **options
+        )
+        with torch.no_grad():
+            reference = alone.posterior(test_X)
+        scale = float(Y[:, j].std())
+        for moment, tol in (("mean", 1e-8 * scale), ("variance", 1e-8 * scale**2)):
+            torch.testing.assert_close(
+                getattr(posterior, moment)[:, j : j + 1],
+                getattr(reference, moment),
+                rtol=1e-8,
+                atol=tol,
+                msg=lambda m, j=j, moment=moment: f"output {j}'s {moment}: {m}",
+            )
+    assert all(column.outcome_transform is not transform for column in model.models)
+    assert transform.training and not transform._is_trained  # the object passed is never fitted
+
+
+def test_an_outcome_transform_of_several_outputs_is_refused_for_a_per_column_surrogate():
+    from botorch.models.transforms.outcome import Standardize
+
+    space = Sphere(2)
+    X = space.random(20, generator=0)
+    Y = torch.stack([X[:, 0], X[:, 2]], -1)
+    with pytest.raises(
+        ConfigurationError,
+        match=r"Standardize of m=2 outputs.*'matern' surrogate fits each of the 2 columns.*"
+        r"Standardize\(m=1\)",
+    ):
+        build_surrogate("matern", space, X, Y, outcome_transform=Standardize(m=2))
+
+
+def _marginal_log_likelihood(model) -> float:
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    model.train()
+    with torch.no_grad():
+        mll = ExactMarginalLogLikelihood(model.likelihood, model)
+        value = float(mll(model(*model.train_inputs), model.train_targets))
+    model.eval()
+    return value
+
+
+def test_each_column_fits_its_own_copy_of_a_learnable_input_transform():
+    from botorch.models.transforms.input import Warp
+
+    from manibo.spaces import Box
+
+    box = Box([0.0, 0.0], [1.0, 1.0])
+    X = box.random(25, generator=0)
+    Y = torch.stack([torch.sin(6 * X[:, 0] ** 3), X[:, 1]], -1)
+    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+    warp = Warp(d=2, indices=[0, 1], bounds=bounds)
+    both = build_surrogate("matern", box, X, Y, input_transform=warp)
+    alone = build_surrogate(
+        "matern", box, X, Y[:, :1], input_transform=Warp(d=2, indices=[0, 1], bounds=bounds)
+    )
+    first, second = both.models
+    for parameter in ("concentration0", "concentration1"):
+        torch.testing.assert_close(
+            getattr(first.input_transform, parameter),
+            getattr(alone.input_transform, parameter),
+            rtol=1e-8,
+            atol=0,
+            msg=lambda m, parameter=parameter: f"output 0's warp {parameter}: {m}",
+        )
+    assert _marginal_log_likelihood(first) == pytest.approx(
+        _marginal_log_likelihood(alone), rel=1e-8
+    )
+    assert first.input_transform is not second.input_transform
+    assert warp not in (first.input_transform, second.input_transform)
+
+
+def test_known_noise_is_split_by_column_and_has_the_shape_of_train_y():
+    space = Sphere(2)
+    X = space.random(20, generator=0)
+    Y = torch.stack([X[:, 0], X[:, 2]], -1)
+    Yvar = torch.stack([torch.full((20,), 1e-6), torch.full((20,), 0.5)], -1).double()
+    model = build_surrogate("matern", space, X, Y, train_Yvar=Yvar, fit_iterations=20)
+    for j, column in enumerate(model.models):
+        alone = build_surrogate(
+            "matern", space, X, Y[:, j : j + 1], train_Yvar=Yvar[:, j : j + 1], fit_iterations=20
+        )
+        torch.testing.assert_close(column.likelihood.noise, alone.likelihood.noise)
+    for wrong in (Yvar[:, :1], Yvar[:, 0], Yvar[:10]):
+        with pytest.raises(InputDataError, match=r"shape of train_Y \(20, 2\), got shape"):
+            build_surrogate("matern", space, X, Y, train_Yvar=wrong)
+    with pytest.raises(InputDataError, match=r"shape of train_Y \(20, 1\), got shape \(20,\)"):
+        build_surrogate("matern", space, X, Y[:, :1], train_Yvar=Yvar[:, 0])
+
+
+@pytest.mark.parametrize("name", ["vish", "gpnet", "adgp"])
+def test_surrogates_without_known_noise_refuse_train_yvar_before_building(name, monkeypatch):
+    from manibo.models import registry
+
+    space = Sphere(2)
+    X = space.random(20, generator=0)
+    Y = X[:, :1].clone()
+    entry = registry.SURROGATES.get(name)
+
+    def never(*args, **kwargs):
+        raise AssertionError("built")
+
+    monkeypatch.setitem(registry.SURROGATES._objects, name, dataclasses.replace(entry, build=never))
+    with pytest.raises(
+        ConfigurationError,
+        match=rf"the '{name}' surrogate offers no known noise variances.*'matern', 'heat'",
+    ):
+        build_surrogate(name, space, X, Y, train_Yvar=torch.full_like(Y, 1e-4))

@@ -35,6 +35,11 @@ def _indices_not_coordinates(space) -> str | None:
 @register_surrogate(
     "adgp",
     unsupported=_indices_not_coordinates,
+    unsupported_features={
+        "train_Yvar": "the activated deep GP fits one noise variance shared by all "
+        "observations; the exact 'matern', 'heat', 'euclidean' and 'chart' surrogates take known "
+        "noise variances."
+    },
     multi_output=True,
     check_options={"network_epochs": 1, "elbo_epochs": 1},
 )

@@ -135,7 +135,15 @@ def _measurement_noise(prior: Kernel, space: Space) -> Tensor:
     return noise if noise.numel() in (1, math.prod(space.point_shape)) else noise[:1]
 
 
-@register_surrogate("gpnet", unsupported=_no_default_prior, check_options={"num_iterations": 1})
+@register_surrogate(
+    "gpnet",
+    unsupported=_no_default_prior,
+    unsupported_features={
+        "train_Yvar": "GPNet fits one noise variance shared by all observations; the exact "
+        "'matern', 'heat', 'euclidean' and 'chart' surrogates take known noise variances."
+    },
+    check_options={"num_iterations": 1},
+)
 def gpnet_surrogate(
     space: Space,
     train_X: Tensor,

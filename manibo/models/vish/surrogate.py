@@ -29,7 +29,15 @@ def _not_a_sphere(space) -> str | None:
     )
 
 
-@register_surrogate("vish", unsupported=_not_a_sphere, check_options={"maxiter": 1})
+@register_surrogate(
+    "vish",
+    unsupported=_not_a_sphere,
+    unsupported_features={
+        "train_Yvar": "VISH fits one noise variance shared by all observations; the exact "
+        "'matern', 'heat', 'euclidean' and 'chart' surrogates take known noise variances."
+    },
+    check_options={"maxiter": 1},
+)
 def vish_surrogate(
     space,
     train_X: Tensor,
