@@ -240,8 +240,25 @@ def _ascend(acq_function, space, q, starts, options):
     return space.project(batch).detach(), values[best].detach()
 
 
+def _pending_of(acq_function: AcquisitionFunction) -> Tensor | None:
+    """The pending points of ``acq_function``, ``(k, d)`` or None.
+
+    ``X_pending``, except for BoTorch's incremental noisy expected improvement (qLogNEI's and
+    qNEI's default), which folds its pending points into the baseline and keeps ``X_pending``
+    None: there, the baseline's rows past the evaluated ones.
+    """
+    if acq_function.X_pending is not None or not getattr(acq_function, "incremental", False):
+        return acq_function.X_pending
+    full = getattr(acq_function, "_full_X_baseline", None)
+    evaluated = getattr(acq_function, "_X_baseline", None)
+    if full is None or evaluated is None or full.shape[-2] == evaluated.shape[-2]:
+        return None
+    return full[..., evaluated.shape[-2] :, :]
+
+
 def _optimize_sequential(acq_function, space, q, num_restarts, raw_samples, options, seed, ref):
-    base_pending = acq_function.X_pending
+    # the caller's pending points stay pending at every step and are restored at the end
+    base_pending = _pending_of(acq_function)
     chosen, values = [], []
     try:
         for i in range(q):

@@ -436,6 +436,32 @@ def test_fixed_features_through_botorchs_wrapper_optimise_the_free_factor():
         assert torch.allclose(value, inner(full.unsqueeze(0))[0], atol=1e-10)
 
 
+def test_sequential_steps_keep_the_pending_points_of_an_incremental_qlognei():
+    # incremental qLogNEI folds X_pending into its baseline and keeps X_pending None: the
+    # sequential optimiser replaced them by its own choices at step 2 and, at the end, left the
+    # acquisition without them (baseline of 3 rows down to 1), as BoTorch's optimize_acqf does
+    from manibo.spaces import Sphere
+
+    space = Sphere(2)
+    generator = torch.Generator().manual_seed(0)
+    X = space.random(10, generator=generator)
+    pending = space.random(2, generator=generator)
+    model = build_surrogate("matern", space, X, X[:, :1])
+    acqf = qLogNoisyExpectedImprovement(
+        model, X, sampler=SobolQMCNormalSampler(torch.Size([16]), seed=0), X_pending=pending
+    )
+    baseline = acqf.X_baseline.clone()
+    assert torch.equal(baseline[-2:], pending)
+    seen = []
+    set_pending = acqf.set_X_pending
+    acqf.set_X_pending = lambda X_pending=None: (seen.append(X_pending), set_pending(X_pending))
+    candidates, _ = optimize_acqf_on_space(
+        acqf, space, q=2, sequential=True, num_restarts=2, raw_samples=16, seed=0
+    )
+    assert torch.equal(seen[0][:2], pending) and torch.equal(seen[0][2:], candidates[:1])
+    assert torch.equal(acqf.X_baseline, baseline)
+
+
 class _ZWhere(AcquisitionFunction):
     """The height z of a point of S², replaced by ``fill`` where ``where(z)`` holds."""
 
