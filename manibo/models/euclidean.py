@@ -15,7 +15,7 @@ from manibo.kernels._inputs import ChecksInputShape
 from manibo.models.exact_gp import CHECK_OPTIONS, exact_gp, validate_training_data
 from manibo.models.inputs import indices_not_coordinates
 from manibo.models.registry import register_surrogate
-from manibo.spaces.base import Space, UnsupportedError
+from manibo.spaces.base import Space
 from manibo.spaces.box import Box
 from manibo.spaces.product import ProductSpace
 
@@ -106,7 +106,7 @@ def _no_global_chart(space: Space) -> str | None:
     point = space.random(1, generator=torch.Generator().manual_seed(0))  # global RNG untouched
     try:
         space.chart(point)
-    except UnsupportedError as error:
+    except NotImplementedError as error:  # UnsupportedError, or a space of the user's own
         advice = (
             "'matern' (the default) models every space of manibo.spaces"
             if type(space).__module__.startswith("manibo.")

@@ -4,10 +4,10 @@ A point is an integer index stored as a float in a trailing dimension of size 1:
 The spectrum solves :math:`L\phi = \lambda M\phi` for a sparse symmetric positive semi-definite
 ``L`` and a positive diagonal mass ``M`` (the identity for graphs, lumped vertex areas for meshes).
 Eigenvectors are orthonormal under the normalised measure :math:`M / \operatorname{tr} M`, and
-eigenvalues equal within ``LEVEL_RTOL`` times the operator's scale (a bound on its largest
-eigenvalue) form one level, so a kernel never cuts through a degenerate eigenspace and does not
-depend on the eigensolver's choice of basis. The tolerance is relative, so the levels do not
-change when every weight is multiplied by the same factor.
+eigenvalues that agree to rounding form one level (:func:`level_starts`), so a kernel never cuts
+through a degenerate eigenspace and does not depend on the eigensolver's choice of basis. The
+eigenvalue 0 has one copy per connected component. Every tolerance is relative, so the levels do
+not change when every weight is multiplied by the same factor.
 """
 
 from __future__ import annotations
@@ -34,15 +34,21 @@ DEFAULT_SPARSE_EIGENPAIRS = 500
 FULL_DISTANCE_MAX = 2048
 """Up to this many points, all pairwise shortest-path distances are computed once and cached."""
 LEVEL_RTOL = 1e-12
-"""Eigenvalues within this fraction of the operator's scale (its largest absolute row sum, at least
-its largest eigenvalue) form one level. The eigensolvers split a degenerate eigenvalue by about
-1e-15 of that scale (graphs and meshes of up to 3,600 points), far below it; distinct eigenvalues
-closer than it, which a heavy edge or a sliver triangle can make, merge into one level."""
+"""Neighbouring eigenvalues closer than this fraction of the operator's scale (its largest absolute
+row sum, at least its largest eigenvalue) may be copies of one: the eigensolvers split a
+degenerate eigenvalue by about 1e-15 of that scale (graphs and meshes of up to 3,600 points)."""
+LEVEL_SELF_RTOL = 1e-8
+"""...and they are copies only if they also agree to this fraction of their own size, so that a
+heavy edge or a sliver triangle (a scale 1e9 times the smallest eigenvalues) merges no distinct
+eigenvalues."""
 INDEX_TOL = 1e-9
 SPARSE_ATTEMPTS = 4
 """Sparse solutions tried, each asking for more eigenpairs, before :func:`lowest_sparse` stops."""
 DENSE_FALLBACK_MAX = 8000
 """Largest component solved densely when the sparse solver's copies cannot be verified."""
+CUT_FRACTIONS = (0.5, 0.382, 0.618)
+"""Where between two levels :func:`count_below` cuts, in turn, until its factorisation needs no
+off-diagonal pivot (a cut on a diagonal entry, such as a regular graph's degree, needs one)."""
 
 
 def operator_scale(operator: sps.spmatrix) -> float:
@@ -50,26 +56,46 @@ def operator_scale(operator: sps.spmatrix) -> float:
     return float(abs(sps.csr_matrix(operator)).sum(axis=1).max()) if operator.shape[0] else 0.0
 
 
+def level_starts(eigenvalues: np.ndarray, tol: float) -> np.ndarray:
+    """Where a new level starts among sorted ``eigenvalues`` ``(K,)``: a boolean ``(K,)``.
+
+    A neighbour is a copy of the eigenvalue before it when they differ by at most ``tol``
+    (``LEVEL_RTOL`` times the operator's scale) and by at most ``LEVEL_SELF_RTOL`` of their size.
+    """
+    gaps = np.diff(eigenvalues)
+    new = (gaps > tol) | (gaps > LEVEL_SELF_RTOL * np.abs(eigenvalues[1:]))
+    return np.concatenate([[True], new]) if len(eigenvalues) else np.zeros(0, dtype=bool)
+
+
 def group_levels(eigenvalues: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
-    """Group sorted eigenvalues that agree within ``tol`` into levels.
-
-    Neighbours closer than ``tol`` join one level, so a level may span more than ``tol`` when
-    several eigenvalues follow one another that closely.
-
-    Args:
-        eigenvalues: sorted, shape ``(K,)``.
-        tol: ``LEVEL_RTOL`` times the operator's scale (:func:`operator_scale`).
+    """The levels of sorted ``eigenvalues`` ``(K,)``, ``K >= 1``, found by :func:`level_starts`.
 
     Returns:
-        ``(values, multiplicities)`` of shape ``(L,)``: each level's mean eigenvalue (the lowest
-        set to exactly 0 when it is within the tolerance of 0) and its number of eigenvalues.
+        ``(values, multiplicities)`` of shape ``(L,)``: each level's mean eigenvalue and its
+        number of eigenvalues.
     """
-    starts = np.concatenate([[0], np.flatnonzero(np.diff(eigenvalues) > tol) + 1])
+    starts = np.flatnonzero(level_starts(eigenvalues, tol))
     counts = np.diff(np.append(starts, len(eigenvalues)))
-    values = np.add.reduceat(eigenvalues, starts) / counts
-    if values[0] <= tol:
-        values[0] = 0.0
-    return values, counts
+    return np.add.reduceat(eigenvalues, starts) / counts, counts
+
+
+def whole_levels(eigenvalues: np.ndarray, tol: float, bound: float, most: int) -> tuple[int, float]:
+    """How many of the sorted ``eigenvalues`` ``(K,)`` to keep: whole levels only, each below
+    ``bound`` and ``most`` eigenvalues in all at most.
+
+    ``eigenvalues`` holds every eigenvalue below ``bound`` (copies included), and perhaps some
+    above it; a level with any copy at or above ``bound`` may lack others, and is dropped.
+
+    Returns:
+        ``(count, bound)``: the number kept and a lower bound on every eigenvalue not kept.
+    """
+    starts = np.flatnonzero(level_starts(eigenvalues, tol))
+    ends = np.append(starts[1:], len(eigenvalues))  # one past each level's last eigenvalue
+    keep = (ends <= most) & (eigenvalues[ends - 1] < bound)
+    kept = int(np.argmin(keep)) if not keep.all() else len(starts)
+    if kept == len(starts):
+        return len(eigenvalues), bound
+    return int(starts[kept]), min(bound, float(eigenvalues[starts[kept]]))
 
 
 def symmetrised(laplacian: sps.spmatrix, mass: np.ndarray) -> sps.csr_matrix:
@@ -83,10 +109,11 @@ def lowest_levels(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     r"""Whole levels of the lowest eigenpairs of :math:`L\phi = \lambda M\phi`, orthonormal under M.
 
-    The problem is symmetrised as :math:`S = M^{-1/2} L M^{-1/2}`. Up to ``DENSE_MAX`` points, or
-    when half of the spectrum or more is wanted, ``scipy.linalg.eigh`` (divide and conquer)
-    returns all ``n`` eigenpairs. Otherwise each connected component is solved on its own
-    (densely up to ``DENSE_MAX`` points, else by :func:`lowest_sparse`): a Krylov solver on the
+    The problem is symmetrised as :math:`S = M^{-1/2} L M^{-1/2}` and solved connected component
+    by connected component; each component's lowest eigenvalue, within rounding of 0, is set to
+    exactly 0. Up to ``DENSE_MAX`` points, or when half of the spectrum or more is wanted,
+    ``scipy.linalg.eigh`` (divide and conquer) solves each component whole, otherwise
+    :func:`lowest_sparse` solves those of more than ``DENSE_MAX`` points: a Krylov solver on the
     whole operator misses copies of an eigenvalue that many components share (the 0 of each
     isolated node).
 
@@ -104,36 +131,33 @@ def lowest_levels(
     n = laplacian.shape[0]
     scaled = symmetrised(laplacian, mass)
     tol = LEVEL_RTOL * operator_scale(scaled)
-    if n <= DENSE_MAX or num_eigenpairs >= n // 2:
-        values, vectors = scipy.linalg.eigh(scaled.toarray(), driver="evd")
-        bound = np.inf
-    else:
-        values, vectors, bound = _lowest_by_component(scaled, num_eigenpairs, tol)
+    whole = n <= DENSE_MAX or num_eigenpairs >= n // 2
+    values, vectors, bound = _lowest_by_component(scaled, n if whole else num_eigenpairs, tol)
     if not len(values):
         return np.zeros(0), np.zeros(0, dtype=int), vectors, bound
-    levels, counts = group_levels(np.maximum(values, 0.0), tol)
+    levels, counts = group_levels(values, tol)
     return levels, counts, vectors / np.sqrt(mass)[:, None], bound
 
 
 def _lowest_by_component(
     scaled: sps.csr_matrix, wanted: int, tol: float
 ) -> tuple[np.ndarray, np.ndarray, float]:
-    """The lowest ``wanted`` eigenpairs of the symmetric ``scaled`` ``(n, n)``, by component.
+    """Whole levels of the lowest ``wanted`` eigenpairs of the symmetric ``scaled`` ``(n, n)``.
 
     Returns:
         ``(eigenvalues (K,), eigenvectors (n, K), bound)``, sorted, with ``K <= wanted``: they are
-        every eigenvalue below ``bound``, copies included.
+        every eigenvalue below ``bound``, copies included (``bound`` is ``inf`` when ``K = n``).
     """
     n = scaled.shape[0]
     pattern = scaled.copy()
     pattern.eliminate_zeros()
     count, labels = connected_components(pattern, directed=False)
     members = np.argsort(labels, kind="stable")
-    bounds = np.searchsorted(labels[members], np.arange(count + 1))
+    edges = np.searchsorted(labels[members], np.arange(count + 1))
     values, rows, columns, entries = [], [], [], []
     bound, found = np.inf, 0
     for c in range(count):
-        index = members[bounds[c] : bounds[c + 1]]
+        index = members[edges[c] : edges[c + 1]]
         block = scaled[index][:, index]
         if len(index) <= DENSE_MAX or wanted >= len(index) // 2:
             block_values, block_vectors = scipy.linalg.eigh(block.toarray(), driver="evd")
@@ -141,50 +165,47 @@ def _lowest_by_component(
         else:
             block_values, block_vectors, block_bound = lowest_sparse(block, wanted, tol)
             bound = min(bound, block_bound)
-        values.append(block_values)
+        if len(block_values) and abs(block_values[0]) <= tol:
+            block_values[0] = 0.0  # a component's constant (mass-weighted) function
+        values.append(np.maximum(block_values, 0.0))
         rows.append(np.repeat(index, len(block_values)))
         columns.append(np.tile(np.arange(len(block_values)) + found, len(index)))
         entries.append(block_vectors.ravel())
         found += len(block_values)
     values = np.concatenate(values)
     order = np.argsort(values, kind="stable")
-    order = order[values[order] < bound]
-    if len(order) > wanted:  # cut below the level of the first eigenvalue not wanted
-        head = values[order[: wanted + 1]]
-        gaps = np.flatnonzero(np.diff(head) > tol)
-        whole = int(gaps[-1]) + 1 if len(gaps) else 0
-        bound, order = float(head[whole]), order[:whole]
+    kept, bound = whole_levels(values[order], tol, bound, wanted)
+    order = order[:kept]
     vectors = sps.csc_matrix(
         (np.concatenate(entries), (np.concatenate(rows), np.concatenate(columns))),
         shape=(n, found),
     )[:, order]
-    return values[order], vectors.toarray(), bound
+    return values[order], vectors.toarray(), bound if kept < n else np.inf
 
 
 def lowest_sparse(
     operator: sps.csr_matrix, k: int, tol: float
 ) -> tuple[np.ndarray, np.ndarray, float]:
-    """The lowest eigenpairs of the symmetric ``operator`` ``(n, n)``, every copy of each.
+    """The lowest eigenpairs of the symmetric positive semi-definite ``operator`` ``(n, n)``.
 
     ``scipy.sparse.linalg.eigsh`` in shift-invert mode just below 0, from a fixed start vector so
     that results reproduce, finds ``k`` of them. A Lanczos solver can miss a copy of a repeated
-    eigenvalue, so the eigenvalues below the top one found are counted independently
-    (Sylvester's law of inertia: the negative pivots of a symmetric factorisation of the
-    operator shifted there) and, while some are missing, more are asked for; after
+    eigenvalue, so the eigenvalues below the top level found are counted independently
+    (:func:`count_below`) and, while some are missing, more are asked for; after
     ``SPARSE_ATTEMPTS`` tries the dense solver takes over up to ``DENSE_FALLBACK_MAX`` points, and
-    beyond it a :class:`~manibo.exceptions.TruncationWarning` says the count is unverified.
+    beyond it a :class:`~manibo.exceptions.TruncationWarning` says the copies are unverified.
 
     Args:
-        operator: symmetric, shape ``(n, n)``.
+        operator: symmetric positive semi-definite, shape ``(n, n)``.
         k: eigenpairs asked of the solver first, ``2 k < n``.
-        tol: eigenvalues closer than this are copies of one.
+        tol: as for :func:`level_starts`.
 
     Returns:
         ``(eigenvalues (K,), eigenvectors (n, K), bound)``, sorted: every eigenvalue below
-        ``bound`` is among them, with all its copies.
+        ``bound`` is among them, with all its copies (unless the warning says otherwise).
     """
     n = operator.shape[0]
-    sigma = -1e-6 * max(1.0, float(np.abs(operator.diagonal()).max()))
+    sigma = -1e-6 * operator_scale(operator)
     start = np.random.default_rng(0).standard_normal(n)
     found = None
     for _ in range(SPARSE_ATTEMPTS):
@@ -195,45 +216,44 @@ def lowest_sparse(
         )
         order = np.argsort(values)
         values, vectors = values[order], vectors[:, order]
-        gaps = np.flatnonzero(np.diff(values) > tol)
-        if not len(gaps):
+        below = int(np.flatnonzero(level_starts(values, tol))[-1])  # under the top level
+        if below == 0:
             k *= 2  # a single level: no cut below its top to count at
             continue
-        below = int(gaps[-1]) + 1  # eigenvalues found below the top level
-        counted, cut = _count_below(operator, float(values[below - 1]), float(values[below]))
+        counted, cut = count_below(operator, float(values[below - 1]), float(values[below]))
         found = values[:below], vectors[:, :below], cut if cut is not None else values[below - 1]
         if counted == below:
             return found
         k += abs((counted or 0) - below) + max(10, k // 10)
-    if n <= DENSE_FALLBACK_MAX or found is None:
+    if n <= DENSE_FALLBACK_MAX:
         values, vectors = scipy.linalg.eigh(operator.toarray(), driver="evd")
         return values, vectors, np.inf
     warnings.warn(
         TruncationWarning(
-            f"the sparse eigensolver's {len(found[0])} lowest eigenpairs of a component of "
-            f"{n} points could not be shown to hold every copy of each eigenvalue (Sylvester's "
-            f"count disagreed {SPARSE_ATTEMPTS} times); a repeated eigenvalue may be short of "
-            "copies, and a kernel on this space may depend on the solver's basis. Another "
-            "`num_eigenpairs` may settle it."
+            f"the sparse eigensolver's lowest eigenpairs of a component of {n} points could not "
+            f"be shown to hold every copy of each eigenvalue ({SPARSE_ATTEMPTS} tries); a "
+            "repeated eigenvalue may be short of copies, and a kernel on this space may depend "
+            "on the solver's basis. Another `num_eigenpairs` may settle it."
         ),
         stacklevel=user_stacklevel(),
     )
-    return found
+    return found if found is not None else (np.zeros(0), np.zeros((n, 0)), 0.0)
 
 
-def _count_below(
+def count_below(
     operator: sps.csr_matrix, low: float, high: float
 ) -> tuple[int, float] | tuple[None, None]:
-    """``(count, cut)``: the number of eigenvalues of the symmetric ``operator`` below a ``cut``
-    in ``(low, high)``, an interval that holds none; ``(None, None)`` when no factorisation
+    """``(count, cut)``: the number of eigenvalues of the symmetric ``operator`` ``(n, n)`` below a
+    ``cut`` in ``(low, high)``, an interval that holds none; ``(None, None)`` when no cut tried
     could count them.
 
-    By Sylvester's law of inertia, the number of negative pivots of a symmetric (diagonally
-    pivoted) LU factorisation of ``operator - cut * I``. A zero pivot stops the factorisation;
-    a second cut is then tried.
+    By Sylvester's law of inertia, the number of negative pivots of a symmetric factorisation of
+    ``operator - cut * I``: SuperLU in symmetric mode with diagonal pivots, whose count holds
+    only when it kept them (equal row and column permutations); the cuts of
+    :data:`CUT_FRACTIONS` are tried in turn until one does.
     """
     identity = sps.eye(operator.shape[0])
-    for fraction in (0.5, 0.3):
+    for fraction in CUT_FRACTIONS:
         cut = low + fraction * (high - low)
         try:
             factor = scipy.sparse.linalg.splu(
@@ -244,7 +264,8 @@ def _count_below(
             )
         except RuntimeError:  # "Factor is exactly singular"
             continue
-        return int((factor.U.diagonal() < 0).sum()), cut
+        if np.array_equal(factor.perm_r, factor.perm_c):
+            return int((factor.U.diagonal() < 0).sum()), cut
     return None, None
 
 
@@ -285,7 +306,8 @@ class EigenvectorSpace(CompactSpace):
             lowest = f"{int(counts[0])}" if len(counts) else f"more than {wanted}"
             raise ConfigurationError(
                 f"`num_eigenpairs` = {wanted} keeps no whole eigenspace of this {self._noun} "
-                f"space: its lowest eigenvalue has multiplicity {lowest}. Raise `num_eigenpairs`."
+                f"space: its lowest eigenvalue has multiplicity {lowest} (the eigenvalue 0 has "
+                "one copy per connected component). Raise `num_eigenpairs`."
             )
         self.num_points = n
         # (count, lowest and mean eigenvalue) of the eigenpairs not kept, None when all are: a

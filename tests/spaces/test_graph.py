@@ -226,17 +226,18 @@ def path(n, weight=1.0):
     return a
 
 
-@pytest.mark.parametrize("heavy", [1e7, 1e9])
-def test_one_heavy_edge_keeps_every_level(heavy):
+@pytest.mark.parametrize(("n", "heavy"), [(30, 1e7), (30, 1e9), (300, 1e9)])
+def test_one_heavy_edge_keeps_every_level(n, heavy):
     # eigenvalues within 1e-8 * lambda_max were one level: one edge of weight 1e9 on a path of 30
-    # merged all 30 into 2 levels and the kernel became white noise (error 1.55)
-    a = path(30)
-    a[0, 1] = a[1, 0] = heavy
+    # merged all 30 into 2 levels and the kernel became white noise (error 1.55); within 1e-12 *
+    # lambda_max, a path of 300 still had a lowest level of 10 eigenvalues (error 0.68)
+    a = path(n)
+    a[n // 2, n // 2 + 1] = a[n // 2 + 1, n // 2] = heavy
     space = Graph(a)
-    assert space.num_levels_available == 30
+    assert space.num_levels_available == n
     k = full_kernel(space, math.inf, 3.0)
     with torch.no_grad():
-        K = k(nodes(30)).to_dense().numpy()
+        K = k(nodes(n)).to_dense().numpy()
     # both sides hold eigenvalues to about 1e-16 of lambda_max (0.4 at weight 1e9)
     assert np.abs(K - dense_kernel(laplacian(a), math.inf, 3.0)).max() < 1e-5
 
@@ -273,6 +274,37 @@ def test_sparse_solver_keeps_every_copy_of_an_eigenvalue_shared_by_components(mo
     with torch.no_grad():
         diff = kernels[0](x).to_dense() - kernels[1](x).to_dense()
     assert diff.abs().max() < 1e-9
+
+
+def hypercube(d):
+    a = np.zeros((2**d, 2**d))
+    for i in range(2**d):
+        for b in range(d):
+            a[i, i ^ (1 << b)] = 1.0
+    return a
+
+
+def test_sylvesters_count_is_not_fooled_by_a_cut_on_the_degree():
+    # Q7's Laplacian has the eigenvalues 0, 2, ..., 14 (binomial multiplicities) and degree 7:
+    # a cut at 7 zeroes every diagonal entry, SuperLU pivoted off the diagonal and the signs of
+    # its pivots counted 82 eigenvalues below 7 instead of 1 + 7 + 21 + 35 = 64
+    operator = eigenvector_space.symmetrised(
+        scipy.sparse.csr_matrix(laplacian(hypercube(7))), np.ones(128)
+    )
+    count, cut = eigenvector_space.count_below(operator, 6.0, 8.0)
+    assert count == 64 and 6.0 < cut < 8.0
+
+
+def test_whole_levels_drops_a_level_that_reaches_the_bound_or_the_count():
+    # copies of 2 computed a rounding apart on both sides of another component's cut at 2: the
+    # cut split the level (two copies kept, two dropped)
+    eps = 4e-16
+    values = np.array([0.0, 1.0, 2 - eps, 2 - eps / 2, 2.0, 2 + eps, 3.0])
+    tol = 1e-12 * 10
+    assert eigenvector_space.whole_levels(values, tol, bound=2.0, most=10) == (2, 2 - eps)
+    assert eigenvector_space.whole_levels(values, tol, bound=np.inf, most=5) == (2, 2 - eps)
+    assert eigenvector_space.whole_levels(values, tol, bound=np.inf, most=6) == (6, 3.0)
+    assert eigenvector_space.whole_levels(values, tol, bound=np.inf, most=7) == (7, np.inf)
 
 
 def test_normalized_laplacian_handles_isolated_nodes():
@@ -431,6 +463,12 @@ def test_chart_surrogate_is_refused_on_a_graph_and_the_advice_works():
     assert "'matern'" in advice and "'chart'" not in advice
     assert unsupported_reason("chart", Mesh.icosphere(0)) is None  # a mesh's vertex positions
     assert "'chart'" in unsupported_reason("euclidean", Mesh.icosphere(0))
+
+    class Roads(Graph):  # a user's space whose chart raises NotImplementedError
+        def chart(self, x):
+            raise NotImplementedError("roads have no chart")
+
+    assert "roads have no chart" in unsupported_reason("chart", Roads(cycle(6)))
     result = manibo.minimize(
         lambda x: float((x.item() - 2) ** 2), space, 4, initial_design=2, seed=0, progress=False
     )
