@@ -9,6 +9,7 @@ initial design; :func:`settings_differences` lists what differs between a journa
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -60,7 +61,7 @@ def json_values(name: str, value: dict | None) -> dict[str, Any]:
         )
     try:
         return _json.loads(_json.dumps(value))
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, RecursionError) as err:  # RecursionError: a dict in itself
         raise ConfigurationError(
             f"`{name}` must hold JSON values (numbers, strings, booleans, lists, dicts) so that "
             f"the journal can record them, got {value!r} ({err})."
@@ -330,12 +331,12 @@ def settings_differences(recorded: dict[str, Any], wanted: dict[str, Any]) -> li
         old, new = recorded.get(key), wanted.get(key)
         if isinstance(old, dict) and isinstance(new, dict):
             for sub in sorted(set(old) | set(new), key=str):
-                if old.get(sub, _ABSENT) != new.get(sub, _ABSENT):
+                if not _same(old.get(sub, _ABSENT), new.get(sub, _ABSENT)):
                     differences.append(
                         f"{key}.{sub}: {_shown(old.get(sub, _ABSENT))} in the journal, "
                         f"{_shown(new.get(sub, _ABSENT))} now"
                     )
-        elif old != new:
+        elif not _same(old, new):
             differences.append(f"{key}: {old!r} in the journal, {new!r} now")
     if recorded.get("space_fingerprint") != wanted["space_fingerprint"]:
         same = recorded.get("space") == wanted["space"]
@@ -347,6 +348,18 @@ def settings_differences(recorded: dict[str, Any], wanted: dict[str, Any]) -> li
 
 
 _ABSENT = object()
+
+
+def _same(old: object, new: object) -> bool:
+    """Whether a setting read back from the journal equals the one asked for: as ``==``, but a
+    NaN (which the journal records) equals a NaN, in lists and dicts too."""
+    if isinstance(old, float) and isinstance(new, float) and math.isnan(old) and math.isnan(new):
+        return True
+    if isinstance(old, dict) and isinstance(new, dict):
+        return old.keys() == new.keys() and all(_same(old[k], new[k]) for k in old)
+    if isinstance(old, list) and isinstance(new, list):
+        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new, strict=True))
+    return old == new
 
 
 def _shown(value: object) -> str:

@@ -5,7 +5,8 @@ settings must be the same, or the resume is refused with the list of differences
 starts over), evaluating first the points of a batch that the interrupted run asked for and did
 not evaluate. Mistakes in the arguments end with one ``manibo: error: ...`` line and status 2;
 an error in the code of your objective shows its traceback and ends with status 1; Ctrl-C ends a
-command with one ``manibo: interrupted`` line and status 130.
+command with one ``manibo: interrupted`` line and status 130, SIGTERM with ``manibo: terminated``
+and status 143.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import math
 import os
 import platform
 import re
+import signal
 import sys
 import textwrap
 import warnings
@@ -761,8 +763,9 @@ def main(argv: list[str] | None = None) -> int:
         if not (interrupts.seen or isinstance(error, KeyboardInterrupt)):
             raise
         resume = "; the same command resumes the run from its journal" if command == "run" else ""
-        sys.stderr.write(f"\nmanibo: interrupted{resume}\n")
-        sys.exit(130)
+        terminated = interrupts.signum == signal.SIGTERM
+        sys.stderr.write(f"\nmanibo: {'terminated' if terminated else 'interrupted'}{resume}\n")
+        sys.exit(128 + interrupts.signum)  # the status a shell gives the signal: 130, 143
     finally:
         interrupts.close()
 
@@ -826,23 +829,28 @@ _HEAVY_IMPORTS = {
 
 
 class _Interrupts:
-    """While open, SIGINT raises ``KeyboardInterrupt`` as Python's own handler does, and is
-    remembered (``seen``); :meth:`close` puts the previous handler back. Only in the main thread
-    (elsewhere nothing changes and ``seen`` stays False)."""
+    """While open, SIGINT, and SIGTERM (what ``kill``, Slurm and systemd send) where it has its
+    default action, raise ``KeyboardInterrupt`` as Python's own SIGINT handler does, and are
+    remembered (``seen``, and ``signum``, the last one); :meth:`close` puts the previous handlers
+    back. Only in the main thread (elsewhere nothing changes and ``seen`` stays False)."""
 
     def __init__(self) -> None:
-        import signal
         import threading
 
         self.seen = False
+        self.signum = signal.SIGINT
         self._deferring = False
-        self._previous = None
+        self._previous = {}
         if threading.current_thread() is threading.main_thread():
-            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-                self._previous = signal.signal(signal.SIGINT, self._interrupt)
+            for signum, default in (
+                (signal.SIGINT, signal.default_int_handler),
+                (signal.SIGTERM, signal.SIG_DFL),
+            ):
+                if signal.getsignal(signum) is default:
+                    self._previous[signum] = signal.signal(signum, self._interrupt)
 
     def _interrupt(self, signum, frame) -> None:
-        self.seen = True
+        self.seen, self.signum = True, signum
         if not self._deferring:
             raise KeyboardInterrupt
 
@@ -861,11 +869,9 @@ class _Interrupts:
             raise KeyboardInterrupt
 
     def close(self) -> None:
-        import signal
-
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
-            self._previous = None
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous = {}
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -291,7 +291,7 @@ def _check_is_journal(raw: bytes, path: Path) -> None:
     else:
         try:
             record = _json.loads(first)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             record = ValueError
         if isinstance(record, dict) and record.get("type") == "header":
             return
@@ -331,7 +331,7 @@ def recorded_config(path: str | Path) -> dict[str, Any] | None:
         return None
     try:
         record = _json.loads(head[: head.index(b"\n")])
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     if not (isinstance(record, dict) and record.get("type") == "header"):
         return None
@@ -358,7 +358,7 @@ def _head(path: Path) -> bytes | None:
 def _decode(line: bytes, number: int, path: Path) -> dict[str, Any]:
     try:
         record = _json.loads(line)
-    except (ValueError, UnicodeDecodeError) as err:
+    except (ValueError, UnicodeDecodeError, RecursionError) as err:
         raise _malformed(path, number, f"it is not valid JSON ({err})") from err
     if not isinstance(record, dict):
         raise _malformed(path, number, f"it holds a {type(record).__name__}, not a record")
@@ -525,6 +525,7 @@ class JournalWriter:
         self.lock_path = real.with_name(real.name + ".lock")
         self._fd: int | None = None
         self._identity: tuple[int, int] | None = None
+        self._size: int | None = None  # the journal's length as this writer left it
         self.version = JOURNAL_VERSION
         """The format this writer appends in: the loaded journal's, or the current one."""
         self.stops: list[Stop] = []
@@ -653,6 +654,7 @@ class JournalWriter:
                 ) from None
             stat = os.fstat(self._fd)
             self._identity = (stat.st_dev, stat.st_ino)
+            self._size = stat.st_size
 
     def _check_still_ours(self) -> None:
         try:
@@ -664,6 +666,12 @@ class JournalWriter:
                 f"journal {self.path} was deleted or replaced while this run was writing it; "
                 "manibo does not recreate a journal without its header"
             )
+        if self._size is not None and stat.st_size < self._size:
+            raise JournalError(
+                f"journal {self.path} was cut to {stat.st_size} bytes while this run was writing "
+                f"it (it had written {self._size}); manibo does not write after a cut, which "
+                "would leave a journal without its header or records"
+            )
 
     def _write_line(self, record: dict[str, Any]) -> None:
         data = (_json.dumps(record) + "\n").encode()
@@ -673,6 +681,7 @@ class JournalWriter:
             while written < len(data):  # a regular file takes the line in one call, but be sure
                 written += os.write(self._fd, data[written:])
             os.fsync(self._fd)
+            self._size = start + len(data)
         except BaseException:
             # cut a partial (or not durably written) line back off, so that a retry appends it
             # once; the lock guarantees that nobody else appended meanwhile
@@ -688,6 +697,7 @@ class JournalWriter:
             f.truncate(keep)
             f.flush()
             os.fsync(f.fileno())
+        self._size = keep
         _fsync_folder(self.path.parent)
         from manibo._stack import user_stacklevel  # imports torch: not for every journal reader
 

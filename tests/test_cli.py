@@ -155,10 +155,13 @@ def _manibo_process(*command: str, cwd: Path | None = None) -> subprocess.Popen:
     )
 
 
-def _sigint_after(command: list[str], first: str, wait: float) -> tuple[float, str, str, int]:
+def _sigint_after(
+    command: list[str], first: str, wait: float, signum: int = signal.SIGINT
+) -> tuple[float, str, str, int]:
     """Start ``manibo`` ``command``, read its output (stdout) up to a line that starts with
     ``first``, wait ``wait`` seconds, then press Ctrl-C (SIGINT to its process group, as a
-    terminal does): the seconds it took to end, its output and error text, and its status."""
+    terminal does; or send ``signum`` there): the seconds it took to end, its output and error
+    text, and its status."""
     process = _manibo_process(*command)
     try:
         out, line = "", ""
@@ -167,7 +170,7 @@ def _sigint_after(command: list[str], first: str, wait: float) -> tuple[float, s
             assert line, f"ended before printing {first!r}: {process.stderr.read()}"
             out += line
         time.sleep(wait)
-        os.killpg(process.pid, signal.SIGINT)
+        os.killpg(process.pid, signum)
         start = time.monotonic()
         more, err = process.communicate(timeout=120)
         return time.monotonic() - start, out + more, err, process.returncode
@@ -184,6 +187,21 @@ def test_ctrl_c_ends_the_demo_at_once_with_one_line_and_status_130(tmp_path):
     seconds, out, err, status = _sigint_after(command, "  1/12 missions done", wait=0.5)
     assert out.startswith("manibo search demo") and "12/12" not in out  # in the comparison
     assert status == 130 and err == "\nmanibo: interrupted\n" and seconds < 10
+
+
+@pytest.mark.slow
+def test_sigterm_ends_a_run_with_one_line_and_status_143(tmp_path):
+    # SIGTERM (kill, Slurm, systemd) ended the run silently with status -15
+    script = tmp_path / "slow.py"
+    script.write_text(
+        "import time\n\ndef f(x):\n    print('evaluating', flush=True)\n    time.sleep(1)\n"
+        "    return float(x[0])\n"
+    )
+    command = ["run", "--objective", f"{script}:f", "--space", "sphere2", "--budget", "8"]
+    command += ["--out", str(tmp_path)]
+    seconds, out, err, status = _sigint_after(command, "evaluating", 0.3, signal.SIGTERM)
+    assert status == 143 and seconds < 10 and "Traceback" not in err
+    assert err.endswith("\nmanibo: terminated; the same command resumes the run from its journal\n")
 
 
 @pytest.mark.slow

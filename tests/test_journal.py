@@ -222,6 +222,18 @@ def _asked(told, **changes):
     return json.dumps({**record, "proposal_seconds": [0.5], **changes})
 
 
+def test_a_journal_cut_during_the_run_is_not_written_after_the_cut(tmp_path):
+    # `: > run.jsonl` (or logrotate's copytruncate) emptied the journal, and the next records
+    # went in after the cut: tell returned, and the journal could no longer be resumed
+    path = tmp_path / "j.jsonl"
+    writer = _journal(path)
+    writer.append(Evaluation(x=[2.0, 1.0], y=1.0, index=2))
+    open(path, "w").close()
+    with pytest.raises(JournalError, match=r"was cut to 0 bytes while this run was writing it"):
+        writer.append(Evaluation(x=[3.0, 1.0], y=1.0, index=3))
+    assert path.read_bytes() == b""
+
+
 @pytest.mark.parametrize(
     ("lines", "message"),
     [
@@ -237,6 +249,7 @@ def _asked(told, **changes):
         ([{}, _evaluation(0, colour="red")], "line 2.*unknown field 'colour'"),
         ([{}, "[1, 2]"], "line 2.*holds a list"),
         ([{}, "{not json"], "line 2.*not valid JSON"),
+        ([{}, "[" * 100_000], "line 2.*not valid JSON"),  # was a RecursionError
         ([{}, _evaluation(0), json.dumps({"type": "header"})], "line 3.*type 'header'"),
         ([{}, _asked(0, step=1, evaluations=1)], "line 2.*`evaluations` is 1, but 0 evaluation"),
         ([{}, _asked(0, step=-1)], "line 2.*`step` and `evaluations` must be integers"),

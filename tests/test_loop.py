@@ -2059,8 +2059,9 @@ def test_ask_and_tell_from_several_threads_lose_nothing(tmp_path):
     try:
         with ThreadPoolExecutor(8) as pool:
             told = [
-                pool.submit(lambda k: [opt.tell(X[i], float(X[i, 0])) for i in range(k, 1200, 8)],
-                            k)  # fmt: skip
+                pool.submit(
+                    lambda k: [opt.tell(X[i], float(X[i, 0])) for i in range(k, 1200, 8)], k
+                )  # fmt: skip
                 for k in range(8)
             ]
             counts = []  # read while they tell: result() read the history twice and crashed
@@ -2132,6 +2133,38 @@ print([e.y for e in opt.history])
     assert ran.returncode == 0 and ran.stdout.strip() == "[0.5, 0.25, None]", ran.stderr[-1500:]
 
 
+def _inside_itself() -> dict:
+    looped = {"a": 1}
+    looped["self"] = looped
+    return looped
+
+
+def test_a_run_whose_metadata_holds_nan_resumes(tmp_path):
+    # the settings were compared with `!=`, and nan != nan: "metadata.noise: nan in the journal,
+    # nan now", a run that could never be resumed
+    path = tmp_path / "run.jsonl"
+    metadata = {"noise": math.nan, "grid": [1.0, math.nan]}
+    with BayesianOptimizer(
+        Sphere(2), initial_design=3, journal=path, metadata=metadata, **FAST
+    ) as opt:
+        opt.tell(opt.ask(), 0.5)
+    with BayesianOptimizer.resume(path) as resumed:
+        assert len(resumed.history) == 1
+    with BayesianOptimizer(
+        Sphere(2), initial_design=3, journal=path, metadata=metadata, resume=True, **FAST
+    ) as again:
+        assert len(again.history) == 1
+    with pytest.raises(ConfigurationError, match=r"metadata.noise: nan in the journal, 1.0 now"):
+        BayesianOptimizer(
+            Sphere(2),
+            initial_design=3,
+            journal=path,
+            metadata={**metadata, "noise": 1.0},
+            resume=True,
+            **FAST,
+        )
+
+
 def test_extra_values_told_with_an_evaluation_are_journaled_and_resumed(tmp_path):
     # Evaluation.extra was documented as "JSON values the caller attaches", with no way to
     path = tmp_path / "run.jsonl"
@@ -2142,6 +2175,7 @@ def test_extra_values_told_with_an_evaluation_are_journaled_and_resumed(tmp_path
         for bad, why in (
             ({"x": object()}, "must hold JSON values"),
             ({1: 2}, "string keys"),
+            (_inside_itself(), "must hold JSON values"),  # was a RecursionError
             ([{}, {}], "2 records for 1 points"),
         ):
             with pytest.raises(InputDataError, match=why):
