@@ -160,6 +160,8 @@ def _lowest_by_component(
         index = members[edges[c] : edges[c + 1]]
         block = scaled[index][:, index]
         if len(index) <= DENSE_MAX or wanted >= len(index) // 2:
+            # cut at `wanted`, perhaps inside a level; that level then ends past `wanted` in the
+            # union (the other components each add a 0 below it), and whole_levels drops it
             block_values, block_vectors = scipy.linalg.eigh(block.toarray(), driver="evd")
             block_values, block_vectors = block_values[:wanted], block_vectors[:, :wanted]
         else:
