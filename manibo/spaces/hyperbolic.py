@@ -268,9 +268,11 @@ class Hyperbolic(NoncompactSpace):
         r"""The exponential map, then :meth:`project` (back onto the hyperboloid and the ball).
 
         Steps longer than 40 are shortened to 40 first (they leave the ball anyway), so that
-        :math:`\cosh` stays finite in float32.
+        :math:`\cosh` stays finite in float32; the length is taken of the step divided by its
+        largest entry, so that it does not overflow either (a step of 2e154 in float64 became 0).
         """
-        length = safe_sqrt(lorentz(v, v)).unsqueeze(-1)
+        direction, scale = rescaled(v)
+        length = scale * safe_sqrt(lorentz(direction, direction)).unsqueeze(-1)
         v = v * torch.where(length > 40.0, 40.0 / length.clamp_min(40.0), 1.0)
         return self.project(self.exp(x, v))
 

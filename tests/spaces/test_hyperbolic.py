@@ -111,6 +111,13 @@ def test_retraction_is_first_order_and_stays_in_the_ball():
         far = space.retract(x, scale * v)
         space.check(far)
         assert torch.isfinite(far).all()
+    # a step whose Lorentz square overflows (2e154 in float64, 2e19 in float32) went nowhere: the
+    # length was inf and the step was scaled by 40 / inf = 0
+    origin = Hyperbolic(2).origin()
+    for dtype, huge in ((torch.float64, 2e154), (torch.float32, 2e19)):
+        step = torch.tensor([0.0, huge, 0.0], dtype=dtype)
+        moved = Hyperbolic(2).retract(origin.to(dtype), step)
+        assert Hyperbolic(2).distance(origin.to(dtype), moved) > 1.9  # toward the boundary (r = 2)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
