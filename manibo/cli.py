@@ -200,6 +200,7 @@ def _run(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             on_error=on_error,
             max_seconds=max_seconds,
+            callback=_stop_when_signalled(args.interrupts),
         )
     summary = {"name": task.name, "config": opt.config, **result.as_dict()}
     summary["points"] = [e.x for e in opt.history]  # in the order of "observed"
@@ -742,6 +743,7 @@ def main(argv: list[str] | None = None) -> int:
                     importlib.import_module(module)
             with warnings.catch_warnings():
                 warnings.showwarning = _show_run_warning if command == "run" else _show_warning
+                args.interrupts = interrupts
                 status = args.func(args)
             if interrupts.seen:  # a library caught the KeyboardInterrupt and went on
                 raise KeyboardInterrupt
@@ -826,6 +828,17 @@ _HEAVY_IMPORTS = {
     "demo": ("torch",),
     "run": ("torch", "manibo.journal", "manibo.loop", "manibo.problems", "manibo.spaces"),
 }
+
+
+def _stop_when_signalled(interrupts: _Interrupts) -> Callable[..., None]:
+    """A ``run`` callback that raises ``KeyboardInterrupt`` once Ctrl-C or SIGTERM came, for an
+    objective that caught the one raised inside it and went on (the evaluation is recorded)."""
+
+    def callback(optimizer, evaluation) -> None:
+        if interrupts.seen:
+            raise KeyboardInterrupt
+
+    return callback
 
 
 class _Interrupts:

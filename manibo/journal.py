@@ -78,6 +78,11 @@ class JournalError(ManiboError):
     """A journal cannot be read or written: wrong format, a malformed record, a missing file."""
 
 
+class JournalTamperedError(JournalError):
+    """The journal was deleted, replaced, cut or grown by another program during the run: this
+    writer no longer writes to it."""
+
+
 class JournalLockedError(JournalError):
     """Another process (or another optimiser in this one) is writing the journal."""
 
@@ -662,15 +667,16 @@ class JournalWriter:
         except FileNotFoundError:
             stat = None
         if stat is None or (stat.st_dev, stat.st_ino) != self._identity:
-            raise JournalError(
+            raise JournalTamperedError(
                 f"journal {self.path} was deleted or replaced while this run was writing it; "
                 "manibo does not recreate a journal without its header"
             )
-        if self._size is not None and stat.st_size < self._size:
-            raise JournalError(
-                f"journal {self.path} was cut to {stat.st_size} bytes while this run was writing "
-                f"it (it had written {self._size}); manibo does not write after a cut, which "
-                "would leave a journal without its header or records"
+        if self._size is not None and stat.st_size != self._size:
+            change = "cut" if stat.st_size < self._size else "grown"
+            raise JournalTamperedError(
+                f"journal {self.path} was {change} to {stat.st_size} bytes by another program "
+                f"while this run was writing it (this run had left {self._size}); manibo does "
+                "not write after that, which would leave records it cannot read back"
             )
 
     def _write_line(self, record: dict[str, Any]) -> None:

@@ -78,6 +78,7 @@ from manibo.journal import (
     Evaluation,
     Journal,
     JournalError,
+    JournalTamperedError,
     JournalWarning,
     JournalWriteError,
     JournalWriter,
@@ -1567,11 +1568,18 @@ def _write_error_message(
     more = f" and {len(unwritten) - 5} more" if len(unwritten) > 5 else ""
     what = [f"{len(unwritten)} evaluation(s)"] if unwritten else []
     what += [f"{asked} asked point(s)"] if asked else []
-    message = (
-        f"could not write {' and '.join(what)} to journal {path} ({err}). Nothing is lost: they "
-        "are in memory and are written by the next `ask`, `tell`, `run` or `flush()` once the "
-        "journal can be written"
-    )
+    if isinstance(err, JournalTamperedError):
+        message = (
+            f"could not write {' and '.join(what)} to journal {path} ({err}). They are in "
+            "memory (`history`), but this optimiser will not write to that journal again: to "
+            "keep them, tell the evaluations of `history` to a new optimiser with a new journal"
+        )
+    else:
+        message = (
+            f"could not write {' and '.join(what)} to journal {path} ({err}). Nothing is lost: "
+            "they are in memory and are written by the next `ask`, `tell`, `run` or `flush()` "
+            "once the journal can be written"
+        )
     if asked:
         message += " (asked points not handed out yet are handed out by the next `ask`)"
     return message + (f". Unwritten: {shown}{more}." if unwritten else ".")

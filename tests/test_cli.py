@@ -202,6 +202,15 @@ def test_sigterm_ends_a_run_with_one_line_and_status_143(tmp_path):
     seconds, out, err, status = _sigint_after(command, "evaluating", 0.3, signal.SIGTERM)
     assert status == 143 and seconds < 10 and "Traceback" not in err
     assert err.endswith("\nmanibo: terminated; the same command resumes the run from its journal\n")
+    # an objective that catches the KeyboardInterrupt went on to the end of the budget
+    script.write_text(
+        "import time\n\ndef f(x):\n    print('evaluating', flush=True)\n    try:\n"
+        "        time.sleep(1)\n    except KeyboardInterrupt:\n        pass\n"
+        "    return float(x[0])\n"
+    )
+    command[-1] = str(tmp_path / "caught")
+    seconds, out, err, status = _sigint_after(command, "evaluating", 0.3, signal.SIGTERM)
+    assert status == 143 and out.count("evaluating") == 1 and seconds < 10
 
 
 @pytest.mark.slow

@@ -19,6 +19,7 @@ from manibo.journal import (
     Journal,
     JournalError,
     JournalLockedError,
+    JournalTamperedError,
     JournalWarning,
     JournalWriter,
     Stop,
@@ -229,9 +230,18 @@ def test_a_journal_cut_during_the_run_is_not_written_after_the_cut(tmp_path):
     writer = _journal(path)
     writer.append(Evaluation(x=[2.0, 1.0], y=1.0, index=2))
     open(path, "w").close()
-    with pytest.raises(JournalError, match=r"was cut to 0 bytes while this run was writing it"):
+    with pytest.raises(JournalTamperedError, match=r"was cut to 0 bytes by another program"):
         writer.append(Evaluation(x=[3.0, 1.0], y=1.0, index=3))
     assert path.read_bytes() == b""
+    # grown by another program: the next record was glued to its bytes, unreadable
+    grown = tmp_path / "grown.jsonl"
+    writer = _journal(grown)
+    with open(grown, "ab") as other:
+        other.write(b"garbage without a newline")
+    before = grown.read_bytes()
+    with pytest.raises(JournalTamperedError, match=r"was grown to \d+ bytes by another program"):
+        writer.append(Evaluation(x=[3.0, 1.0], y=1.0, index=2))
+    assert grown.read_bytes() == before
 
 
 @pytest.mark.parametrize(

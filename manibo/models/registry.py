@@ -316,6 +316,18 @@ def _transform_outputs(transform: object) -> set[int]:
 def _check_one_output_transform(name: str, transform: object, m: int) -> None:
     """Raise ``ConfigurationError`` when an ``outcome_transform`` for several outputs is given to
     the surrogate ``name``, fitted column by column on ``train_Y`` of ``m`` columns."""
+    chosen = [
+        t for t in getattr(transform, "modules", list)() if getattr(t, "_outputs", None) is not None
+    ]
+    if chosen:
+        raise ConfigurationError(
+            f"`outcome_transform` holds a {type(chosen[0]).__name__} for the outputs "
+            f"{list(chosen[0]._outputs)} only, but the {name!r} surrogate fits each of the {m} "
+            "columns of train_Y as a model of its own with a copy of the transform, whose one "
+            "output is column 0 of its model. Build one model per column with the transform "
+            "it needs (`build_surrogate(name, space, X, Y[:, j:j+1], outcome_transform=...)`) "
+            "and join them with `manibo.models.OutcomeList(*models)`."
+        )
     outputs = sorted(_transform_outputs(transform) - {1})
     if outputs:
         raise ConfigurationError(

@@ -7,6 +7,7 @@ import math
 
 import torch
 from botorch.acquisition import AcquisitionFunction
+from botorch.acquisition.fixed_feature import FixedFeatureAcquisitionFunction
 from botorch.acquisition.knowledge_gradient import qKnowledgeGradient
 from botorch.optim.optimize import optimize_acqf_discrete
 from torch import Tensor
@@ -245,8 +246,11 @@ def _pending_of(acq_function: AcquisitionFunction) -> Tensor | None:
 
     ``X_pending``, except for BoTorch's incremental noisy expected improvement (qLogNEI's and
     qNEI's default), which folds its pending points into the baseline and keeps ``X_pending``
-    None: there, the baseline's rows past the evaluated ones.
+    None: there, the baseline's rows past the evaluated ones. Those of BoTorch's
+    ``FixedFeatureAcquisitionFunction`` are its inner acquisition's, with all coordinates.
     """
+    if isinstance(acq_function, FixedFeatureAcquisitionFunction):
+        return _pending_of(acq_function.acq_func)
     if acq_function.X_pending is not None or not getattr(acq_function, "incremental", False):
         return acq_function.X_pending
     full = getattr(acq_function, "_full_X_baseline", None)
@@ -259,6 +263,13 @@ def _pending_of(acq_function: AcquisitionFunction) -> Tensor | None:
 def _optimize_sequential(acq_function, space, q, num_restarts, raw_samples, options, seed, ref):
     # the caller's pending points stay pending at every step and are restored at the end
     base_pending = _pending_of(acq_function)
+    if base_pending is not None and isinstance(acq_function, FixedFeatureAcquisitionFunction):
+        raise ConfigurationError(
+            "sequential=True cannot add points to the pending points of a "
+            "FixedFeatureAcquisitionFunction: BoTorch's wrapper hands them out with all "
+            f"{acq_function.d} coordinates but takes back only the free ones. Optimise the "
+            "q-batch jointly (sequential=False), or set the pending points after the batch."
+        )
     chosen, values = [], []
     try:
         for i in range(q):

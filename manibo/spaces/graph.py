@@ -141,7 +141,12 @@ def _edge_weights(weights, pairs: np.ndarray) -> np.ndarray:
     """One finite positive weight per edge of ``pairs`` ``(E, 2)``, shape ``(E,)``; default 1."""
     if weights is None:
         return np.ones(len(pairs))
-    w = as_numpy(weights).astype(np.float64)
+    w = as_numpy(weights)
+    if w.dtype.kind not in "biuf":
+        raise InputDataError(
+            f"`weights` must be real numbers, one positive weight per edge, got dtype {w.dtype}."
+        )
+    w = w.astype(np.float64)
     if w.shape != (len(pairs),):
         raise InputDataError(
             f"`weights` must hold one weight per edge, shape ({len(pairs)},), got shape "
@@ -168,19 +173,18 @@ def _adjacency_matrix(adjacency) -> sps.csr_matrix:
         )
     if isinstance(adjacency, torch.Tensor) and adjacency.layout != torch.strided:
         adjacency = _scipy_from_torch_sparse(adjacency)
-    dtype = adjacency.dtype if sps.issparse(adjacency) else as_numpy(adjacency).dtype
-    if np.issubdtype(dtype, np.complexfloating):
-        raise InputDataError(
-            f"`adjacency` must be real, got dtype {dtype}; edge weights are real similarities. "
-            "Pass its real part (`A.real`) if the imaginary parts are meant to be 0."
-        )
     try:
-        matrix = (
-            sps.csr_matrix(adjacency, dtype=np.float64)
-            if sps.issparse(adjacency)
-            else sps.csr_matrix(as_numpy(adjacency).astype(np.float64))
-        )
+        values = adjacency if sps.issparse(adjacency) else as_numpy(adjacency)
+        if np.issubdtype(values.dtype, np.complexfloating):
+            raise InputDataError(
+                f"`adjacency` must be real, got dtype {values.dtype}; edge weights are real "
+                "similarities. Pass its real part (`A.real`) if the imaginary parts are meant to "
+                "be 0."
+            )
+        matrix = sps.csr_matrix(values.astype(np.float64))
     except (TypeError, ValueError) as error:
+        if isinstance(error, InputDataError):
+            raise
         raise InputDataError(
             f"`adjacency` must be a square numeric matrix (array, tensor or scipy.sparse), got "
             f"{type(adjacency).__name__} ({error})."
@@ -225,4 +229,6 @@ def _scipy_from_torch_sparse(adjacency: torch.Tensor) -> sps.coo_matrix:
         )
     coo = adjacency.detach().cpu().to_sparse_coo().coalesce()
     rows, cols = coo.indices().numpy()
-    return sps.coo_matrix((coo.values().numpy(), (rows, cols)), shape=tuple(coo.shape))
+    values = coo.values()  # SciPy takes neither float16 nor bfloat16; complex is refused later
+    values = values if values.is_complex() else values.to(torch.float64)
+    return sps.coo_matrix((values.numpy(), (rows, cols)), shape=tuple(coo.shape))

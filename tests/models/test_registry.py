@@ -357,6 +357,12 @@ def test_an_outcome_transform_of_several_outputs_is_refused_for_a_per_column_sur
         r"Standardize\(m=1\)",
     ):
         build_surrogate("matern", space, X, Y, outcome_transform=Standardize(m=2))
+    # a transform for some outputs only was applied by every column's copy to that column: Log
+    # of the outputs [0] logged the negative column 1 too (NaN data)
+    from botorch.models.transforms.outcome import Log
+
+    with pytest.raises(ConfigurationError, match=r"Log for the outputs \[0\] only.*OutcomeList"):
+        build_surrogate("matern", space, X, Y, outcome_transform=Log(outputs=[0]))
 
 
 def _marginal_log_likelihood(model) -> float:

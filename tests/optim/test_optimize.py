@@ -434,6 +434,11 @@ def test_fixed_features_through_botorchs_wrapper_optimise_the_free_factor():
     full = torch.cat([candidates, torch.full((2, 1), 2.0, dtype=torch.float64)], dim=-1)
     with torch.no_grad():
         assert torch.allclose(value, inner(full.unsqueeze(0))[0], atol=1e-10)
+    # with pending points, sequential steps crashed inside the wrapper ("Sizes of tensors must
+    # match"): it hands them out with 4 coordinates and takes back 3
+    inner.set_X_pending(X[:2])
+    with pytest.raises(ConfigurationError, match="sequential=False"):
+        optimize_acqf_on_space(acqf, Sphere(2), q=2, sequential=True, num_restarts=2, seed=0)
 
 
 def test_sequential_steps_keep_the_pending_points_of_an_incremental_qlognei():

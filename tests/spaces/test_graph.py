@@ -572,3 +572,16 @@ def test_weights_are_similarities_and_the_docs_say_so(nu):
     assert "edges' lengths" not in flat
     assert "edge weights are similarities, not lengths" in flat and "1/√w" in flat
     assert "similarities, not lengths" in " ".join(Graph.__doc__.split())
+
+
+def test_malformed_adjacencies_and_weights_get_clear_errors():
+    # a ragged list gave a bare ValueError once the complex check came before the conversion;
+    # complex or text weights were cut to their real part or failed inside NumPy; a float16
+    # sparse tensor failed inside SciPy
+    with pytest.raises(InputDataError, match="square numeric matrix"):
+        Graph([[0, 1], [1]])
+    for weights, dtype in ((np.array([1 + 2j]), "complex128"), (["a"], "<U1")):
+        with pytest.raises(InputDataError, match=f"`weights` must be real numbers.*{dtype}"):
+            Graph.from_edges([[0, 1]], 2, weights=weights)
+    half = torch.tensor([[0, 1, 0], [1, 0, 0], [0, 0, 0]], dtype=torch.float16).to_sparse()
+    assert Graph(half).num_edges == 1
