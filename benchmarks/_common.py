@@ -8,6 +8,7 @@ packages are imported inside the functions that need them.
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import json
 import os
 import platform
@@ -18,11 +19,23 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 
-#: Packages whose versions every benchmark records.
-CORE_PACKAGES = ("manibo", "torch", "gpytorch", "botorch", "numpy")
+
+def _machine_module():
+    """``manibo/_machine.py`` of this checkout, loaded from its file: it imports only the standard
+    library, so this works in a virtualenv without manibo too (a GeometricKernels worker)."""
+    path = Path(__file__).resolve().parents[1] / "manibo" / "_machine.py"
+    spec = importlib.util.spec_from_file_location("_manibo_machine", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_MACHINE = _machine_module()
+CORE_PACKAGES = _MACHINE.CORE_PACKAGES
+package_versions = _MACHINE.package_versions
+cpu_model = _MACHINE.cpu_model
 
 #: Environment variables that set the thread counts of OpenMP and the BLAS libraries.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -34,29 +47,6 @@ MIB = 1024**2
 def count(number: int, noun: str) -> str:
     """``"1 seed"``, ``"5 seeds"``."""
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
-
-
-def package_versions(names: Sequence[str] = CORE_PACKAGES) -> dict[str, str | None]:
-    """Installed versions of ``names`` (``None`` for a package that is not installed)."""
-    versions = {}
-    for name in names:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
-
-
-def cpu_model() -> str:
-    """The CPU's model name, from ``/proc/cpuinfo`` on Linux, else from :mod:`platform`."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown CPU"
 
 
 def usable_cores() -> int:

@@ -12,9 +12,11 @@ reproducible from ``seed``.
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import os
+import platform
 import signal
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -24,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from manibo._machine import CORE_PACKAGES, cpu_model, package_versions
 from manibo._validation import checked_device
 from manibo.exceptions import ConfigurationError
 from manibo.geo import unit_to_latlon
@@ -383,6 +386,12 @@ def run(
         },
         "load_average_start_end": [load_start, _load_average()],
         "cpu_count": os.cpu_count(),
+        "environment": {  # the plans depend on the machine's rounding (docs/search.md)
+            "versions": package_versions((*CORE_PACKAGES, "scipy")),
+            "python": platform.python_version(),
+            "cpu_model": cpu_model(),
+            "timestamp_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        },
     }
     path = out_dir / "search_summary.json"
     path.write_text(json.dumps(result, indent=1) + "\n")

@@ -38,6 +38,9 @@ def test_demo_runs_at_smoke_size_and_writes_its_figures(tmp_path, capsys):
     assert saved["config"]["num_scenarios"] == 2 and len(saved["scenario_names"]) == 2
     told = saved["told_mission"]
     assert told["scenario"] in (0, 1) and 0 <= told["object"] < 30
+    # the plans depend on the machine's rounding: the record names versions and CPU
+    environment = saved["environment"]
+    assert environment["versions"]["torch"] == torch.__version__ and environment["cpu_model"]
 
 
 def test_the_told_mission_is_at_the_median_of_the_headline_planners_detections():
