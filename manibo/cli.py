@@ -200,7 +200,7 @@ def _run(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             on_error=on_error,
             max_seconds=max_seconds,
-            callback=_stop_when_signalled(args.interrupts),
+            callback=_stop_when_signalled(args.interrupts, args.budget),
         )
     summary = {"name": task.name, "config": opt.config, **result.as_dict()}
     summary["points"] = [e.x for e in opt.history]  # in the order of "observed"
@@ -830,12 +830,13 @@ _HEAVY_IMPORTS = {
 }
 
 
-def _stop_when_signalled(interrupts: _Interrupts) -> Callable[..., None]:
+def _stop_when_signalled(interrupts: _Interrupts, budget: int) -> Callable[..., None]:
     """A ``run`` callback that raises ``KeyboardInterrupt`` once Ctrl-C or SIGTERM came, for an
-    objective that caught the one raised inside it and went on (the evaluation is recorded)."""
+    objective that caught the one raised inside it and went on (the evaluation is recorded);
+    not after the last evaluation of the budget, so that the run ends and writes its files."""
 
     def callback(optimizer, evaluation) -> None:
-        if interrupts.seen:
+        if interrupts.seen and len(optimizer.history) < budget:
             raise KeyboardInterrupt
 
     return callback

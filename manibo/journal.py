@@ -88,7 +88,10 @@ class JournalLockedError(JournalError):
 
 
 class JournalWriteError(JournalError):
-    """Evaluations or asked points could not be written to the journal; they are kept in memory.
+    """Evaluations or asked points could not be written to the journal; they are kept in memory,
+    and written by a later call once the journal can be written again, unless another program
+    deleted, replaced, cut or grew it (the message then says so, and to tell ``history`` to a new
+    optimiser with a new journal).
 
     Attributes:
         evaluations: the evaluations not yet on disk (each with its point ``x`` and value ``y``);
@@ -523,7 +526,8 @@ class JournalWriter:
     """
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path).expanduser()
+        # absolute: an objective that changes the working folder must not move the journal
+        self.path = Path(os.path.abspath(Path(path).expanduser()))
         if self.path.is_dir():
             raise JournalError(f"journal {self.path} is a folder; name a file in it.")
         real = Path(os.path.realpath(self.path))  # a symbolic link shares its target's lock

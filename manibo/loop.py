@@ -1047,7 +1047,8 @@ class BayesianOptimizer:
         except (OSError, JournalError) as err:
             warnings.warn(
                 f"could not record in journal {self.journal} why the run stopped ({reason}): "
-                f"{str(err).rstrip('.')}. Every evaluation is in it.",
+                f"{str(err).rstrip('.')}."
+                + ("" if isinstance(err, JournalTamperedError) else " Every evaluation is in it."),
                 JournalWarning,
                 stacklevel=3,
             )

@@ -213,6 +213,24 @@ def test_sigterm_ends_a_run_with_one_line_and_status_143(tmp_path):
     assert status == 143 and out.count("evaluating") == 1 and seconds < 10
 
 
+def test_a_signal_stops_the_run_at_the_next_evaluation_but_not_after_the_last():
+    # a signal that came during the budget's last evaluation stopped the run before it wrote its
+    # summary, plot and stop record (it ended with 143 and nothing written)
+    from types import SimpleNamespace
+
+    from manibo.cli import _stop_when_signalled
+
+    interrupts = SimpleNamespace(seen=False)
+    callback = _stop_when_signalled(interrupts, budget=3)
+    optimizer = SimpleNamespace(history=[None, None])
+    callback(optimizer, None)  # no signal: goes on
+    interrupts.seen = True
+    with pytest.raises(KeyboardInterrupt):
+        callback(optimizer, None)
+    optimizer.history.append(None)
+    callback(optimizer, None)  # the budget is spent: the run ends by itself
+
+
 @pytest.mark.slow
 def test_ctrl_c_ends_a_run_with_one_line_saying_how_to_resume(tmp_path):
     script = tmp_path / "slow.py"

@@ -1087,6 +1087,22 @@ def test_an_unwritable_journal_is_refused_before_any_evaluation(tmp_path, monkey
         BayesianOptimizer(Sphere(2), journal=tmp_path / "j.jsonl", **FAST)
 
 
+def test_a_relative_journal_path_holds_when_the_objective_changes_folder(tmp_path, monkeypatch):
+    # the writer checked `os.stat("res/j.jsonl")` in the objective's new folder: "deleted or
+    # replaced", and the CLI's default --out is relative
+    monkeypatch.chdir(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    def wanders(x):
+        os.chdir(elsewhere)
+        return float(x[0])
+
+    with BayesianOptimizer(Sphere(2), initial_design=3, journal="res/j.jsonl", **FAST) as opt:
+        opt.run(wanders, budget=3, progress=False)
+    assert len(Journal(tmp_path / "res" / "j.jsonl").read()[1]) == 3
+
+
 def test_a_journal_deleted_during_the_run_is_not_recreated_without_its_header(tmp_path):
     path = tmp_path / "j.jsonl"
     opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, journal=path, **FAST)

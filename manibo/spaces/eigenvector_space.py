@@ -473,7 +473,8 @@ class EigenvectorSpace(CompactSpace):
 def as_numpy(value) -> np.ndarray:
     """``value`` (a tensor on any device, an array or nested lists) as a NumPy array."""
     if isinstance(value, torch.Tensor):
-        return value.detach().cpu().numpy()
+        value = value.detach().cpu()
+        return (value.float() if value.dtype == torch.bfloat16 else value).numpy()  # no bf16
     return np.asarray(value)
 
 

@@ -142,11 +142,14 @@ def _edge_weights(weights, pairs: np.ndarray) -> np.ndarray:
     if weights is None:
         return np.ones(len(pairs))
     w = as_numpy(weights)
-    if w.dtype.kind not in "biuf":
+    try:
+        if w.dtype.kind not in "biufO":  # complex, text, dates: not weights
+            raise TypeError(f"dtype {w.dtype}")
+        w = w.astype(np.float64)  # object arrays of Python numbers (2**70, Fraction) convert
+    except (TypeError, ValueError) as error:
         raise InputDataError(
-            f"`weights` must be real numbers, one positive weight per edge, got dtype {w.dtype}."
-        )
-    w = w.astype(np.float64)
+            f"`weights` must be real numbers, one positive weight per edge, got {error}."
+        ) from None
     if w.shape != (len(pairs),):
         raise InputDataError(
             f"`weights` must hold one weight per edge, shape ({len(pairs)},), got shape "

@@ -585,3 +585,9 @@ def test_malformed_adjacencies_and_weights_get_clear_errors():
             Graph.from_edges([[0, 1]], 2, weights=weights)
     half = torch.tensor([[0, 1, 0], [1, 0, 0], [0, 0, 0]], dtype=torch.float16).to_sparse()
     assert Graph(half).num_edges == 1
+    assert Graph(half.to_dense().to(torch.bfloat16)).num_edges == 1  # NumPy has no bfloat16
+    # Python numbers in an object array are weights (2**70 is beyond int64)
+    from fractions import Fraction
+
+    for weights in ([1, 2**70], [Fraction(1, 2), Fraction(1)], np.array([1, 2], dtype=object)):
+        assert Graph.from_edges([[0, 1], [1, 2]], 3, weights=weights).num_edges == 2
