@@ -189,26 +189,30 @@ def test_ctrl_c_ends_the_demo_at_once_with_one_line_and_status_130(tmp_path):
     assert status == 130 and err == "\nmanibo: interrupted\n" and seconds < 10
 
 
+def _slow_run(tmp_path, catch: bool = False) -> list[str]:
+    """A ``manibo run`` command of 8 evaluations of 1 s each, whose objective prints
+    ``evaluating`` first; with ``catch``, it catches the ``KeyboardInterrupt`` of its sleep."""
+    sleep = "    try:\n        time.sleep(1)\n    except KeyboardInterrupt:\n        pass\n"
+    script = tmp_path / "slow.py"
+    script.write_text(
+        "import time\n\ndef f(x):\n    print('evaluating', flush=True)\n"
+        + (sleep if catch else "    time.sleep(1)\n")
+        + "    return float(x[0])\n"
+    )
+    command = ["run", "--objective", f"{script}:f", "--space", "sphere2", "--budget", "8"]
+    return [*command, "--out", str(tmp_path / ("caught" if catch else "plain"))]
+
+
 @pytest.mark.slow
 def test_sigterm_ends_a_run_with_one_line_and_status_143(tmp_path):
     # SIGTERM (kill, Slurm, systemd) ended the run silently with status -15
-    script = tmp_path / "slow.py"
-    script.write_text(
-        "import time\n\ndef f(x):\n    print('evaluating', flush=True)\n    time.sleep(1)\n"
-        "    return float(x[0])\n"
+    seconds, out, err, status = _sigint_after(
+        _slow_run(tmp_path), "evaluating", 0.3, signal.SIGTERM
     )
-    command = ["run", "--objective", f"{script}:f", "--space", "sphere2", "--budget", "8"]
-    command += ["--out", str(tmp_path)]
-    seconds, out, err, status = _sigint_after(command, "evaluating", 0.3, signal.SIGTERM)
     assert status == 143 and seconds < 10 and "Traceback" not in err
     assert err.endswith("\nmanibo: terminated; the same command resumes the run from its journal\n")
     # an objective that catches the KeyboardInterrupt went on to the end of the budget
-    script.write_text(
-        "import time\n\ndef f(x):\n    print('evaluating', flush=True)\n    try:\n"
-        "        time.sleep(1)\n    except KeyboardInterrupt:\n        pass\n"
-        "    return float(x[0])\n"
-    )
-    command[-1] = str(tmp_path / "caught")
+    command = _slow_run(tmp_path, catch=True)
     seconds, out, err, status = _sigint_after(command, "evaluating", 0.3, signal.SIGTERM)
     assert status == 143 and out.count("evaluating") == 1 and seconds < 10
 
@@ -233,13 +237,7 @@ def test_a_signal_stops_the_run_at_the_next_evaluation_but_not_after_the_last():
 
 @pytest.mark.slow
 def test_ctrl_c_ends_a_run_with_one_line_saying_how_to_resume(tmp_path):
-    script = tmp_path / "slow.py"
-    script.write_text(
-        "import time\n\ndef f(x):\n    print('evaluating', flush=True)\n    time.sleep(1)\n"
-        "    return float(x[0])\n"
-    )
-    command = ["run", "--objective", f"{script}:f", "--space", "sphere2", "--budget", "8"]
-    seconds, out, err, status = _sigint_after([*command, "--out", str(tmp_path)], "evaluating", 0.3)
+    seconds, out, err, status = _sigint_after(_slow_run(tmp_path), "evaluating", 0.3)
     assert status == 130 and seconds < 10 and "Traceback" not in err
     assert err.endswith(
         "\nmanibo: interrupted; the same command resumes the run from its journal\n"
