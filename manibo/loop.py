@@ -1581,7 +1581,7 @@ def _write_error_message(
             "they are in memory and are written by the next `ask`, `tell`, `run` or `flush()` "
             "once the journal can be written"
         )
-    if asked:
+    if asked and not isinstance(err, JournalTamperedError):
         message += " (asked points not handed out yet are handed out by the next `ask`)"
     return message + (f". Unwritten: {shown}{more}." if unwritten else ".")
 

@@ -1108,8 +1108,9 @@ def test_a_journal_deleted_during_the_run_is_not_recreated_without_its_header(tm
     opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, journal=path, **FAST)
     opt.run(_objective, budget=3, progress=False)
     path.unlink()
-    with pytest.raises(JournalWriteError, match="1 asked point.*deleted or replaced"):
+    with pytest.raises(JournalWriteError, match="1 asked point.*deleted or replaced") as refused:
         opt.ask()  # the batch is not handed out: it waits in memory
+    assert "handed out by the next" not in str(refused.value)  # no later ask can write it
     # the advice was to wait until the journal "can be written", which it never can again
     with pytest.raises(JournalWriteError, match="deleted or replaced.*new optimiser with a new"):
         opt.tell(opt.pending, [1.0])

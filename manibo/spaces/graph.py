@@ -26,9 +26,10 @@ class Graph(EigenvectorSpace):
     components.
 
     Weights are similarities, not lengths: the Laplacian grows with them, so a kernel's
-    lengthscale is in hops across edges of weight 1, and an edge of weight ``w`` is as long as
-    ``1 / sqrt(w)`` of them (multiplying every weight by ``c`` lengthens the lengthscale
-    ``sqrt(c)`` times, unless ``normalized``). A road of length ``d`` enters as e.g. ``1 / d**2``.
+    lengthscale is in hops across edges of weight 1, and an edge of weight ``w`` is roughly as
+    long as ``1 / sqrt(w)`` of them (exactly: multiplying every weight by ``c`` lengthens the
+    lengthscale ``sqrt(c)`` times, unless ``normalized``). A road of length ``d`` enters as e.g.
+    ``1 / d**2``.
 
     Args:
         adjacency: symmetric non-negative real ``(n, n)`` weights: a NumPy array, nested lists,

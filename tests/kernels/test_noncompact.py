@@ -140,8 +140,8 @@ def test_features_are_within_five_standard_errors(case, ell, num_phases):
 
 
 def test_stated_tolerances_at_the_default_number_of_phases():
-    # documented in docs/noncompact.md: max abs error over 40 (H^3) and 10 (SPD(2)) volume-uniform
-    # points of the domain, Matérn-5/2, lengthscale 1, default seed
+    # documented in docs/noncompact.md: max abs error over 40 volume-uniform points of H^3 and 10
+    # points of SPD(2)'s default sampling, Matérn-5/2, lengthscale 1, default seed
     assert DEFAULT_NUM_PHASES == 4096
     space = Hyperbolic(3, radius=2.0)
     x = space.random(40, generator=_gen(11))
