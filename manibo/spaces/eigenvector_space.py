@@ -91,11 +91,11 @@ def whole_levels(eigenvalues: np.ndarray, tol: float, bound: float, most: int) -
     """
     starts = np.flatnonzero(level_starts(eigenvalues, tol))
     ends = np.append(starts[1:], len(eigenvalues))  # one past each level's last eigenvalue
-    keep = (ends <= most) & (eigenvalues[ends - 1] < bound)
-    kept = int(np.argmin(keep)) if not keep.all() else len(starts)
-    if kept == len(starts):
+    dropped = np.flatnonzero((ends > most) | (eigenvalues[ends - 1] >= bound))
+    if not dropped.size:
         return len(eigenvalues), bound
-    return int(starts[kept]), min(bound, float(eigenvalues[starts[kept]]))
+    first = int(starts[dropped[0]])
+    return first, min(bound, float(eigenvalues[first]))
 
 
 def symmetrised(laplacian: sps.spmatrix, mass: np.ndarray) -> sps.csr_matrix:
@@ -154,8 +154,8 @@ def _lowest_by_component(
     count, labels = connected_components(pattern, directed=False)
     members = np.argsort(labels, kind="stable")
     edges = np.searchsorted(labels[members], np.arange(count + 1))
-    values, rows, columns, entries = [], [], [], []
-    bound, found = np.inf, 0
+    values, blocks = [], []  # per component: eigenvalues, and (its points, its eigenvectors)
+    bound = np.inf
     for c in range(count):
         index = members[edges[c] : edges[c + 1]]
         block = scaled[index][:, index]
@@ -170,19 +170,18 @@ def _lowest_by_component(
         if len(block_values) and abs(block_values[0]) <= tol:
             block_values[0] = 0.0  # a component's constant (mass-weighted) function
         values.append(np.maximum(block_values, 0.0))
-        rows.append(np.repeat(index, len(block_values)))
-        columns.append(np.tile(np.arange(len(block_values)) + found, len(index)))
-        entries.append(block_vectors.ravel())
-        found += len(block_values)
+        blocks.append((index, block_vectors))
     values = np.concatenate(values)
     order = np.argsort(values, kind="stable")
     kept, bound = whole_levels(values[order], tol, bound, wanted)
-    order = order[:kept]
-    vectors = sps.csc_matrix(
-        (np.concatenate(entries), (np.concatenate(rows), np.concatenate(columns))),
-        shape=(n, found),
-    )[:, order]
-    return values[order], vectors.toarray(), bound if kept < n else np.inf
+    column = np.full(len(values), -1)  # each eigenpair's column in the result, -1 if not kept
+    column[order[:kept]] = np.arange(kept)
+    vectors, offset = np.zeros((n, kept)), 0
+    for index, block_vectors in blocks:  # only the kept columns: (n, kept), not (n, found)
+        mine = column[offset : offset + block_vectors.shape[1]]
+        vectors[np.ix_(index, mine[mine >= 0])] = block_vectors[:, mine >= 0]
+        offset += block_vectors.shape[1]
+    return values[order[:kept]], vectors, bound if kept < n else np.inf
 
 
 def lowest_sparse(
