@@ -28,12 +28,18 @@ def rotation_vector(r: Tensor) -> Tensor:
     small = sin2 < 1e-7
     factor = torch.where(small, 0.5 + theta**2 / 12, theta / sin2.clamp_min(1e-300))
     vec = skew * factor.unsqueeze(-1)
-    near_pi = theta > math.pi - 1e-4  # the skew part vanishes: read the axis off R + I
+    near_pi = theta > math.pi - 1e-4  # the skew part vanishes: read the axis off the symmetric part
     if near_pi.any():
-        sym = (r[near_pi] + torch.eye(3, dtype=r.dtype, device=r.device)) / 2
-        col = sym.diagonal(dim1=-2, dim2=-1).argmax(-1)
-        axis = sym[torch.arange(sym.shape[0]), :, col]
+        # (R + Rᵀ)/2 - cos(θ) I = (1 - cos θ) n nᵀ: its column with the largest diagonal entry is
+        # n up to sign; the skew part, 2 sin(θ) n, gives the sign where it is non-zero.
+        near = r[near_pi]
+        eye = torch.eye(3, dtype=r.dtype, device=r.device)
+        outer = (near + near.transpose(-1, -2)) / 2 - (cos2[near_pi] / 2)[..., None, None] * eye
+        col = outer.diagonal(dim1=-2, dim2=-1).argmax(-1)
+        axis = outer[torch.arange(outer.shape[0], device=r.device), :, col]
         axis = axis / axis.norm(dim=-1, keepdim=True)
+        flip = (axis * skew[near_pi]).sum(-1, keepdim=True) < 0
+        axis = torch.where(flip, -axis, axis)
         vec[near_pi] = axis * theta[near_pi].unsqueeze(-1)
     return vec
 
@@ -68,19 +74,45 @@ class OrientationAckley(SpaceProblem):
 
 
 def log_coordinates(r: Tensor) -> Tensor:
-    r"""Coordinates :math:`(\Omega_{ij})_{i<j}` of the principal logarithm of rotations.
+    r"""Coordinates :math:`(\Omega_{ij})_{i<j}` of a real logarithm :math:`\Omega` of rotations.
 
-    Computed with SciPy's matrix logarithm on the CPU in float64 (in float32 its error estimate
-    exceeds its tolerance and it warns on every matrix); ``(*batch, n, n)`` →
-    ``(*batch, n(n-1)/2)`` in the dtype and on the device of ``r``, with norm equal to the
-    geodesic distance from the identity.
+    :math:`\Omega` is skew-symmetric with :math:`\exp(\Omega) = R`, built from SciPy's real Schur
+    decomposition :math:`R = Q T Q^\top` on the CPU in float64: for a rotation :math:`T` is
+    block-diagonal with 2×2 rotation blocks, whose angles :math:`\theta_j \in (0, \pi]` come from
+    ``atan2``, and ±1 entries; the −1 entries come in pairs, each pair taken as a rotation by
+    :math:`\pi`. Where no angle is :math:`\pi` this is the principal logarithm (SciPy's ``logm``
+    to rounding); at angle :math:`\pi` the logarithm is not unique and one of them is returned.
+    ``(*batch, n, n)`` → ``(*batch, n(n-1)/2)`` in the dtype and on the device of ``r``, with norm
+    :math:`\sqrt{\sum_j \theta_j^2}`, the geodesic distance from the identity.
+
+    Raises:
+        ValueError: if a matrix has an odd number of −1 entries in ``T`` (determinant −1).
     """
     import numpy as np
-    from scipy.linalg import logm
+    from scipy.linalg import schur
 
     n = r.shape[-1]
     flat = r.detach().cpu().to(torch.float64).reshape(-1, n, n).numpy()
-    logs = np.stack([np.real(logm(m)) for m in flat]) if len(flat) else np.zeros((0, n, n))
+    logs = np.zeros((len(flat), n, n))
+    for index, m in enumerate(flat):
+        t, q = schur(m, output="real")
+        omega = np.zeros((n, n))
+        negative = []
+        i = 0
+        while i < n:
+            if i + 1 < n and t[i + 1, i] != 0.0:  # a 2×2 block [[cos, -sin], [sin, cos]]
+                angle = math.atan2((t[i + 1, i] - t[i, i + 1]) / 2, (t[i, i] + t[i + 1, i + 1]) / 2)
+                omega[i + 1, i], omega[i, i + 1] = angle, -angle
+                i += 2
+                continue
+            if t[i, i] < 0:
+                negative.append(i)
+            i += 1
+        if len(negative) % 2:
+            raise ValueError(f"log_coordinates: matrix {index} has determinant -1, not a rotation")
+        for a, b in zip(negative[::2], negative[1::2], strict=True):
+            omega[b, a], omega[a, b] = math.pi, -math.pi
+        logs[index] = q @ omega @ q.T
     rows, cols = np.triu_indices(n, 1)
     coords = torch.from_numpy(logs[:, rows, cols].copy()).to(r)
     return coords.reshape(*r.shape[:-2], len(rows))

@@ -35,7 +35,7 @@ def test_optimizer_attains_optimum_and_beats_random_points(name):
         torch.tensor(problem.optimal_value, dtype=torch.float64),
         atol=1e-9,
     )
-    count = 200 if name in ("orientation-so4", "orientation-so5") else 2000  # SciPy logm per point
+    count = 200 if name in ("orientation-so4", "orientation-so5") else 2000  # a Schur per point
     x = problem.space.random(count, generator=torch.Generator().manual_seed(0))
     assert float(problem.evaluate_true(x).min()) >= problem.optimal_value - 1e-9
 
