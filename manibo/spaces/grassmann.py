@@ -19,6 +19,7 @@ from manibo.harmonics.grassmann import (
     partitions_up_to,
     zonal_coefficients,
 )
+from manibo.spaces._snap import onto_orthonormal
 from manibo.spaces.base import CompactSpace, pairwise_in_chunks, safe_sqrt
 
 #: largest part of the partitions that a default level cap reaches, by rank: the cost per pair of
@@ -144,6 +145,12 @@ class Grassmann(CompactSpace):
                 f"YᵀY = I within {tol:g}, the worst is off by {float(err.max()):.3g}",
                 f"Map them to orthonormal frames of their spans with `space.project({name})`.",
             )
+
+    def snap(self, x: Tensor) -> Tensor:
+        """Frames within :meth:`check`'s tolerance of orthonormal, moved to the nearest orthonormal
+        frame of the same plane by Newton–Schulz steps where they are off by more than rounding
+        (:meth:`Space.snap`); shapes ``(*batch, n*k)``."""
+        return _flat(onto_orthonormal(_frames(x, self.n, self.k)))
 
     def project(self, x: Tensor) -> Tensor:
         """An orthonormal frame of the span of each ``n x k`` matrix (QR; a frame is returned as

@@ -122,6 +122,9 @@ class ProductSpace(Space):
                     f"product, `space.project({name})` maps every factor of whole points.)"
                 ) from None
 
+    def snap(self, x: Tensor) -> Tensor:
+        return torch.cat([f.snap(p) for f, p in zip(self.factors, self.split(x), strict=True)], -1)
+
     def project(self, x: Tensor) -> Tensor:
         return torch.cat(
             [f.project(p) for f, p in zip(self.factors, self.split(x), strict=True)], dim=-1

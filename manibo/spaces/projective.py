@@ -8,6 +8,7 @@ from torch import Tensor
 from manibo.exceptions import ConfigurationError
 from manibo.harmonics.gegenbauer import degrees_with_float_dimension, harmonic_dimension
 from manibo.harmonics.series import EvenLevels, GegenbauerLevels
+from manibo.spaces._snap import onto_unit_norm
 from manibo.spaces.base import (
     CompactSpace,
     inner_product_series,
@@ -57,6 +58,11 @@ class RealProjectiveSpace(CompactSpace):
 
     def _check_membership(self, x: Tensor, name: str) -> None:
         Sphere._check_membership(self, x, name)  # unit vectors; the message names this space
+
+    def snap(self, x: Tensor) -> Tensor:
+        """Points within :meth:`check`'s tolerance of unit norm, scaled to norm 1 where they are
+        off it by more than rounding (:meth:`Space.snap`); shapes ``(*batch, dim + 1)``."""
+        return onto_unit_norm(x)
 
     def project(self, x: Tensor) -> Tensor:
         """The unit vector along ``x`` (either sign is the same point)."""

@@ -14,6 +14,7 @@ from manibo.harmonics.series import GegenbauerLevels
 from manibo.harmonics.weights import orthogonal_weights
 from manibo.spaces._lie_group import attach_characters, matrix_size, rotation_angles
 from manibo.spaces._polar import polar_factor
+from manibo.spaces._snap import onto_orthonormal
 from manibo.spaces.base import (
     CompactSpace,
     UnsupportedError,
@@ -179,6 +180,12 @@ class SpecialOrthogonal(CompactSpace):
                 f"{reflections} matrices are orthogonal with det = -1 (reflections), not +1",
                 advice,
             )
+
+    def snap(self, x: Tensor) -> Tensor:
+        """Matrices within :meth:`check`'s tolerance of SO(n), moved to their polar factor by
+        Newton–Schulz steps where they are off it by more than rounding (:meth:`Space.snap`);
+        shapes ``(*batch, n*n)``."""
+        return _flat(onto_orthonormal(_matrices(x)))
 
     def project(self, x: Tensor) -> Tensor:
         """Nearest rotation in Frobenius norm (SVD, with the sign fix that keeps det = +1),

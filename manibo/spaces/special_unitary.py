@@ -12,6 +12,7 @@ from manibo.harmonics.series import GegenbauerLevels
 from manibo.harmonics.weights import unitary_weights
 from manibo.spaces._lie_group import attach_characters, matrix_size
 from manibo.spaces._polar import polar_factor
+from manibo.spaces._snap import newton_schulz, off_orthonormal, rounding_slack
 from manibo.spaces.base import (
     CompactSpace,
     inner_product_series,
@@ -126,6 +127,15 @@ class SpecialUnitary(CompactSpace):
                 f"(the worst is off by {float(det_err.max()):.3g})",
                 advice,
             )
+
+    def snap(self, x: Tensor) -> Tensor:
+        """Matrices within :meth:`check`'s tolerance of SU(n), moved to their unitary polar factor
+        by Newton–Schulz steps and then to determinant 1, as :meth:`project`, where they are off
+        the group by more than rounding (:meth:`Space.snap`); shapes ``(*batch, 2n^2)``."""
+        u = to_complex(x)
+        off_determinant = (torch.linalg.det(u) - 1).abs() > rounding_slack(x.dtype)
+        off = off_orthonormal(u) | off_determinant[..., None, None]
+        return to_real(torch.where(off, _unit_determinant(newton_schulz(u)), u))
 
     def project(self, x: Tensor) -> Tensor:
         r"""The unitary polar factor :math:`WV^H` of :math:`U = W\Sigma V^H`, times

@@ -12,6 +12,7 @@ from manibo._validation import default_tolerance
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.harmonics.gegenbauer import degrees_with_float_dimension, harmonic_dimension
 from manibo.harmonics.series import GegenbauerLevels
+from manibo.spaces._snap import onto_unit_norm
 from manibo.spaces.base import (
     CompactSpace,
     inner_product_series,
@@ -63,6 +64,11 @@ class Sphere(CompactSpace):
                 f"Normalise with `{name} / {name}.norm(dim=-1, keepdim=True)` "
                 f"or `space.project({name})`.",
             )
+
+    def snap(self, x: Tensor) -> Tensor:
+        """Points within :meth:`check`'s tolerance of unit norm, scaled to norm 1 where they are
+        off it by more than rounding (:meth:`Space.snap`); shapes ``(*batch, dim + 1)``."""
+        return onto_unit_norm(x)
 
     def project(self, x: Tensor) -> Tensor:
         """The unit vector along ``x``, for any finite nonzero ``x`` (however large or small);
