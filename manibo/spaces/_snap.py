@@ -4,9 +4,11 @@ r"""Points that a membership check accepted, moved onto their space before a ser
 (1e-6 in float64, 1e-4 in float32), and a kernel series that reads an inner product of such points
 reads an angle of about :math:`\sqrt{2\epsilon}`: 0.014 rad for a float32 unit vector whose norm
 is off by 1e-4, which at lengthscale 0.05 took k(x, x) down to 0.945 on S². The maps here move
-such points onto the space to rounding and leave points already on it to rounding (the tolerance
-:data:`ROUNDING_SLACK` times the dtype's machine epsilon) bit for bit, with their gradients: the
-choice is made per point by ``torch.where``, without a host synchronisation.
+such points onto the space to rounding and leave the values of points already on it to rounding
+(the tolerance :data:`ROUNDING_SLACK` times the dtype's machine epsilon) bit for bit: the choice
+is made per point by ``torch.where``, without a host synchronisation. The derivative is the map's
+everywhere (at a point of the space, the projection onto its tangent space), so that gradients
+agree with finite differences, which step off the space.
 """
 
 from __future__ import annotations
@@ -29,12 +31,19 @@ def rounding_slack(dtype: torch.dtype) -> float:
     return ROUNDING_SLACK * torch.finfo(dtype).eps
 
 
+def keep_on_space(x: Tensor, moved: Tensor, off: Tensor) -> Tensor:
+    """``moved`` where ``off``; elsewhere the value of ``x`` bit for bit, with the derivative of
+    ``moved`` only (``x + (moved - moved)``, ``x`` detached: the difference is exactly 0).
+    ``off`` broadcasts."""
+    return torch.where(off, moved, x.detach() + (moved - moved.detach()))
+
+
 def onto_unit_norm(x: Tensor) -> Tensor:
     """Vectors ``(*batch, D)`` of norm about 1, scaled to norm 1 where they are off it by more
     than rounding."""
     squared = (x * x).sum(-1, keepdim=True)
     off = (squared - 1).abs() > rounding_slack(x.dtype)
-    return torch.where(off, x / squared.sqrt(), x)
+    return keep_on_space(x, x / squared.sqrt(), off)
 
 
 def off_orthonormal(m: Tensor) -> Tensor:
@@ -57,4 +66,4 @@ def newton_schulz(m: Tensor) -> Tensor:
 def onto_orthonormal(m: Tensor) -> Tensor:
     """Matrices ``(*batch, n, k)`` with nearly orthonormal columns, moved to their polar factor
     (the nearest matrix with orthonormal columns) where they are off it by more than rounding."""
-    return torch.where(off_orthonormal(m), newton_schulz(m), m)
+    return keep_on_space(m, newton_schulz(m), off_orthonormal(m))

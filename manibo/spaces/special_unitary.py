@@ -12,7 +12,7 @@ from manibo.harmonics.series import GegenbauerLevels
 from manibo.harmonics.weights import unitary_weights
 from manibo.spaces._lie_group import attach_characters, matrix_size
 from manibo.spaces._polar import polar_factor
-from manibo.spaces._snap import newton_schulz, off_orthonormal, rounding_slack
+from manibo.spaces._snap import keep_on_space, newton_schulz, off_orthonormal, rounding_slack
 from manibo.spaces.base import (
     CompactSpace,
     inner_product_series,
@@ -135,7 +135,7 @@ class SpecialUnitary(CompactSpace):
         u = to_complex(x)
         off_determinant = (torch.linalg.det(u) - 1).abs() > rounding_slack(x.dtype)
         off = off_orthonormal(u) | off_determinant[..., None, None]
-        return to_real(torch.where(off, _unit_determinant(newton_schulz(u)), u))
+        return to_real(keep_on_space(u, _unit_determinant(newton_schulz(u)), off))
 
     def project(self, x: Tensor) -> Tensor:
         r"""The unitary polar factor :math:`WV^H` of :math:`U = W\Sigma V^H`, times

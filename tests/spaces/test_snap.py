@@ -74,13 +74,37 @@ def plane_projector(space, frames):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_snap_leaves_points_on_the_space_bit_for_bit(name, dtype):
     space = SPACES[name]()
-    points = space.random(50, generator=3, dtype=dtype).requires_grad_(True)
-    snapped = space.snap(points)
-    assert torch.equal(snapped, points)
-    # and their gradients: a kernel's gradient at points of the space is what it was before
-    weights = torch.randn(points.shape, generator=torch.Generator().manual_seed(4), dtype=dtype)
-    (snapped * weights).sum().backward()
-    assert torch.equal(points.grad, weights)
+    points = space.random(50, generator=3, dtype=dtype)
+    assert torch.equal(space.snap(points), points)
+
+
+@pytest.mark.filterwarnings("ignore::manibo.exceptions.TruncationWarning")
+@pytest.mark.parametrize("name", CONTINUOUS)
+def test_kernel_gradients_at_points_of_the_space_are_those_through_the_projection(name):
+    # the derivative of `snap` at a point of the space is the projection onto its tangent space:
+    # gradients equal those through `project` (an SVD, QR or norm with its own derivative) and
+    # agree with finite differences, which step off the space
+    space = SPACES[name]()
+    x, y = space.random(4, generator=5), space.random(3, generator=6)
+    kernel = GeometricMaternKernel(space, nu=2.5).double()
+    kernel.lengthscale = 0.3
+    weights = torch.randn(4, 3, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+
+    def gradient(inputs):
+        inputs = inputs.clone().requires_grad_(True)
+        (kernel(inputs, y).to_dense() * weights).sum().backward()
+        return inputs.grad
+
+    direct = gradient(x)
+    points = x.clone().requires_grad_(True)
+    (kernel(space.project(points), y).to_dense() * weights).sum().backward()
+    assert (direct - points.grad).abs().max() < 1e-8 * max(1.0, float(direct.abs().max()))
+    # steps of 1e-7: within the membership check's tolerance of 1e-6
+    assert torch.autograd.gradcheck(
+        lambda a: (kernel(a, y).to_dense() * weights).sum(),
+        (x.clone().requires_grad_(True),),
+        eps=1e-7,
+    )
 
 
 @pytest.mark.parametrize("kernel_class", [ChordalMaternKernel, ArcCosineKernel])
