@@ -14,7 +14,7 @@ from gpytorch.kernels import ScaleKernel
 
 from manibo.exceptions import ConfigurationError, InputDataError, TruncationWarning
 from manibo.kernels import GeometricHeatKernel, GeometricMaternKernel
-from manibo.spaces import Box, ProductSpace, SpecialOrthogonal, Sphere, Torus
+from manibo.spaces import Box, Circle, ProductSpace, SpecialOrthogonal, Sphere, Torus
 
 
 def _independent_sphere_matern(x1, x2, dim, nu, lengthscale, levels):
@@ -437,3 +437,14 @@ def test_a_graph_that_keeps_only_its_lowest_eigenpairs_warns_of_the_mass_left_ou
     with warnings.catch_warnings():
         warnings.simplefilter("error", TruncationWarning)
         whole(x, x).to_dense()
+
+
+def test_the_truncation_warning_on_a_product_names_the_cheaper_cure_first_with_its_cost():
+    # raising max_levels on a product of three factors, as the warning advised, took one BO
+    # proposal from 2 s to 31 s (300 levels) and past 90 s (2000 levels)
+    space = ProductSpace(Circle(), Circle(), Sphere(1))
+    kernel = GeometricMaternKernel(space, nu=2.5, max_levels=20).double()
+    kernel.lengthscale = 0.3
+    x = space.random(3, generator=0)
+    with pytest.warns(TruncationWarning, match="per_factor=True.*the cheaper cure"):
+        kernel(x, x).to_dense()
