@@ -263,9 +263,7 @@ def _failure_types(names: list[str], homes: list[ModuleType]) -> tuple[type[Exce
             module = _exception_module(module_name, name, homes)
             found, where = getattr(module, attribute, None), f"module {module_name!r}"
         else:
-            found = next(
-                (getattr(m, name) for m in [*homes, builtins] if hasattr(m, name)), None
-            )
+            found = next((getattr(m, name) for m in [*homes, builtins] if hasattr(m, name)), None)
             where = ("the --objective's module or " if homes else "") + "Python's built-ins"
         if not (isinstance(found, type) and issubclass(found, Exception)):
             what = (
@@ -305,20 +303,38 @@ def _exception_module(module_name: str, name: str, homes: list[ModuleType]) -> M
 
 
 def _journal_spelling(journal: Path, metadata: dict) -> dict:
-    """``metadata`` with the space spec spelled as ``journal`` records it, where the two spell
-    one space: journals written before specs were normalised hold them as typed
-    (``' so3 * box2 '``), and the resumed run must match them."""
+    """``metadata`` with the space spec and the objective spelled as ``journal`` records them,
+    where the two name one space or one objective, so that the resumed run matches the journal.
+
+    Journals written before specs were normalised hold them as typed (``' so3 * box2 '``).
+    An objective is the same where its file and function are (``panel:f`` run in the folder of
+    ``panel.py``, ``/abs/panel.py:f`` from elsewhere); journals written before the file was
+    recorded are resumed by the spelling alone, as then.
+    """
     from manibo.journal import recorded_config
     from manibo.spaces.registry import normal_spec
 
-    recorded = ((recorded_config(journal) or {}).get("metadata") or {}).get("space")
-    if not isinstance(recorded, str) or "space" not in metadata or recorded == metadata["space"]:
+    recorded = (recorded_config(journal) or {}).get("metadata") or {}
+    if not isinstance(recorded, dict):
         return metadata
-    try:
-        same = normal_spec(recorded) == metadata["space"]
-    except ConfigurationError:
-        same = False
-    return {**metadata, "space": recorded} if same else metadata
+    metadata = dict(metadata)
+    space = recorded.get("space")
+    if isinstance(space, str) and "space" in metadata and space != metadata["space"]:
+        try:
+            if normal_spec(space) == metadata["space"]:
+                metadata["space"] = space
+        except ConfigurationError:
+            pass
+    if "objective_file" in metadata and "objective" in recorded:
+        if "objective_file" not in recorded:
+            del metadata["objective_file"]
+        elif (
+            recorded["objective_file"] == metadata["objective_file"]
+            and str(recorded["objective"]).rpartition(":")[2]
+            == metadata["objective"].rpartition(":")[2]
+        ):
+            metadata["objective"] = recorded["objective"]
+    return metadata
 
 
 def _refuse_another_objective(journal: Path, metadata: dict) -> None:
@@ -331,9 +347,12 @@ def _refuse_another_objective(journal: Path, metadata: dict) -> None:
     recorded = (recorded_config(journal) or {}).get("metadata")
     if not isinstance(recorded, dict):
         return
+    keys = ("objective", "space", "problem")
+    if "objective_file" in recorded:  # journals of older versions do not record it
+        keys += ("objective_file",)
     differences = [
         f"{key}: {recorded.get(key)!r} in the journal, {metadata.get(key)!r} now"
-        for key in ("objective", "space", "problem")
+        for key in keys
         if recorded.get(key) != metadata.get(key)
     ]
     if differences:
@@ -395,6 +414,9 @@ def _objective_task(args: argparse.Namespace, noise: float) -> _Task:
     spec = normal_spec(args.space)  # " so3 * box2 " resumes the run of "so3*box2"
     name = f"{args.objective.rpartition(':')[2]}_{_file_safe(spec)}"
     metadata = {"objective": args.objective, "space": spec}
+    source = getattr(module, "__file__", None)
+    if source:  # the objective's identity however it is spelled: its file and function
+        metadata["objective_file"] = str(Path(source).resolve())
     return _Task(name, space, metadata, lambda opt: function, module=module)
 
 

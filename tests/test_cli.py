@@ -340,7 +340,7 @@ def test_a_journal_of_another_objective_under_the_same_name_suggests_another_fol
             main([*common, "--objective", other])
         err = _error_line(capsys, exit_info)
         assert f"{journal} holds the run of another objective (objective: 'obj:f' in the " in err
-        assert f"journal, '{other}' now)" in err
+        assert f"journal, '{other}' now; objective_file: " in err
         assert "Give this run another folder with --out; --fresh would move the other run's" in err
     assert len(Journal(journal).read()[1]) == 3  # untouched
 
@@ -1042,3 +1042,31 @@ def test_ctrl_c_while_manibo_starts_gives_the_one_line(command, wait, tmp_path):
             process.wait()
     resume = "; the same command resumes the run from its journal" if "run" in command else ""
     assert (process.returncode, err) == (130, f"\nmanibo: interrupted{resume}\n")
+
+
+def test_the_same_objective_spelled_otherwise_or_run_from_another_folder_resumes_its_run(
+    tmp_path, monkeypatch, capsys
+):
+    # `panel:f` run in the folder of panel.py, then `/abs/panel.py:f` from another folder, was
+    # refused as "the run of another objective (objective: 'panel:f' in the journal, ...)"
+    (tmp_path / "panel.py").write_text("def f(x):\n    return float(x[0])\n")
+    (tmp_path / "elsewhere").mkdir()
+    out = tmp_path / "results"
+    common = ["run", "--space", "sphere2", "--initial-design", "3", "--quiet", "--out", str(out)]
+    monkeypatch.chdir(tmp_path)
+    assert main([*common, "--objective", "panel:f", "--budget", "3"]) == 0
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    for spelling, budget in ((f"{tmp_path / 'panel.py'}:f", "4"), ("../panel.py:f", "5")):
+        assert main([*common, "--objective", spelling, "--budget", budget]) == 0
+        assert "resuming " in capsys.readouterr().out
+    journal = out / "f_sphere2_matern_qlognei_seed0.journal.jsonl"
+    config, evaluations = Journal(journal).read()
+    assert len(evaluations) == 5
+    assert config["metadata"]["objective"] == "panel:f"  # as first spelled
+    assert config["metadata"]["objective_file"] == str((tmp_path / "panel.py").resolve())
+    # another file of the same name and content is another objective
+    (tmp_path / "elsewhere" / "panel.py").write_text("def f(x):\n    return float(x[0])\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main([*common, "--objective", "./panel.py:f", "--budget", "6"])
+    assert "objective_file: " in _error_line(capsys, exit_info)
+    assert len(Journal(journal).read()[1]) == 5
