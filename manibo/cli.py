@@ -148,6 +148,11 @@ def _run(args: argparse.Namespace) -> int:
         raise ConfigurationError(
             f"--budget ({args.budget}) must be at least --initial-design ({args.initial_design})."
         )
+    if args.q > args.budget:  # before the optimiser builds the acquisition on a batch of --q
+        raise ConfigurationError(
+            f"--q ({args.q}) must be at most --budget ({args.budget}): a batch of --q points does "
+            f"not fit in the budget; pass --q {args.budget} or fewer, or raise --budget."
+        )
     task = _task(args, noise)
     on_error = _failure_types(args.on_error, _objective_modules(task))
     out = _output_folder(args.out)

@@ -947,7 +947,9 @@ class BayesianOptimizer:
 
         Args:
             objective: maps one point ``(D,)`` (on ``device``) to a float.
-            budget: total number of evaluations, at least ``initial_design``.
+            budget: total number of evaluations, at least ``initial_design`` and ``q``. A budget
+                equal to ``initial_design`` evaluates random points only, with a
+                :class:`~manibo.exceptions.ManiboWarning` saying so.
             executor: evaluate in parallel with any ``concurrent.futures.Executor`` (process pool,
                 Dask, Ray); asked-but-not-told points are pending for the surrogate meanwhile.
             max_parallel: evaluations in flight with an executor (default ``q``); each in-flight
@@ -975,6 +977,15 @@ class BayesianOptimizer:
         budget, declared, parallel = self._checked_run(
             objective, budget, executor, max_parallel, progress, on_error, callback, max_seconds
         )
+        if budget <= self.config["initial_design"] and len(self._history) < budget:
+            warnings.warn(
+                f"the budget ({budget}) does not exceed the initial design "
+                f"({self.config['initial_design']} random points), so this run evaluates random "
+                "points only and no surrogate model is used; raise `budget` above "
+                "`initial_design` for model-based proposals.",
+                ManiboWarning,
+                stacklevel=2 + self._caller_frames,
+            )
         should_stop = _stop_rule(self, callback, max_seconds)
         self.flush()  # what a failed write left in memory goes first
         self._in_run = True
@@ -1010,7 +1021,7 @@ class BayesianOptimizer:
         Raises:
             ConfigurationError: naming the argument, what it must be and what arrived.
         """
-        budget = _checked_budget(budget, self.config["initial_design"])
+        budget = _checked_budget(budget, self.config["initial_design"], self.config["q"])
         if not callable(objective):
             raise ConfigurationError(
                 f"`objective` must be callable, got {type(objective).__name__}."
@@ -1263,14 +1274,21 @@ def _on_terminal(stream) -> bool:
         return False
 
 
-def _checked_budget(budget: object, initial_design: int) -> int:
-    """``budget`` as an int, refused unless it covers the initial design."""
+def _checked_budget(budget: object, initial_design: int, q: int) -> int:
+    """``budget`` as an int, refused unless it covers the initial design and one batch of ``q``
+    points (``q`` already checked)."""
     budget = check_int("budget", budget, minimum=1)
     if budget < initial_design:
         raise ConfigurationError(
             f"`budget` ({budget}) must be an integer at least the initial design size "
             f"({initial_design}): raise `budget`, or pass `initial_design={max(budget, 1)}` or "
             "fewer (on a space of few points, at most their number)."
+        )
+    if q > budget:
+        raise ConfigurationError(
+            f"`q` ({q}) must be at most `budget` ({budget}): a batch of `q` points does not fit "
+            f"in the budget, so no batch of that size would ever be proposed; pass `q` of "
+            f"{budget} or fewer, or raise `budget`."
         )
     return budget
 
@@ -1672,9 +1690,14 @@ def _optimize(
         )
     # the budget covers the initial design before the optimiser draws it (a design of 10**9
     # points would be drawn, out of memory, before run() could refuse the budget of 6)
-    default = inspect.signature(BayesianOptimizer).parameters["initial_design"].default
-    initial_design = checked_initial_design(options.get("initial_design", default))
-    _checked_budget(budget, initial_design)
+    defaults = inspect.signature(BayesianOptimizer).parameters
+    initial_design = checked_initial_design(
+        options.get("initial_design", defaults["initial_design"].default)
+    )
+    # and a batch of q points, before the optimiser builds an acquisition of q points (q = 10**11
+    # ran out of memory there)
+    q = check_int("q", options.get("q", defaults["q"].default), minimum=1)
+    _checked_budget(budget, initial_design, q)
     run_options = {k: options.pop(k) for k in _RUN_OPTIONS if k in options}
     journal, resume = options.pop("journal", None), options.pop("resume", False)
     with BayesianOptimizer(space, minimize=minimizing, **options) as opt:

@@ -383,6 +383,8 @@ def _refused_mkdir(self, *args, **kwargs):
         (["--budget", "2"], "--budget (2) must be at least --initial-design (3)"),
         (["--seed", "-1"], "--seed must be an integer >= 0"),  # the flags, not the loop's names
         (["--q", "0"], "--q must be an integer >= 1"),
+        (["--q", "20"], "--q (20) must be at most --budget (3): a batch of --q points does not"),
+        (["--q", "99999999999"], "--q (99999999999) must be at most --budget (3)"),  # not OOM
         (["--initial-design", "0"], "--initial-design must be an integer >= 1, got 0"),
         (["--raw-samples", "4"], "--raw-samples (4) must be at least --num-restarts (8)"),
         (["--acquisition", "logei", "--q", "2"], "needs --q 1, got --q 2; use --q 1"),

@@ -169,6 +169,7 @@ def test_an_objective_value_that_requires_grad_is_taken_quietly():
     opt = BayesianOptimizer(Sphere(2), initial_design=2, seed=0, **FAST)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", "the budget .* does not exceed", ManiboWarning)
         opt.run(lambda x: torch.tensor(0.5, requires_grad=True) * x[0], budget=2, progress=False)
     assert [type(e.y) for e in opt.history] == [float, float]
 
@@ -402,6 +403,37 @@ def test_a_budget_below_the_default_design_on_a_small_graph_says_how_to_run():
     assert sorted(result.X[:, 0].tolist()) == [0.0, 1.0, 2.0]
     with pytest.raises(ConfigurationError, match=r"`budget` must be an integer >= 1, got 0"):
         minimize(lambda x: float(x[0]), graph, budget=0, initial_design=1, progress=False)
+
+
+def test_a_batch_larger_than_the_budget_is_refused_before_any_evaluation(monkeypatch):
+    """minimize(budget=8, q=20) evaluated 8 random points and returned without a word, and
+    q=99999999999 ran out of memory building the acquisition."""
+    monkeypatch.setattr(manibo.loop, "seeded_design", _no_design_drawn)
+    for q in (20, 99999999999):
+        refused = rf"`q` \({q}\) must be at most `budget` \(8\)"
+        with pytest.raises(ConfigurationError, match=refused):
+            minimize(_objective, Sphere(2), budget=8, q=q, progress=False)
+    monkeypatch.undo()  # BayesianOptimizer draws its design when it is made
+    opt = BayesianOptimizer(Sphere(2), q=20, initial_design=2, **FAST)
+    with pytest.raises(ConfigurationError, match=r"pass `q` of 8 or fewer, or raise `budget`"):
+        opt.run(_objective, budget=8, progress=False)
+    assert not opt.history
+
+
+def test_a_budget_that_ends_with_the_initial_design_warns_once_that_no_model_is_used():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        minimize(_objective, Sphere(2), budget=3, initial_design=3, progress=False, **FAST)
+    said = [w for w in caught if "no surrogate model is used" in str(w.message)]
+    assert len(said) == 1 and issubclass(said[0].category, manibo.exceptions.ManiboWarning)
+    assert "the budget (3) does not exceed the initial design (3 random points)" in str(
+        said[0].message
+    )
+    assert said[0].filename == __file__  # points at the call of minimize
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        minimize(_objective, Sphere(2), budget=4, initial_design=3, progress=False, **FAST)
+    assert not [w for w in caught if "no surrogate model" in str(w.message)]
 
 
 @pytest.mark.parametrize(
