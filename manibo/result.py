@@ -157,8 +157,9 @@ class OptimizationResult:
         return self._recommendation[1]
 
     def summary(self) -> str:
-        """A few lines for people: best value (with its evaluation, counted from 0 as everywhere)
-        and point, recommended point, evaluations, failures, time, why the run stopped, where the
+        """A few lines for people: best value (with its evaluation counted from 1, as the progress
+        bar and the convergence figure count: evaluation ``best_index + 1`` of the run's) and
+        point, recommended point, evaluations, failures, time, why the run stopped, where the
         journal is."""
         verb = "minimised" if self.minimize else "maximised"
         lines = [
@@ -168,7 +169,10 @@ class OptimizationResult:
         if self.best_x is None:
             lines.append("best observed value: none (no evaluation succeeded)")
         else:
-            lines.append(f"best observed value: {self.best_y!r} (evaluation {self.best_index})")
+            lines.append(
+                f"best observed value: {self.best_y!r} "
+                f"(evaluation {self.best_index + 1} of {self.num_evaluations})"
+            )
             lines.append(f"best point: {_point_text(self.best_x)}")
         if self.recommended_x is not None:
             lines.append(
@@ -185,7 +189,8 @@ class OptimizationResult:
 
     def as_dict(self) -> dict[str, Any]:
         """The result as JSON values (points as nested lists, None for failures and unknowns);
-        the fitted model is represented by the recommended point and its posterior mean."""
+        the fitted model is represented by the recommended point and its posterior mean;
+        ``best_index`` counts from 0, like :attr:`best_index` (``summary()`` counts from 1)."""
         return {
             "minimize": self.minimize,
             "space": repr(self.space),

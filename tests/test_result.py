@@ -116,7 +116,8 @@ def test_summary_and_as_dict_for_people_and_standard_json(tmp_path):
     text = result.summary()
     for line in (
         "minimised on Circle() with surrogate 'matern' and acquisition 'qlognei' (seed 1)",
-        f"best observed value: {result.best_y!r} (evaluation {result.best_index})",  # from 0
+        # counted from 1, as the progress bar and the figure count (best_index counts from 0)
+        f"best observed value: {result.best_y!r} (evaluation {result.best_index + 1} of 12)",
         f"evaluations: 12, failed: {failed}",
         "stopped: the budget of evaluations was reached",
         f"journal: {journal}",
