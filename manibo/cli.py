@@ -651,8 +651,12 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _parse_options(pairs: list[str]) -> dict:
-    """``["nu=1.5", "num_features=660"]`` → ``{"nu": 1.5, "num_features": 660}`` (JSON values)."""
+    """``["nu=1.5", "num_features=660"]`` → ``{"nu": 1.5, "num_features": 660}``: JSON values,
+    and the Python spellings ``True``, ``False`` and ``None`` of ``true``, ``false`` and ``null``
+    (manibo's messages write options as Python, ``per_factor=True``)."""
     import json
+
+    python = {"True": True, "False": False, "None": None}
 
     options = {}
     for pair in pairs:
@@ -661,6 +665,9 @@ def _parse_options(pairs: list[str]) -> dict:
             raise ConfigurationError(
                 f"--surrogate-option must look like KEY=VALUE (for example nu=1.5), got {pair!r}."
             )
+        if text in python:
+            options[key] = python[text]
+            continue
         try:
             options[key] = json.loads(text)
         except json.JSONDecodeError:
@@ -1018,7 +1025,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="option of the surrogate factory, repeatable (values are read as JSON), e.g. nu=1.5",
+        help="option of the surrogate factory, repeatable (values are read as JSON, and True, "
+        "False and None as in Python), e.g. nu=1.5",
     )
     run.add_argument(
         "--on-error",

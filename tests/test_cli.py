@@ -15,7 +15,7 @@ import pytest
 import torch
 from loop_processes import shared_fork_server
 
-from manibo.cli import main
+from manibo.cli import _parse_options, main
 from manibo.journal import Journal
 
 
@@ -86,6 +86,16 @@ def test_run_passes_surrogate_options_and_rejects_malformed_ones(tmp_path, capsy
         main(common + ["--seed", "1", "--surrogate-option", "nu"])
     assert exit_info.value.code == 2
     assert "manibo: error: --surrogate-option must look like KEY=VALUE" in capsys.readouterr().err
+
+
+def test_surrogate_option_values_read_json_and_python_spellings():
+    """--surrogate-option per_factor=True, as manibo's own warning spells it, was refused:
+    "per_factor must be True or False, got 'True' (str)"."""
+    pairs = ["a=True", "b=False", "c=None", "d=true", "e=false", "f=null", "g=rbf", "h=[1, 2]"]
+    assert _parse_options(pairs) == {
+        **{"a": True, "b": False, "c": None, "d": True, "e": False, "f": None},
+        **{"g": "rbf", "h": [1, 2]},
+    }
 
 
 def test_bench_passes_its_arguments_to_the_runner(capfd):
