@@ -1038,6 +1038,8 @@ def test_device_option():
     if not torch.cuda.is_available():
         with pytest.raises(ConfigurationError, match="no CUDA device"):
             BayesianOptimizer(Sphere(2), device="cuda")
+        with pytest.raises(ConfigurationError, match=r"`device` is 'cuda:7' but torch sees no"):
+            BayesianOptimizer(Sphere(2), device="cuda:7")  # the index was dropped
 
 
 def test_q_batches_and_minimize_maximize_helpers():
