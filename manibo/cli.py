@@ -3,10 +3,11 @@
 ``manibo run`` keeps a journal in ``--out``; running the same command again resumes it (the
 settings must be the same, or the resume is refused with the list of differences; ``--fresh``
 starts over), evaluating first the points of a batch that the interrupted run asked for and did
-not evaluate. Mistakes in the arguments end with one ``manibo: error: ...`` line and status 2;
-an error in the code of your objective shows its traceback and ends with status 1; Ctrl-C ends a
-command with one ``manibo: interrupted`` line and status 130, SIGTERM with ``manibo: terminated``
-and status 143.
+not evaluate. Exit statuses: 0, done; 2, a mistake in the arguments or settings, told in one
+``manibo: error: ...`` line before anything is evaluated; 1, the run failed: an error in the code
+of your objective shows its traceback, and an objective that returns something other than one
+number, or a run in which no evaluation succeeded, ends with one ``manibo: error: ...`` line;
+130, Ctrl-C (one ``manibo: interrupted`` line); 143, SIGTERM (``manibo: terminated``).
 """
 
 from __future__ import annotations

@@ -967,6 +967,15 @@ def test_help_is_plain_text_and_a_wrong_option_shows_its_command_usage(capsys):
     assert exit_info.value.code == 0
     text = capsys.readouterr().out
     assert "manibo run keeps a journal in --out" in " ".join(text.split()) and "``" not in text
+    # a `manibo: error:` line is status 1 where the run failed (the objective returned None),
+    # not only status 2 (bad arguments) as the help said
+    for said in (
+        "2, a mistake in the arguments or settings, told in one manibo: error: ... line",
+        "1, the run failed: an error in the code of your objective shows its traceback, and an "
+        "objective that returns something other than one number, or a run in which no "
+        "evaluation succeeded, ends with one manibo: error: ... line",
+    ):
+        assert said in " ".join(text.split())
     with pytest.raises(SystemExit) as exit_info:
         main(["run", "--problem", "ackley-sphere2", "--budget2", "3"])
     assert exit_info.value.code == 2
