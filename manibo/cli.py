@@ -160,7 +160,7 @@ def _run(args: argparse.Namespace) -> int:
     stem = f"{task.name}_{args.surrogate}_{args.acquisition}_seed{args.seed}"
     journal = out / f"{stem}.journal.jsonl"
     if journal.exists() and not args.fresh:
-        task.metadata.update(_journal_spelling(journal, task.metadata))
+        task.metadata = _journal_spelling(journal, task.metadata)
     settings = {
         "surrogate": args.surrogate,
         "acquisition": args.acquisition,
@@ -313,9 +313,10 @@ def _journal_spelling(journal: Path, metadata: dict) -> dict:
     where the two name one space or one objective, so that the resumed run matches the journal.
 
     Journals written before specs were normalised hold them as typed (``' so3 * box2 '``).
-    An objective is the same where its file and function are (``panel:f`` run in the folder of
-    ``panel.py``, ``/abs/panel.py:f`` from elsewhere); journals written before the file was
-    recorded are resumed by the spelling alone, as then.
+    An objective is the same where it is spelled alike (its folder may have moved) or where its
+    file and function are (``panel:f`` run in the folder of ``panel.py``, ``/abs/panel.py:f``
+    from elsewhere); journals written before the file was recorded are resumed by the spelling
+    alone, as then.
     """
     from manibo.journal import recorded_config
     from manibo.spaces.registry import normal_spec
@@ -334,6 +335,9 @@ def _journal_spelling(journal: Path, metadata: dict) -> dict:
     if "objective_file" in metadata and "objective" in recorded:
         if "objective_file" not in recorded:
             del metadata["objective_file"]
+        elif recorded["objective"] == metadata["objective"]:
+            # spelled alike: the same objective, wherever its folder is now (moved, synced)
+            metadata["objective_file"] = recorded["objective_file"]
         elif (
             recorded["objective_file"] == metadata["objective_file"]
             and str(recorded["objective"]).rpartition(":")[2]

@@ -609,7 +609,11 @@ def test_run_optimises_a_function_of_a_package_outside_the_repository(tmp_path):
         for kind in ("journal.jsonl", "journal.jsonl.lock", "json", "png", "txt")
     ]
     result = json.loads(stem.with_suffix(".json").read_text(), parse_constant=_refuse)
-    assert result["config"]["metadata"] == {"objective": "mypkg.mod:f", "space": "so3"}
+    assert result["config"]["metadata"] == {
+        "objective": "mypkg.mod:f",
+        "objective_file": str((tmp_path / "mypkg" / "mod.py").resolve()),
+        "space": "so3",
+    }
     assert len(result["observed"]) == 6 and result["best_y"] == min(result["observed"])
     # the values are the function's at the points, computed here independently
     target = torch.tensor([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]], dtype=torch.float64)
@@ -1091,3 +1095,37 @@ def test_the_same_objective_spelled_otherwise_or_run_from_another_folder_resumes
         main([*common, "--objective", "./panel.py:f", "--budget", "6"])
     assert "objective_file: " in _error_line(capsys, exit_info)
     assert len(Journal(journal).read()[1]) == 5
+
+
+def test_a_journal_without_the_objective_file_of_an_older_version_resumes(
+    tmp_path, monkeypatch, capsys
+):
+    # journals written before the objective's file was recorded were refused as "a run with other
+    # settings: metadata.objective_file: (not set) in the journal, '.../older.py' now"
+    (tmp_path / "older.py").write_text("def f(x):\n    return float(x[0])\n")
+    monkeypatch.chdir(tmp_path)
+    common = ["run", "--space", "sphere2", "--initial-design", "3", "--quiet"]
+    assert main([*common, "--objective", "older.py:f", "--budget", "3"]) == 0
+    journal = Path("results", "f_sphere2_matern_qlognei_seed0.journal.jsonl")
+    lines = journal.read_text().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    del header["config"]["metadata"]["objective_file"]
+    journal.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+    assert main([*common, "--objective", "older.py:f", "--budget", "4"]) == 0
+    config, evaluations = Journal(journal).read()
+    assert len(evaluations) == 4 and "objective_file" not in config["metadata"]
+
+
+def test_the_same_spelling_resumes_after_the_project_folder_moved(tmp_path, monkeypatch, capsys):
+    # the recorded file no longer exists where it was: the run was refused as "another objective
+    # (objective_file: '.../before/moving.py' in the journal, '.../after/moving.py' now)"
+    (tmp_path / "before").mkdir()
+    (tmp_path / "before" / "moving.py").write_text("def f(x):\n    return float(x[0])\n")
+    monkeypatch.chdir(tmp_path / "before")
+    common = ["run", "--space", "sphere2", "--initial-design", "3", "--quiet"]
+    assert main([*common, "--objective", "moving.py:f", "--budget", "3"]) == 0
+    (tmp_path / "before").rename(tmp_path / "after")
+    monkeypatch.chdir(tmp_path / "after")
+    assert main([*common, "--objective", "moving.py:f", "--budget", "4"]) == 0
+    journal = Path("results", "f_sphere2_matern_qlognei_seed0.journal.jsonl")
+    assert len(Journal(journal).read()[1]) == 4

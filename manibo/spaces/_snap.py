@@ -5,19 +5,31 @@ r"""Points that a membership check accepted, moved onto their space before a ser
 reads an angle of about :math:`\sqrt{2\epsilon}`: 0.014 rad for a float32 unit vector whose norm
 is off by 1e-4, which at lengthscale 0.05 took k(x, x) down to 0.945 on S². The maps here move
 such points onto the space to rounding and leave the values of points already on it to rounding
-(the tolerance :data:`ROUNDING_SLACK` times the dtype's machine epsilon) bit for bit: the choice
-is made per point by ``torch.where``, without a host synchronisation. The derivative is the map's
-everywhere (at a point of the space, the projection onto its tangent space), so that gradients
-agree with finite differences, which step off the space.
+(:func:`rounding_slack`) bit for bit: the choice is made per point by ``torch.where``, without a
+host synchronisation. The derivative is the map's everywhere (at a point of the space, the
+projection onto its tangent space), so that gradients agree with finite differences, which step
+off the space. Points further off than :data:`MAX_SNAPPED_ERROR`, which no check accepts and
+where Newton–Schulz steps need not converge, are left as they are.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor
 
+from manibo._validation import default_tolerance
+
 ROUNDING_SLACK = 16
-"""Points off their space by at most this many machine epsilons are left as they are."""
+"""Points off their space by at most this many machine epsilons are left as they are (fewer in
+float16 and bfloat16, see :func:`rounding_slack`)."""
+
+MAX_SNAPPED_ERROR = 0.1
+r"""Points off their space by more than this (in :math:`|x \cdot x - 1|` or the entries of
+:math:`M^H M - I`) are left as they are: far beyond every dtype's membership tolerance, and where
+two Newton–Schulz steps no longer land near the space (at 1.8 times a rotation they gave a matrix
+of determinant -0.03)."""
 
 NEWTON_SCHULZ_STEPS = 2
 r"""Newton–Schulz steps towards the polar factor: each squares the error of :math:`M^H M - I`
@@ -27,30 +39,38 @@ r"""Newton–Schulz steps towards the polar factor: each squares the error of :m
 
 def rounding_slack(dtype: torch.dtype) -> float:
     """How far off its space a point of ``dtype`` may be and count as on it: :data:`ROUNDING_SLACK`
-    machine epsilons (of the real dtype for a complex one)."""
-    return ROUNDING_SLACK * torch.finfo(dtype).eps
+    machine epsilons (of the real dtype for a complex one), at most a tenth of the membership
+    tolerance (in float16 and bfloat16 sixteen epsilons exceed it)."""
+    return min(ROUNDING_SLACK * torch.finfo(dtype).eps, default_tolerance(dtype) / 10)
 
 
-def keep_on_space(x: Tensor, moved: Tensor, off: Tensor) -> Tensor:
-    """``moved`` where ``off``; elsewhere the value of ``x`` bit for bit, with the derivative of
-    ``moved`` only (``x + (moved - moved)``, ``x`` detached: the difference is exactly 0).
-    ``off`` broadcasts."""
-    return torch.where(off, moved, x.detach() + (moved - moved.detach()))
+def snapped(x: Tensor, error: Tensor, onto: Callable[[Tensor], Tensor], anchor: Tensor) -> Tensor:
+    """``x`` moved by ``onto`` where its ``error`` off the space (broadcasting against ``x``) is
+    above rounding and at most :data:`MAX_SNAPPED_ERROR`; where it is within rounding, the value
+    of ``x`` bit for bit with the derivative of ``onto`` (``x + (moved - moved)``, ``x``
+    detached: the difference is exactly 0); further off, ``x`` as it is. ``onto`` never sees
+    those far points (``anchor``, a point of the space, stands in for them), so a zero or
+    infinite vector gives no NaN, in the values or the gradients."""
+    far = error > MAX_SNAPPED_ERROR
+    moved = onto(torch.where(far, anchor, x))
+    near = error <= rounding_slack(error.dtype)
+    return torch.where(far, x, torch.where(near, x.detach() + (moved - moved.detach()), moved))
 
 
 def onto_unit_norm(x: Tensor) -> Tensor:
     """Vectors ``(*batch, D)`` of norm about 1, scaled to norm 1 where they are off it by more
-    than rounding."""
+    than rounding (:func:`snapped`)."""
     squared = (x * x).sum(-1, keepdim=True)
-    off = (squared - 1).abs() > rounding_slack(x.dtype)
-    return keep_on_space(x, x / squared.sqrt(), off)
+    anchor = torch.zeros(x.shape[-1], dtype=x.dtype, device=x.device)
+    anchor[0] = 1
+    return snapped(x, (squared - 1).abs(), lambda v: v / v.norm(dim=-1, keepdim=True), anchor)
 
 
-def off_orthonormal(m: Tensor) -> Tensor:
-    """Whether the columns of matrices ``(*batch, n, k)`` are off orthonormal by more than
-    rounding; shape ``(*batch, 1, 1)``."""
+def orthonormality_error(m: Tensor) -> Tensor:
+    """The largest entry of :math:`|M^H M - I|` of matrices ``(*batch, n, k)``, real, shape
+    ``(*batch, 1, 1)``."""
     eye = torch.eye(m.shape[-1], dtype=m.dtype, device=m.device)
-    return (m.mH @ m - eye).abs().amax(dim=(-2, -1), keepdim=True) > rounding_slack(m.real.dtype)
+    return (m.mH @ m - eye).abs().amax(dim=(-2, -1), keepdim=True)
 
 
 def newton_schulz(m: Tensor) -> Tensor:
@@ -65,5 +85,7 @@ def newton_schulz(m: Tensor) -> Tensor:
 
 def onto_orthonormal(m: Tensor) -> Tensor:
     """Matrices ``(*batch, n, k)`` with nearly orthonormal columns, moved to their polar factor
-    (the nearest matrix with orthonormal columns) where they are off it by more than rounding."""
-    return keep_on_space(m, newton_schulz(m), off_orthonormal(m))
+    (the nearest matrix with orthonormal columns) where they are off it by more than rounding
+    (:func:`snapped`)."""
+    anchor = torch.eye(m.shape[-2], m.shape[-1], dtype=m.dtype, device=m.device)
+    return snapped(m, orthonormality_error(m), newton_schulz, anchor)

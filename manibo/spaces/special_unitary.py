@@ -12,7 +12,7 @@ from manibo.harmonics.series import GegenbauerLevels
 from manibo.harmonics.weights import unitary_weights
 from manibo.spaces._lie_group import attach_characters, matrix_size
 from manibo.spaces._polar import polar_factor
-from manibo.spaces._snap import keep_on_space, newton_schulz, off_orthonormal, rounding_slack
+from manibo.spaces._snap import newton_schulz, orthonormality_error, snapped
 from manibo.spaces.base import (
     CompactSpace,
     inner_product_series,
@@ -133,9 +133,10 @@ class SpecialUnitary(CompactSpace):
         by Newton–Schulz steps and then to determinant 1, as :meth:`project`, where they are off
         the group by more than rounding (:meth:`Space.snap`); shapes ``(*batch, 2n^2)``."""
         u = to_complex(x)
-        off_determinant = (torch.linalg.det(u) - 1).abs() > rounding_slack(x.dtype)
-        off = off_orthonormal(u) | off_determinant[..., None, None]
-        return to_real(keep_on_space(u, _unit_determinant(newton_schulz(u)), off))
+        determinant_error = (torch.linalg.det(u) - 1).abs()[..., None, None]
+        error = torch.maximum(orthonormality_error(u), determinant_error)
+        anchor = torch.eye(self.n, dtype=u.dtype, device=u.device)
+        return to_real(snapped(u, error, lambda v: _unit_determinant(newton_schulz(v)), anchor))
 
     def project(self, x: Tensor) -> Tensor:
         r"""The unitary polar factor :math:`WV^H` of :math:`U = W\Sigma V^H`, times

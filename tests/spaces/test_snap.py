@@ -2,13 +2,15 @@
 every kernel series reads them as the nearest point of the space (``Space.snap``), not as points
 an angle of about the square root of the tolerance away from themselves."""
 
+import math
+
 import pytest
 import torch
 from registry import SPACES
 
 from manibo.exceptions import InputDataError
 from manibo.kernels import ArcCosineKernel, ChordalMaternKernel, GeometricMaternKernel
-from manibo.spaces import CompactSpace, Grassmann, Sphere
+from manibo.spaces import CompactSpace, Grassmann, SpecialOrthogonal, Sphere
 
 CONTINUOUS = sorted(
     name
@@ -136,3 +138,28 @@ def test_feature_maps_read_accepted_points_as_their_projection():
         phi = kernel.feature_map(moved)
         expected = kernel.feature_map(sphere.project(moved))
     assert (phi - expected).abs().max() < 1e-9
+
+
+def test_points_far_off_the_space_are_left_as_they_are():
+    # two Newton-Schulz steps from 1.8 R gave a matrix of determinant -0.03, and a spectral sum at
+    # 2 R a negative k(x, x); a zero vector's normalisation was NaN. No check accepts such points,
+    # but the spaces' spectral_sum and eigenfunctions take them where a caller skips the check
+    rotation = SpecialOrthogonal(3).random(2, generator=0)
+    for scale in (1.5, 1.8, 2.0, 3.0):
+        assert torch.equal(SpecialOrthogonal(3).snap(scale * rotation), scale * rotation)
+    far = torch.tensor([[0.0, 0.0, 0.0], [math.inf, 0.0, 0.0], [2.0, 0.0, 0.0]])
+    assert torch.equal(Sphere(2).snap(far), far)
+    points = far.clone().requires_grad_(True)
+    Sphere(2).snap(points).sum().backward()
+    assert torch.equal(points.grad, torch.ones_like(far))  # no NaN from the unused branch
+
+
+@pytest.mark.parametrize("dtype", [torch.float16])
+def test_half_precision_points_within_the_check_are_snapped(dtype):
+    # sixteen machine epsilons (0.016 in float16, 0.125 in bfloat16) exceed the check's tolerance
+    # of 1e-2 there, so no accepted point was moved
+    sphere = Sphere(2)
+    points = (sphere.random(20, generator=0) * (1 - 4e-3)).to(dtype)
+    sphere.check(points)
+    norms = sphere.snap(points).double().norm(dim=-1)
+    assert (norms - 1).abs().max() < 3 * torch.finfo(dtype).eps
