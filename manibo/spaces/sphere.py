@@ -54,6 +54,15 @@ class Sphere(CompactSpace):
         z = torch.randn(n, self.dim + 1, generator=generator, dtype=dtype, device=device)
         return z / z.norm(dim=-1, keepdim=True)
 
+    def _shape_advice(self, x: Tensor, name: str) -> str | None:
+        if self.dim != 2 or x.shape[-1:] != (2,):
+            return None
+        return (
+            "A last dimension of 2 looks like latitude and longitude; points of Sphere(2) are unit "
+            "vectors (x, y, z). Convert degrees with "
+            f"`manibo.geo.latlon_to_unit({name}[..., 0], {name}[..., 1])` (latitude first)."
+        )
+
     def _check_membership(self, x: Tensor, name: str) -> None:
         err = (x.norm(dim=-1) - 1).abs()
         tol = default_tolerance(x.dtype)

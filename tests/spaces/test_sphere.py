@@ -76,3 +76,22 @@ def test_projection_handles_huge_and_tiny_vectors():
     assert torch.allclose(y, expected.float())
     with pytest.raises(InputDataError, match="zero vectors"):
         space.project(torch.zeros(2, 3))
+
+
+def test_latitude_longitude_pairs_are_told_how_to_become_unit_vectors():
+    # a VISH user's (n, 2) lat/lon data got only "must have shape (*batch, 3) ... Stack points
+    # along the leading dimensions"
+    from manibo.geo import latlon_to_unit
+    from manibo.models.registry import build_surrogate
+
+    latlon = torch.tensor([[10.0, 20.0], [-45.0, 170.0], [60.0, -30.0]], dtype=torch.float64)
+    advice = r"latlon_to_unit\(X\[\.\.\., 0\], X\[\.\.\., 1\]\)"
+    with pytest.raises(InputDataError, match=advice):
+        Sphere(2).check(latlon, "X")
+    with pytest.raises(InputDataError, match="latlon_to_unit"):
+        build_surrogate("vish", Sphere(2), latlon, torch.zeros(3, 1, dtype=torch.float64))
+    with pytest.raises(InputDataError) as info:  # S^1's points have 2 coordinates: no such advice
+        Sphere(3).check(latlon)
+    assert "latlon" not in str(info.value)
+    points = latlon_to_unit(latlon[:, 0], latlon[:, 1])
+    assert torch.equal(Sphere(2).check(points), points)

@@ -48,6 +48,11 @@ from manibo.models.vish.statistics import (
 
 _STATISTICS = ("gram", "cross", "feature_sum", "y_sum", "y_squared", "radius_squared", "count")
 
+MAX_JOINT_COVARIANCE_BYTES = 2**32
+"""Largest joint covariance ``posterior`` builds (float64 ``q x q`` per batch member, 4 GiB): the
+posterior at a grid of 64,800 points (1° on the globe) asked the allocator for 34 GB. ``predict``
+streams marginal variances instead (10⁶ points in 15 s at 0.5 GB)."""
+
 DEFAULT_TOLERANCE = 1e-7
 """Default stopping tolerance of the training on the cache (see :func:`optimize_bound`): an
 iteration that gains less than 1e-7 nats per point (0.1 nats over a million points) ends it."""
@@ -236,6 +241,21 @@ class VISHModel(TransformedTrainingInputs, Model, FantasizeMixin):
                 f"`X` is on {X.device} but the model on {self._stat_gram.device}; move one of them."
             )
 
+    @staticmethod
+    def _check_joint_size(X: Tensor) -> None:
+        """Refuse a joint posterior whose covariance would pass
+        :data:`MAX_JOINT_COVARIANCE_BYTES`, before it is built."""
+        q, members = X.shape[-2], X.shape[:-2].numel()
+        needed = members * q * q * 8
+        if needed > MAX_JOINT_COVARIANCE_BYTES:
+            raise InputDataError(
+                f"the joint posterior at `X` of shape {tuple(X.shape)} needs a covariance of "
+                f"{members:,} x {q:,} x {q:,} float64 values ({needed / 1e9:,.1f} GB; the most "
+                f"`posterior` builds is {MAX_JOINT_COVARIANCE_BYTES / 1e9:.1f} GB). For "
+                "marginal means and variances at many points use `model.predict(X)`, which "
+                "streams them in chunks; for joint samples, pass fewer points per batch member."
+            )
+
     def latent(self, X: Tensor) -> tuple[Tensor, Tensor]:
         r"""Mean and joint covariance of :math:`f` at ``X`` in standardised units, float64.
 
@@ -282,6 +302,7 @@ class VISHModel(TransformedTrainingInputs, Model, FantasizeMixin):
         self.eval()
         X = self.transform_inputs(X)
         self._check_test_inputs(X)
+        self._check_joint_size(X)
         mean, covariance = self.latent(X)
         if isinstance(observation_noise, Tensor):
             noise = observation_noise.to(covariance)[..., 0]

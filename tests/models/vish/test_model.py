@@ -195,3 +195,24 @@ def test_model_errors():
         VISHModel(other, model.statistics)
     with pytest.raises(ConfigurationError, match="maxiter"):
         model.fit(maxiter=-1)
+
+
+def test_a_joint_posterior_past_four_gib_is_refused_with_the_way_to_marginals():
+    # the posterior at a 1-degree grid of the globe (64,800 points) asked the allocator for 34 GB
+    # and failed inside the covariance product with a bare RuntimeError
+    from manibo.models.vish.model import MAX_JOINT_COVARIANCE_BYTES
+
+    model, _, _ = _model()
+    grid = SPACE.random(64_800, generator=torch.Generator().manual_seed(2))
+    with pytest.raises(InputDataError, match=r"33\.6 GB.*use `model\.predict\(X\)`"):
+        model.posterior(grid)
+    # batches count together: 8 members of 8,200 points need 4.3 GB
+    with pytest.raises(InputDataError, match="8 x 8,200 x 8,200"):
+        model.posterior(SPACE.random(65_600, generator=3).reshape(8, 8200, 3))
+    assert 8 * 8200**2 * 8 > MAX_JOINT_COVARIANCE_BYTES >= 8 * 8000**2 * 8
+    mean, variance = model.predict(grid)  # the marginals, streamed
+    assert mean.shape == variance.shape == (64_800,) and bool((variance > 0).all())
+    head = model.posterior(grid[:50])
+    assert torch.allclose(head.mean[:, 0], mean[:50]) and torch.allclose(
+        head.variance[:, 0], variance[:50]
+    )
