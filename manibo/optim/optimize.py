@@ -115,7 +115,7 @@ def optimize_acqf_on_space(
     num_restarts: int = 8,
     raw_samples: int = 256,
     sequential: bool = False,
-    options: LBFGSOptions | None = None,
+    options: LBFGSOptions | dict | None = None,
     exclude: Tensor | None = None,
     max_batch_size: int = 2048,
     seed: int | None = None,
@@ -141,7 +141,8 @@ def optimize_acqf_on_space(
             previous ones as pending points) instead of jointly. Acquisitions that score one
             point at a time (BoTorch's ``expected_q=1``, e.g. qMaxValueEntropy) need it for
             ``q > 1``; those that take no pending points (analytic ones) are refused with it.
-        options: settings of the local solver.
+        options: settings of the local solver: :class:`LBFGSOptions`, or a dict of its fields
+            (``{"maxiter": 200}``, as BoTorch's ``optimize_acqf`` takes its options).
         exclude: discrete spaces only: points ``(k, *point_shape)`` never proposed (e.g. the
             evaluated ones).
         max_batch_size: discrete spaces only: points scored per acquisition call.
@@ -162,6 +163,7 @@ def optimize_acqf_on_space(
     Raises:
         ConfigurationError: ``q``, ``num_restarts``, ``raw_samples`` or ``max_batch_size`` is
             not an integer (``2.0`` counts as 2), or not ``1 <= num_restarts <= raw_samples``;
+            ``options`` names a field :class:`LBFGSOptions` does not have;
             an acquisition that cannot score ``q`` points as asked (see ``sequential``).
         NonFiniteAcquisitionError: the acquisition was NaN or -inf at every raw sample.
     """
@@ -169,6 +171,13 @@ def optimize_acqf_on_space(
     num_restarts = check_int("num_restarts", num_restarts)
     raw_samples = check_int("raw_samples", raw_samples)
     max_batch_size = check_int("max_batch_size", max_batch_size, minimum=1)
+    if isinstance(options, dict):
+        options = LBFGSOptions.from_options(options)
+    elif options is not None and not isinstance(options, LBFGSOptions):
+        raise ConfigurationError(
+            f"`options` must be an LBFGSOptions or a dict of its fields, got "
+            f"{type(options).__name__}."
+        )
     if num_restarts < 1 or raw_samples < num_restarts:
         raise ConfigurationError(
             f"need 1 <= num_restarts <= raw_samples, got num_restarts={num_restarts}, "

@@ -594,3 +594,17 @@ def test_integral_floats_count_as_integers():
         acqf, Sphere(2), q=2.0, num_restarts=2.0, raw_samples=16.0, seed=0, options=FAST
     )
     assert candidates.shape == (2, 3)
+
+
+def test_options_as_a_dict_of_fields_as_botorch_takes_them():
+    # options={"maxiter": 5} stopped inside the solver: 'dict' object has no attribute 'maxiter'
+    space = SPACES["sphere2"]()
+    model, X, Y = _model(space, n=15)
+    acqf = LogExpectedImprovement(model, best_f=Y.max())
+    as_dict = optimize_acqf_on_space(acqf, space, seed=0, options={"maxiter": 5})
+    as_fields = optimize_acqf_on_space(acqf, space, seed=0, options=LBFGSOptions(maxiter=5))
+    assert torch.equal(as_dict[0], as_fields[0]) and torch.equal(as_dict[1], as_fields[1])
+    with pytest.raises(ConfigurationError, match="unknown optimizer option.*'maxiterr'"):
+        optimize_acqf_on_space(acqf, space, seed=0, options={"maxiterr": 5})
+    with pytest.raises(ConfigurationError, match="LBFGSOptions or a dict"):
+        optimize_acqf_on_space(acqf, space, seed=0, options=[("maxiter", 5)])
