@@ -3,8 +3,9 @@
 ``manibo run`` keeps a journal in ``--out``; running the same command again resumes it (the
 settings must be the same, or the resume is refused with the list of differences; ``--fresh``
 starts over), evaluating first the points of a batch that the interrupted run asked for and did
-not evaluate. Exit statuses: 0, done; 2, a mistake in the arguments or settings, told in one
-``manibo: error: ...`` line before anything is evaluated; 1, the run failed: an error in the code
+not evaluate. Exit statuses: 0, done; 2, manibo refused the input (arguments, settings, a resume
+with other settings, data off the space), told in one ``manibo: error: ...`` line without a
+traceback; 1, the run failed: an error in the code
 of your objective shows its traceback, and an objective that returns something other than one
 number, or a run in which no evaluation succeeded, ends with one ``manibo: error: ...`` line;
 130, Ctrl-C (one ``manibo: interrupted`` line); 143, SIGTERM (``manibo: terminated``).
@@ -963,7 +964,8 @@ def _parser() -> argparse.ArgumentParser:
         help="run Bayesian optimisation of your own function (--objective) or a benchmark problem",
         description="Minimise (or with --maximize, maximise) your function on a space, or a "
         "benchmark\nproblem. Writes a journal (running the same command again resumes it), the "
-        "results\nas JSON, a convergence figure (PNG) and a text summary to --out.",
+        "results\nas JSON, a convergence figure (PNG) and a text summary to --out. Exit "
+        "statuses: `manibo --help`.",
         epilog_from=_listings,
         formatter_class=_HelpFormatter,
     )

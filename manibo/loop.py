@@ -980,9 +980,10 @@ class BayesianOptimizer:
         if budget <= self.config["initial_design"] and len(self._history) < budget:
             warnings.warn(
                 f"the budget ({budget}) does not exceed the initial design "
-                f"({self.config['initial_design']} random points), so this run evaluates random "
-                "points only and no surrogate model is used; raise `budget` above "
-                "`initial_design` for model-based proposals.",
+                f"({self.config['initial_design']} random points), so every point of this run is "
+                "random and no surrogate model proposes points (one is still fitted for the "
+                "recommendation); raise `budget` above `initial_design` for model-based "
+                "proposals.",
                 ManiboWarning,
                 stacklevel=2 + self._caller_frames,
             )

@@ -974,7 +974,8 @@ def test_help_is_plain_text_and_a_wrong_option_shows_its_command_usage(capsys):
     # a `manibo: error:` line is status 1 where the run failed (the objective returned None),
     # not only status 2 (bad arguments) as the help said
     for said in (
-        "2, a mistake in the arguments or settings, told in one manibo: error: ... line",
+        "2, manibo refused the input (arguments, settings, a resume with other settings, data off "
+        "the space), told in one manibo: error: ... line without a traceback",
         "1, the run failed: an error in the code of your objective shows its traceback, and an "
         "objective that returns something other than one number, or a run in which no "
         "evaluation succeeded, ends with one manibo: error: ... line",

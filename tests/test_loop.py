@@ -424,7 +424,7 @@ def test_a_budget_that_ends_with_the_initial_design_warns_once_that_no_model_is_
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         minimize(_objective, Sphere(2), budget=3, initial_design=3, progress=False, **FAST)
-    said = [w for w in caught if "no surrogate model is used" in str(w.message)]
+    said = [w for w in caught if "no surrogate model proposes points" in str(w.message)]
     assert len(said) == 1 and issubclass(said[0].category, manibo.exceptions.ManiboWarning)
     assert "the budget (3) does not exceed the initial design (3 random points)" in str(
         said[0].message

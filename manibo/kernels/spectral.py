@@ -360,9 +360,9 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         return (
             ". On a product, `per_factor=True` (an option of `matern_kernel` and the 'matern' "
             "surrogate) gives each factor its own kernel and lengthscale, each truncated on its "
-            "own: the cheaper cure, since the product's levels cost time in proportion to "
-            "`max_levels` (on Circle x Circle x Sphere(1), 300 of them made one BO proposal take "
-            "31 s and 2000 more than 90 s)"
+            "own: a cheaper cure than raising `max_levels`, whose levels of the product cost "
+            "time in proportion to their number (on Circle x Circle x Sphere(1), 300 of them "
+            "made one BO proposal take 31 s and 2000 more than 90 s)"
         )
 
     def report_truncation(self) -> int:

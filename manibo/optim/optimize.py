@@ -142,7 +142,8 @@ def optimize_acqf_on_space(
             point at a time (BoTorch's ``expected_q=1``, e.g. qMaxValueEntropy) need it for
             ``q > 1``; those that take no pending points (analytic ones) are refused with it.
         options: settings of the local solver: :class:`LBFGSOptions`, or a dict of its fields
-            (``{"maxiter": 200}``, as BoTorch's ``optimize_acqf`` takes its options).
+            (``{"maxiter": 200}``; a dict, as BoTorch's ``optimize_acqf`` takes its options, but
+            of these fields: BoTorch's own names such as ``batch_limit`` are refused).
         exclude: discrete spaces only: points ``(k, *point_shape)`` never proposed (e.g. the
             evaluated ones).
         max_batch_size: discrete spaces only: points scored per acquisition call.
@@ -163,7 +164,8 @@ def optimize_acqf_on_space(
     Raises:
         ConfigurationError: ``q``, ``num_restarts``, ``raw_samples`` or ``max_batch_size`` is
             not an integer (``2.0`` counts as 2), or not ``1 <= num_restarts <= raw_samples``;
-            ``options`` names a field :class:`LBFGSOptions` does not have;
+            ``options`` is neither an :class:`LBFGSOptions` nor a dict, names a field it does not
+            have, or gives a field a value of the wrong type;
             an acquisition that cannot score ``q`` points as asked (see ``sequential``).
         NonFiniteAcquisitionError: the acquisition was NaN or -inf at every raw sample.
     """

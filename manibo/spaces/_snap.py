@@ -2,8 +2,9 @@ r"""Points that a membership check accepted, moved onto their space before a ser
 
 :meth:`~manibo.spaces.base.Space.check` accepts points off their space by up to its tolerance
 (1e-6 in float64, 1e-4 in float32), and a kernel series that reads an inner product of such points
-reads an angle of about :math:`\sqrt{2\epsilon}`: 0.014 rad for a float32 unit vector whose norm
-is off by 1e-4, which at lengthscale 0.05 took k(x, x) down to 0.945 on S². The maps here move
+reads an angle of about :math:`\sqrt{2\epsilon}` between a point and itself: 0.013 rad for a
+float32 unit vector whose norm is off by 4.5e-5 (0.02 rad at the tolerance of 1e-4), which took
+the chordal Matérn-5/2 k(x, x) down to 0.945 at lengthscale 0.05 on S². The maps here move
 such points onto the space to rounding and leave the values of points already on it to rounding
 (:func:`rounding_slack`) bit for bit: the choice is made per point by ``torch.where``, without a
 host synchronisation. The derivative is the map's everywhere (at a point of the space, the

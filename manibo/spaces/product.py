@@ -123,6 +123,8 @@ class ProductSpace(Space):
                 ) from None
 
     def snap(self, x: Tensor) -> Tensor:
+        """Each factor's coordinates snapped by that factor (:meth:`Space.snap`); shapes
+        ``(*batch, ambient dimension)``."""
         return torch.cat([f.snap(p) for f, p in zip(self.factors, self.split(x), strict=True)], -1)
 
     def project(self, x: Tensor) -> Tensor:

@@ -446,5 +446,7 @@ def test_the_truncation_warning_on_a_product_names_the_cheaper_cure_first_with_i
     kernel = GeometricMaternKernel(space, nu=2.5, max_levels=20).double()
     kernel.lengthscale = 0.3
     x = space.random(3, generator=0)
-    with pytest.warns(TruncationWarning, match="per_factor=True.*the cheaper cure"):
+    with pytest.warns(
+        TruncationWarning, match="per_factor=True.*a cheaper cure than raising `max_levels`"
+    ):
         kernel(x, x).to_dense()

@@ -250,8 +250,9 @@ class VISHModel(TransformedTrainingInputs, Model, FantasizeMixin):
         if needed > MAX_JOINT_COVARIANCE_BYTES:
             raise InputDataError(
                 f"the joint posterior at `X` of shape {tuple(X.shape)} needs a covariance of "
-                f"{members:,} x {q:,} x {q:,} float64 values ({needed / 1e9:,.1f} GB; the most "
-                f"`posterior` builds is {MAX_JOINT_COVARIANCE_BYTES / 1e9:.1f} GB). For "
+                f"{members:,} x {q:,} x {q:,} float64 values ({needed / 2**30:,.2f} GiB; the "
+                f"most `posterior` builds is {MAX_JOINT_COVARIANCE_BYTES / 2**30:.2f} GiB, all "
+                "batch members together). For "
                 "marginal means and variances at many points use `model.predict(X)`, which "
                 "streams them in chunks; for joint samples, pass fewer points per batch member."
             )

@@ -204,7 +204,7 @@ def test_a_joint_posterior_past_four_gib_is_refused_with_the_way_to_marginals():
 
     model, _, _ = _model()
     grid = SPACE.random(64_800, generator=torch.Generator().manual_seed(2))
-    with pytest.raises(InputDataError, match=r"33\.6 GB.*use `model\.predict\(X\)`"):
+    with pytest.raises(InputDataError, match=r"31\.29 GiB.*use `model\.predict\(X\)`"):
         model.posterior(grid)
     # batches count together: 8 members of 8,200 points need 4.3 GB
     with pytest.raises(InputDataError, match="8 x 8,200 x 8,200"):
