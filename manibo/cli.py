@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -158,6 +159,7 @@ def _run(args: argparse.Namespace) -> int:
     task = _task(args, noise)
     on_error = _failure_types(args.on_error, _objective_modules(task))
     out = _output_folder(args.out)
+    folder = out.absolute()
     stem = f"{task.name}_{args.surrogate}_{args.acquisition}_seed{args.seed}"
     journal = out / f"{stem}.journal.jsonl"
     if journal.exists() and not args.fresh:
@@ -202,7 +204,7 @@ def _run(args: argparse.Namespace) -> int:
         # a run in which nothing succeeded ends the command with an error line (below)
         warnings.simplefilter("ignore", NoEvaluationSucceededWarning)
         result = opt.run(
-            task.objective(opt),
+            _refusing_exit(task.objective(opt)),
             budget=args.budget,
             progress=not args.quiet,
             on_error=on_error,
@@ -213,11 +215,12 @@ def _run(args: argparse.Namespace) -> int:
     summary["points"] = [e.x for e in opt.history]  # in the order of "observed"
     summary["errors"] = [e.error for e in opt.history]  # None where the evaluation succeeded
     summary.update(task.extra(result))
+    # written by absolute path: the objective may have changed the working folder
     paths = {kind: out / f"{stem}.{kind}" for kind in ("json", "png", "txt")}
-    paths["json"].write_text(_json.dumps(summary, indent=2))
-    result.plot(paths["png"])
+    (folder / paths["json"].name).write_text(_json.dumps(summary, indent=2))
+    result.plot(folder / paths["png"].name)
     text = result.summary() + "".join(f"\n{line}" for line in task.lines(summary))
-    paths["txt"].write_text(text + "\n")
+    (folder / paths["txt"].name).write_text(text + "\n")
     print(text)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     if result.best_x is None:  # nothing found: a script that runs manibo must be able to tell
@@ -499,12 +502,22 @@ def load_objective(reference: str) -> tuple[Callable, ModuleType]:
             ``SyntaxError``, an ``ImportError`` of a module it imports ...), as it is.
     """
     module_name, sep, attribute = reference.rpartition(":")
-    if not sep or not module_name or not attribute.isidentifier():
+    dotted = module_name.endswith(".py") or all(
+        part.isidentifier() for part in module_name.split(".")
+    )
+    if not sep or not module_name or not attribute.isidentifier() or not dotted:
         raise ConfigurationError(
             f"--objective must look like MODULE:FUNCTION (mypkg.costs:f) or FILE.py:FUNCTION, got "
             f"{reference!r}."
         )
-    module = _import(module_name, reference)
+    try:
+        module = _import(module_name, reference)
+    except SystemExit as exit_:  # a module that calls sys.exit() when imported
+        raise ObjectiveExitedError(
+            f"the module of --objective {reference} called sys.exit({exit_.code!r}) while it was "
+            "imported; an objective's module must define the function without ending the "
+            "program (put a script's own code under `if __name__ == '__main__':`)."
+        ).with_traceback(exit_.__traceback__) from None
     function = getattr(module, attribute, None)
     if not callable(function):
         raise ConfigurationError(
@@ -513,6 +526,28 @@ def load_objective(reference: str) -> tuple[Callable, ModuleType]:
             + "."
         )
     return function, module
+
+
+class ObjectiveExitedError(RuntimeError):
+    """The objective, or its module when imported, called ``sys.exit()``: a ``SystemExit`` that
+    would end ``manibo run`` with the objective's status (0 for ``sys.exit(0)``) and no message
+    or results, as if the run had succeeded. It ends the run with status 1 and the traceback."""
+
+
+def _refusing_exit(function: Callable) -> Callable:
+    """``function`` with a ``SystemExit`` it raises turned into :class:`ObjectiveExitedError`."""
+
+    @functools.wraps(function)
+    def evaluate(x):
+        try:
+            return function(x)
+        except SystemExit as exit_:
+            raise ObjectiveExitedError(
+                f"the objective called sys.exit({exit_.code!r}); it must return a number (or "
+                "raise an exception for a failed evaluation)."
+            ).with_traceback(exit_.__traceback__) from None
+
+    return evaluate
 
 
 def _import(module_name: str, reference: str):

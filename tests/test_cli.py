@@ -1130,3 +1130,49 @@ def test_the_same_spelling_resumes_after_the_project_folder_moved(tmp_path, monk
     assert main([*common, "--objective", "moving.py:f", "--budget", "4"]) == 0
     journal = Path("results", "f_sphere2_matern_qlognei_seed0.journal.jsonl")
     assert len(Journal(journal).read()[1]) == 4
+
+
+@pytest.mark.parametrize("where", ["evaluation", "import"])
+@pytest.mark.parametrize("code", [0, 3])
+def test_an_objective_that_calls_sys_exit_ends_the_run_with_status_1_and_its_line(
+    tmp_path, monkeypatch, capsys, where, code
+):
+    # sys.exit(0) in the objective ended `manibo run` with status 0, no message and no results
+    body = f"import sys\n\ndef f(x):\n    sys.exit({code})\n"
+    if where == "import":
+        body = f"import sys\nsys.exit({code})\n\ndef f(x):\n    return 0.0\n"
+    (tmp_path / "quits.py").write_text(body)
+    monkeypatch.chdir(tmp_path)
+    arguments = ["run", "--objective", "quits.py:f", "--space", "sphere2", "--quiet"]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*arguments, "--budget", "4", "--initial-design", "3"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 1
+    who = "module of --objective quits.py:f" if where == "import" else "objective"
+    assert f"ObjectiveExitedError: the {who} called sys.exit({code})" in err
+    assert f'quits.py", line {4 if where == "evaluation" else 2}' in err and "cli.py" not in err
+
+
+def test_results_are_written_where_asked_after_the_objective_changes_folder(
+    tmp_path, monkeypatch, capsys
+):
+    # os.chdir("/") in the objective made the run fail writing results/...json (a relative path)
+    (tmp_path / "wanders.py").write_text(
+        "import os\n\ndef f(x):\n    os.chdir('/')\n    return float(x[0])\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    common = ["run", "--objective", "wanders.py:f", "--space", "sphere2", "--quiet"]
+    assert main([*common, "--budget", "3", "--initial-design", "3"]) == 0
+    written = sorted(p.suffix for p in (tmp_path / "results").iterdir())
+    assert written == [".json", ".jsonl", ".lock", ".png", ".txt"]
+    assert "wrote results/f_sphere2_matern_qlognei_seed0.json" in capsys.readouterr().out
+
+
+def test_a_relative_module_name_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    # `.kw:f` gave an ImportError traceback ("no package specified for '.kw'")
+    monkeypatch.chdir(tmp_path)
+    for reference in (".kw:f", "pkg..mod:f", "my-module:f"):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["run", "--objective", reference, "--space", "sphere2", "--budget", "5"])
+        err = _error_line(capsys, exit_info)
+        assert "--objective must look like MODULE:FUNCTION" in err and reference in err

@@ -299,9 +299,17 @@ def _icosphere(k: int) -> Mesh:
 def _graph_from_file(path: str) -> Graph:
     file = _existing(path, "graph")
     if file.suffix == ".npy":
-        return Graph(np.load(file))
+        try:
+            adjacency = np.load(file, allow_pickle=False)
+        except ValueError:  # not an .npy file, or an object array (pickled data)
+            raise InputDataError(
+                f"space 'graph:{path}': cannot read it as a numeric .npy adjacency matrix (it is "
+                "not a .npy file, or holds Python objects); save one with numpy.save(path, "
+                "matrix), a float array of shape (n, n), or give an edge list as text."
+            ) from None
+        return Graph(adjacency)
     try:
-        text = file.read_text()
+        text = file.read_text(encoding="utf-8-sig")  # utf-8-sig: a BOM of Windows editors
     except UnicodeDecodeError as err:
         raise InputDataError(
             f"space 'graph:{path}': cannot read the edge list as text ({err}); "
@@ -392,7 +400,14 @@ def _warn_of_edge_list_pitfalls(path: str, pairs: np.ndarray) -> None:
 def _mesh_from_obj(path: str) -> Mesh:
     file = _existing(path, "mesh")
     vertices, faces, sources = [], [], []  # sources: (line number, line, its indices) per face
-    for number, line in enumerate(file.read_text().splitlines(), start=1):
+    try:
+        text = file.read_text(encoding="utf-8-sig")  # utf-8-sig: a BOM of Windows editors
+    except UnicodeDecodeError as err:
+        raise InputDataError(
+            f"space 'mesh:{path}': cannot read it as a text Wavefront .obj file ({err}); export "
+            "the mesh as .obj text (lines 'v x y z' and 'f i j k')."
+        ) from None
+    for number, line in enumerate(text.splitlines(), start=1):
         words = line.split()
         try:
             if words[:1] == ["v"]:

@@ -268,3 +268,28 @@ def test_registering_spaces_and_families(isolated_spaces):
         register_space("a*b")
     with pytest.raises(ConfigurationError, match="not both"):
         register_space("twice", parameter="n", argument="FILE")
+
+
+def test_files_from_windows_editors_binary_files_and_pickles_are_read_or_refused_clearly(tmp_path):
+    # a BOM hid the first line ('v' of vertex 1 was read as '\ufeffv'): "line 6 names vertex 4,
+    # but the file has 3 vertices"; a binary .obj gave a UnicodeDecodeError traceback; a .npy
+    # that is not a numeric array advised `allow_pickle=True`
+    obj = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n"
+    (tmp_path / "bom.obj").write_bytes(b"\xef\xbb\xbf" + obj.encode())
+    (tmp_path / "plain.obj").write_text(obj)
+    with_bom, plain = (
+        make_space(f"mesh:{tmp_path / 'bom.obj'}"),
+        make_space(f"mesh:{tmp_path / 'plain.obj'}"),
+    )
+    assert torch.equal(with_bom.vertices, plain.vertices)
+    (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbf0 1\n1 2\n2 0\r\n")
+    assert make_space(f"graph:{tmp_path / 'bom.txt'}").num_points == 3
+    (tmp_path / "binary.obj").write_bytes(bytes(range(256)))
+    with pytest.raises(InputDataError, match="cannot read it as a text Wavefront .obj file"):
+        make_space(f"mesh:{tmp_path / 'binary.obj'}")
+    (tmp_path / "text.npy").write_text("0 1\n1 2\n")
+    np.save(tmp_path / "objects.npy", np.array([[0, "a"], ["b", 0]], dtype=object))
+    for name in ("text.npy", "objects.npy"):
+        with pytest.raises(InputDataError, match="numeric .npy adjacency matrix") as info:
+            make_space(f"graph:{tmp_path / name}")
+        assert "allow_pickle" not in str(info.value)
