@@ -442,6 +442,9 @@ def _mesh_from_obj(path: str) -> Mesh:
 
 def _existing(path: str, name: str) -> Path:
     file = Path(path).expanduser()
-    if not file.is_file():
+    if not file.exists():
         raise InputDataError(f"space '{name}:{path}': no such file {str(file)!r}.")
+    if not file.is_file():  # a folder, a FIFO, a device: "no such file" misled
+        kind = "a folder" if file.is_dir() else "not a regular file"
+        raise InputDataError(f"space '{name}:{path}': {str(file)!r} is {kind}; name a file.")
     return file

@@ -293,3 +293,13 @@ def test_files_from_windows_editors_binary_files_and_pickles_are_read_or_refused
         with pytest.raises(InputDataError, match="numeric .npy adjacency matrix") as info:
             make_space(f"graph:{tmp_path / name}")
         assert "allow_pickle" not in str(info.value)
+
+
+def test_a_folder_named_as_a_graph_or_mesh_file_is_called_a_folder(tmp_path):
+    # it was reported as "no such file", though it exists
+    (tmp_path / "edges.txt").mkdir()
+    for kind in ("graph", "mesh"):
+        with pytest.raises(InputDataError, match="is a folder; name a file"):
+            make_space(f"{kind}:{tmp_path / 'edges.txt'}")
+    with pytest.raises(InputDataError, match="no such file"):
+        make_space(f"graph:{tmp_path / 'missing.txt'}")
