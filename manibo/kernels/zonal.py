@@ -177,7 +177,8 @@ class ZonalKernel(ChecksInputShape, IndexesBatch, Kernel):
         self._check_inputs(x1, x2)
         # unit vectors within the check's tolerance, scaled to norm 1: an inner product of
         # vectors off by 1e-4 in norm reads an angle of 0.02 rad where they coincide
-        x1, x2 = self.sphere.snap(x1), self.sphere.snap(x2)
+        snapped = self.sphere.snap(x1)
+        x1, x2 = snapped, snapped if x2 is x1 else self.sphere.snap(x2)
         if diag:
             t = (x1 * x2).sum(-1).clamp(-1, 1)
             return self._with_batch(self.shape_function(t.unsqueeze(-1)).squeeze(-1), 1)

@@ -102,12 +102,18 @@ def _snapping_points(method: Callable, names: tuple[str, ...]) -> Callable:
 
     @functools.wraps(method)
     def snapped(self, *args, **kwargs):
-        args = list(args)
+        args, done = list(args), {}  # done: a tensor passed twice (k(X, X)) is snapped once
+
+        def once(x: Tensor) -> Tensor:
+            if id(x) not in done:
+                done[id(x)] = self.snap(x)
+            return done[id(x)]
+
         for i, name in points:
             if i < len(args):
-                args[i] = self.snap(args[i])
+                args[i] = once(args[i])
             elif name in kwargs:
-                kwargs[name] = self.snap(kwargs[name])
+                kwargs[name] = once(kwargs[name])
         return method(self, *args, **kwargs)
 
     snapped.snaps_points = True
