@@ -316,6 +316,7 @@ def _graph_from_file(path: str) -> Graph:
             f"{_EDGE_LIST_ADVICE}, in plain text."
         ) from None
     table = _edge_table(path, text)
+    _check_node_count(path, table[:, :2])
     _warn_of_edge_list_pitfalls(path, table[:, :2])
     return Graph.from_edges(table[:, :2], int(table[:, :2].max()) + 1, weights=table[:, 2])
 
@@ -368,6 +369,23 @@ def _check_edge_line(path: str, number: int, line: str, values: list[float]) -> 
         raise InputDataError(
             f"{where} has the weight {values[2]:g}; a weight is a finite positive similarity. "
             "Leave out absent edges instead of giving them weight 0 or less."
+        )
+
+
+def _check_node_count(path: str, pairs: np.ndarray) -> None:
+    """Raise ``InputDataError`` when most nodes ``0 .. max`` of an edge list ``pairs`` ``(E, 2)``
+    touch no edge: its numbers are identifiers, not indices, and each untouched node would be a
+    graph component of its own (a dense spectrum of ``n`` eigenpairs, or a sparse one whose
+    eigenvalue 0 alone exceeds the eigenpairs kept)."""
+    num_nodes = int(pairs.max()) + 1
+    touched = len(np.unique(pairs))
+    isolated = num_nodes - touched
+    if isolated > max(touched, 1):
+        raise InputDataError(
+            f"space 'graph:{path}': the edges touch {touched} distinct nodes but the largest "
+            f"node index is {num_nodes - 1}, so {isolated} of the {num_nodes} nodes 0 .. "
+            f"{num_nodes - 1} would have no edge. Node indices count 0 .. n-1; if the file holds "
+            "identifiers, renumber them, e.g. with numpy.unique(pairs, return_inverse=True)."
         )
 
 

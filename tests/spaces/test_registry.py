@@ -169,6 +169,24 @@ def test_edge_lists_counted_from_1_or_listed_both_ways_are_named(tmp_path):
         make_space(f"graph:{both}")
 
 
+def test_edge_lists_of_node_identifiers_rather_than_indices_are_refused(tmp_path):
+    """Edges '0 1, 1 2, 2 3, 3 40000' made a graph of 40001 nodes, 39996 of them isolated: 14 s,
+    then "Raise `num_eigenpairs`"; with 3 2000000 the spectrum ran for minutes."""
+    for top in (40_000, 2_000_000):
+        path = tmp_path / f"ids{top}.txt"
+        path.write_text(f"0 1\n1 2\n2 3\n3 {top}\n")
+        with pytest.raises(
+            InputDataError,
+            match=rf"touch 5 distinct nodes but the largest node index is {top}, so {top - 4} of "
+            rf"the {top + 1} nodes .* renumber them",
+        ):
+            make_space(f"graph:{path}")
+    # fewer isolated nodes than touched ones is still a graph (nodes 4, 5, 6 unconnected)
+    even = tmp_path / "even.txt"
+    even.write_text("0 1\n1 2\n2 3\n3 7\n")
+    assert make_space(f"graph:{even}").num_points == 8
+
+
 def test_meshes_from_obj_files(tmp_path):
     reference = Mesh.icosphere(1)
     lines = [f"v {x} {y} {z}" for x, y, z in reference.vertices.tolist()]
