@@ -121,7 +121,10 @@ def _finite(option: str, value: float, minimum: float) -> float:
 
 
 def _output_folder(out: str) -> Path:
-    """The folder ``out``, created if needed, or a clear error when it is a file or read-only."""
+    """The folder ``out``, created if needed, or a clear error when it is empty, a file or
+    read-only."""
+    if not out.strip():  # an unset shell variable: "" would quietly mean the current folder
+        raise ConfigurationError("--out is empty; give a folder (--out . for the current one).")
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise ConfigurationError(f"--out {out} is a file, not a folder; choose a folder.")

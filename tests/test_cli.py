@@ -400,9 +400,11 @@ def _refused_mkdir(self, *args, **kwargs):
         (["--acquisition", "logei", "--q", "2"], "needs --q 1, got --q 2; use --q 1"),
         (["--out", "FILE"], "is a file, not a folder"),
         (["--out", "READONLY"], "cannot create the folder (Permission denied)"),
+        (["--out", ""], "--out is empty; give a folder (--out . for the current one)"),
     ],
 )
 def test_run_mistakes_end_with_one_error_line(tmp_path, capsys, monkeypatch, arguments, message):
+    monkeypatch.chdir(tmp_path)  # --out "" wrote the journal and results here, silently
     target = tmp_path / "results"
     if "FILE" in arguments:
         target.write_text("")
@@ -427,11 +429,13 @@ def test_run_mistakes_end_with_one_error_line(tmp_path, capsys, monkeypatch, arg
         (["--budget", "0"], "--budget must be a finite number above 0 (the mission needs hours"),
         (["--budget", "inf"], "--budget must be a finite number above 0 (the mission needs hours"),
         (["search", "--out", "FILE"], "is a file, not a folder"),
+        (["search", "--out", " "], "--out is empty; give a folder"),
         (["--num-train", "1"], "--num-train is an option of the sphere-regression demo"),
         (["sphere-regression", "--workers", "2"], "--workers is an option of the search demo"),
     ],
 )
-def test_demo_mistakes_end_with_one_error_line(tmp_path, capsys, arguments, message):
+def test_demo_mistakes_end_with_one_error_line(tmp_path, capsys, monkeypatch, arguments, message):
+    monkeypatch.chdir(tmp_path)
     target = tmp_path / "out"
     target.write_text("") if "FILE" in arguments else None
     arguments = [str(target) if a == "FILE" else a for a in arguments]
