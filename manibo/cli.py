@@ -7,7 +7,8 @@ not evaluate. Exit statuses: 0, done; 2, manibo refused the input (arguments, se
 with other settings, data off the space), told in one ``manibo: error: ...`` line without a
 traceback; 1, the run failed: an error in the code
 of your objective shows its traceback, and an objective that returns something other than one
-number, or a run in which no evaluation succeeded, ends with one ``manibo: error: ...`` line;
+number, or a run in which no evaluation succeeded, ends with one ``manibo: error: ...`` line
+(a journal that cannot be written, a full disk, adds the journal lines it could not write);
 130, Ctrl-C (one ``manibo: interrupted`` line); 143, SIGTERM (``manibo: terminated``).
 """
 
@@ -31,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from manibo import _json
 from manibo.exceptions import (
@@ -40,6 +42,9 @@ from manibo.exceptions import (
     NoEvaluationSucceededWarning,
     ObjectiveError,
 )
+
+if TYPE_CHECKING:
+    from manibo.journal import JournalWriteError
 
 #: Where an editable install's checkout would be (the folder that holds the ``manibo`` package).
 SOURCE_ROOT = Path(__file__).resolve().parents[1]
@@ -141,7 +146,7 @@ def _output_folder(out: str) -> Path:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from manibo.journal import set_aside
+    from manibo.journal import JournalWriteError, set_aside
     from manibo.loop import BayesianOptimizer
 
     noise = _finite("--noise", args.noise, minimum=0.0)
@@ -203,17 +208,21 @@ def _run(args: argparse.Namespace) -> int:
         asked = f" and {waiting} asked point(s) not evaluated yet (they go first)"
         asked = asked if waiting else ""
         print(f"resuming {journal} with {done} evaluations{asked}{more}")
-    with opt, warnings.catch_warnings():
-        # a run in which nothing succeeded ends the command with an error line (below)
-        warnings.simplefilter("ignore", NoEvaluationSucceededWarning)
-        result = opt.run(
-            _refusing_exit(task.objective(opt)),
-            budget=args.budget,
-            progress=not args.quiet,
-            on_error=on_error,
-            max_seconds=max_seconds,
-            callback=_stop_when_signalled(args.interrupts, args.budget),
-        )
+    try:
+        with opt, warnings.catch_warnings():
+            # a run in which nothing succeeded ends the command with an error line (below)
+            warnings.simplefilter("ignore", NoEvaluationSucceededWarning)
+            result = opt.run(
+                _refusing_exit(task.objective(opt)),
+                budget=args.budget,
+                progress=not args.quiet,
+                on_error=on_error,
+                max_seconds=max_seconds,
+                callback=_stop_when_signalled(args.interrupts, args.budget),
+            )
+    except JournalWriteError as error:  # the evaluations it holds die with this process
+        sys.stderr.write(_unwritten_evaluations_message(journal, error))
+        return 1
     summary = {"name": task.name, "config": opt.config, **result.as_dict()}
     summary["points"] = [e.x for e in opt.history]  # in the order of "observed"
     summary["errors"] = [e.error for e in opt.history]  # None where the evaluation succeeded
@@ -236,6 +245,29 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _unwritten_evaluations_message(journal: Path, error: JournalWriteError) -> str:
+    """The error line of a run stopped by a failed journal write, followed by the journal lines
+    of the evaluations it could not write, so that the user can keep them."""
+    from manibo.journal import JournalTamperedError
+
+    count = len(error.lines)
+    message = (
+        f"manibo: error: the run stopped: could not write to journal {journal} "
+        f"({error.__cause__ or error})."
+    )
+    if not count:
+        return message + " Run the same command again once it can be written: it resumes.\n"
+    lines = "".join(f"{line}\n" for line in error.lines)
+    if isinstance(error.__cause__, JournalTamperedError):  # appending would corrupt another file
+        return f"{message} The {count} evaluation(s) below are in no journal:\n{lines}"
+    return (
+        f"{message} {count} evaluation(s) are not in it: to keep them, once the journal can be "
+        f"written, append the {count} line(s) below to it (save them in a file F, then "
+        f"`cat F >> {journal}`) and run the same command again; it resumes from the journal "
+        f"(without them, from the last evaluation written).\n{lines}"
+    )
 
 
 def _objective_modules(task: _Task) -> list[ModuleType]:

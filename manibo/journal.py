@@ -96,11 +96,17 @@ class JournalWriteError(JournalError):
     Attributes:
         evaluations: the evaluations not yet on disk (each with its point ``x`` and value ``y``);
             empty when only asked points wait to be written.
+        lines: the journal lines of ``evaluations`` (JSON text, without newlines), as the journal
+            would have held them: a process that ends before they are written keeps them by
+            appending these lines to the journal once it can be written.
     """
 
-    def __init__(self, message: str, evaluations: list[Evaluation]) -> None:
+    def __init__(
+        self, message: str, evaluations: list[Evaluation], lines: list[str] | None = None
+    ) -> None:
         super().__init__(message)
         self.evaluations = evaluations
+        self.lines = lines or []
 
 
 class JournalWarning(ManiboWarning):
@@ -500,6 +506,12 @@ def _is_point(value: object) -> bool:
     )
 
 
+def _evaluation_record(evaluation: Evaluation, version: int) -> dict[str, Any]:
+    """The journal record of ``evaluation`` in format ``version``."""
+    record = {"type": "evaluation", **asdict(evaluation)}
+    return {k: v for k, v in record.items() if k in _EVALUATION_FIELDS[version]}
+
+
 def _index_error(
     index: int, expected: int, number: int, lines_of: list[int], path: Path
 ) -> JournalError:
@@ -603,8 +615,12 @@ class JournalWriter:
             JournalError: the journal was deleted or replaced since this writer opened it.
             OSError: the write or the ``fsync`` failed (the file is left as it was before).
         """
-        record = {"type": "evaluation", **asdict(evaluation)}
-        self._append({k: v for k, v in record.items() if k in _EVALUATION_FIELDS[self.version]})
+        self._append(_evaluation_record(evaluation, self.version))
+
+    def line(self, evaluation: Evaluation) -> str:
+        """The line (JSON text, without its newline) that :meth:`append` writes for
+        ``evaluation`` in this journal's format."""
+        return _json.dumps(_evaluation_record(evaluation, self.version))
 
     def append_stop(self, stop: Stop) -> bool:
         """Append a stop record (not in a format-2 journal, which has none); True if written.

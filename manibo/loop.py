@@ -620,6 +620,21 @@ class BayesianOptimizer:
                 "pass `exclude_evaluated=False` to allow repeats."
             )
 
+    def _points_to_avoid(self) -> Tensor | None:
+        """The acquisition's pending points ``(k, D)``, or None: the asked-but-not-told points
+        and, for a Monte Carlo acquisition, the failed points, whose values will never arrive.
+        Left out of the model, a point that failed would otherwise stay as attractive as before
+        and be proposed again and again; as a pending point it is one whose value the
+        acquisition counts as known, so it gains nothing from a point on or near it."""
+        points = [p.point.to(self.device, torch.float64) for p in self._pending]
+        if not ACQUISITIONS.get(self.config["acquisition"]).analytic:
+            points += [
+                torch.tensor(e.x, dtype=torch.float64, device=self.device).reshape(-1)
+                for e in self._history
+                if e.status == "failed"
+            ]
+        return torch.stack(points) if points else None
+
     def _random_points(self, start: int, n: int) -> Tensor:
         design = self._design
         rows = [design[i] for i in range(start, min(start + n, design.shape[0]))]
@@ -663,7 +678,7 @@ class BayesianOptimizer:
         )
         self._previous_model = model
         name = self.config["acquisition"]
-        acqf = build_acquisition(name, model, X, Y, self.pending, seed, space=self.space)
+        acqf = build_acquisition(name, model, X, Y, self._points_to_avoid(), seed, space=self.space)
         common = {
             "num_restarts": self.config["num_restarts"],
             "raw_samples": self.config["raw_samples"],
@@ -903,8 +918,12 @@ class BayesianOptimizer:
             except (OSError, JournalError) as err:
                 unwritten = self._history[self._written :]
                 waiting = sum(len(a.points) for a in self._unwritten_asked)
+                lines = [self._writer.line(e) for e in unwritten] if self._writer else []
+                closed = self._writer is None
                 raise JournalWriteError(
-                    _write_error_message(self.journal, err, unwritten, waiting), unwritten
+                    _write_error_message(self.journal, err, unwritten, waiting, closed),
+                    unwritten,
+                    lines,
                 ) from err
             if asked is None:
                 self._written += 1
@@ -1578,7 +1597,7 @@ def _shorten(text: str, width: int) -> str:
 
 
 def _write_error_message(
-    path: Path, err: BaseException, unwritten: list[Evaluation], asked: int
+    path: Path, err: BaseException, unwritten: list[Evaluation], asked: int, closed: bool
 ) -> str:
     shown = "; ".join(
         f"index {e.index}: x = {_shorten(str(e.x), 60)}, "
@@ -1588,7 +1607,14 @@ def _write_error_message(
     more = f" and {len(unwritten) - 5} more" if len(unwritten) > 5 else ""
     what = [f"{len(unwritten)} evaluation(s)"] if unwritten else []
     what += [f"{asked} asked point(s)"] if asked else []
-    if isinstance(err, JournalTamperedError):
+    if closed:
+        message = (
+            f"could not write {' and '.join(what)} to journal {path}: this optimiser was closed "
+            "(by close() or at the end of its `with` block) and writes no journal any more. They "
+            "are in memory (`history`); to record them, resume the journal "
+            "(BayesianOptimizer.resume) and tell them to the resumed optimiser"
+        )
+    elif isinstance(err, JournalTamperedError):
         message = (
             f"could not write {' and '.join(what)} to journal {path} ({err}). They are in "
             "memory (`history`), but this optimiser will not write to that journal again: to "
@@ -1600,7 +1626,7 @@ def _write_error_message(
             "they are in memory and are written by the next `ask`, `tell`, `run` or `flush()` "
             "once the journal can be written"
         )
-    if asked and not isinstance(err, JournalTamperedError):
+    if asked and not closed and not isinstance(err, JournalTamperedError):
         message += " (asked points not handed out yet are handed out by the next `ask`)"
     return message + (f". Unwritten: {shown}{more}." if unwritten else ".")
 

@@ -380,6 +380,41 @@ def test_another_spelling_of_the_space_resumes_the_same_run(tmp_path, monkeypatc
     assert len(Journal(path).read()[1]) == 6
 
 
+def test_a_full_disk_stops_the_run_and_prints_the_evaluations_it_could_not_write(
+    tmp_path, capsys, monkeypatch
+):
+    """The message said "Nothing is lost: they are in memory and are written by the next `ask`"
+    and the command exited (status 2, as for bad input) with the last evaluation, its point
+    shortened, in memory only."""
+    import errno
+
+    from manibo.journal import JournalWriter
+
+    append = JournalWriter.append
+
+    def full_after_two(self, evaluation):
+        if evaluation.index >= 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        append(self, evaluation)
+
+    monkeypatch.setattr(JournalWriter, "append", full_after_two)
+    arguments = [*COMMON, "--out", str(tmp_path)]
+    assert main(arguments) == 1  # the run failed; nothing the user typed was wrong
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("manibo: error: the run stopped: could not write to journal")
+    assert "No space left on device" in err[0] and "1 evaluation(s) are not in it" in err[0]
+    lost = json.loads(err[1])
+    assert lost["index"] == 2 and len(err) == 2
+    journal = tmp_path / f"{STEM}.journal.jsonl"
+    assert len(Journal(journal).read()[1]) == 2
+    monkeypatch.undo()  # room again: the user appends the printed line and runs again
+    with journal.open("a") as f:
+        f.write(err[1] + "\n")
+    assert main(arguments) == 0
+    evaluations = Journal(journal).read()[1]
+    assert len(evaluations) == 3 and (evaluations[2].x, evaluations[2].y) == (lost["x"], lost["y"])
+
+
 def _refused_mkdir(self, *args, **kwargs):
     raise PermissionError(13, "Permission denied", str(self))
 
