@@ -29,7 +29,8 @@ from manibo.testing.references import hyperbolic_kernel, spd2_kernel
 
 # few random phases, for speed: such kernels warn that their estimates are noisy
 FEW_PHASES = pytest.mark.filterwarnings(
-    "ignore:random-phase features:manibo.exceptions.ManiboWarning"
+    "ignore:random-phase features:manibo.exceptions.ManiboWarning",
+    "ignore:.*its random-phase estimates of k:manibo.exceptions.ManiboWarning",
 )
 
 
@@ -199,13 +200,35 @@ def test_features_too_noisy_for_their_domain_warn_at_construction():
         ManiboWarning, match=r"up to 20(\.\d)? .*method='exact'.*num_phases >= 163,450,869 "
     ):
         kernel = GeometricMaternKernel(space, nu=2.5, method="features").double()
-    diagonal = kernel(space.random(10, generator=0), diag=True).detach()
-    assert float((diagonal - 1).abs().max()) > 0.5  # the warning was earned
+    with pytest.warns(ManiboWarning, match=r"estimates of k\(x, x\), which is exactly 1, range"):
+        diagonal = kernel(space.random(10, generator=0), diag=True).detach()
+    assert float((diagonal - 1).abs().max()) > 0.5  # the warnings were earned
     with warnings.catch_warnings():
         warnings.simplefilter("error", ManiboWarning)
         GeometricMaternKernel(Hyperbolic(2, radius=15.0))  # exact: silent
         GeometricMaternKernel(Hyperbolic(3, radius=2.0), method="features")  # bound 0.067
         GeometricMaternKernel(SymmetricPositiveDefinite(2))  # no closed form: silent
+
+
+def test_estimates_of_k_x_x_far_from_1_warn_where_they_are_computed():
+    """SPD(3) with eigenvalues in [1e-3, 1e3], log-eigenvalue sampling: the estimates of
+    k(x, x) = 1 ranged 0.126-7.07 over 200 points, without a word (nothing bounds the features'
+    second moment on SPD a priori, as on hyperbolic spaces)."""
+    space = SymmetricPositiveDefinite(3, (1e-3, 1e3), sampling="log-eigenvalues")
+    x = space.random(200, generator=0)
+    kernel = GeometricMaternKernel(space, nu=2.5).double()
+    message = r"range 0\.126-7\.07 over 200 points \(the worst at the matrix with eigenvalues "
+    with pytest.warns(ManiboWarning, match=message + r"0\.00118, 0\.0251, 192\)"):
+        kernel(x).to_dense()
+    diagonal = torch.diagonal(kernel(x).to_dense().detach())  # warned once
+    assert float(diagonal.min()) < 0.5 and float(diagonal.max()) > 1.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ManiboWarning)
+        narrow = SymmetricPositiveDefinite(3, (1e-3, 1e3), sampling="eigenvalues")
+        estimates = GeometricMaternKernel(narrow).double()(
+            narrow.random(200, generator=0), diag=True
+        )
+        assert float((estimates.detach() - 1).abs().max()) < 0.1  # 0.915-1.082
 
 
 @FEW_PHASES
