@@ -855,7 +855,7 @@ class BayesianOptimizer:
                     "box coordinates counted in units of their width); those stay pending, and a "
                     "run resumed from the journal evaluates them first. Tell the points as `ask` "
                     f"returned them (rounding them is fine up to {PENDING_TOL:g}, of the width "
-                    "on a box). Shown once per optimiser.",
+                    "on a box, and so is float32). Shown once per optimiser.",
                     ManiboWarning,
                     stacklevel=user_stacklevel(),
                 )
@@ -871,7 +871,8 @@ class BayesianOptimizer:
 
     def _nearest_pending(self, x: Tensor, among: list[_Pending]) -> int | None:
         """Position in ``among`` of the point nearest to ``x`` (``point_shape``) within
-        ``PENDING_TOL`` by ``space.scaled_distance``, or None."""
+        ``PENDING_TOL`` by ``space.scaled_distance``, else of the first whose float32 rounding
+        is ``x``; or None."""
         if not among:
             return None
         shape = self.space.point_shape
@@ -880,7 +881,13 @@ class BayesianOptimizer:
         distance = self.space.scaled_distance(pending, x.reshape(shape).expand_as(pending))
         distance = torch.nan_to_num(distance, nan=math.inf)
         nearest = int(torch.argmin(distance))
-        return None if distance[nearest] > PENDING_TOL else nearest
+        if distance[nearest] <= PENDING_TOL:
+            return nearest
+        # the point as float32 rounds it: near the edge of a wide SPD domain (eigenvalues 1e-3
+        # and 1e3) by 0.003-0.007, far beyond the tolerance
+        rounded = pending.to(torch.float32).to(torch.float64) == x.reshape(shape)
+        exact = rounded.flatten(1).all(1).nonzero()
+        return int(exact[0]) if len(exact) else None
 
     def _hand_back(self, points: Tensor) -> None:
         """Hand back asked-but-not-told ``points`` ``(k, D)`` that nobody evaluates any more

@@ -139,6 +139,32 @@ def test_a_point_that_failed_is_not_proposed_again():
     assert len(failed) <= 15 and opt.best[1] < 0.075  # measured 13 and 0.0722
 
 
+def test_points_told_in_float32_clear_their_asked_points_at_the_edge_of_a_wide_spd_domain(
+    tmp_path, monkeypatch
+):
+    """An SPD(2) point with eigenvalues 1e-3 and 1e3, told as float32 (as robot software often
+    has it), was 0.003-0.007 away from the point asked (the tolerance is 1e-4): it stayed
+    pending, with a warning, and a resumed run evaluated it again."""
+    space = SymmetricPositiveDefinite(2, (1e-3, 1e3), sampling="log-eigenvalues")
+    corners = []
+    for angle in (0.3, 0.7, 1.1):
+        c, s = math.cos(angle), math.sin(angle)
+        q = torch.tensor([[c, -s], [s, c]], dtype=torch.float64)
+        corners.append(q @ torch.diag(torch.tensor([1e-3, 1e3], dtype=torch.float64)) @ q.T)
+    corners = torch.stack([(m + m.T) / 2 for m in corners]).reshape(3, 4)
+    assert (space.scaled_distance(corners, corners.float().double()) > 3e-3).all()
+    monkeypatch.setattr(BayesianOptimizer, "_random_points", lambda self, start, n: corners[:n])
+    path = tmp_path / "j.jsonl"
+    opt = BayesianOptimizer(space, initial_design=3, seed=0, journal=path, **FAST)
+    X = opt.ask(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ManiboWarning)
+        opt.tell(X.float(), torch.tensor([1.0, 2.0, 3.0]))
+    assert opt.pending is None
+    opt.close()
+    assert BayesianOptimizer.resume(path, space=space).pending is None
+
+
 def test_a_programming_error_stops_the_run_at_its_first_evaluation(tmp_path):
     calls = []
 
