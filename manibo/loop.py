@@ -20,6 +20,7 @@ What a run guarantees:
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import inspect
@@ -1201,11 +1202,12 @@ class BayesianOptimizer:
 
     def _tell_future(self, future: Future, x: Tensor, start: float, declared) -> None:
         try:
-            value = future.result()
+            value, seconds = future.result()
         except declared as err:
-            self.tell_failure(x, err, seconds=time.perf_counter() - start)
+            seconds = getattr(err, "_manibo_seconds", time.perf_counter() - start)
+            self.tell_failure(x, err, seconds=seconds)
         else:
-            self._tell_value(x, value, time.perf_counter() - start)
+            self._tell_value(x, value, seconds)
 
     def _run_parallel(
         self, objective, budget, executor, max_parallel, declared, progress, should_stop
@@ -1221,7 +1223,7 @@ class BayesianOptimizer:
                 ):
                     x = self.ask(1)[0]
                     try:
-                        future = executor.submit(objective, x.clone())
+                        future = executor.submit(_TimedObjective(objective), x.clone())
                     except BaseException:  # a shut-down executor, say: x was never evaluated
                         self._hand_back(x[None])
                         raise
@@ -1601,6 +1603,26 @@ def _note_programming_error(err: BaseException, x: Tensor) -> None:
 def _shorten(text: str, width: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class _TimedObjective:
+    """The objective as an executor runs it, returning ``(value, seconds)`` timed where it runs,
+    so that an evaluation's time leaves out the wait for the loop to collect it (the loop
+    proposes the next points meanwhile); an exception it raises carries its seconds as
+    ``_manibo_seconds``."""
+
+    def __init__(self, objective: Objective) -> None:
+        self.objective = objective
+
+    def __call__(self, x: Tensor) -> tuple[object, float]:
+        start = time.perf_counter()
+        try:
+            value = self.objective(x)
+        except BaseException as err:
+            with contextlib.suppress(AttributeError):  # an exception that takes no attributes
+                err._manibo_seconds = time.perf_counter() - start
+            raise
+        return value, time.perf_counter() - start
 
 
 def _write_error_message(

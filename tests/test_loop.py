@@ -165,6 +165,30 @@ def test_points_told_in_float32_clear_their_asked_points_at_the_edge_of_a_wide_s
     assert BayesianOptimizer.resume(path, space=space).pending is None
 
 
+def test_evaluations_through_an_executor_are_timed_where_they_run():
+    """An evaluation's time ran from its submission to its collection, which waits while the
+    loop proposes the next point: 0.2-1.0 s evaluations in four processes summed to 30.3 s
+    against the workers' own 7.8 s."""
+    own = {}
+
+    def objective(x):
+        start = time.perf_counter()
+        time.sleep(0.05)
+        first = not own
+        own[tuple(x.tolist())] = time.perf_counter() - start
+        if first:
+            raise manibo.EvaluationFailed("the first one fails")  # timed all the same
+        return _objective(x)
+
+    opt = BayesianOptimizer(Sphere(2), initial_design=2, seed=0, **FAST)
+    with ThreadPoolExecutor(2) as pool:
+        opt.run(objective, budget=6, executor=pool, max_parallel=2, progress=False)
+    told = {tuple(e.x): e.seconds for e in opt.history}
+    assert len(told) == 6 and told.keys() == own.keys()
+    assert [e.status for e in opt.history].count("failed") == 1
+    assert max(abs(told[x] - own[x]) for x in own) < 0.01  # it was up to the proposal time
+
+
 def test_a_programming_error_stops_the_run_at_its_first_evaluation(tmp_path):
     calls = []
 
