@@ -262,6 +262,9 @@ class BayesianOptimizer:
         self._elapsed_offset = 0.0  # the clock of the journal's last record, when resumed
         self._stop_reason: str | None = None
         self._warned_unmatched = False  # a tell matched none of the held asked points
+        self._warned_repeat = False  # a tell repeated a told point that was not asked again
+        self._told_keys: dict[tuple[float, ...], int] = {}  # point -> index, of the first
+        self._keyed = 0  # evaluations in _told_keys
         self._warnings = ProposalWarnings()
         self._in_run = False
         self._caller_frames = 0  # frames between `run` and the user's code (minimize: 2)
@@ -848,6 +851,8 @@ class BayesianOptimizer:
             x = torch.tensor(evaluation.x, dtype=torch.float64)
             held = sum(p.handed_out for p in self._pending)
             evaluation.proposal_seconds = self._clear_pending(x)
+            if evaluation.proposal_seconds is None and not self._warned_repeat:
+                self._warn_if_told_before(evaluation, x)
             if held and evaluation.proposal_seconds is None and not self._warned_unmatched:
                 self._warned_unmatched = True
                 warnings.warn(
@@ -862,6 +867,34 @@ class BayesianOptimizer:
                 )
         self._stop_reason = None
         self.flush()
+
+    def _warn_if_told_before(self, evaluation: Evaluation, x: Tensor) -> None:
+        """Warn (once per optimiser) when ``evaluation``, at ``x``, which no asked point matched,
+        is at exactly the point of an evaluation told before: an executor that retried a task,
+        or a callback run twice, tells a result twice, and the model counts it twice (or takes
+        two values for one point)."""
+        while self._keyed < evaluation.index:  # the evaluations told (or resumed) since
+            earlier = self._history[self._keyed]
+            self._told_keys.setdefault(
+                _key(torch.tensor(earlier.x, dtype=torch.float64)), earlier.index
+            )
+            self._keyed += 1
+        index = self._told_keys.get(_key(x))
+        if index is None:
+            return
+        self._warned_repeat = True
+        before = self._history[index]
+        value = f"y = {before.y!r}" if before.status == "ok" else "failed"
+        now = f"y = {evaluation.y!r}" if evaluation.status == "ok" else "failed"
+        warnings.warn(
+            f"the point told as evaluation {evaluation.index} ({now}) was told before, as "
+            f"evaluation {index} ({value}), and was not asked again; both are kept, so the "
+            "model counts the point twice. If a retried task or a callback run twice told it, "
+            "tell each result once (a deliberate second measurement is fine). Shown once per "
+            "optimiser.",
+            ManiboWarning,
+            stacklevel=user_stacklevel(),
+        )
 
     def _clear_pending(self, x: Tensor) -> float | None:
         """Forget the pending point nearest to ``x`` (``point_shape``) within ``PENDING_TOL`` (by

@@ -189,6 +189,28 @@ def test_evaluations_through_an_executor_are_timed_where_they_run():
     assert max(abs(told[x] - own[x]) for x in own) < 0.01  # it was up to the proposal time
 
 
+def test_a_point_told_twice_without_being_asked_again_warns(tmp_path):
+    """A result told twice (a retried task, a callback run twice), even with another value, was
+    kept twice without a word."""
+    path = tmp_path / "j.jsonl"
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, journal=path, **FAST)
+    X = opt.ask(3)
+    opt.tell(X, torch.tensor([1.0, 2.0, 3.0]))
+    with pytest.warns(
+        ManiboWarning,
+        match=r"evaluation 3 \(y = 5\.0\) was told before, as evaluation 1 \(y = 2\.0\), and was "
+        "not asked again",
+    ):
+        opt.tell(X[1:2], [5.0])
+    assert len(opt.history) == 4  # kept: a deliberate second measurement is allowed
+    opt.close()
+    resumed = BayesianOptimizer.resume(path)
+    with pytest.warns(
+        ManiboWarning, match=r"evaluation 4 \(failed\) was told before, as evaluation 0"
+    ):
+        resumed.tell_failure(X[0], "again")
+
+
 def test_a_programming_error_stops_the_run_at_its_first_evaluation(tmp_path):
     calls = []
 
@@ -2256,14 +2278,14 @@ import numpy as np
 import torch
 from manibo.loop import BayesianOptimizer
 from manibo.spaces import Sphere
-X = Sphere(2).random(2, generator=torch.Generator().manual_seed(0)).numpy()
+X = Sphere(2).random(3, generator=torch.Generator().manual_seed(0)).numpy()
 Y = np.array([0.5, 0.25])
 X.flags.writeable = Y.flags.writeable = False
 opt = BayesianOptimizer(Sphere(2), initial_design=3, num_restarts=2, raw_samples=16)
 with warnings.catch_warnings():
     warnings.simplefilter("error")
-    opt.tell(X, Y)
-    opt.tell_failure(X[:1], "diverged")
+    opt.tell(X[:2], Y)
+    opt.tell_failure(X[2:], "diverged")
 print([e.y for e in opt.history])
 """
     ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
