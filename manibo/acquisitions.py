@@ -58,6 +58,10 @@ BASELINE_SDS = 4.0
 MES_CANDIDATES = 1000
 """Uniform points on the space that, with the evaluated ones, are where ``"qmes"`` draws the
 maximum from (BoTorch's candidate set)."""
+MAX_FAILED_PENDING = 32
+"""Failed points a Monte Carlo acquisition receives among its pending points, at most: those with
+the highest posterior mean (the ones it would otherwise be drawn back to); each pending point
+enlarges every joint posterior it samples (200 failed points made a proposal 9 times slower)."""
 NIPV_POINTS = 256
 """Uniform points on the space over which ``"qnipv"`` integrates the posterior variance."""
 
@@ -69,8 +73,9 @@ class AcquisitionData:
     Attributes:
         train_X: observed points, flattened to ``(n, D)``.
         train_Y: observed values ``(n, 1)``, oriented so that larger is better.
-        X_pending: asked-but-not-told points ``(k, D)``, or None (always None for an analytic
-            acquisition).
+        X_pending: points whose values the acquisition should count as known, ``(k, D)``, or
+            None (always None for an analytic acquisition): the asked-but-not-told points, then
+            the failed ones (whose values never arrive; at most :data:`MAX_FAILED_PENDING`).
         seed: seed of the quasi-Monte Carlo sampler of this proposal.
         space: the search space (for :meth:`points_on_space`), or None.
     """
@@ -222,7 +227,7 @@ def build_acquisition(
         model: the fitted surrogate.
         train_X: observed points, flattened to ``(n, D)``.
         train_Y: observed values ``(n, 1)``, larger is better.
-        X_pending: asked-but-not-told points ``(k, D)``, or None.
+        X_pending: pending points ``(k, D)`` (asked-but-not-told, then failed), or None.
         seed: seed of the quasi-Monte Carlo sampler (and of the points drawn on the space).
         space: the search space, for acquisitions that draw points on it (``"qmes"``,
             ``"qnipv"``).

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from botorch.models.model import Model
 from torch import Tensor
 
 from manibo._loop_settings import (
@@ -64,7 +65,12 @@ from manibo._validation import (
     check_int,
     checked_device,
 )
-from manibo.acquisitions import ACQUISITIONS, build_acquisition, chooses_one_at_a_time
+from manibo.acquisitions import (
+    ACQUISITIONS,
+    MAX_FAILED_PENDING,
+    build_acquisition,
+    chooses_one_at_a_time,
+)
 from manibo.exceptions import (
     ConfigurationError,
     EvaluationFailed,
@@ -624,19 +630,29 @@ class BayesianOptimizer:
                 "pass `exclude_evaluated=False` to allow repeats."
             )
 
-    def _points_to_avoid(self) -> Tensor | None:
+    def _points_to_avoid(self, model: Model) -> Tensor | None:
         """The acquisition's pending points ``(k, D)``, or None: the asked-but-not-told points
         and, for a Monte Carlo acquisition, the failed points, whose values will never arrive.
         Left out of the model, a point that failed would otherwise stay as attractive as before
         and be proposed again and again; as a pending point it is one whose value the
-        acquisition counts as known, so it gains nothing from a point on or near it."""
+        acquisition counts as known, so it gains nothing from a point on or near it. Of the
+        distinct failed points, the :data:`~manibo.acquisitions.MAX_FAILED_PENDING` with the
+        highest posterior mean under ``model`` are kept."""
         points = [p.point.to(self.device, torch.float64) for p in self._pending]
         if not ACQUISITIONS.get(self.config["acquisition"]).analytic:
-            points += [
-                torch.tensor(e.x, dtype=torch.float64, device=self.device).reshape(-1)
+            failed = {
+                _key(torch.tensor(e.x, dtype=torch.float64)): e.x
                 for e in self._history
                 if e.status == "failed"
-            ]
+            }
+            if failed:
+                F = torch.tensor(list(failed.values()), dtype=torch.float64, device=self.device)
+                F = F.reshape(len(failed), -1)
+                if len(F) > MAX_FAILED_PENDING:
+                    with torch.no_grad():
+                        mean = model.posterior(F).mean.reshape(len(F))
+                    F = F[torch.topk(mean, MAX_FAILED_PENDING).indices.sort().values]
+                points += list(F)
         return torch.stack(points) if points else None
 
     def _random_points(self, start: int, n: int) -> Tensor:
@@ -682,7 +698,9 @@ class BayesianOptimizer:
         )
         self._previous_model = model
         name = self.config["acquisition"]
-        acqf = build_acquisition(name, model, X, Y, self._points_to_avoid(), seed, space=self.space)
+        acqf = build_acquisition(
+            name, model, X, Y, self._points_to_avoid(model), seed, space=self.space
+        )
         common = {
             "num_restarts": self.config["num_restarts"],
             "raw_samples": self.config["raw_samples"],
@@ -888,10 +906,10 @@ class BayesianOptimizer:
         now = f"y = {evaluation.y!r}" if evaluation.status == "ok" else "failed"
         warnings.warn(
             f"the point told as evaluation {evaluation.index} ({now}) was told before, as "
-            f"evaluation {index} ({value}), and was not asked again; both are kept, so the "
-            "model counts the point twice. If a retried task or a callback run twice told it, "
-            "tell each result once (a deliberate second measurement is fine). Shown once per "
-            "optimiser.",
+            f"evaluation {index} ({value}), and was not asked again; both are kept"
+            + (", so the model counts the point twice" if value[0] == now[0] == "y" else "")
+            + ". If a retried task or a callback run twice told it, tell each result once (a "
+            "deliberate second measurement is fine). Shown once per optimiser.",
             ManiboWarning,
             stacklevel=user_stacklevel(),
         )
