@@ -182,7 +182,6 @@ class NoncompactMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         self.shifted_laplacian = bool(shifted_laplacian)
         self.truncation_tol = truncation_tol
         self._warned = False
-        self._warned_diagonal = False
         self._horocyclic_cache: list[tuple[Tensor, Tensor, int, list[Tensor]]] = []
         spectral, boundary = space.uniform_dims
         uniforms = SobolEngine(spectral + boundary, scramble=True, seed=self.seed).draw(
@@ -388,12 +387,13 @@ class NoncompactMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         return self._exact(x1, x2, diag)
 
     def _check_diagonal(self, x: Tensor, phi: Tensor) -> None:
-        """Warn once when the estimates of :math:`k(x, x) = 1` at the points ``x``
+        """Warn once per space when the estimates of :math:`k(x, x) = 1` at the points ``x``
         ``(*batch, n, *point_shape)``, from their features ``phi`` ``(*batch, n, 2L)``, stray
         more than :data:`FEATURE_DIAGONAL_WARNING` from 1: the prior variance of a GP is then
         off by that factor at those points (on SPD(3) with eigenvalues in [1e-3, 1e3], fitted
-        to 20 points, it ranged 0.05-19 over the domain, silently)."""
-        if self._warned_diagonal or phi.shape[-2] == 0:
+        to 20 points, it ranged 0.05-19 over the domain, silently). Once per space, not per
+        kernel: a BO loop builds a kernel for every proposal."""
+        if getattr(self.space, "_warned_feature_diagonal", False) or phi.shape[-2] == 0:
             return
         with torch.no_grad():
             diagonal = phi.detach().square().sum(-1)
@@ -401,18 +401,17 @@ class NoncompactMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
             low, high = float(diagonal.min()), float(diagonal.max())
         if max(1 - low, high - 1) <= FEATURE_DIAGONAL_WARNING:
             return
-        self._warned_diagonal = True
-        n = diagonal.shape[-1]
-        points = x.detach().reshape(-1, n, *self.space.point_shape)
-        point = points[min(worst // n, points.shape[0] - 1), worst % n]
+        self.space._warned_feature_diagonal = True
+        points = x.detach().expand(*diagonal.shape, *self.space.point_shape)
+        point = points.reshape(-1, *self.space.point_shape)[worst]
         warnings.warn(
             f"{self!r}: its random-phase estimates of k(x, x), which is exactly 1, range "
-            f"{low:.3g}-{high:.3g} over {n} points (the worst at "
+            f"{low:.3g}-{high:.3g} over {diagonal.numel()} estimates (the worst at "
             f"{_point_text(self.space, point)}), so a GP's prior variance is off by that factor "
             "there. The features are too few for points this far from the centre of the domain "
             "(SPD matrices with very unequal eigenvalues, hyperbolic points far from the origin): "
             "narrow the domain (on SPD, the ratio of the eigenvalue bounds), raise num_phases, "
-            "or, on hyperbolic spaces, use method='exact'.",
+            "or, on hyperbolic spaces, use method='exact'. Shown once per space.",
             ManiboWarning,
             stacklevel=user_stacklevel(),
         )

@@ -217,11 +217,17 @@ def test_estimates_of_k_x_x_far_from_1_warn_where_they_are_computed():
     space = SymmetricPositiveDefinite(3, (1e-3, 1e3), sampling="log-eigenvalues")
     x = space.random(200, generator=0)
     kernel = GeometricMaternKernel(space, nu=2.5).double()
-    message = r"range 0\.126-7\.07 over 200 points \(the worst at the matrix with eigenvalues "
+    message = r"range 0\.126-7\.07 over 200 estimates \(the worst at the matrix with eigenvalues "
     with pytest.warns(ManiboWarning, match=message + r"0\.00118, 0\.0251, 192\)"):
         kernel(x).to_dense()
     diagonal = torch.diagonal(kernel(x).to_dense().detach())  # warned once
     assert float(diagonal.min()) < 0.5 and float(diagonal.max()) > 1.5
+    other = GeometricMaternKernel(space, nu=1.5).double()  # once per space: a loop builds many
+    other(x, diag=True)
+    # the worst point of a batch (the second of two batches of 100 points) is named as it is
+    space = SymmetricPositiveDefinite(3, (1e-3, 1e3), sampling="log-eigenvalues")
+    with pytest.warns(ManiboWarning, match=message):
+        GeometricMaternKernel(space, nu=2.5).double()(x.reshape(2, 100, 9), diag=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ManiboWarning)
         narrow = SymmetricPositiveDefinite(3, (1e-3, 1e3), sampling="eigenvalues")
