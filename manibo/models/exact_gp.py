@@ -372,12 +372,17 @@ def geometric_matern_gp(
     box, Matérn with one lengthscale per coordinate; on a product with a non-compact factor (a
     box, ...), the product of the factors' kernels (:func:`manibo.kernels.matern_kernel`).
     ``max_levels`` caps the levels of compact spaces' series (default: each space's
-    ``default_max_levels``).
+    ``default_max_levels``). The lengthscale prior's median, and the initial lengthscale, are in
+    the space's ``length_unit`` (on a mesh, the radius of the sphere of its area), so that a mesh
+    in millimetres gets the GP it gets in metres.
     """
     cap = {} if max_levels is None else {"max_levels": max_levels}
     if check_bool("per_factor", per_factor):
         cap["per_factor"] = True
-    kernel = matern_kernel(space, nu, truncation_tol, lengthscale_prior(), **cap)
+    unit = space.length_unit
+    kernel = matern_kernel(space, nu, truncation_tol, lengthscale_prior(unit), **cap)
+    if unit != 1.0:  # GPyTorch's initial lengthscale (0.69), in the space's unit
+        kernel.lengthscale = kernel.lengthscale.detach() * unit
     return exact_gp(space, train_X, train_Y, kernel, **options)
 
 

@@ -8,6 +8,8 @@ apply, so they are in units of the outcomes' standard deviation.
 
 from __future__ import annotations
 
+import math
+
 from gpytorch.constraints import GreaterThan
 from gpytorch.kernels import Kernel, ScaleKernel
 from gpytorch.likelihoods import GaussianLikelihood
@@ -32,12 +34,13 @@ class MovableLogNormalPrior(LogNormalPrior):
         return moved
 
 
-def lengthscale_prior() -> MovableLogNormalPrior:
+def lengthscale_prior(median: float = 1.0) -> MovableLogNormalPrior:
     """A broad prior on the geodesic lengthscale.
 
-    Median 1 (a radian on spheres), 95% in [0.14, 7].
+    Median ``median`` (default 1, a radian on spheres; a space's ``length_unit``), 95% within
+    ``[0.14, 7]`` times it.
     """
-    return MovableLogNormalPrior(loc=0.0, scale=1.0)
+    return MovableLogNormalPrior(loc=math.log(median), scale=1.0)
 
 
 def outputscale_prior() -> GammaPrior:

@@ -129,12 +129,16 @@ class Space(ABC):
         is_discrete: True for finite spaces (mesh vertices, graph nodes), optimised by enumeration.
         matrix_shape: the shape of the matrix a point flattens row-major (SO(n), SPD, Grassmann
             frames), or None.
+        length_unit: the geodesic length the surrogates' default lengthscale prior takes as its
+            median: 1 (a radian on spheres), except on spaces whose size is set by the user's
+            units (a mesh: the radius of the sphere of its area).
     """
 
     dim: int
     point_shape: tuple[int, ...]
     is_discrete: bool = False
     matrix_shape: tuple[int, int] | None = None
+    length_unit: float = 1.0
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)

@@ -87,6 +87,8 @@ class Mesh(EigenvectorSpace):
         self.vertices = torch.from_numpy(points)
         self.faces = torch.from_numpy(triangles)
         self.area = float(mass.sum())
+        # the radius of the sphere of this area: 1 for a unit icosphere, 1000 for one in mm
+        self.length_unit = math.sqrt(self.area / (4 * math.pi))
 
     def __repr__(self) -> str:
         return f"Mesh({self.num_points} vertices, {len(self.faces)} faces)"

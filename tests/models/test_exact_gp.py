@@ -258,3 +258,29 @@ def test_fit_with_retries_refuses_the_surrogates_fitted_when_built(name):
     model = build_surrogate(name, Sphere(2), X, X[:, :1], **fast)
     with pytest.raises(ConfigurationError, match="fitted when build_surrogate builds them"):
         fit_with_retries(model)
+
+
+def test_a_mesh_in_other_units_gets_the_same_gp():
+    """The lengthscale prior (median 1) took every mesh to be about a unit across: a 1000 m
+    terrain looked like noise to the GP (30 evaluations did no better than random search), and
+    the same file in km found the optimum. Its median is now the mesh's length unit."""
+    from manibo.spaces import Mesh
+
+    base = Mesh.icosphere(2)
+    X = torch.randperm(base.num_points, generator=torch.Generator().manual_seed(0))[:20]
+    X = X.double().reshape(-1, 1)
+    vertices = torch.as_tensor(base.vertices, dtype=torch.float64)
+    peak = torch.tensor([0.0, 0.6, 0.8], dtype=torch.float64)
+    Y = torch.exp(-3 * (vertices[X.long().reshape(-1)] - peak).square().sum(-1)).reshape(-1, 1)
+    every = torch.arange(base.num_points, dtype=torch.float64).reshape(-1, 1)
+    means, lengthscales = [], []
+    for scale in (1.0, 1e3, 1e-3):  # metres, millimetres, kilometres
+        mesh = Mesh(base.vertices * scale, base.faces)
+        model = build_surrogate("matern", mesh, X, Y)
+        with torch.no_grad():
+            means.append(model.posterior(every).mean.reshape(-1))
+        lengthscales.append(float(model.covar_module.base_kernel.lengthscale.detach()) / scale)
+    for mean in means[1:]:
+        assert float((mean - means[0]).abs().max()) < 1e-4  # measured 7.5e-7
+    assert lengthscales == pytest.approx([lengthscales[0]] * 3, rel=1e-4)  # 0.965
+    assert mesh.length_unit == pytest.approx(0.9905e-3, rel=1e-4)  # area 4π·0.981 at scale 1
