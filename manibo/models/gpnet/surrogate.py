@@ -52,7 +52,7 @@ def default_kernel(space: Space, nu: float = 2.5, max_features: int | None = Non
             nu=nu,
             num_levels=num_levels,
             truncation_tol=SURROGATE_TRUNCATION_TOL,
-            lengthscale_prior=lengthscale_prior(),
+            lengthscale_prior=lengthscale_prior(space.length_unit),
         )
     if isinstance(space, Box):
         return RBFKernel(ard_num_dims=space.dim)

@@ -74,7 +74,7 @@ def vish_surrogate(
         space,
         nu=nu,
         truncation_tol=SURROGATE_TRUNCATION_TOL,
-        lengthscale_prior=lengthscale_prior(),
+        lengthscale_prior=lengthscale_prior(space.length_unit),
     )
     return fit_vish(
         train_X,
