@@ -8,8 +8,10 @@ space or a family of spaces (plug-ins included); ``available_spaces()`` lists th
 
 from __future__ import annotations
 
+import ast
 import math
 import os
+import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -293,8 +295,8 @@ def _icosphere(k: int) -> Mesh:
 @register_space(
     "graph",
     argument="FILE",
-    description="the nodes of a graph: an edge list 'i j [weight]' per line, or an adjacency "
-    "matrix in a .npy file",
+    description="the nodes of a graph: an edge list 'i j [weight]' per line (blanks or commas; "
+    "nodes counted from 0), or an adjacency matrix in a .npy file",
 )
 def _graph_from_file(path: str) -> Graph:
     file = _existing(path, "graph")
@@ -327,24 +329,33 @@ _EDGE_LIST_ADVICE = "write one edge per line as 'i j' or 'i j weight' (node indi
 def _edge_table(path: str, text: str) -> np.ndarray:
     """The edges of an edge list, ``(E, 3)``: node, node, weight (1 where a line gives none).
 
-    Blank lines and everything after ``#`` are ignored.
+    Fields are separated by blanks or commas (a CSV file); blank lines and everything after
+    ``#`` are ignored, and so is a first line of names (``source,target,weight``, as pandas
+    writes it). A third field may be networkx's dictionary of edge data (``{'weight': 2.0}``, as
+    ``networkx.write_edgelist`` writes it), whose ``weight`` is the weight.
 
     Raises:
         InputDataError: a line that is not two or three numbers, or no edge at all.
     """
-    rows = []
+    rows, first = [], True
     for number, line in enumerate(text.splitlines(), start=1):
-        fields = line.split("#", 1)[0].split()
+        fields = _edge_fields(line.split("#", 1)[0])
         if not fields:
             continue
-        try:
-            values = [float(field) for field in fields]
-        except ValueError:
-            values = []
-        if len(values) not in (2, 3) or not all(math.isfinite(v) for v in values[:2]):
+        values = _numbers(fields)
+        if values is None and first and all(f.isidentifier() for f in fields):
+            first = False
+            continue  # a header of column names
+        first = False
+        if (
+            values is None
+            or len(values) not in (2, 3)
+            or not all(math.isfinite(v) for v in values[:2])
+        ):
             raise InputDataError(
                 f"space 'graph:{path}': line {number} ({line.strip()!r}) is not two or three "
-                f"numbers separated by spaces, finite node indices first; {_EDGE_LIST_ADVICE}."
+                f"numbers separated by spaces or commas, finite node indices first (names of "
+                f"nodes are not read: number them from 0); {_EDGE_LIST_ADVICE}."
             )
         _check_edge_line(path, number, line, values)
         rows.append(values + [1.0] * (3 - len(values)))
@@ -353,6 +364,28 @@ def _edge_table(path: str, text: str) -> np.ndarray:
             f"space 'graph:{path}': the edge list holds no edge; {_EDGE_LIST_ADVICE}."
         )
     return np.array(rows)
+
+
+def _edge_fields(text: str) -> list[str]:
+    """The fields of one line of an edge list: its first two blank- or comma-separated fields,
+    then the rest (a networkx dictionary of edge data is one field)."""
+    fields = [f for f in re.split(r"[\s,]+", text.strip(), maxsplit=2) if f]
+    if len(fields) == 3 and fields[2].startswith("{"):
+        try:
+            data = ast.literal_eval(fields[2])
+        except (ValueError, SyntaxError):
+            return fields
+        if isinstance(data, dict):
+            return fields[:2] + ([str(data["weight"])] if "weight" in data else [])
+    return [f for f in re.split(r"[\s,]+", text.strip()) if f]
+
+
+def _numbers(fields: list[str]) -> list[float] | None:
+    """``fields`` as numbers, or None when one is not a number."""
+    try:
+        return [float(field) for field in fields]
+    except ValueError:
+        return None
 
 
 def _check_edge_line(path: str, number: int, line: str, values: list[float]) -> None:

@@ -125,7 +125,7 @@ def test_edge_lists_may_give_weights_on_some_lines_only(tmp_path):
     bad_lines = {
         "words": "0 1\n1 two\n",
         "long": "0 1\n1 2 1.0 7\n",
-        "commas": "0 1\n1,2\n",
+        "semicolons": "0 1\n1;2\n",
         "nan": "0 1\n1 nan\n",
         "inf": "0 1\ninf 2\n",
     }
@@ -167,6 +167,26 @@ def test_edge_lists_counted_from_1_or_listed_both_ways_are_named(tmp_path):
     both.write_text("0 1\n1 0\n1 2\n2 1\n2 3\n2 3\n")
     with pytest.warns(ManiboWarning, match=r"3 line\(s\) repeat an edge listed before"):
         make_space(f"graph:{both}")
+
+
+def test_edge_lists_as_networkx_and_pandas_write_them(tmp_path):
+    """networkx.write_edgelist's "0 1 {'weight': 2.0}", a CSV with commas and a header line, and
+    "source target weight" were refused as "not two or three numbers"."""
+    plain = tmp_path / "plain.txt"
+    plain.write_text("0 1 2.0\n1 2 0.5\n2 0 1\n")
+    expected = make_space(f"graph:{plain}").fingerprint()
+    files = {
+        "networkx.txt": "0 1 {'weight': 2.0}\n1 2 {'weight': 0.5}\n2 0 {}\n",
+        "pandas.csv": "source,target,weight\n0,1,2.0\n1,2,0.5\n2,0,1\n",
+        "header.txt": "source target weight\n0 1 2.0\n1\t2\t0.5\n2 0\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        assert make_space(f"graph:{tmp_path / name}").fingerprint() == expected, name
+    names = tmp_path / "names.txt"
+    names.write_text("a b\nb c\n")
+    with pytest.raises(InputDataError, match=r"line 2 \('b c'\) .*names of nodes are not read"):
+        make_space(f"graph:{names}")
 
 
 def test_edge_lists_of_node_identifiers_rather_than_indices_are_refused(tmp_path):
