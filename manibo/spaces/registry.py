@@ -451,6 +451,7 @@ def _warn_of_edge_list_pitfalls(path: str, pairs: np.ndarray) -> None:
 def _mesh_from_obj(path: str) -> Mesh:
     file = _existing(path, "mesh")
     vertices, faces, sources = [], [], []  # sources: (line number, line, its indices) per face
+    face_lines = []  # the line of each triangle (a polygon of k corners makes k - 2)
     try:
         text = file.read_text(encoding="utf-8-sig")  # utf-8-sig: a BOM of Windows editors
     except UnicodeDecodeError as err:
@@ -475,6 +476,7 @@ def _mesh_from_obj(path: str) -> Mesh:
                 faces.extend(
                     [corners[0], a, b] for a, b in zip(corners[1:-1], corners[2:], strict=True)
                 )
+                face_lines.extend([number] * (len(corners) - 2))
         except ValueError as err:
             raise InputDataError(
                 f"space 'mesh:{path}': line {number} ({line.strip()!r}) is not a vertex or face "
@@ -488,7 +490,45 @@ def _mesh_from_obj(path: str) -> Mesh:
                 f"file has {len(vertices)} vertices; .obj faces count vertices from 1, and a "
                 "negative index counts back from the last vertex read before the face."
             )
-    return Mesh(np.array(vertices), np.array(faces))
+    for what, count, line in (
+        ("vertex", len(vertices), "v x y z"),
+        ("face", len(faces), "f i j k"),
+    ):
+        if not count:
+            raise InputDataError(
+                f"space 'mesh:{path}': the file has no {what} lines ('{line}'); export the mesh "
+                "as a Wavefront .obj text file."
+            )
+    try:
+        return Mesh(np.array(vertices), np.array(faces))
+    except (InputDataError, ConfigurationError) as err:
+        raise type(err)(f"space 'mesh:{path}': {_in_file_terms(str(err), face_lines)}") from None
+
+
+def _in_file_terms(message: str, face_lines: list[int]) -> str:
+    """A message of :class:`~manibo.spaces.Mesh` about the faces and vertices of an .obj file,
+    told as the file counts them: a triangle by the line of its face, vertices from 1."""
+    degenerate = re.search(r"e\.g\. face (\d+) = \((\d+), (\d+), (\d+)\)", message)
+    if degenerate:
+        k, *corners = (int(g) for g in degenerate.groups())
+        message = message.replace(
+            degenerate.group(0),
+            f"e.g. the face of line {face_lines[k]} (vertices "
+            f"{', '.join(str(c + 1) for c in corners)}, counted from 1 as in the file)",
+        )
+    unused = re.search(r"used by no face, e\.g\. \[([\d, ]+)\]", message)
+    if unused:
+        numbers = ", ".join(str(int(i) + 1) for i in unused.group(1).split(","))
+        message = message.replace(
+            unused.group(0), f"used by no face, e.g. vertices {numbers} (counted from 1)"
+        ).replace("Drop them and re-index `faces`.", "Delete the loose vertices and edges.")
+    if "keeps no whole eigenspace" in message:
+        message += (
+            " On a mesh the eigenvalue 0 has one copy per separate part: a mesh whose triangles "
+            "do not share their vertices (an STL export) falls apart into one part per "
+            "triangle; merge duplicate vertices first."
+        )
+    return message
 
 
 def _existing(path: str, name: str) -> Path:

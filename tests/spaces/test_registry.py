@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning
 from manibo.spaces import (
     SE3,
     Box,
@@ -205,6 +205,37 @@ def test_edge_lists_of_node_identifiers_rather_than_indices_are_refused(tmp_path
     even = tmp_path / "even.txt"
     even.write_text("0 1\n1 2\n2 3\n3 7\n")
     assert make_space(f"graph:{even}").num_points == 8
+
+
+def test_mesh_file_errors_count_as_the_file_does(tmp_path):
+    """Errors from the mesh's checks named 0-based vertices and triangle numbers ('face 722 =
+    (0, 0, 1)' for the line 'f 1 1 2'), with neither the file nor the line; a file with no 'v'
+    line said "shape (0,)"; split vertices ended in "Raise `num_eigenpairs`"."""
+    square = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n"
+    cases = {
+        "degenerate": (
+            square + "f 1 2 3\nf 1 3 4\nf 1 1 2\n",
+            r"e\.g\. the face of line 7 \(vertices 1, 1, 2, counted from 1 as in the file\)",
+        ),
+        "loose": (
+            square + "v 5 5 5\nf 1 2 3\nf 1 3 4\nl 4 5\n",
+            r"used by no face, e\.g\. vertices 5 \(counted from 1\).*Delete the loose",
+        ),
+        "empty": ("o nothing\n", r"the file has no vertex lines \('v x y z'\)"),
+        "no_faces": (square, r"the file has no face lines \('f i j k'\)"),
+    }
+    for name, (text, message) in cases.items():
+        (tmp_path / f"{name}.obj").write_text(text)
+        with pytest.raises(InputDataError, match=rf"space 'mesh:.*{name}\.obj': .*{message}"):
+            make_space(f"mesh:{tmp_path / f'{name}.obj'}")
+    # an STL export: no two triangles share a vertex, so the mesh falls apart into triangles
+    ball = Mesh.icosphere(3)  # 1280 triangles: more parts than the 500 eigenpairs kept
+    lines = [f"v {x} {y} {z}" for face in ball.faces.tolist() for x, y, z in ball.vertices[face]]
+    lines += [f"f {3 * k + 1} {3 * k + 2} {3 * k + 3}" for k in range(len(ball.faces))]
+    (tmp_path / "split.obj").write_text("\n".join(lines) + "\n")
+    with pytest.warns(ManiboWarning, match="repeat the position"):
+        with pytest.raises(ConfigurationError, match="one part per triangle; merge duplicate"):
+            make_space(f"mesh:{tmp_path / 'split.obj'}")
 
 
 def test_meshes_from_obj_files(tmp_path):
