@@ -27,6 +27,7 @@ import re
 import signal
 import sys
 import textwrap
+import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,6 +46,11 @@ from manibo.exceptions import (
 
 if TYPE_CHECKING:
     from manibo.journal import JournalWriteError
+
+#: ``manibo run`` says how long its set-up took (building the space, say the spectrum of a large
+#: mesh, and checking the settings) when it took longer than this, in seconds: the run's clock,
+#: and the time its summary reports, start after it.
+SET_UP_NOTICE_SECONDS = 5.0
 
 #: Where an editable install's checkout would be (the folder that holds the ``manibo`` package).
 SOURCE_ROOT = Path(__file__).resolve().parents[1]
@@ -149,6 +155,7 @@ def _run(args: argparse.Namespace) -> int:
     from manibo.journal import JournalWriteError, set_aside
     from manibo.loop import BayesianOptimizer
 
+    started = time.perf_counter()
     noise = _finite("--noise", args.noise, minimum=0.0)
     max_seconds = args.max_seconds
     if max_seconds is not None and not (math.isfinite(max_seconds) and max_seconds > 0):
@@ -208,6 +215,9 @@ def _run(args: argparse.Namespace) -> int:
         asked = f" and {waiting} asked point(s) not evaluated yet (they go first)"
         asked = asked if waiting else ""
         print(f"resuming {journal} with {done} evaluations{asked}{more}")
+    set_up = time.perf_counter() - started
+    if set_up > SET_UP_NOTICE_SECONDS:  # not in the run's clock, which starts with the run
+        print(f"set-up: {set_up:.1f} s (the space and its spectrum, the checks of the settings)")
     try:
         with opt, warnings.catch_warnings():
             # a run in which nothing succeeded ends the command with an error line (below)

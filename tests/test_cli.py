@@ -4,6 +4,7 @@ import json
 import os
 import pickle
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -413,6 +414,20 @@ def test_a_full_disk_stops_the_run_and_prints_the_evaluations_it_could_not_write
     assert main(arguments) == 0
     evaluations = Journal(journal).read()[1]
     assert len(evaluations) == 3 and (evaluations[2].x, evaluations[2].y) == (lost["x"], lost["y"])
+
+
+def test_a_slow_set_up_is_reported(tmp_path, capsys, monkeypatch):
+    """A 10,000-vertex mesh took 33 s before the first evaluation, without a word, and the
+    summary's time (41 s) left it out of the run's 77 s."""
+    import manibo.cli
+
+    monkeypatch.setattr(manibo.cli, "SET_UP_NOTICE_SECONDS", 0.0)
+    assert main([*COMMON, "--out", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert re.fullmatch(r"set-up: \d+\.\d s \(the space and its spectrum, .*\)", lines[0])
+    monkeypatch.setattr(manibo.cli, "SET_UP_NOTICE_SECONDS", 1e9)
+    assert main([*COMMON, "--out", str(tmp_path), "--budget", "4"]) == 0
+    assert not any(line.startswith("set-up") for line in capsys.readouterr().out.splitlines())
 
 
 def _refused_mkdir(self, *args, **kwargs):
