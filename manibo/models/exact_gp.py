@@ -44,7 +44,12 @@ from manibo.models.failures import is_numerical_failure
 from manibo.models.inputs import check_model_dtype, check_observations, check_points
 from manibo.models.outputs import check_output_indices
 from manibo.models.precision import Float64AdviceOnce
-from manibo.models.priors import gaussian_likelihood, lengthscale_prior, scaled_kernel
+from manibo.models.priors import (
+    gaussian_likelihood,
+    in_length_unit,
+    lengthscale_prior,
+    scaled_kernel,
+)
 from manibo.models.registry import register_surrogate
 from manibo.models.transforms import (
     OutcomeTransformArg,
@@ -381,9 +386,7 @@ def geometric_matern_gp(
         cap["per_factor"] = True
     unit = space.length_unit
     kernel = matern_kernel(space, nu, truncation_tol, lengthscale_prior(unit), **cap)
-    if unit != 1.0:  # GPyTorch's initial lengthscale (0.69), in the space's unit
-        kernel.lengthscale = kernel.lengthscale.detach() * unit
-    return exact_gp(space, train_X, train_Y, kernel, **options)
+    return exact_gp(space, train_X, train_Y, in_length_unit(kernel, unit), **options)
 
 
 @register_surrogate("heat", check_options=CHECK_OPTIONS)

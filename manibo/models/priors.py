@@ -43,6 +43,15 @@ def lengthscale_prior(median: float = 1.0) -> MovableLogNormalPrior:
     return MovableLogNormalPrior(loc=math.log(median), scale=1.0)
 
 
+def in_length_unit(kernel: Kernel, unit: float) -> Kernel:
+    """``kernel`` with its initial lengthscale (GPyTorch's 0.69) multiplied by a space's
+    ``length_unit``, as :func:`lengthscale_prior` with ``median=unit`` scales the prior, so that
+    the fit starts where it would on the space in units of 1."""
+    if unit != 1.0:
+        kernel.lengthscale = kernel.lengthscale.detach() * unit
+    return kernel
+
+
 def outputscale_prior() -> GammaPrior:
     """The prior on the kernel variance of standardised outcomes: Gamma(2, 0.15), mean 13."""
     return GammaPrior(2.0, 0.15)

@@ -21,7 +21,7 @@ from manibo.models.gpnet.model import GPNetModel
 from manibo.models.gpnet.networks import BayesianLinearNetwork
 from manibo.models.gpnet.pretrain import pretrain_hyperparameters
 from manibo.models.gpnet.trainer import GPNet
-from manibo.models.priors import lengthscale_prior
+from manibo.models.priors import in_length_unit, lengthscale_prior
 from manibo.models.registry import register_surrogate
 from manibo.models.transforms import (
     OutcomeTransformArg,
@@ -47,13 +47,14 @@ def default_kernel(space: Space, nu: float = 2.5, max_features: int | None = Non
             available = space.num_levels_available or int(max_features)
             _, multiplicities = space.levels(min(int(max_features), available))
             num_levels = levels_within(multiplicities.tolist(), int(max_features))
-        return GeometricMaternKernel(
+        kernel = GeometricMaternKernel(
             space,
             nu=nu,
             num_levels=num_levels,
             truncation_tol=SURROGATE_TRUNCATION_TOL,
             lengthscale_prior=lengthscale_prior(space.length_unit),
         )
+        return in_length_unit(kernel, space.length_unit)
     if isinstance(space, Box):
         return RBFKernel(ard_num_dims=space.dim)
     raise ConfigurationError(_no_default_prior(space))
