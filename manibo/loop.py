@@ -269,6 +269,7 @@ class BayesianOptimizer:
         self._stop_reason: str | None = None
         self._warned_unmatched = False  # a tell matched none of the held asked points
         self._warned_repeat = False  # a tell repeated a told point that was not asked again
+        self._warned_failed_again = False  # an analytic acquisition proposed a failed point
         self._told_keys: dict[tuple[float, ...], int] = {}  # point -> index, of the first
         self._keyed = 0  # evaluations in _told_keys
         self._warnings = ProposalWarnings()
@@ -725,7 +726,43 @@ class BayesianOptimizer:
                 reference=X,
                 **common,
             )
-        return candidates.detach().reshape(n, -1)
+        return self._off_failed_points(candidates.detach().reshape(n, -1), seed)
+
+    def _off_failed_points(self, candidates: Tensor, seed: int) -> Tensor:
+        """``candidates`` ``(n, D)``, less those of an analytic acquisition at a failed point:
+        it cannot take failed points as pending points and, deterministic, proposes the same
+        failed point at every step (logei: 22 of 30 evaluations failed at one point). Such a
+        candidate is replaced by a random point (seeded by ``seed``), with a warning once per
+        optimiser."""
+        if not ACQUISITIONS.get(self.config["acquisition"]).analytic:
+            return candidates
+        failed = [e for e in self._history if e.status == "failed"]
+        if not failed:
+            return candidates
+        shape = self.space.point_shape
+        F = torch.tensor([e.x for e in failed], dtype=torch.float64).reshape(-1, *shape)
+        out = []
+        for k, x in enumerate(candidates):
+            x = x.to("cpu", torch.float64).reshape(shape)
+            distance = torch.nan_to_num(self.space.scaled_distance(F, x.expand_as(F)), nan=math.inf)
+            nearest = int(torch.argmin(distance))
+            if distance[nearest] > PENDING_TOL:
+                out.append(candidates[k])
+                continue
+            generator = torch.Generator().manual_seed(seed + k)
+            out.append(self.space.random(1, generator=generator).reshape(-1).to(candidates))
+            if not self._warned_failed_again:
+                self._warned_failed_again = True
+                warnings.warn(
+                    f"the analytic acquisition {self.config['acquisition']!r} proposed the point "
+                    f"of failed evaluation {failed[nearest].index} again (it cannot take failed "
+                    "points into account, and would propose it at every step); a random point is "
+                    "proposed instead. A Monte Carlo acquisition (such as 'qlogei') steers clear "
+                    "of failed points itself. Shown once per optimiser.",
+                    ManiboWarning,
+                    stacklevel=user_stacklevel(),
+                )
+        return torch.stack(out)
 
     @_one_caller_at_a_time
     def tell(

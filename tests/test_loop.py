@@ -211,6 +211,28 @@ def test_a_point_told_twice_without_being_asked_again_warns(tmp_path):
         resumed.tell_failure(X[0], "again")
 
 
+def test_an_analytic_acquisition_does_not_propose_a_failed_point_again():
+    """logei and ucb cannot take failed points as pending points: each proposal after a failure
+    was the failed point itself (distance 0.0, eight times in a row, without a word), and 22 of
+    30 evaluations failed at one point."""
+    space = Sphere(2)
+    target = torch.tensor([0.6, 0.0, 0.8], dtype=torch.float64)
+    P = space.random(2000, generator=torch.Generator().manual_seed(0))
+    ok = P[(P @ target) < math.cos(math.radians(40))][:20]
+    for acquisition in ("logei", "ucb"):
+        opt = BayesianOptimizer(space, acquisition=acquisition, initial_design=5, seed=0, **FAST)
+        opt.tell(ok, (1 - ok @ target).tolist())
+        failed = []
+        with pytest.warns(ManiboWarning, match=rf"'{acquisition}' proposed the point of failed"):
+            for _ in range(4):
+                x = opt.ask()
+                failed.append(x[0])
+                opt.tell_failure(x, "crash")
+        F = torch.stack(failed)
+        gaps = torch.arccos((F @ F.T).clamp(-1, 1)) + 9 * torch.eye(len(F), dtype=F.dtype)
+        assert gaps.min() > 1e-3  # was 0.0
+
+
 def test_the_acquisition_takes_the_distinct_failed_points_up_to_a_cap(monkeypatch):
     """Every failed point was a pending point: with 200 of them a proposal took 5.0 s instead of
     0.5 s (500: 147 s and 3 GB), and one point failed 18 times (a journal of an older version)
