@@ -743,10 +743,8 @@ class BayesianOptimizer:
         F = torch.tensor([e.x for e in failed], dtype=torch.float64).reshape(-1, *shape)
         out = []
         for k, x in enumerate(candidates):
-            x = x.to("cpu", torch.float64).reshape(shape)
-            distance = torch.nan_to_num(self.space.scaled_distance(F, x.expand_as(F)), nan=math.inf)
-            nearest = int(torch.argmin(distance))
-            if distance[nearest] > PENDING_TOL:
+            nearest, distance = _nearest(self.space, F, x.to("cpu", torch.float64).reshape(shape))
+            if distance > PENDING_TOL:
                 out.append(candidates[k])
                 continue
             generator = torch.Generator().manual_seed(seed + k)
@@ -967,10 +965,8 @@ class BayesianOptimizer:
         shape = self.space.point_shape
         pending = torch.stack([p.point for p in among]).to("cpu", torch.float64)
         pending = pending.reshape(-1, *shape)
-        distance = self.space.scaled_distance(pending, x.reshape(shape).expand_as(pending))
-        distance = torch.nan_to_num(distance, nan=math.inf)
-        nearest = int(torch.argmin(distance))
-        if distance[nearest] <= PENDING_TOL:
+        nearest, distance = _nearest(self.space, pending, x.reshape(shape))
+        if distance <= PENDING_TOL:
             return nearest
         # the point as float32 rounds it: near the edge of a wide SPD domain (eigenvalues 1e-3
         # and 1e3) by 0.003-0.007, far beyond the tolerance
@@ -1524,6 +1520,14 @@ def _extras(extra: object, n: int) -> list[dict[str, Any]]:
         return [json_values("extra", record) for record in records]
     except ConfigurationError as err:
         raise InputDataError(str(err)) from None
+
+
+def _nearest(space: Space, points: Tensor, x: Tensor) -> tuple[int, float]:
+    """The position of the point of ``points`` ``(k, *point_shape)`` nearest to ``x``
+    (``point_shape``) by ``space.scaled_distance``, and that distance (NaN counts as infinite)."""
+    distance = torch.nan_to_num(space.scaled_distance(points, x.expand_as(points)), nan=math.inf)
+    nearest = int(torch.argmin(distance))
+    return nearest, float(distance[nearest])
 
 
 def _key(point: Tensor) -> tuple[float, ...]:
