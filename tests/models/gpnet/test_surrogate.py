@@ -134,3 +134,21 @@ def test_a_manifold_times_a_box_is_refused_by_the_registry_with_the_reason():
     reason = unsupported_reason("gpnet", space)
     assert reason is not None and "compact spaces and boxes" in reason and "'matern'" in reason
     assert unsupported_reason("gpnet", ProductSpace(Sphere(2), Sphere(1))) is None
+
+
+def test_the_default_kernel_of_a_mesh_is_in_its_length_unit():
+    """GPNet's prior kernel started at lengthscale 0.69 with a prior of median 1 whatever the
+    units of the mesh: on the same icosphere in millimetres both were 1000 times too short."""
+    from manibo.spaces import Mesh
+
+    base = Mesh.icosphere(1)
+    scaled = Mesh(base.vertices * 1000, base.faces)
+    kernels = [default_kernel(mesh) for mesh in (base, scaled)]
+    starts = [
+        float(k.lengthscale.detach()) / m.length_unit
+        for k, m in zip(kernels, (base, scaled), strict=True)
+    ]
+    assert starts == pytest.approx([0.6931] * 2, rel=1e-4)
+    medians = [float(k.lengthscale_prior.loc.exp()) for k in kernels]
+    assert medians[1] == pytest.approx(1000 * medians[0], rel=1e-6)  # float32 parameters
+    assert medians[0] == pytest.approx(base.length_unit, rel=1e-6)
