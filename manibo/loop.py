@@ -607,7 +607,7 @@ class BayesianOptimizer:
         """The evaluated points and the points asked and not yet told (not evaluated), each as a
         set of coordinate tuples: on a finite space with ``exclude_evaluated`` no proposal repeats
         one of them."""
-        evaluated = {_key(torch.tensor(e.x, dtype=torch.float64)) for e in self._history}
+        evaluated = {_evaluation_key(e) for e in self._history}
         return evaluated, {_key(p.point) for p in self._pending} - evaluated
 
     def _check_points_left(self, n: int) -> None:
@@ -641,11 +641,7 @@ class BayesianOptimizer:
         highest posterior mean under ``model`` are kept."""
         points = [p.point.to(self.device, torch.float64) for p in self._pending]
         if not ACQUISITIONS.get(self.config["acquisition"]).analytic:
-            failed = {
-                _key(torch.tensor(e.x, dtype=torch.float64)): e.x
-                for e in self._history
-                if e.status == "failed"
-            }
+            failed = {_evaluation_key(e): e.x for e in self._history if e.status == "failed"}
             if failed:
                 F = torch.tensor(list(failed.values()), dtype=torch.float64, device=self.device)
                 F = F.reshape(len(failed), -1)
@@ -928,9 +924,7 @@ class BayesianOptimizer:
         two values for one point)."""
         while self._keyed < evaluation.index:  # the evaluations told (or resumed) since
             earlier = self._history[self._keyed]
-            self._told_keys.setdefault(
-                _key(torch.tensor(earlier.x, dtype=torch.float64)), earlier.index
-            )
+            self._told_keys.setdefault(_evaluation_key(earlier), earlier.index)
             self._keyed += 1
         index = self._told_keys.get(_key(x))
         if index is None:
@@ -1533,6 +1527,11 @@ def _nearest(space: Space, points: Tensor, x: Tensor) -> tuple[int, float]:
 def _key(point: Tensor) -> tuple[float, ...]:
     """The coordinates of one point (any shape) as a tuple, to compare points of a finite space."""
     return tuple(point.reshape(-1).tolist())
+
+
+def _evaluation_key(evaluation: Evaluation) -> tuple[float, ...]:
+    """:func:`_key` of an evaluation's point (recorded as nested lists, in float64)."""
+    return _key(torch.tensor(evaluation.x, dtype=torch.float64))
 
 
 def _scaled_outcomes(Y: Tensor) -> tuple[Tensor, float, float]:
