@@ -9,7 +9,7 @@ from manibo.spaces.box import Box
 from manibo.spaces.circle import Circle
 from manibo.spaces.graph import Graph
 from manibo.spaces.grassmann import Grassmann
-from manibo.spaces.hyperbolic import Hyperbolic
+from manibo.spaces.hyperbolic import Hyperbolic, poincare_to_hyperboloid
 from manibo.spaces.mesh import Mesh
 from manibo.spaces.product import CompactProductSpace, ProductSpace, Torus
 from manibo.spaces.projective import RealProjectiveSpace
@@ -46,6 +46,7 @@ __all__ = [
     "UnsupportedError",
     "available_spaces",
     "make_space",
+    "poincare_to_hyperboloid",
     "quaternion_to_rotation",
     "register_space",
     "rotation_to_quaternion",

@@ -65,6 +65,46 @@ def lorentz(a: Tensor, b: Tensor) -> Tensor:
     return -a[..., 0] * b[..., 0] + (a[..., 1:] * b[..., 1:]).sum(-1)
 
 
+def poincare_to_hyperboloid(u: Tensor) -> Tensor:
+    r"""Hyperboloid points of Poincaré-ball coordinates: :math:`x_0 = (1 + |u|^2) / (1 - |u|^2)`,
+    :math:`(x_1, \dots, x_d) = 2u / (1 - |u|^2)`; the inverse of :meth:`Hyperbolic.chart`.
+
+    Args:
+        u: points of the open unit ball, shape ``(*batch, d)`` (hyperbolic embeddings are often
+            kept in these coordinates).
+
+    Returns:
+        Shape ``(*batch, d + 1)``, the points of :class:`Hyperbolic` ``(d)``.
+
+    Raises:
+        InputDataError: ``u`` is not a floating tensor of finite entries, or a point has
+            :math:`|u| \ge 1` (the ball's boundary is at infinite distance).
+    """
+    if not (isinstance(u, Tensor) and u.is_floating_point() and u.dim() >= 1):
+        got = (
+            f"a {u.dtype} tensor of shape {tuple(u.shape)}"
+            if isinstance(u, Tensor)
+            else type(u).__name__
+        )
+        raise InputDataError(
+            f"`u` must be a floating tensor of Poincaré-ball coordinates, shape (*batch, d); got "
+            f"{got}. Make one with torch.as_tensor(u, dtype=torch.float64)."
+        )
+    bad = int((~torch.isfinite(u)).sum())
+    if bad:
+        raise InputDataError(f"`u` holds {bad} NaN or infinite entries.")
+    norm = u.norm(dim=-1, keepdim=True)
+    if bool((norm >= 1).any()):
+        raise InputDataError(
+            f"Poincaré-ball coordinates must have norm < 1 (the boundary is at infinite "
+            f"distance); {int((norm >= 1).sum())} point(s) of `u` have norm >= 1, the largest "
+            f"{float(norm.max()):.6g}. Scale them into the ball, or check that they are "
+            "Poincaré and not Beltrami–Klein or upper-half-space coordinates."
+        )
+    gap = (1 - norm) * (1 + norm)  # 1 - |u|^2 without cancellation near the boundary
+    return torch.cat([(2 - gap) / gap, 2 * u / gap], dim=-1)
+
+
 class Hyperbolic(NoncompactSpace):
     r"""The hyperbolic space :math:`H^d` (curvature :math:`-1`), hyperboloid model.
 
@@ -197,8 +237,19 @@ class Hyperbolic(NoncompactSpace):
                 name,
                 f"points must satisfy -x0^2 + |x1..xd|^2 = -1 with x0 > 0 (relative tolerance "
                 f"{tol:g}); {worst}",
-                f"Map them to the hyperboloid with `space.project({name})`.",
+                "Convert Poincaré-ball coordinates u (shape (*batch, d)) with "
+                "`manibo.spaces.poincare_to_hyperboloid(u)`; `space.project(x)` keeps x1..xd and "
+                "recomputes x0, which is right only for points off by rounding.",
             )
+
+    def _shape_advice(self, x: Tensor, name: str) -> str | None:
+        if x.shape[-1:] != (self.dim,):
+            return None
+        return (
+            f"A last dimension of {self.dim} looks like Poincaré-ball coordinates; points of "
+            f"{self!r} are hyperboloid vectors (x0, x1, ..., x{self.dim}). Convert them with "
+            f"`manibo.spaces.poincare_to_hyperboloid({name})`."
+        )
 
     def _check_membership(self, x: Tensor, name: str) -> None:
         self._check_on_manifold(x, name)
@@ -211,8 +262,9 @@ class Hyperbolic(NoncompactSpace):
                 name,
                 f"points must lie within distance {self.radius:g} of the origin (the domain); "
                 f"the farthest is at {far:.4g}",
-                f"Pull them into the domain with `space.project({name})`, or build "
-                f"Hyperbolic({self.dim}, radius=...) with a larger radius.",
+                f"Build Hyperbolic({self.dim}, radius=...) with a radius of at least {far:.4g} "
+                f"(at most {MAX_RADIUS:g}); `space.project({name})` moves them onto the domain's "
+                "boundary, which suits proposals but not points whose values were measured.",
             )
         resolved = resolved_radius(x.dtype)
         if self.radius > resolved and (x[..., 0] > math.cosh(resolved) * (1 + tol)).any():
@@ -321,7 +373,8 @@ class Hyperbolic(NoncompactSpace):
         return 2 * torch.asinh(safe_sqrt(q))
 
     def chart(self, x: Tensor) -> Tensor:
-        """Poincaré-ball coordinates :math:`\\vec x / (1 + x_0)`, shape ``(*batch, d)``."""
+        """Poincaré-ball coordinates :math:`\\vec x / (1 + x_0)`, shape ``(*batch, d)``; the
+        inverse is :func:`poincare_to_hyperboloid`."""
         return x[..., 1:] / (1 + x[..., :1])
 
     def ambient_bounds(self) -> Tensor:

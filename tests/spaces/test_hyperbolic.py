@@ -15,7 +15,7 @@ from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.kernels import GeometricMaternKernel
 from manibo.models import build_surrogate
 from manibo.optim import optimize_acqf_on_space
-from manibo.spaces import Hyperbolic
+from manibo.spaces import Hyperbolic, poincare_to_hyperboloid
 from manibo.spaces._geomstats import geomstats_module
 from manibo.spaces.hyperbolic import FLOAT32_RADIUS, MAX_RADIUS, lorentz
 from manibo.testing.references import hyperbolic_log_plancherel
@@ -64,6 +64,47 @@ def test_poincare_chart_gives_the_same_distance():
         1 + 2 * (u - v).square().sum(-1) / ((1 - u.square().sum(-1)) * (1 - v.square().sum(-1)))
     )
     assert torch.allclose(space.distance(x, y), ball, atol=1e-9)
+
+
+def test_poincare_coordinates_convert_to_the_points_at_their_distance():
+    # |u| = tanh(r/2) is the point at distance r from the origin; the ball's own distance formula
+    # between converted points; the chart undoes the conversion, also near the domain's edge.
+    space = Hyperbolic(3, radius=MAX_RADIUS)
+    radii = torch.tensor([0.0, 1e-8, 0.5, 1.0986, 5.0, 14.9], dtype=torch.float64)
+    direction = torch.tensor([0.6, 0.0, -0.8], dtype=torch.float64)
+    u = torch.tanh(radii / 2).unsqueeze(-1) * direction
+    x = poincare_to_hyperboloid(u)
+    space.check(x)
+    # near the edge |u| = 1 - 7e-7 carries a relative rounding of 1e-16 / 7e-7 into x0
+    assert torch.allclose(space.distance(x, space.origin()), radii, rtol=1e-10, atol=1e-15)
+    assert torch.allclose(space.chart(x), u, rtol=1e-12, atol=1e-15)
+    a = torch.tensor([[0.3, -0.2, 0.1], [0.9, 0.05, 0.0]], dtype=torch.float64)
+    b = torch.tensor([[-0.5, 0.4, 0.2], [0.1, 0.9, -0.3]], dtype=torch.float64)
+    ball = torch.acosh(
+        1 + 2 * (a - b).square().sum(-1) / ((1 - a.square().sum(-1)) * (1 - b.square().sum(-1)))
+    )
+    ya, yb = poincare_to_hyperboloid(a), poincare_to_hyperboloid(b)
+    assert torch.allclose(space.distance(ya, yb), ball, rtol=1e-12)
+    assert poincare_to_hyperboloid(a.float()).dtype == torch.float32
+
+
+def test_poincare_coordinates_are_refused_with_the_conversion_to_use():
+    # Poincaré coordinates given as points (shape (n, d)), or with a leading 1 to make up the
+    # shape, must point to the conversion, not only to `project` (which keeps x1..xd: the point
+    # with u = (0.5, 0) is at distance 1.0986, `project([1, 0.5, 0])` at 0.481).
+    space = Hyperbolic(2)
+    u = torch.tensor([[0.5, 0.0], [0.1, -0.3]], dtype=torch.float64)
+    with pytest.raises(InputDataError, match=r"Poincaré.*poincare_to_hyperboloid\(x\)"):
+        space.check(u)
+    padded = torch.cat([torch.ones(2, 1, dtype=torch.float64), u], dim=-1)
+    with pytest.raises(InputDataError, match=r"poincare_to_hyperboloid\(u\).*off by rounding"):
+        space.check(padded)
+    with pytest.raises(InputDataError, match=r"norm < 1.*1 point\(s\).*largest 1\.2"):
+        poincare_to_hyperboloid(torch.tensor([[0.2, 0.1], [1.2, 0.0]], dtype=torch.float64))
+    with pytest.raises(InputDataError, match="NaN"):
+        poincare_to_hyperboloid(torch.tensor([[float("nan"), 0.0]], dtype=torch.float64))
+    with pytest.raises(InputDataError, match="floating tensor"):
+        poincare_to_hyperboloid([[0.1, 0.2]])
 
 
 @pytest.mark.parametrize("d", [2, 3, 6])
@@ -216,7 +257,7 @@ def test_bad_points_and_configurations_are_refused():
         space.check(torch.tensor([[1.0, 0.5, 0.5]], dtype=torch.float64))
     with pytest.raises(InputDataError, match=r"1 point\(s\) have x0 <= 0.*project"):
         space.check(torch.tensor([[-1.0, 0.0, 0.0]], dtype=torch.float64))  # once "off by 0"
-    with pytest.raises(InputDataError, match="within distance 1"):
+    with pytest.raises(InputDataError, match="within distance 1.*radius of at least 2 .*measured"):
         space.check(_at(Hyperbolic(2, radius=3.0), 2.0).unsqueeze(0))
     for bad in ({"dim": 1}, {"dim": 2.5}, {"dim": 2, "radius": 0.0}, {"dim": 2, "radius": 40}):
         with pytest.raises(ConfigurationError):
