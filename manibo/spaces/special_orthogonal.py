@@ -8,6 +8,7 @@ import torch
 from torch import Tensor
 
 from manibo._validation import default_tolerance
+from manibo.exceptions import InputDataError
 from manibo.harmonics.characters import SO3CharacterLevels
 from manibo.harmonics.fourier import circle_harmonics
 from manibo.harmonics.series import GegenbauerLevels
@@ -40,12 +41,36 @@ def _skew(a: Tensor) -> Tensor:
 
 
 def quaternion_to_rotation(q: Tensor) -> Tensor:
-    """Rotation matrices of unit quaternions ``(w, x, y, z)``, ``(*batch, 4)`` → ``(*batch, 3, 3)``.
+    """Rotation matrices of quaternions ``(w, x, y, z)``, ``(*batch, 4)`` → ``(*batch, 3, 3)``.
 
-    The scalar part comes first. Uses only products of the components, so ``-q`` and ``q`` give
-    the same rotation. ``SpecialOrthogonal(3)`` points are these matrices flattened:
-    ``quaternion_to_rotation(q).reshape(*q.shape[:-1], 9)``.
+    The scalar part comes first. ``q`` is normalised first, as ``q`` and ``c q`` (``c ≠ 0``, ``-1``
+    included) are the same rotation. ``SpecialOrthogonal(3)`` points are these matrices
+    flattened: ``quaternion_to_rotation(q).reshape(*q.shape[:-1], 9)``.
+
+    Raises:
+        InputDataError: ``q`` is not a floating tensor ``(*batch, 4)``, or holds a NaN, an
+            infinite entry or a zero quaternion (no rotation; an uninitialised message, often).
     """
+    if not (isinstance(q, Tensor) and q.is_floating_point() and q.shape[-1:] == (4,)):
+        got = f"a {q.dtype} tensor of shape {tuple(q.shape)}" if isinstance(q, Tensor) else None
+        raise InputDataError(
+            f"`q` must be a floating tensor of quaternions (w, x, y, z), shape (*batch, 4); got "
+            f"{got or type(q).__name__}."
+        )
+    norm = q.norm(dim=-1, keepdim=True)
+    bad = ~torch.isfinite(q).all(-1, keepdim=True) | (norm == 0)
+    if bool(bad.any()):
+        raise InputDataError(
+            f"`q` holds {int(bad.sum())} quaternion(s) with a NaN or infinite entry or all zero, "
+            "which are no rotation; the zero quaternion is often an uninitialised message."
+        )
+    return _quaternion_matrix(q / norm)
+
+
+def _quaternion_matrix(q: Tensor) -> Tensor:
+    """:func:`quaternion_to_rotation` of unit quaternions, unchecked; ``(*batch, 4)`` →
+    ``(*batch, 3, 3)``. Uses only products of the components, so ``-q`` and ``q`` give the same
+    rotation."""
     w, x, y, z = q.unbind(-1)
     rows = [
         [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
@@ -58,13 +83,31 @@ def quaternion_to_rotation(q: Tensor) -> Tensor:
 def rotation_to_quaternion(r: Tensor) -> Tensor:
     r"""Unit quaternions ``(w, x, y, z)``, :math:`w \ge 0`, of rotation matrices ``(*batch, 3, 3)``.
 
-    Each of the four components yields a candidate quaternion divided by twice that component; the
-    candidate of the largest component is taken (Shepperd's method), so no division is
-    ill-conditioned. ``SpecialOrthogonal(3)`` points ``x`` are ``x.reshape(*x.shape[:-1], 3, 3)``.
+    ``r`` must be rotations as :meth:`SpecialOrthogonal.check` accepts them (orthogonal to its
+    tolerance, determinant +1). ``SpecialOrthogonal(3)`` points ``x`` are
+    ``x.reshape(*x.shape[:-1], 3, 3)``.
 
     Returns:
         Shape ``(*batch, 4)``.
+
+    Raises:
+        InputDataError: ``r`` is not a floating tensor ``(*batch, 3, 3)``, or not a rotation (a
+            reflection, of determinant -1, has no quaternion).
     """
+    if not (isinstance(r, Tensor) and r.is_floating_point() and r.shape[-2:] == (3, 3)):
+        got = f"a {r.dtype} tensor of shape {tuple(r.shape)}" if isinstance(r, Tensor) else None
+        raise InputDataError(
+            f"`r` must be a floating tensor of rotation matrices, shape (*batch, 3, 3); got "
+            f"{got or type(r).__name__}."
+        )
+    SpecialOrthogonal(3).check(_flat(r), "r")
+    return _rotation_quaternion(r)
+
+
+def _rotation_quaternion(r: Tensor) -> Tensor:
+    """:func:`rotation_to_quaternion` of rotations, unchecked: each of the four components yields
+    a candidate quaternion divided by twice that component; the candidate of the largest
+    component is taken (Shepperd's method), so no division is ill-conditioned."""
     m = r.reshape(*r.shape[:-2], 9).unbind(-1)
     m00, m01, m02, m10, m11, m12, m20, m21, m22 = m
     doubled = safe_sqrt(
@@ -152,7 +195,7 @@ class SpecialOrthogonal(CompactSpace):
         """
         if self.n == 3:
             q = torch.randn(n, 4, generator=generator, dtype=dtype, device=device)
-            return _flat(quaternion_to_rotation(q / q.norm(dim=-1, keepdim=True)))
+            return _flat(_quaternion_matrix(q / q.norm(dim=-1, keepdim=True)))
         g = torch.randn(n, self.n, self.n, generator=generator, dtype=dtype, device=device)
         q, r = torch.linalg.qr(g)
         q = q * torch.sign(r.diagonal(dim1=-2, dim2=-1)).unsqueeze(-2)
@@ -165,20 +208,22 @@ class SpecialOrthogonal(CompactSpace):
         eye = torch.eye(self.n, dtype=x.dtype, device=x.device)
         err = (r.transpose(-1, -2) @ r - eye).abs().amax(dim=(-1, -2))
         tol = default_tolerance(x.dtype)
-        advice = f"Map them to the nearest rotations with `space.project({name})`."
+        reflections = int((torch.linalg.det(r) < 0).sum())
+        if reflections:
+            raise self._membership_error(
+                name,
+                f"{reflections} of the matrices have determinant < 0: reflections (a left-handed "
+                "frame, one of its axes flipped), not rotations",
+                "No rotation is nearer to a reflection than another one flipping a different "
+                f"axis, so `space.project({name})` cannot repair them: fix the frame convention "
+                "where they come from (negate the flipped axis).",
+            )
         if (err > tol).any():
             raise self._membership_error(
                 name,
                 f"rows must be {self.n}x{self.n} rotation matrices flattened row-major with "
                 f"RᵀR = I within {tol:g}, the worst is off by {float(err.max()):.3g}",
-                advice,
-            )
-        reflections = int((torch.linalg.det(r) < 0).sum())
-        if reflections:
-            raise self._membership_error(
-                name,
-                f"{reflections} matrices are orthogonal with det = -1 (reflections), not +1",
-                advice,
+                f"Map them to the nearest rotations with `space.project({name})`.",
             )
 
     def snap(self, x: Tensor) -> Tensor:
@@ -243,7 +288,7 @@ class SpecialOrthogonal(CompactSpace):
             return torch.remainder(torch.atan2(x[..., 2], x[..., 0]), 2 * math.pi).unsqueeze(-1)
         if self.n != 3:
             raise UnsupportedError(f"{self!r} has no global chart here.")
-        q = rotation_to_quaternion(_matrices(x))
+        q = _rotation_quaternion(_matrices(x))
         sin_half = q[..., 1:].norm(dim=-1, keepdim=True)
         angle = 2 * torch.atan2(sin_half, q[..., :1])
         small = sin_half < math.sqrt(torch.finfo(x.dtype).eps)
@@ -287,7 +332,7 @@ class SpecialOrthogonal(CompactSpace):
             raise UnsupportedError(
                 f"{self!r} has no explicit eigenfunctions here; its kernels use characters."
             )
-        quaternions = rotation_to_quaternion(_matrices(x))
+        quaternions = _rotation_quaternion(_matrices(x))
         harmonics = self._quaternion_sphere.eigenfunctions(quaternions, 2 * num_levels - 1)
         # degree 2p starts after sum_{l < 2p} (l + 1)^2 columns
         starts = [(2 * p) * (2 * p + 1) * (4 * p + 1) // 6 for p in range(num_levels)]

@@ -210,7 +210,7 @@ def test_bad_input_is_refused_with_advice():
     x = _rotations(4, 14)
     with pytest.raises(InputDataError, match="project"):
         SO3.check(x * 1.1)
-    with pytest.raises(InputDataError, match="det = -1"):
+    with pytest.raises(InputDataError, match="determinant < 0: reflections"):
         SO3.check(-x)
     with pytest.raises(InputDataError, match=r"\(\*batch, 9\)"):
         SO3.check(_mat(x))
@@ -412,7 +412,7 @@ def test_so4_has_no_eigenfunctions_or_chart_and_refuses_reflections():
     with pytest.raises(UnsupportedError):
         space.chart(x)
     reflected = x.reshape(-1, 4, 4) * torch.tensor([-1.0, 1.0, 1.0, 1.0])
-    with pytest.raises(InputDataError, match="det = -1"):
+    with pytest.raises(InputDataError, match="determinant < 0: reflections"):
         space.check(reflected.reshape(-1, 16))
     with pytest.raises(InputDataError, match=r"\(\*batch, 16\)"):
         space.check(x.reshape(-1, 4, 4))
@@ -450,6 +450,50 @@ def test_quaternion_given_for_a_rotation_names_the_conversion():
         assert "Stack points" not in message
     with pytest.raises(InputDataError, match="Stack points"):
         SpecialOrthogonal(4).check(q)  # only SO(3) has quaternions
+
+
+def test_a_reflection_is_refused_without_advising_project():
+    # A frame with one axis flipped: every flip back is equally near (Frobenius distance 2), and
+    # `project` picks one; for a flipped second or third column that is the rotation a half turn
+    # from the intended one. So the refusal must say to fix the convention, not to project.
+    x = _rotations(1, seed=5)
+    for axis in range(3):
+        flipped = _mat(x).clone()
+        flipped[..., :, axis] *= -1
+        with pytest.raises(InputDataError) as info:
+            SO3.check(flipped.reshape(1, 9))
+        message = str(info.value)
+        assert "left-handed" in message and "cannot repair" in message
+        assert "Map them to the nearest rotations" not in message
+    projected = _mat(SO3.project(flipped.reshape(1, 9)))
+    half_turn = Rotation.from_matrix((_mat(x).transpose(-1, -2) @ projected).numpy()).magnitude()
+    assert np.allclose(half_turn, math.pi)
+
+
+def test_quaternion_to_rotation_normalises_and_refuses_no_rotation():
+    from manibo.spaces import quaternion_to_rotation, rotation_to_quaternion
+
+    # a quaternion that is not of unit length (|q| = 0.975) is the rotation of q / |q| (scipy
+    # normalises likewise); before, its matrix had det 0.972 and was 2.06° from it once projected
+    q = torch.tensor([[0.9, 0.1, -0.3, 0.2], [-1.0, 2.0, 0.5, 0.0]], dtype=torch.float64)
+    expected = Rotation.from_quat(q[:, [1, 2, 3, 0]].numpy()).as_matrix()
+    r = quaternion_to_rotation(q)
+    assert np.allclose(r.numpy(), expected, atol=1e-14)
+    SO3.check(r.reshape(-1, 9))
+    for bad, match in (
+        (torch.zeros(4, dtype=torch.float64), "all zero"),
+        (torch.tensor([float("nan"), 0, 0, 1.0]), "NaN"),
+        (torch.tensor([1, 0, 0, 0]), "floating tensor of quaternions"),
+        (torch.ones(3, dtype=torch.float64), r"shape \(\*batch, 4\); got a torch.float64"),
+    ):
+        with pytest.raises(InputDataError, match=match):
+            quaternion_to_rotation(bad)
+    # a reflection has no quaternion; a non-orthogonal matrix is refused with the projection
+    reflection = torch.diag(torch.tensor([1.0, -1.0, 1.0], dtype=torch.float64))
+    with pytest.raises(InputDataError, match="reflections"):
+        rotation_to_quaternion(reflection)
+    with pytest.raises(InputDataError, match="project"):
+        rotation_to_quaternion(1.1 * torch.eye(3, dtype=torch.float64))
 
 
 def test_quaternion_helpers_are_public_and_invert_each_other():
