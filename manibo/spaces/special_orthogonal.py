@@ -40,6 +40,12 @@ def _skew(a: Tensor) -> Tensor:
     return 0.5 * (a - a.transpose(-1, -2))
 
 
+REFLECTION_ERROR = 0.1
+"""An orthogonal-to-this (largest entry of :math:`R^\top R - I`) matrix of determinant < 0 is
+refused as a reflection (a frame with an axis flipped); farther from orthogonal, as no rotation
+at all (the points of a transform that moved them off the space, say)."""
+
+
 def quaternion_to_rotation(q: Tensor) -> Tensor:
     """Rotation matrices of quaternions ``(w, x, y, z)``, ``(*batch, 4)`` → ``(*batch, 3, 3)``.
 
@@ -208,7 +214,8 @@ class SpecialOrthogonal(CompactSpace):
         eye = torch.eye(self.n, dtype=x.dtype, device=x.device)
         err = (r.transpose(-1, -2) @ r - eye).abs().amax(dim=(-1, -2))
         tol = default_tolerance(x.dtype)
-        reflections = int((torch.linalg.det(r) < 0).sum())
+        # a reflection near O(n) is a flipped frame; far from it, a matrix is no frame at all
+        reflections = int(((torch.linalg.det(r) < 0) & (err < REFLECTION_ERROR)).sum())
         if reflections:
             raise self._membership_error(
                 name,
@@ -219,11 +226,19 @@ class SpecialOrthogonal(CompactSpace):
                 "where they come from (negate the flipped axis).",
             )
         if (err > tol).any():
+            advice = f"Map them to the nearest rotations with `space.project({name})`."
+            if float(err.max()) > REFLECTION_ERROR:
+                advice = (
+                    "So far off, they are no rotations: look for what changed them (a scaling, an "
+                    "input transform such as BoTorch's Normalize, which rotation matrices must not "
+                    f"go through); `space.project({name})` maps them to the nearest rotations, "
+                    "which is right only for points off by rounding."
+                )
             raise self._membership_error(
                 name,
                 f"rows must be {self.n}x{self.n} rotation matrices flattened row-major with "
                 f"RᵀR = I within {tol:g}, the worst is off by {float(err.max()):.3g}",
-                f"Map them to the nearest rotations with `space.project({name})`.",
+                advice,
             )
 
     def snap(self, x: Tensor) -> Tensor:

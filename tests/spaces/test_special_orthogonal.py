@@ -465,6 +465,12 @@ def test_a_reflection_is_refused_without_advising_project():
         message = str(info.value)
         assert "left-handed" in message and "cannot repair" in message
         assert "Map them to the nearest rotations" not in message
+    # matrices far from orthogonal (an input transform moved them) are no flipped frames
+    far = (_mat(_rotations(3, seed=6)) * torch.tensor([1.0, -1.0, 0.4], dtype=torch.float64)) + 0.3
+    assert (torch.linalg.det(far) < 0).any()
+    with pytest.raises(InputDataError, match="off by .*no rotations.*Normalize") as info:
+        SO3.check(far.reshape(3, 9))
+    assert "left-handed" not in str(info.value)
     projected = _mat(SO3.project(flipped.reshape(1, 9)))
     half_turn = Rotation.from_matrix((_mat(x).transpose(-1, -2) @ projected).numpy()).magnitude()
     assert np.allclose(half_turn, math.pi)
