@@ -73,3 +73,9 @@ class ProposalWarningSummary(ManiboWarning):
     ``BayesianOptimizer.run`` gathers them and issues this one warning at the end of the run, so
     that they do not break the progress bar line by line.
     """
+
+
+class StaleModelError(ManiboError, RuntimeError):
+    """A posterior or a fantasy model was read after the model it came from changed (a fit step,
+    ``load_state_dict``, a move to another dtype or device): it would mix the old state with the
+    new. Take a new posterior, or condition the changed model again."""

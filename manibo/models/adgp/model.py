@@ -32,6 +32,7 @@ from manibo.models.transforms import (
     fitted_outcome_transform,
     transformed_training_inputs,
 )
+from manibo.models.versions import check_unchanged, tensor_versions
 
 _CONDITIONED = ("last_readout", "last_scale_tril")
 
@@ -161,6 +162,7 @@ class ActivatedDGPModel(TransformedTrainingInputs, Model, FantasizeMixin):
             self.input_transform = input_transform
         self._outputs = list(range(train_Y.shape[-1]))
         self.register_buffer("last_readout", None)
+        self._conditioned_on: tuple | None = None  # a fantasy model: the shared network's state
         self.register_buffer("last_scale_tril", None)
         self.network = ActivatedDeepGP(
             self.transformed_inputs().shape[-1],
@@ -238,6 +240,8 @@ class ActivatedDGPModel(TransformedTrainingInputs, Model, FantasizeMixin):
         """The layers' states, with the conditioned last layer of a fantasy model."""
         states = self.network.states()
         if self.last_readout is not None:
+            if self._conditioned_on is not None:
+                check_unchanged(self.network, self._conditioned_on, "fantasy model")
             last = states[-1]
             states[-1] = LayerState(
                 last.chol, last.inverse, self.last_scale_tril, self.last_readout
@@ -395,7 +399,9 @@ class ActivatedDGPModel(TransformedTrainingInputs, Model, FantasizeMixin):
 
         Returns:
             An :class:`ActivatedDGPModel` with batch shape ``broadcast(fantasy + batch,
-            batch_shape)`` that shares this model's network.
+            batch_shape)`` that shares this model's network; once that network changes (a fit,
+            ``load_state_dict``, a dtype move), the fantasy model's posteriors raise
+            :class:`~manibo.exceptions.StaleModelError`.
         """
         X = self.network.check_inputs(self.transform_inputs(X), "X")
         check_observations(X, Y, self.num_outputs)
@@ -418,4 +424,5 @@ class ActivatedDGPModel(TransformedTrainingInputs, Model, FantasizeMixin):
             scale_tril[..., kept, :, :] = states[-1].scale_tril[..., kept, :, :]
         model = self._sharing_copy()
         model.last_readout, model.last_scale_tril = readout, scale_tril
+        model._conditioned_on = tensor_versions(self.network)  # the network it shares, as it is
         return model.eval()

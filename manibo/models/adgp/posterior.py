@@ -28,6 +28,7 @@ from torch.quasirandom import SobolEngine
 from manibo.exceptions import InputDataError
 from manibo.models.adgp.layer import LayerState
 from manibo.models.adgp.network import ActivatedDeepGP
+from manibo.models.versions import check_unchanged, tensor_versions
 
 MOMENT_SAMPLES = 256
 """Samples behind :attr:`ActivatedDGPPosterior.mean`, ``variance`` and ``distribution`` (fixed
@@ -68,6 +69,7 @@ class ActivatedDGPPosterior(Posterior):
         self._states = network.states() if states is None else states
         self._num_point = network.num_point_normals(noisy)
         self._moments: tuple[Tensor, Tensor, Tensor] | None = None
+        self._versions = tensor_versions(network)  # samples are drawn lazily, from this state
 
     @property
     def device(self) -> torch.device:
@@ -111,6 +113,10 @@ class ActivatedDGPPosterior(Posterior):
 
         Returns:
             Samples of shape ``(*S, *batch, n, k)``, differentiable in ``X``.
+
+        Raises:
+            StaleModelError: the network changed since this posterior was taken (samples, and the
+                moments built from them, are computed when asked for, from the network).
         """
         expected = sample_shape + self.base_sample_shape
         if base_samples.shape != expected:
@@ -118,6 +124,7 @@ class ActivatedDGPPosterior(Posterior):
                 f"`base_samples` must have shape {tuple(expected)} (sample_shape + "
                 f"base_sample_shape), got {tuple(base_samples.shape)}."
             )
+        check_unchanged(self.network, self._versions, "posterior")
         n = self.X.shape[-2]
         point = base_samples[..., : n * self._num_point].unflatten(-1, (n, self._num_point))
         shared = base_samples[..., n * self._num_point :]
@@ -164,6 +171,7 @@ class ActivatedDGPPosterior(Posterior):
                 latent = ActivatedDGPPosterior(
                     self.network, self.X, self.weights, self.bias, False, self._states
                 )
+                latent._versions = self._versions
             sampler = _moment_sampler(latent.base_sample_shape[-1], self.dtype, self.device)
             samples = sampler(latent)
             mean = samples.mean(0)

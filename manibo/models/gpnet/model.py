@@ -27,6 +27,7 @@ from manibo.models.gpnet.trainer import GPNet
 from manibo.models.inputs import check_model_dtype, check_observations, check_points
 from manibo.models.outputs import broadcast_moments, check_output_indices
 from manibo.models.transforms import TransformedTrainingInputs, checked_input_transform
+from manibo.models.versions import check_unchanged, tensor_versions
 
 _HEAD = ("weight_mean", "weight_root")
 
@@ -79,6 +80,7 @@ class GPNetModel(TransformedTrainingInputs, Model, FantasizeMixin):
                 f"`prior_mean` must be one finite number, got {prior_mean.tolist()!r}."
             )
         self.register_buffer("prior_mean", prior_mean.reshape(()))
+        self._conditioned_on: tuple | None = None  # a fantasy model: the shared network's state
         if outcome_transform is not None:
             self.outcome_transform = outcome_transform.eval()
         input_transform = checked_input_transform(input_transform)
@@ -97,6 +99,8 @@ class GPNetModel(TransformedTrainingInputs, Model, FantasizeMixin):
         return torch.broadcast_shapes(self.weight_mean.shape[:-1], self.weight_root.shape[:-2])
 
     def _features(self, X: Tensor) -> Tensor:
+        if self._conditioned_on is not None:
+            check_unchanged(self.gpnet, self._conditioned_on, "fantasy model")
         check_points(self.gpnet.space, X)
         check_model_dtype(X, self.weight_mean)
         return self.gpnet.network.features(X)
@@ -165,7 +169,9 @@ class GPNetModel(TransformedTrainingInputs, Model, FantasizeMixin):
 
         Returns:
             A :class:`GPNetModel` with batch shape ``broadcast(fantasy_batch + batch,
-            batch_shape)`` that shares this model's network.
+            batch_shape)`` that shares this model's network; once that network changes (a fit,
+            ``load_state_dict``, a dtype move), the fantasy model raises
+            :class:`~manibo.exceptions.StaleModelError`.
         """
         X = self.transform_inputs(X)
         phi = self._features(X)
@@ -190,4 +196,5 @@ class GPNetModel(TransformedTrainingInputs, Model, FantasizeMixin):
         memo = {**{id(m): m for m in shared}, **{id(getattr(self, k)): None for k in _HEAD}}
         model = copy.deepcopy(self, memo)
         model.weight_mean, model.weight_root = mean, root
+        model._conditioned_on = tensor_versions(self.gpnet)  # the network it shares, as it is
         return model.eval()

@@ -2,6 +2,8 @@
 gradients in X, analytic acquisitions use the Monte Carlo moments, the "adgp" surrogate runs the
 loop on a sphere, and bad input gets clear errors."""
 
+import copy
+
 import pytest
 import torch
 from botorch.acquisition import (
@@ -14,7 +16,7 @@ from botorch.acquisition import (
 from botorch.models.transforms.outcome import Log
 from botorch.sampling import SobolQMCNormalSampler
 
-from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.exceptions import ConfigurationError, InputDataError, StaleModelError
 from manibo.models import SpaceIsometry, available_surrogates, build_surrogate
 from manibo.models.adgp import ActivatedDGPModel, ActivatedDGPPosterior
 from manibo.spaces import RealProjectiveSpace, Sphere, Torus
@@ -228,3 +230,32 @@ def test_surrogate_intervals_hold_the_truth_away_from_its_data():
     hidden layers are near deterministic and send the far half of the sphere onto the data's
     features, where the last layer is confident."""
     assert _coverage_away_from_data() >= 0.85
+
+
+def test_a_posterior_or_fantasy_taken_before_the_model_changed_refuses_to_be_read(fitted):
+    # The posterior samples the network when read: read after the model took another model's
+    # state, its mean was neither model's (on SO(3), 2.4 from the old and 2.0 from the new one);
+    # after model.float(), a dtype crash deep in the network.
+    space, X, Y, trained = fitted
+    model, other = copy.deepcopy(trained), build_surrogate("adgp", space, X, -Y, **FAST)
+    test = space.random(5, generator=torch.Generator().manual_seed(3)).to(X)
+    kept, read = model.posterior(test), model.posterior(test)
+    mean = read.mean  # read before the change: a snapshot, still valid after it
+    fantasy = model.condition_on_observations(test[:2], Y[:2])
+    noisy = model.posterior(test, observation_noise=True)
+    model.load_state_dict(other.state_dict())
+    assert torch.equal(read.mean, mean)
+    for stale in (
+        lambda: kept.mean,
+        lambda: noisy.variance,
+        lambda: kept.rsample(),
+        lambda: fantasy.posterior(test),
+    ):
+        with pytest.raises(StaleModelError, match="take a new one"):
+            stale()
+    assert torch.allclose(model.posterior(test).mean, other.posterior(test).mean)
+    before_move = model.posterior(test)
+    model.float()
+    with pytest.raises(StaleModelError):
+        _ = before_move.mean
+    assert model.posterior(test.float()).mean.dtype == torch.float32

@@ -9,7 +9,7 @@ from botorch.sampling import SobolQMCNormalSampler
 from gpytorch.kernels import ScaleKernel
 from gpytorch.likelihoods import BernoulliLikelihood, GaussianLikelihood
 
-from manibo.exceptions import ConfigurationError, InputDataError
+from manibo.exceptions import ConfigurationError, InputDataError, StaleModelError
 from manibo.kernels import GeometricMaternKernel, feature_map
 from manibo.loop import BayesianOptimizer
 from manibo.models import available_surrogates, build_surrogate
@@ -224,3 +224,19 @@ def test_surrogate_builds_and_predicts_on_other_spaces(name):
     with torch.no_grad():
         posterior = model.posterior(X[:3])
     assert posterior.mean.shape == (3, 1) and torch.isfinite(posterior.variance).all()
+
+
+def test_a_fantasy_model_refuses_to_be_read_after_the_network_it_shares_changed():
+    # The fantasy model keeps its conditioned weights but reads the features and noise of the
+    # network it shares: after the parent took another state its mean moved by 0.56, silently.
+    space, model = _model()
+    X = space.random(4, generator=torch.Generator().manual_seed(2)).double()
+    fantasy = model.condition_on_observations(X[:2], torch.tensor([[1.0], [2.0]]).double())
+    fantasy.posterior(X)
+    _, other = _model()
+    with torch.no_grad():
+        other.gpnet.likelihood.raw_noise.add_(0.5)
+    model.load_state_dict(other.state_dict())
+    with pytest.raises(StaleModelError, match="fantasy model"):
+        fantasy.posterior(X)
+    assert model.posterior(X).mean.shape == (4, 1)  # the model itself reads its state anew
