@@ -369,6 +369,17 @@ class CompactSpace(Space):
             eigenvalue, with distinct eigenvalues (a level is a whole eigenspace).
         """
 
+    def level_peaks(self, num_levels: int) -> Tensor | None:
+        r"""The largest value over the points of each level's :math:`G_l(x, x)`, for the first
+        ``num_levels`` levels, float64 ``(num_levels,)``; None where it equals the multiplicity
+        at every point (a homogeneous space, by the addition theorem).
+
+        Its mean over the space is the multiplicity; on a mesh or graph whose eigenvectors
+        localise it may be thousands of times more, and a kernel that drops such a level makes
+        an error that large where it peaks: automatic truncation weighs each level by its peak.
+        """
+        return None
+
     @abstractmethod
     def spectral_sum(self, weights: Tensor, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
         r""":math:`\sum_{l<L} w_l G_l(x_1, x_2)` without building an ``N x N x L`` tensor.

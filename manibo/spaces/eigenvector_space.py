@@ -332,6 +332,7 @@ class EigenvectorSpace(CompactSpace):
         self._mass = mass
         self._edge_lengths = sps.csr_matrix(edge_lengths)
         self._tensors: dict[tuple[str, torch.dtype, torch.device], Tensor] = {}
+        self._peaks: np.ndarray | None = None
 
     def _tensor(
         self, name: str, dtype: torch.dtype, device: torch.device, make: Callable[[], np.ndarray]
@@ -420,6 +421,15 @@ class EigenvectorSpace(CompactSpace):
         values = torch.tensor(self._level_values[:num_levels], dtype=torch.float64)
         multiplicities = torch.tensor(self._multiplicities[:num_levels], dtype=torch.float64)
         return values, multiplicities
+
+    def level_peaks(self, num_levels: int) -> Tensor:
+        r""":math:`\max_x \sum_{k \in l} \phi_k(x)^2` of each of the first ``num_levels`` levels
+        (eigenvectors scaled to a mass-weighted mean square of 1), float64 ``(num_levels,)``."""
+        self._check_num_levels(num_levels)
+        if self._peaks is None:  # once per space: every kernel built on it reads them
+            squares = np.add.reduceat(self._eigenvectors**2, self._offsets[:-1], axis=1)
+            self._peaks = squares.max(axis=0)
+        return torch.as_tensor(self._peaks[:num_levels], dtype=torch.float64)
 
     def _eigenvector_table(self, num_levels: int, like: Tensor) -> Tensor:
         """Eigenvectors of the first ``num_levels`` levels at every point, shape ``(n, M)``."""

@@ -4,6 +4,7 @@ Tests of values, normalisation, truncation choice, gradients and errors.
 """
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -94,6 +95,22 @@ def test_automatic_truncation_meets_tolerance_and_warns_at_cap():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rough(x).to_dense()  # warned once per kernel, not at every call
+
+
+def test_truncation_warns_again_when_the_neglected_mass_grows_tenfold():
+    # One kernel, ever shorter lengthscales (a user's own fit): it warned once, of 1.1e-3, and
+    # stayed silent at 0.005, where the cap neglects 0.80 and entries are off by 0.5.
+    space = SpecialOrthogonal(3)
+    kernel = GeometricMaternKernel(space, nu=math.inf).double()
+    x = space.random(5, generator=torch.Generator().manual_seed(0))
+    told = []
+    for lengthscale in (0.02, 0.02, 0.015, 0.01, 0.005, 0.005):
+        kernel.lengthscale = torch.tensor(lengthscale, dtype=torch.float64)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            kernel(x).to_dense()
+        told.append([re.search(r"neglected mass is (\S+)\.", str(w.message))[1] for w in caught])
+    assert told == [["1.13e-03"], [], ["2.93e-02"], [], ["8.01e-01"], []]
 
 
 def _jumps(kernel, x, grid):

@@ -269,7 +269,8 @@ class ActivatedDGPModel(TransformedTrainingInputs, Model, FantasizeMixin):
         return True
 
     def fit(self) -> ActivatedDGPModel:
-        """Run both training stages on the training data; returns ``self``."""
+        """Run both training stages on the training data, from the network's current weights (a
+        second call continues the first fit, as a GPyTorch fit does); returns ``self``."""
         if self.last_readout is not None or self.num_outputs != self.network.output_dim:
             raise ConfigurationError(
                 "a fantasy model or an output subset shares the network of the model it came "
