@@ -107,6 +107,11 @@ PENDING_TOL = 1e-4
 so that a point rounded by the user's own code (to 1e-6, say) still clears it, on a box of width
 1000 as on one of width 1e-4."""
 
+OUTLIER_RANGES = 100.0
+"""A told value farther beyond the range of the earlier successful values (five at least) than
+this many times that range is reported, once per optimiser: a glitched reading or a failure code
+(1e6 among values in [0, 2]) makes a Gaussian-process surrogate take the rest for noise."""
+
 
 @dataclass
 class _Pending:
@@ -272,6 +277,9 @@ class BayesianOptimizer:
         self._warned_failed_again = False  # an analytic acquisition proposed a failed point
         self._told_keys: dict[tuple[float, ...], int] = {}  # point -> index, of the first
         self._keyed = 0  # evaluations in _told_keys
+        self._warned_outlier = False  # a told value lay far beyond the range of the others
+        self._value_range: list[float] = []  # [low, high, count] of the successes in it
+        self._ranged = 0  # evaluations in _value_range
         self._warnings = ProposalWarnings()
         self._in_run = False
         self._caller_frames = 0  # frames between `run` and the user's code (minimize: 2)
@@ -902,6 +910,8 @@ class BayesianOptimizer:
             evaluation.proposal_seconds = self._clear_pending(x)
             if evaluation.proposal_seconds is None and not self._warned_repeat:
                 self._warn_if_told_before(evaluation, x)
+            if evaluation.status == "ok" and not self._warned_outlier:
+                self._warn_if_outlier(evaluation)
             if held and evaluation.proposal_seconds is None and not self._warned_unmatched:
                 self._warned_unmatched = True
                 warnings.warn(
@@ -916,6 +926,37 @@ class BayesianOptimizer:
                 )
         self._stop_reason = None
         self.flush()
+
+    def _warn_if_outlier(self, evaluation: Evaluation) -> None:
+        """Warn (once per optimiser) when the value of ``evaluation`` lies farther beyond the
+        range of the successful evaluations before it than :data:`OUTLIER_RANGES` times that
+        range (kept as a running range, so a tell costs O(1))."""
+        while self._ranged < evaluation.index:
+            earlier = self._history[self._ranged]
+            if earlier.status == "ok":
+                low, high, count = self._value_range or (earlier.y, earlier.y, 0)
+                self._value_range = [min(low, earlier.y), max(high, earlier.y), count + 1]
+            self._ranged += 1
+        if not self._value_range or self._value_range[2] < 5:
+            return
+        low, high, count = self._value_range
+        span, y = high - low, evaluation.y
+        beyond = max(low - y, y - high)
+        if span <= 0 or beyond <= OUTLIER_RANGES * span:
+            return
+        self._warned_outlier = True
+        warnings.warn(
+            f"evaluation {evaluation.index} has the value {y:.6g}, {beyond / span:.3g} "
+            f"times the range of the {count} successful values before it ([{low:.6g}, "
+            f"{high:.6g}]) beyond that range. A Gaussian-process surrogate fitted to it takes the "
+            "others for noise around a flat function (a reading of 1e6 among values in [0, 2] "
+            "gave a noise variance of 3e8, and the search then did worse than random points). If "
+            "it is a glitch or a failure code, record such points as failed (`tell_failure`, or "
+            "raise EvaluationFailed from the objective); if it is real, the objective on a log "
+            "scale is easier to model. Shown once per optimiser.",
+            ManiboWarning,
+            stacklevel=user_stacklevel(),
+        )
 
     def _warn_if_told_before(self, evaluation: Evaluation, x: Tensor) -> None:
         """Warn (once per optimiser) when ``evaluation``, at ``x``, which no asked point matched,

@@ -211,6 +211,30 @@ def test_a_point_told_twice_without_being_asked_again_warns(tmp_path):
         resumed.tell_failure(X[0], "again")
 
 
+def test_a_value_far_beyond_the_range_of_the_others_warns_once(tmp_path):
+    """One reading of 1e6 among values in [0, 2] (a glitch, a failure code) made the model's noise
+    3e8 and the search worse than random points, without a word."""
+    space = Sphere(2)
+    X = space.random(9, generator=torch.Generator().manual_seed(0))
+    opt = BayesianOptimizer(space, seed=0, journal=tmp_path / "j.jsonl", **FAST)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        opt.tell(X[:5], [0.1, 1.9, 0.7, 1.2, 0.4])
+        opt.tell(X[5], -150.0)  # 84 ranges below: a real, if steep, value is let be
+        opt.tell_failure(X[6], "crashed")  # failures have no value
+    with pytest.warns(
+        ManiboWarning,
+        match=r"evaluation 7 has the value 1e\+06, 6\.5\d+e\+03 times the range of the 6 "
+        r"successful values before it \(\[-150, 1\.9\]\)",
+    ) as caught:
+        opt.tell(X[7], 1e6)
+    assert len(caught) == 1 and "tell_failure" in str(caught[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        opt.tell(X[8], -1e9)  # shown once per optimiser
+    assert len(opt.history) == 9  # recorded all the same
+
+
 def test_an_analytic_acquisition_does_not_propose_a_failed_point_again():
     """logei and ucb cannot take failed points as pending points: each proposal after a failure
     was the failed point itself (distance 0.0, eight times in a row, without a word), and 22 of
