@@ -130,6 +130,13 @@ def validated_settings(space: Space, **settings: Any) -> dict[str, Any]:
             f"`raw_samples` ({s['raw_samples']}) must be at least `num_restarts` "
             f"({s['num_restarts']}): the starts are chosen among the raw samples."
         )
+    if "train_Yvar" in (s["surrogate_options"] or {}):
+        raise ConfigurationError(
+            "`surrogate_options` cannot hold `train_Yvar`: the loop fits one noise variance, and "
+            "fixed variances would not follow the data as it grows. For known noise variances, "
+            "fit manibo.models.build_surrogate(name, space, X, Y, train_Yvar=...) yourself and "
+            "optimise an acquisition on it with manibo.optim.optimize_acqf_on_space."
+        )
     s["surrogate_options"] = json_values("surrogate_options", s["surrogate_options"])
     s["optimizer_options"] = json_values("optimizer_options", s["optimizer_options"])
     _check_optimizer(space, s)

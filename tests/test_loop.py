@@ -482,6 +482,7 @@ def test_max_parallel_is_checked_before_any_evaluation(max_parallel):
         (Sphere(2), {"q": 0}, "`q` must be an integer >= 1"),
         (Sphere(2), {"surrogate_options": {"nu": -1}}, "`nu` must be a real number > 0"),
         (Sphere(2), {"surrogate_options": {"colour": "red"}}, "unexpected keyword.*colour"),
+        (Sphere(2), {"surrogate_options": {"train_Yvar": [0.1]}}, "cannot hold `train_Yvar`.*b"),
         (Sphere(2), {"optimizer": "projection"}, "projection.*defined only on"),
         (_complete_graph(), {"surrogate": "chart"}, "'chart' surrogate.*but Graph.* has none"),
         (_complete_graph(), {"optimizer": "projection"}, "projection.*has none"),
