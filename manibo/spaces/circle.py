@@ -15,6 +15,11 @@ from manibo.spaces.base import CompactSpace, pairwise_in_chunks, series_coeffici
 TWO_PI = 2 * math.pi
 
 
+DEGREES_LIKELY = 4 * math.pi
+"""Angles beyond this magnitude are taken for degrees in the advice of a refusal (radians wrapped
+once or twice stay within it)."""
+
+
 class Circle(CompactSpace):
     r"""The unit circle, points as angles ``(*batch, 1)`` in :math:`[0, 2\pi)`.
 
@@ -40,12 +45,21 @@ class Circle(CompactSpace):
     def _check_membership(self, x: Tensor, name: str) -> None:
         tol = default_tolerance(x.dtype)
         if ((x < -tol) | (x > TWO_PI + tol)).any():
+            advice = (
+                f"Wrap them with `torch.remainder({name}, 2 * math.pi)` or "
+                f"`space.project({name})` (angles in radians)."
+            )
+            if float(x.abs().max()) > DEGREES_LIKELY:
+                advice = (
+                    f"Values beyond ±{DEGREES_LIKELY:g} look like degrees: convert them with "
+                    f"`torch.deg2rad({name})` first (wrapping degrees as radians gives other "
+                    f"angles: 90 becomes 2.035). Then {advice[0].lower()}{advice[1:]}"
+                )
             raise self._membership_error(
                 name,
                 "angles must lie in [0, 2π), "
                 f"got values in [{float(x.min()):.4g}, {float(x.max()):.4g}]",
-                f"Wrap them with `torch.remainder({name}, 2 * math.pi)` "
-                f"or `space.project({name})`.",
+                advice,
             )
 
     def project(self, x: Tensor) -> Tensor:
