@@ -178,7 +178,9 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         self.truncation_tol = truncation_tol
         cap = max_levels or space.default_max_levels
         self.max_levels = min(cap, available) if available else cap
-        self._warned_mass = 0.0  # the neglected mass of the last truncation warning
+        self._warned_mass = 0.0  # the neglected mass of the last warning of the level cap
+        self._warned_dropped = False  # the warning of the eigenpairs a large graph or mesh drops
+        self._rest: tuple | None = None  # (lengthscales, mass beyond the cap, slope): _log_rest
         scan = self.max_levels if available else max(self.max_levels * 50, 10_000)
         if space.max_scan_levels is not None:
             scan = max(self.max_levels, min(scan, space.max_scan_levels))
@@ -291,7 +293,7 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         return neglected > max(threshold, WARN_AGAIN_FACTOR * self._warned_mass)
 
     def _warn_if_eigenpairs_dropped(self, lengthscale: Tensor) -> None:
-        """Warn where the space kept only its lowest eigenpairs (a mesh or graph of more
+        """Warn (once) where the space kept only its lowest eigenpairs (a mesh or graph of more
         than ``DENSE_MAX`` points) and those it left out may hold more than ``CAP_WARNING_FACTOR *
         truncation_tol`` of the spectral mass at ``lengthscale``. Their share lies between two
         bounds, both stated: every left-out eigenpair at their mean eigenvalue (below: the
@@ -299,7 +301,7 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         one decides, so no loss above the threshold goes unreported (on a weighted graph the
         lower bound was 20 times below the share lost)."""
         count = self._dropped_count
-        if count is None:
+        if count is None or self._warned_dropped:  # once: it is due at every lengthscale
             return
         with torch.no_grad():
             ls = lengthscale.detach().reshape(-1, 1).to(self._eigenvalues.dtype)
@@ -309,7 +311,7 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
             lost = math.log(count) + log_spectrum(at, ls, self.nu, self.space.spectral_dim)
             shares = torch.sigmoid(lost - kept.unsqueeze(-1))  # lost / (lost + kept)
             below, above = (float(v) for v in shares.max(0).values)
-        if self._worth_warning(above):
+        if above > CAP_WARNING_FACTOR * self.truncation_tol:
             total = self.space.num_points
             warnings.warn(
                 f"{self!r}: the space keeps the lowest {total - count:,} of its {total:,} "
@@ -321,7 +323,7 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
                 TruncationWarning,
                 stacklevel=user_stacklevel(),
             )
-            self._warned_mass = above
+            self._warned_dropped = True
 
     def _log_tail(self, lengthscale: Tensor, every_level: bool = False) -> Tensor:
         """Log share of the spectral mass in levels ``>= l``, shape ``(prod(batch), L)``.
@@ -336,17 +338,37 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         of the mass and moved entries by 8e-4).
         """
         ls = lengthscale.reshape(-1, 1).to(self._eigenvalues.dtype)
-        spectrum = log_spectrum(self._eigenvalues, ls, self.nu, self.space.spectral_dim)
-        log_mass = self._log_multiplicities + spectrum
-        tail_mass = log_mass if self._log_peaks is None else self._log_peaks + spectrum
-        head = log_mass.shape[-1] if every_level else self.max_levels + 1
-        log_tail = torch.logcumsumexp(tail_mass[..., :head].flip(-1), dim=-1).flip(-1)
-        if head < log_mass.shape[-1]:
-            rest = torch.logsumexp(tail_mass[..., head:], dim=-1, keepdim=True)
-            log_tail = torch.logaddexp(log_tail, rest)
+        scanned = self._eigenvalues.shape[-1]
+        head = scanned if every_level else min(self.max_levels + 1, scanned)
+        spectrum = log_spectrum(self._eigenvalues[:head], ls, self.nu, self.space.spectral_dim)
+        log_mass = self._log_multiplicities[:head] + spectrum
+        tail_mass = log_mass if self._log_peaks is None else self._log_peaks[:head] + spectrum
+        log_tail = torch.logcumsumexp(tail_mass.flip(-1), dim=-1).flip(-1)
+        if head < scanned:
+            log_tail = torch.logaddexp(log_tail, self._log_rest(ls, head))
         if self._log_peaks is None:
             return log_tail - log_tail[..., :1]
         return log_tail - torch.logsumexp(log_mass, dim=-1, keepdim=True)
+
+    def _log_rest(self, ls: Tensor, head: int) -> Tensor:
+        """Log mass of the scanned levels from ``head`` on, ``(prod(batch), 1)`` at the
+        lengthscales ``ls`` ``(prod(batch), 1)``, with its gradient. Its value and derivative
+        are kept for the last lengthscales, so that an acquisition's many calls at fixed
+        hyperparameters pay for them once (on a circle, 98,000 levels: a qLogNEI value and
+        gradient on three circles and three boxes took 0.077 s recomputing them, 0.057 s
+        without); the result is ``value + slope * (ls - ls.detach())``, exact in value and
+        first derivative."""
+        key = (ls.detach().cpu().numpy().tobytes(), head, ls.dtype, ls.device)
+        if self._rest is None or self._rest[0] != key:
+            with torch.enable_grad():
+                at = ls.detach().requires_grad_()
+                rest = log_spectrum(self._eigenvalues[head:], at, self.nu, self.space.spectral_dim)
+                weights = self._log_multiplicities if self._log_peaks is None else self._log_peaks
+                rest = torch.logsumexp(weights[head:] + rest, -1, keepdim=True)
+                (slope,) = torch.autograd.grad(rest.sum(), at)  # rows are independent
+            self._rest = (key, rest.detach(), slope)
+        _, value, slope = self._rest
+        return value + slope * (ls - ls.detach())
 
     def periodic_images(self, lengthscale: Tensor) -> tuple[Tensor, Tensor] | None:
         r"""Share of the periodic-image sum in the kernel at ``lengthscale`` ``(*batch, 1, 1)``,
@@ -398,7 +420,7 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         Hyperparameter fitting visits trial lengthscales whose truncation says nothing about the
         fitted model; fitting code silences the warning and calls this once at the end.
         """
-        self._warned_mass = 0.0
+        self._warned_mass, self._warned_dropped = 0.0, False
         return self.levels_for(self.lengthscale)
 
     def level_weights(

@@ -8,7 +8,7 @@ import torch
 from torch import Tensor
 
 from manibo._validation import default_tolerance
-from manibo.harmonics.fourier import angle_harmonics
+from manibo.harmonics.fourier import COSINE_TABLE_ELEMENTS, angle_harmonics, cosine_series
 from manibo.harmonics.series import GegenbauerLevels, level_series
 from manibo.spaces.base import CompactSpace, pairwise_in_chunks, series_coefficients
 
@@ -101,16 +101,20 @@ class Circle(CompactSpace):
         return n**2, multiplicities
 
     def spectral_sum(self, weights: Tensor, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
+        r""":math:`\sum_l w_l G_l`: a table of cosines where it is small (few points against
+        many, as an acquisition asks), else the level recurrence, in row blocks."""
         scales = self._levels.scales(weights.shape[-1])
+        coeffs = series_coefficients(weights, scales, extra_dims=1 if diag else 2)
+
+        def series(gap: Tensor) -> Tensor:
+            size = torch.broadcast_shapes(gap.shape, coeffs.shape[:-1]).numel()
+            if size * coeffs.shape[-1] <= COSINE_TABLE_ELEMENTS:
+                return cosine_series(gap, coeffs)
+            return level_series(torch.cos(gap), coeffs, self._levels)
+
         if diag:
-            coeffs = series_coefficients(weights, scales, extra_dims=1)
-            return level_series(torch.cos(x1[..., 0] - x2[..., 0]), coeffs, self._levels)
-        coeffs = series_coefficients(weights, scales, extra_dims=2)
-
-        def block(a: Tensor, b: Tensor) -> Tensor:
-            return level_series(torch.cos(a - b.transpose(-1, -2)), coeffs, self._levels)
-
-        return pairwise_in_chunks(block, x1, x2, point_ndim=1)
+            return series(x1[..., 0] - x2[..., 0])
+        return pairwise_in_chunks(lambda a, b: series(a - b.transpose(-1, -2)), x1, x2, 1)
 
     def eigenfunctions(self, x: Tensor, num_levels: int) -> Tensor:
         return angle_harmonics(x[..., 0], num_levels)

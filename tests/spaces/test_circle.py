@@ -1,4 +1,7 @@
-"""Circle: refusals of angles off [0, 2π) with the advice that fits what arrived."""
+"""Circle: refusals of angles off [0, 2π) with the advice that fits what arrived; the spectral sum
+from a table of cosines and from the level recurrence against the Fourier sum."""
+
+import math
 
 import pytest
 import torch
@@ -15,3 +18,29 @@ def test_angles_in_degrees_are_refused_with_the_conversion():
     with pytest.raises(InputDataError) as info:  # radians out of [0, 2π) are only wrapped
         space.check(torch.tensor([[7.0], [-0.5]], dtype=torch.float64))
     assert "degrees" not in str(info.value) and "torch.remainder(x, 2 * math.pi)" in str(info.value)
+
+
+def test_the_table_of_cosines_and_the_level_recurrence_agree_with_their_gradients(monkeypatch):
+    # A kernel matrix small enough is summed from a table of cos(l d), a larger one level by
+    # level; both against the Fourier sum computed here, values and gradients.
+    import manibo.spaces.circle as circle_module
+
+    space = Circle()
+    gen = torch.Generator().manual_seed(0)
+    x1 = (2 * math.pi * torch.rand(7, 1, generator=gen, dtype=torch.float64)).requires_grad_()
+    x2 = 2 * math.pi * torch.rand(5, 1, generator=gen, dtype=torch.float64)
+    weights = torch.rand(2, 1, 1, 40, generator=gen, dtype=torch.float64)  # a batch of two
+    gap = x1[:, 0].detach().unsqueeze(-1) - x2[:, 0]
+    level = torch.arange(40, dtype=torch.float64)
+    scale = torch.where(level > 0, 2.0, 1.0)
+    expected = (torch.cos(gap.unsqueeze(-1) * level) * scale * weights).sum(-1)
+    results = []
+    for elements in (circle_module.COSINE_TABLE_ELEMENTS, 0):  # the table, then the recurrence
+        monkeypatch.setattr(circle_module, "COSINE_TABLE_ELEMENTS", elements)
+        K = space.spectral_sum(weights[..., 0, 0, :], x1, x2)
+        (grad,) = torch.autograd.grad(K.sum(), x1)
+        results.append((K.detach(), grad))
+        assert torch.allclose(K.detach(), expected, atol=1e-12)
+        diag = space.spectral_sum(weights[..., 0, 0, :], x1[:5], x2, diag=True)
+        assert torch.allclose(diag.detach(), torch.diagonal(expected[:, :5], dim1=-2, dim2=-1))
+    assert torch.allclose(results[0][1], results[1][1], atol=1e-10)
