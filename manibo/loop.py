@@ -108,9 +108,13 @@ so that a point rounded by the user's own code (to 1e-6, say) still clears it, o
 1000 as on one of width 1e-4."""
 
 OUTLIER_RANGES = 100.0
-"""A told value farther beyond the range of the earlier successful values (five at least) than
-this many times that range is reported, once per optimiser: a glitched reading or a failure code
-(1e6 among values in [0, 2]) makes a Gaussian-process surrogate take the rest for noise."""
+"""A told value worse than every earlier successful value (five at least) by more than this many
+times their range is reported, once per optimiser: a glitched reading or a failure code (1e6
+among values in [0, 2]) makes a Gaussian-process surrogate take the rest for noise."""
+
+FLAT_SPAN = 1e-9
+"""... unless the earlier values span less than this fraction of the told value's magnitude: flat
+at its scale, they have no structure for it to hide."""
 
 
 @dataclass
@@ -928,9 +932,10 @@ class BayesianOptimizer:
         self.flush()
 
     def _warn_if_outlier(self, evaluation: Evaluation) -> None:
-        """Warn (once per optimiser) when the value of ``evaluation`` lies farther beyond the
-        range of the successful evaluations before it than :data:`OUTLIER_RANGES` times that
-        range (kept as a running range, so a tell costs O(1))."""
+        """Warn (once per optimiser) when the value of ``evaluation`` is worse than every
+        successful evaluation before it by more than :data:`OUTLIER_RANGES` times their range,
+        and that range is not flat at the value's scale (:data:`FLAT_SPAN`); the range is kept
+        as it grows, so a tell costs O(1)."""
         while self._ranged < evaluation.index:
             earlier = self._history[self._ranged]
             if earlier.status == "ok":
@@ -941,19 +946,22 @@ class BayesianOptimizer:
             return
         low, high, count = self._value_range
         span, y = high - low, evaluation.y
-        beyond = max(low - y, y - high)
-        if span <= 0 or beyond <= OUTLIER_RANGES * span:
+        beyond = y - high if self.config["minimize"] else low - y  # worse than all: a better
+        # value is what the search is for (a needle found), and values flat at its scale (a
+        # plateau seen to rounding) lose no structure to it
+        if beyond <= OUTLIER_RANGES * span or span <= FLAT_SPAN * abs(y):
             return
         self._warned_outlier = True
         warnings.warn(
             f"evaluation {evaluation.index} has the value {y:.6g}, {beyond / span:.3g} "
             f"times the range of the {count} successful values before it ([{low:.6g}, "
-            f"{high:.6g}]) beyond that range. A Gaussian-process surrogate fitted to it takes the "
-            "others for noise around a flat function (a reading of 1e6 among values in [0, 2] "
-            "gave a noise variance of 3e8, and the search then did worse than random points). If "
-            "it is a glitch or a failure code, record such points as failed (`tell_failure`, or "
-            "raise EvaluationFailed from the objective); if it is real, the objective on a log "
-            "scale is easier to model. Shown once per optimiser.",
+            f"{high:.6g}]) beyond that range, on the worse side. A Gaussian-process surrogate "
+            "fitted to it takes the others for noise around a flat function (a reading of 1e6 "
+            "among values in [0, 2] gave a noise variance of 3e8, and the search then did worse "
+            "than random points). If it is a glitch or a failure code, record such points as "
+            "failed (`tell_failure`, or raise EvaluationFailed from the objective); if it is "
+            "real, a transform of the objective that compresses its bad values (the logarithm "
+            "of a positive objective) is easier to model. Shown once per optimiser.",
             ManiboWarning,
             stacklevel=user_stacklevel(),
         )

@@ -220,7 +220,7 @@ def test_a_value_far_beyond_the_range_of_the_others_warns_once(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         opt.tell(X[:5], [0.1, 1.9, 0.7, 1.2, 0.4])
-        opt.tell(X[5], -150.0)  # 84 ranges below: a real, if steep, value is let be
+        opt.tell(X[5], -150.0)  # 84 ranges better: what a search is for (and under 100)
         opt.tell_failure(X[6], "crashed")  # failures have no value
     with pytest.warns(
         ManiboWarning,
@@ -233,6 +233,20 @@ def test_a_value_far_beyond_the_range_of_the_others_warns_once(tmp_path):
         warnings.simplefilter("error")
         opt.tell(X[8], -1e9)  # shown once per optimiser
     assert len(opt.history) == 9  # recorded all the same
+    # quiet: a needle found (far better than all), a plateau seen to rounding then left (flat
+    # at the new value's scale); warned: a glitch far below the rest when maximising
+    cases = [
+        ({}, [-2.6e-6, -1e-33, -1e-12, -1e-9, -1e-7], -1.0, False),
+        ({}, [0.0, 1e-12, 2e-12, 5e-13, 1.5e-12], 1.0, False),
+        ({"minimize": False}, [0.1, 1.9, 0.7, 1.2, 0.4], -999.0, True),
+    ]
+    for settings, before, value, warned in cases:
+        opt = BayesianOptimizer(space, seed=0, **settings, **FAST)
+        opt.tell(X[:5], before)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            opt.tell(X[5], value)
+        assert [str(w.message)[:13] for w in caught] == (["evaluation 5 "] if warned else [])
 
 
 def test_an_analytic_acquisition_does_not_propose_a_failed_point_again():
