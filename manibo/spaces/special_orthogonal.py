@@ -63,14 +63,15 @@ def quaternion_to_rotation(q: Tensor) -> Tensor:
             f"`q` must be a floating tensor of quaternions (w, x, y, z), shape (*batch, 4); got "
             f"{got or type(q).__name__}."
         )
-    norm = q.norm(dim=-1, keepdim=True)
-    bad = ~torch.isfinite(q).all(-1, keepdim=True) | (norm == 0)
+    largest = q.abs().amax(dim=-1, keepdim=True)  # scaled first: |q| of 1e200 overflows
+    bad = ~torch.isfinite(q).all(-1, keepdim=True) | (largest == 0)
     if bool(bad.any()):
         raise InputDataError(
             f"`q` holds {int(bad.sum())} quaternion(s) with a NaN or infinite entry or all zero, "
             "which are no rotation; the zero quaternion is often an uninitialised message."
         )
-    return _quaternion_matrix(q / norm)
+    q = q / largest
+    return _quaternion_matrix(q / q.norm(dim=-1, keepdim=True))
 
 
 def _quaternion_matrix(q: Tensor) -> Tensor:

@@ -486,6 +486,10 @@ def test_quaternion_to_rotation_normalises_and_refuses_no_rotation():
     r = quaternion_to_rotation(q)
     assert np.allclose(r.numpy(), expected, atol=1e-14)
     SO3.check(r.reshape(-1, 9))
+    # scaled far up or down (|q| would overflow or underflow), the same rotation
+    for scale, dtype in ((1e200, torch.float64), (1e-200, torch.float64), (1e20, torch.float32)):
+        scaled = quaternion_to_rotation((scale * q).to(dtype))
+        assert torch.allclose(scaled.double(), r, atol=1e-6 if dtype == torch.float32 else 1e-14)
     for bad, match in (
         (torch.zeros(4, dtype=torch.float64), "all zero"),
         (torch.tensor([float("nan"), 0, 0, 1.0]), "NaN"),
