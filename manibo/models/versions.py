@@ -38,3 +38,40 @@ def _version(t) -> int:
         return t._version
     except RuntimeError:  # an inference tensor keeps no version counter, and cannot change
         return -1
+
+
+_FRESH = "fresh"  # a copied reader's versions: to be taken anew, on the copy's own module
+_STALE = ("stale",)  # matches no module's versions
+
+
+class KeepsVersions:
+    """Mixin (before the other bases) of an object that keeps :func:`tensor_versions` of one of
+    its modules in an attribute: copied or pickled, a reader that was current is current for the
+    copy's module (its own copy, or the one a ``deepcopy`` memo shares), and a stale one stays
+    stale (the fingerprint names tensors, which a copy replaces).
+
+    Attributes:
+        _versions_attr: the attribute holding the versions (None: nothing to keep).
+        _versions_of: the attribute holding the module.
+    """
+
+    _versions_attr: str
+    _versions_of: str
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        versions = state.get(self._versions_attr)
+        if versions is not None:
+            current = tensor_versions(getattr(self, self._versions_of)) == versions
+            state[self._versions_attr] = _FRESH if current else _STALE
+        return state
+
+    def __setstate__(self, state) -> None:
+        restore = getattr(super(), "__setstate__", None)
+        if restore is None:
+            self.__dict__.update(state)
+        else:
+            restore(state)
+        if state.get(self._versions_attr) == _FRESH:
+            module = getattr(self, self._versions_of)
+            setattr(self, self._versions_attr, tensor_versions(module))

@@ -32,12 +32,12 @@ from manibo.models.transforms import (
     fitted_outcome_transform,
     transformed_training_inputs,
 )
-from manibo.models.versions import check_unchanged, tensor_versions
+from manibo.models.versions import KeepsVersions, check_unchanged, tensor_versions
 
 _CONDITIONED = ("last_readout", "last_scale_tril")
 
 
-class ActivatedDGPModel(TransformedTrainingInputs, Model, FantasizeMixin):
+class ActivatedDGPModel(KeepsVersions, TransformedTrainingInputs, Model, FantasizeMixin):
     r"""A BoTorch model whose posterior is an activated deep GP trained in two stages.
 
     Outcomes go through ``outcome_transform`` (BoTorch's ``Standardize`` per column by default)
@@ -95,6 +95,9 @@ class ActivatedDGPModel(TransformedTrainingInputs, Model, FantasizeMixin):
     (:meth:`condition_on_observations`, hence knowledge gradient and integrated variance) update the
     last layer's inducing posterior (:mod:`manibo.models.adgp.conditioning`).
     """
+
+    _versions_attr, _versions_of = "_conditioned_on", "network"
+    _conditioned_on: tuple | None = None  # a fantasy model: the shared network's state
 
     def __init__(
         self,
@@ -162,7 +165,6 @@ class ActivatedDGPModel(TransformedTrainingInputs, Model, FantasizeMixin):
             self.input_transform = input_transform
         self._outputs = list(range(train_Y.shape[-1]))
         self.register_buffer("last_readout", None)
-        self._conditioned_on: tuple | None = None  # a fantasy model: the shared network's state
         self.register_buffer("last_scale_tril", None)
         self.network = ActivatedDeepGP(
             self.transformed_inputs().shape[-1],
@@ -269,8 +271,9 @@ class ActivatedDGPModel(TransformedTrainingInputs, Model, FantasizeMixin):
         return True
 
     def fit(self) -> ActivatedDGPModel:
-        """Run both training stages on the training data, from the network's current weights (a
-        second call continues the first fit, as a GPyTorch fit does); returns ``self``."""
+        """Run both training stages on the training data; returns ``self``. The network stage
+        starts from the network's current weights (a second call continues the first), and the
+        variational stage is then initialised anew from the network."""
         if self.last_readout is not None or self.num_outputs != self.network.output_dim:
             raise ConfigurationError(
                 "a fantasy model or an output subset shares the network of the model it came "

@@ -28,14 +28,14 @@ from torch.quasirandom import SobolEngine
 from manibo.exceptions import InputDataError
 from manibo.models.adgp.layer import LayerState
 from manibo.models.adgp.network import ActivatedDeepGP
-from manibo.models.versions import check_unchanged, tensor_versions
+from manibo.models.versions import KeepsVersions, check_unchanged, tensor_versions
 
 MOMENT_SAMPLES = 256
 """Samples behind :attr:`ActivatedDGPPosterior.mean`, ``variance`` and ``distribution`` (fixed
 Sobol normals)."""
 
 
-class ActivatedDGPPosterior(Posterior):
+class ActivatedDGPPosterior(KeepsVersions, Posterior):
     r"""The posterior of an :class:`~manibo.models.adgp.ActivatedDeepGP` at ``X``, in data units.
 
     Args:
@@ -51,6 +51,8 @@ class ActivatedDGPPosterior(Posterior):
         states: the layers' states (default ``network.states()``); a fantasy model passes its
             conditioned last layer here.
     """
+
+    _versions_attr, _versions_of = "_versions", "network"
 
     def __init__(
         self,

@@ -27,12 +27,12 @@ from manibo.models.gpnet.trainer import GPNet
 from manibo.models.inputs import check_model_dtype, check_observations, check_points
 from manibo.models.outputs import broadcast_moments, check_output_indices
 from manibo.models.transforms import TransformedTrainingInputs, checked_input_transform
-from manibo.models.versions import check_unchanged, tensor_versions
+from manibo.models.versions import KeepsVersions, check_unchanged, tensor_versions
 
 _HEAD = ("weight_mean", "weight_root")
 
 
-class GPNetModel(TransformedTrainingInputs, Model, FantasizeMixin):
+class GPNetModel(KeepsVersions, TransformedTrainingInputs, Model, FantasizeMixin):
     r"""A trained single-output GPNet (Gaussian likelihood) as a BoTorch model.
 
     The posterior at ``q`` points is the network's joint Gaussian :math:`\mathcal N(\Phi m, \Phi
@@ -54,6 +54,9 @@ class GPNetModel(TransformedTrainingInputs, Model, FantasizeMixin):
             :math:`f = c + \phi^\top w`, and the posterior and the conditioning add :math:`c`
             back. Default 0.
     """
+
+    _versions_attr, _versions_of = "_conditioned_on", "gpnet"
+    _conditioned_on: tuple | None = None  # a fantasy model: the shared network's state
 
     def __init__(
         self,
@@ -80,7 +83,6 @@ class GPNetModel(TransformedTrainingInputs, Model, FantasizeMixin):
                 f"`prior_mean` must be one finite number, got {prior_mean.tolist()!r}."
             )
         self.register_buffer("prior_mean", prior_mean.reshape(()))
-        self._conditioned_on: tuple | None = None  # a fantasy model: the shared network's state
         if outcome_transform is not None:
             self.outcome_transform = outcome_transform.eval()
         input_transform = checked_input_transform(input_transform)

@@ -3,6 +3,7 @@ gradients in X, analytic acquisitions use the Monte Carlo moments, the "adgp" su
 loop on a sphere, and bad input gets clear errors."""
 
 import copy
+import pickle
 
 import pytest
 import torch
@@ -243,7 +244,15 @@ def test_a_posterior_or_fantasy_taken_before_the_model_changed_refuses_to_be_rea
     mean = read.mean  # read before the change: a snapshot, still valid after it
     fantasy = model.condition_on_observations(test[:2], Y[:2])
     noisy = model.posterior(test, observation_noise=True)
+    # copies of current readers are current (a deep copy or a pickle replaces every tensor)
+    for copied in (copy.deepcopy(fantasy), pickle.loads(pickle.dumps(fantasy))):
+        assert torch.equal(copied.posterior(test).mean, fantasy.posterior(test).mean)
+    assert torch.equal(copy.deepcopy(kept).mean, pickle.loads(pickle.dumps(kept)).mean)
     model.load_state_dict(other.state_dict())
+    with pytest.raises(StaleModelError):  # copies of stale readers are stale
+        copy.deepcopy(fantasy).posterior(test)
+    with pytest.raises(StaleModelError):
+        _ = pickle.loads(pickle.dumps(kept)).mean
     assert torch.equal(read.mean, mean)
     for stale in (
         lambda: kept.mean,

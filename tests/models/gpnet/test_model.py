@@ -1,5 +1,7 @@
 """GPNet as a BoTorch model: the posterior contract, the registered surrogate, the BO loop."""
 
+import copy
+
 import pytest
 import torch
 from botorch.acquisition import qLogNoisyExpectedImprovement
@@ -233,10 +235,13 @@ def test_a_fantasy_model_refuses_to_be_read_after_the_network_it_shares_changed(
     X = space.random(4, generator=torch.Generator().manual_seed(2)).double()
     fantasy = model.condition_on_observations(X[:2], torch.tensor([[1.0], [2.0]]).double())
     fantasy.posterior(X)
+    copied = copy.deepcopy(fantasy)  # a copy of a current fantasy model is current
+    assert torch.equal(copied.posterior(X).mean, fantasy.posterior(X).mean)
     _, other = _model()
     with torch.no_grad():
         other.gpnet.likelihood.raw_noise.add_(0.5)
     model.load_state_dict(other.state_dict())
-    with pytest.raises(StaleModelError, match="fantasy model"):
-        fantasy.posterior(X)
+    for stale in (fantasy, copy.deepcopy(fantasy)):
+        with pytest.raises(StaleModelError, match="fantasy model"):
+            stale.posterior(X)
     assert model.posterior(X).mean.shape == (4, 1)  # the model itself reads its state anew
