@@ -13,6 +13,7 @@ import json
 import os
 import platform
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -94,7 +95,8 @@ def environment(device: str = "cpu") -> dict:
     Returns:
         A JSON-serialisable dict: package versions, Python, OS, CPU model, core count, physical
         memory, torch threads, GPU (or ``None``), the load average at the start (other processes
-        competing for the CPU make timings noisy) and the time of the run (UTC, ISO 8601).
+        competing for the CPU make timings noisy), the time of the run (UTC, ISO 8601) and the
+        command that ran it (``python`` and its arguments, from the benchmarks folder's parent).
     """
     import torch
 
@@ -117,7 +119,19 @@ def environment(device: str = "cpu") -> dict:
         "gpu": gpu,
         "load_average_1_5_15_min": load_average(),
         "timestamp_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "command": command_line(),
     }
+
+
+def command_line() -> str:
+    """``python`` and the arguments this process was started with, the script as a path from the
+    checkout's root where it lies in it (``python benchmarks/regret.py --seeds 10``)."""
+    script, *rest = sys.argv or [""]
+    try:
+        script = str(Path(script).resolve().relative_to(Path(__file__).resolve().parents[1]))
+    except ValueError:
+        pass
+    return " ".join(["python", script, *(shlex.quote(a) for a in rest)])
 
 
 def load_average() -> list[float] | None:

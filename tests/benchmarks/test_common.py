@@ -11,7 +11,9 @@ sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
 
 from _common import (  # noqa: E402
     WorkerCase,
+    command_line,
     device_ratio,
+    environment,
     measure,
     resolve_devices,
     run_worker,
@@ -103,3 +105,11 @@ def test_run_worker_reports_failures(tmp_path):
     assert "exit status 1" in failed["error"] and "boom" in failed["error"]
     slow = run_worker([sys.executable, "-c", "import time; time.sleep(5)"], result, timeout=0.5)
     assert slow["error"].startswith("timed out")
+
+
+def test_the_environment_records_the_command_that_ran_the_benchmark(monkeypatch):
+    # No JSON said how it was made: the command is what a reader needs to run it again.
+    script = Path(__file__).parents[2] / "benchmarks" / "regret.py"
+    monkeypatch.setattr(sys, "argv", [str(script), "--seeds", "3", "--out", "my results"])
+    assert command_line() == "python benchmarks/regret.py --seeds 3 --out 'my results'"
+    assert environment()["command"] == command_line()
