@@ -126,12 +126,14 @@ def environment(device: str = "cpu") -> dict:
 def command_line() -> str:
     """``python`` and the arguments this process was started with, the script as a path from the
     checkout's root where it lies in it (``python benchmarks/regret.py --seeds 10``)."""
-    script, *rest = sys.argv or [""]
+    if not sys.argv or not sys.argv[0]:
+        return "python"
+    script, *rest = sys.argv
     try:
         script = str(Path(script).resolve().relative_to(Path(__file__).resolve().parents[1]))
     except ValueError:
         pass
-    return " ".join(["python", script, *(shlex.quote(a) for a in rest)])
+    return " ".join(["python", *(shlex.quote(a) for a in (script, *rest))])
 
 
 def load_average() -> list[float] | None:

@@ -56,8 +56,10 @@ def angle_harmonics(theta: Tensor, num_levels: int) -> Tensor:
 
 
 COSINE_TABLE_ELEMENTS = 1 << 22
-"""Largest table ``(*shape, L)`` of cosines :func:`cosine_series` builds (32 MiB in float64);
-beyond it a caller sums level by level."""
+"""Largest table ``(*shape, L)`` of cosines a caller of :func:`cosine_series` lets it build, for a
+whole kernel matrix: 32 MiB in float64, about six times that at the peak of a backward pass
+(the table, its product with the coefficients, their gradients); beyond it a caller sums level
+by level."""
 
 
 def cosine_series(gap: Tensor, coeffs: Tensor) -> Tensor:

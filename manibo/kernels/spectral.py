@@ -136,6 +136,8 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
 
     has_lengthscale = True
     _batchless_buffers = ("_eigenvalues", "_log_multiplicities", "_log_peaks")
+    # defaults for kernels pickled before these were set in __init__
+    _warned_mass, _warned_dropped, _rest = 0.0, False, None
     _noncompact_class: type[Kernel] = NoncompactMaternKernel
 
     def __new__(cls, space=None, *args, **kwargs):
@@ -342,13 +344,20 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         head = scanned if every_level else min(self.max_levels + 1, scanned)
         spectrum = log_spectrum(self._eigenvalues[:head], ls, self.nu, self.space.spectral_dim)
         log_mass = self._log_multiplicities[:head] + spectrum
-        tail_mass = log_mass if self._log_peaks is None else self._log_peaks[:head] + spectrum
+        tail_mass = self._log_tail_weights()[:head] + spectrum
         log_tail = torch.logcumsumexp(tail_mass.flip(-1), dim=-1).flip(-1)
         if head < scanned:
             log_tail = torch.logaddexp(log_tail, self._log_rest(ls, head))
-        if self._log_peaks is None:
+        if self._buffers.get("_log_peaks") is None:  # the tail's weights are the multiplicities
             return log_tail - log_tail[..., :1]
         return log_tail - torch.logsumexp(log_mass, dim=-1, keepdim=True)
+
+    def _log_tail_weights(self) -> Tensor:
+        """Log weight of each scanned level in the tail: its peak over the points
+        (:meth:`~manibo.spaces.base.CompactSpace.level_peaks`) where the space has them, else
+        its multiplicity; ``(scanned,)``."""
+        peaks = self._buffers.get("_log_peaks")  # absent from kernels pickled before it
+        return self._log_multiplicities if peaks is None else peaks
 
     def _log_rest(self, ls: Tensor, head: int) -> Tensor:
         """Log mass of the scanned levels from ``head`` on, ``(prod(batch), 1)`` at the
@@ -358,12 +367,15 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         gradient on three circles and three boxes took 0.077 s recomputing them, 0.057 s
         without); the result is ``value + slope * (ls - ls.detach())``, exact in value and
         first derivative."""
-        key = (ls.detach().cpu().numpy().tobytes(), head, ls.dtype, ls.device)
+        weights = self._log_tail_weights()
+        if torch.is_inference_mode_enabled():  # no gradient to keep, nor can one be taken
+            spectrum = log_spectrum(self._eigenvalues[head:], ls, self.nu, self.space.spectral_dim)
+            return torch.logsumexp(weights[head:] + spectrum, -1, keepdim=True)
+        key = (ls.detach().cpu().numpy().tobytes(), head, ls.dtype, ls.device, self.nu)
         if self._rest is None or self._rest[0] != key:
             with torch.enable_grad():
                 at = ls.detach().requires_grad_()
                 rest = log_spectrum(self._eigenvalues[head:], at, self.nu, self.space.spectral_dim)
-                weights = self._log_multiplicities if self._log_peaks is None else self._log_peaks
                 rest = torch.logsumexp(weights[head:] + rest, -1, keepdim=True)
                 (slope,) = torch.autograd.grad(rest.sum(), at)  # rows are independent
             self._rest = (key, rest.detach(), slope)

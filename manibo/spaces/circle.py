@@ -101,20 +101,26 @@ class Circle(CompactSpace):
         return n**2, multiplicities
 
     def spectral_sum(self, weights: Tensor, x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor:
-        r""":math:`\sum_l w_l G_l`: a table of cosines where it is small (few points against
-        many, as an acquisition asks), else the level recurrence, in row blocks."""
+        """:math:`\\sum_l w_l G_l`: from a table of cosines where the whole table is small (few
+        points against many, as an acquisition asks), else by the level recurrence, in row
+        blocks (its memory is that of the output)."""
         scales = self._levels.scales(weights.shape[-1])
         coeffs = series_coefficients(weights, scales, extra_dims=1 if diag else 2)
-
-        def series(gap: Tensor) -> Tensor:
-            size = torch.broadcast_shapes(gap.shape, coeffs.shape[:-1]).numel()
-            if size * coeffs.shape[-1] <= COSINE_TABLE_ELEMENTS:
-                return cosine_series(gap, coeffs)
-            return level_series(torch.cos(gap), coeffs, self._levels)
-
         if diag:
-            return series(x1[..., 0] - x2[..., 0])
-        return pairwise_in_chunks(lambda a, b: series(a - b.transpose(-1, -2)), x1, x2, 1)
+            size = torch.broadcast_shapes(x1.shape[:-1], x2.shape[:-1], coeffs.shape[:-1]).numel()
+        else:
+            batch = torch.broadcast_shapes(x1.shape[:-2], x2.shape[:-2], coeffs.shape[:-3])
+            size = batch.numel() * x1.shape[-2] * x2.shape[-2]
+        if size * coeffs.shape[-1] <= COSINE_TABLE_ELEMENTS:
+            gap = x1[..., 0] - x2[..., 0] if diag else x1 - x2.transpose(-1, -2)
+            return cosine_series(gap, coeffs)
+        if diag:
+            return level_series(torch.cos(x1[..., 0] - x2[..., 0]), coeffs, self._levels)
+
+        def block(a: Tensor, b: Tensor) -> Tensor:
+            return level_series(torch.cos(a - b.transpose(-1, -2)), coeffs, self._levels)
+
+        return pairwise_in_chunks(block, x1, x2, point_ndim=1)
 
     def eigenfunctions(self, x: Tensor, num_levels: int) -> Tensor:
         return angle_harmonics(x[..., 0], num_levels)

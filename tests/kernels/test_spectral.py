@@ -467,3 +467,28 @@ def test_the_truncation_warning_on_a_product_names_the_cheaper_cure_first_with_i
         TruncationWarning, match="per_factor=True.*a cheaper cure than raising `max_levels`"
     ):
         kernel(x, x).to_dense()
+
+
+def test_the_mass_beyond_the_cap_is_kept_per_lengthscale_and_nu_and_read_in_inference_mode():
+    # A circle scans 98,000 levels past its cap of 2000: their mass is kept for the last
+    # lengthscales; changing nu must not reuse it, and inference mode (no gradient to take)
+    # raised "element 0 of tensors does not require grad" on a new lengthscale.
+    x = torch.linspace(0, 6, 7, dtype=torch.float64).unsqueeze(-1)
+    kernel = GeometricMaternKernel(Circle(), nu=2.5).double()
+    kernel.lengthscale = torch.tensor(0.3, dtype=torch.float64)
+    with torch.no_grad():
+        before = kernel(x).to_dense()
+    kernel.lengthscale = torch.tensor(0.2, dtype=torch.float64)
+    with torch.inference_mode():
+        inferred = kernel(x).to_dense()
+    with torch.no_grad():
+        assert torch.allclose(inferred, kernel(x).to_dense(), atol=1e-14)
+    kernel.lengthscale = torch.tensor(0.3, dtype=torch.float64)
+    tail = kernel._log_tail(kernel.lengthscale)
+    kernel.nu = 0.5
+    fresh = GeometricMaternKernel(Circle(), nu=0.5).double()
+    assert torch.allclose(kernel._log_tail(kernel.lengthscale), fresh._log_tail(kernel.lengthscale))
+    assert not torch.allclose(tail, fresh._log_tail(kernel.lengthscale))
+    kernel.nu = 2.5
+    with torch.no_grad():
+        assert torch.equal(kernel(x).to_dense(), before)

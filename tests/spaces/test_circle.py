@@ -44,3 +44,17 @@ def test_the_table_of_cosines_and_the_level_recurrence_agree_with_their_gradient
         diag = space.spectral_sum(weights[..., 0, 0, :], x1[:5], x2, diag=True)
         assert torch.allclose(diag.detach(), torch.diagonal(expected[:, :5], dim1=-2, dim2=-1))
     assert torch.allclose(results[0][1], results[1][1], atol=1e-10)
+
+
+def test_only_a_small_whole_kernel_matrix_is_summed_from_the_table(monkeypatch):
+    # Decided per row block, a 2000 x 2000 matrix of 16 levels took the table in every block and
+    # held the whole N x N x L table for the backward pass (1.2 GiB against 31 MiB for K).
+    import manibo.spaces.circle as circle_module
+
+    def refuse(*args):
+        raise AssertionError("the table of cosines was built for a large matrix")
+
+    monkeypatch.setattr(circle_module, "cosine_series", refuse)
+    x = torch.linspace(0, 6, 2000, dtype=torch.float64).unsqueeze(-1)
+    K = Circle().spectral_sum(torch.rand(16, dtype=torch.float64), x, x)
+    assert K.shape == (2000, 2000)
