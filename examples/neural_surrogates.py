@@ -10,7 +10,7 @@ Both plug into the surrogate registry by name, so switching is one argument:
   its cost per step does not grow with the number of observations.
 
 Each runs the same seeded loop on the Styblinski–Tang function on S² next to the exact geometric
-GP (``"matern"``) and random search, all with the same five initial points.
+GP (``"matern"``), the three with the same five initial points, and random search.
 Run with ``SMOKE_TEST=1`` for a quick check.
 """
 

@@ -111,7 +111,8 @@ def checked_device(device: str | torch.device | None) -> torch.device:
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ConfigurationError(
             f"`device` is {str(device)!r} but torch sees no CUDA device here; use device='cpu' "
-            "or install a CUDA build of torch on a machine with a GPU."
+            "(`--device cpu` for manibo run) or install a CUDA build of torch on a machine with "
+            "a GPU."
         )
     return device
 

@@ -42,6 +42,7 @@ from manibo.exceptions import (
     ManiboWarning,
     NoEvaluationSucceededWarning,
     ObjectiveError,
+    ObjectiveExitedError,
 )
 
 if TYPE_CHECKING:
@@ -571,12 +572,6 @@ def load_objective(reference: str) -> tuple[Callable, ModuleType]:
             + "."
         )
     return function, module
-
-
-class ObjectiveExitedError(RuntimeError):
-    """The objective, or its module when imported, called ``sys.exit()``: a ``SystemExit`` that
-    would end ``manibo run`` with the objective's status (0 for ``sys.exit(0)``) and no message
-    or results, as if the run had succeeded. It ends the run with status 1 and the traceback."""
 
 
 def _refusing_exit(function: Callable) -> Callable:

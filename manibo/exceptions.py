@@ -67,6 +67,14 @@ class ObjectiveError(ManiboError, TypeError):
     """An objective returned something other than one real number (a tuple, None, a string ...)."""
 
 
+class ObjectiveExitedError(RuntimeError):
+    """The objective, or its module when imported, called ``sys.exit()`` under ``manibo run``: a
+    ``SystemExit`` that would end the run with the objective's status (0 for ``sys.exit(0)``) and
+    no message or results, as if it had succeeded. It ends the run with status 1 and the
+    traceback, as an error of the objective's code does (so it is no :class:`ManiboError`, whose
+    errors of settings end it with status 2); an objective must return a number or raise."""
+
+
 class ProposalWarningSummary(ManiboWarning):
     """The warnings BoTorch and GPyTorch issued while a run proposed its points, counted by kind.
 

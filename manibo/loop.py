@@ -79,6 +79,7 @@ from manibo.exceptions import (
     ManiboWarning,
     NoEvaluationSucceededWarning,
     ObjectiveError,
+    ObjectiveExitedError,
 )
 from manibo.journal import (
     Asked,
@@ -1730,7 +1731,14 @@ def _type_name(value: object) -> str:
 
 def _note_programming_error(err: BaseException, x: Tensor) -> None:
     """Say where the objective raised ``err`` (not for errors manibo raised with that already)."""
-    if isinstance(err, (ObjectiveError, JournalWriteError, KeyboardInterrupt, SystemExit)):
+    stopped = (
+        ObjectiveError,
+        ObjectiveExitedError,
+        JournalWriteError,
+        KeyboardInterrupt,
+        SystemExit,
+    )
+    if isinstance(err, stopped):  # no failure to record: the note's advice would not apply
         return
     err.add_note(
         f"manibo: the objective raised this at x = {_shorten(str(x.tolist()), 80)}; the run "

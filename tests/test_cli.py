@@ -1205,6 +1205,7 @@ def test_an_objective_that_calls_sys_exit_ends_the_run_with_status_1_and_its_lin
     who = "module of --objective quits.py:f" if where == "import" else "objective"
     assert f"ObjectiveExitedError: the {who} called sys.exit({code})" in err
     assert f'quits.py", line {4 if where == "evaluation" else 2}' in err and "cli.py" not in err
+    assert "--on-error" not in err  # a sys.exit() is no failure to record: that advice misled
 
 
 def test_results_are_written_where_asked_after_the_objective_changes_folder(

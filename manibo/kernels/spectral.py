@@ -420,10 +420,10 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
             return ""
         return (
             ". On a product, `per_factor=True` (an option of `matern_kernel` and the 'matern' "
-            "surrogate) gives each factor its own kernel and lengthscale, each truncated on its "
-            "own: a cheaper cure than raising `max_levels`, whose levels of the product cost "
-            "time in proportion to their number (on Circle x Circle x Sphere(1), 300 of them "
-            "made one BO proposal take 31 s and 2000 more than 90 s)"
+            "surrogate; `--surrogate-option per_factor=true` for `manibo run`, in a new --out) "
+            "gives each factor its own kernel and lengthscale, each truncated on its own: a "
+            "cheaper cure than raising `max_levels`, whose levels of the product cost time in "
+            "proportion to their number (300 of them made one proposal take 31 s)"
         )
 
     def report_truncation(self) -> int:
