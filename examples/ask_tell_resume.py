@@ -4,6 +4,7 @@ The run keeps a journal and resumes after a crash.
 """
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -26,3 +27,6 @@ print(f"resumed with {len(resumed.history)} evaluations; best {resumed.best[1]:.
 assert len(resumed.history) == (6 if SMOKE_TEST else 20)
 resumed.run(lambda x: float(problem(x)), budget=len(resumed.history) + 2, progress=False)
 assert len(resumed.history) == (8 if SMOKE_TEST else 22)
+print(f"after the resumed run: {len(resumed.history)} evaluations; best {resumed.best[1]:.4f}")
+resumed.close()
+shutil.rmtree(journal.parent)  # this tutorial's journal only: keep your own

@@ -198,7 +198,8 @@ def print_table(summary: dict, config: DemoConfig) -> None:
     """The comparison table: expected fraction found first, then the realised detections."""
     checkpoints = list(next(iter(summary.values()))["expected_found_at"])
     print(
-        f"\nExpected fraction found (mean over {config.num_scenarios} scenarios of each plan's "
+        f"\nExpected fraction found (mean over {config.num_scenarios} "
+        f"scenario{'s' if config.num_scenarios != 1 else ''} of each plan's "
         "probability of success; no luck of objects or dice), then the realised detections:"
     )
     header = f"{'planner':24s} " + " ".join(f"{c + ' h':>7s}" for c in checkpoints)

@@ -51,7 +51,7 @@ class KeepsVersions:
     stale (the fingerprint names tensors, which a copy replaces).
 
     Attributes:
-        _versions_attr: the attribute holding the versions (None: nothing to keep).
+        _versions_attr: the attribute holding the versions (when it holds None, nothing is kept).
         _versions_of: the attribute holding the module.
     """
 

@@ -105,7 +105,8 @@ def expected_found_figure(
     scenarios = next(iter(expected.values())).shape[0]
     missions = next(iter(realised.values())).numel()
     axes[0].set_title(
-        f"a. Expected fraction found: mean over {scenarios} scenarios of each plan's\n"
+        f"a. Expected fraction found: mean over {scenarios} "
+        f"scenario{'s' if scenarios != 1 else ''} of each plan's\n"
         "probability of success (band: quartiles over scenarios)",
         fontsize=10,
     )
