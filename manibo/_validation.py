@@ -22,6 +22,14 @@ def shown(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else f"{text[: limit - 5]}...{text[-2:]}"
 
 
+def described(value: object) -> str:
+    """What arrived, for an error message: ``a torch.int64 tensor of shape (1, 2)`` for a tensor,
+    else the name of its type (``list``)."""
+    if isinstance(value, Tensor):
+        return f"a {value.dtype} tensor of shape {tuple(value.shape)}"
+    return type(value).__name__
+
+
 def as_tensor_arg(name: str, value: object) -> Tensor:
     """Return ``value`` if it is a floating tensor, otherwise raise a clear ``InputDataError``."""
     if not isinstance(value, Tensor):

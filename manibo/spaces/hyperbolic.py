@@ -14,7 +14,7 @@ import torch
 from scipy import special
 from torch import Tensor
 
-from manibo._validation import default_tolerance
+from manibo._validation import check_finite, default_tolerance, described
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.harmonics.hyperbolic import (
     check_dimension,
@@ -81,18 +81,11 @@ def poincare_to_hyperboloid(u: Tensor) -> Tensor:
             :math:`|u| \ge 1` (the ball's boundary is at infinite distance).
     """
     if not (isinstance(u, Tensor) and u.is_floating_point() and u.dim() >= 1):
-        got = (
-            f"a {u.dtype} tensor of shape {tuple(u.shape)}"
-            if isinstance(u, Tensor)
-            else type(u).__name__
-        )
         raise InputDataError(
             f"`u` must be a floating tensor of Poincaré-ball coordinates, shape (*batch, d); got "
-            f"{got}. Make one with torch.as_tensor(u, dtype=torch.float64)."
+            f"{described(u)}. Make one with torch.as_tensor(u, dtype=torch.float64)."
         )
-    bad = int((~torch.isfinite(u)).sum())
-    if bad:
-        raise InputDataError(f"`u` holds {bad} NaN or infinite entries.")
+    check_finite("u", u)
     norm = u.norm(dim=-1, keepdim=True)
     if bool((norm >= 1).any()):
         raise InputDataError(

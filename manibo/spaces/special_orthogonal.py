@@ -7,7 +7,7 @@ import math
 import torch
 from torch import Tensor
 
-from manibo._validation import default_tolerance
+from manibo._validation import default_tolerance, described
 from manibo.exceptions import InputDataError
 from manibo.harmonics.characters import SO3CharacterLevels
 from manibo.harmonics.fourier import circle_harmonics
@@ -58,10 +58,9 @@ def quaternion_to_rotation(q: Tensor) -> Tensor:
             infinite entry or a zero quaternion (no rotation; an uninitialised message, often).
     """
     if not (isinstance(q, Tensor) and q.is_floating_point() and q.shape[-1:] == (4,)):
-        got = f"a {q.dtype} tensor of shape {tuple(q.shape)}" if isinstance(q, Tensor) else None
         raise InputDataError(
             f"`q` must be a floating tensor of quaternions (w, x, y, z), shape (*batch, 4); got "
-            f"{got or type(q).__name__}."
+            f"{described(q)}."
         )
     largest = q.abs().amax(dim=-1, keepdim=True)  # scaled first: |q| of 1e200 overflows
     bad = ~torch.isfinite(q).all(-1, keepdim=True) | (largest == 0)
@@ -102,10 +101,9 @@ def rotation_to_quaternion(r: Tensor) -> Tensor:
             reflection, of determinant -1, has no quaternion).
     """
     if not (isinstance(r, Tensor) and r.is_floating_point() and r.shape[-2:] == (3, 3)):
-        got = f"a {r.dtype} tensor of shape {tuple(r.shape)}" if isinstance(r, Tensor) else None
         raise InputDataError(
             f"`r` must be a floating tensor of rotation matrices, shape (*batch, 3, 3); got "
-            f"{got or type(r).__name__}."
+            f"{described(r)}."
         )
     SpecialOrthogonal(3).check(_flat(r), "r")
     return _rotation_quaternion(r)
