@@ -103,6 +103,24 @@ class ProductSpace(Space):
         parts = [f.random(n, generator=generator, dtype=dtype, device=device) for f in self.factors]
         return torch.cat(parts, dim=-1)
 
+    def _shape_advice(self, x: Tensor, name: str) -> str | None:
+        """Where each factor's coordinates go in a point, and how to build one."""
+        layout = "; ".join(
+            f"`{name}[..., {s.start}:{s.stop}]`: {factor!r}"
+            + (
+                f" (a {factor.matrix_shape[0]}x{factor.matrix_shape[1]} matrix flattened row-major)"
+                if factor.matrix_shape is not None
+                else ""
+            )
+            for factor, s in zip(self.factors, self.slices, strict=True)
+        )
+        sizes = " + ".join(str(s.stop - s.start) for s in self.slices)
+        return (
+            f"A point of the product is its factors' points side by side ({sizes} numbers): "
+            f"{layout}. Build points with `torch.cat([p0, p1, ...], dim=-1)`, and stack them "
+            "along the leading dimensions."
+        )
+
     def _check_membership(self, x: Tensor, name: str) -> None:
         self._check_factors(x, name, "_check_membership")
 
@@ -117,8 +135,11 @@ class ProductSpace(Space):
             try:
                 getattr(factor, check)(x[..., s], part)
             except InputDataError as err:
+                # the factor's advice names `space`, the user's name for the product: its calls
+                # on the slice `part` are the factor's
+                advice = str(err).replace("`space.", f"`space.factors[{index}].")
                 raise InputDataError(
-                    f"{err} (`{part}` is factors[{index}] of {self!r}: {factor!r}; on the "
+                    f"{advice} (`{part}` is factors[{index}] of {self!r}: {factor!r}; on the "
                     f"product, `space.project({name})` maps every factor of whole points.)"
                 ) from None
 

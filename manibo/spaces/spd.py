@@ -369,18 +369,38 @@ class SymmetricPositiveDefinite(NoncompactSpace):
             )
         return torch.linalg.eigvalsh(_sym(m))
 
+    def _shape_advice(self, x: Tensor, name: str) -> str | None:
+        triangle = self.n * (self.n + 1) // 2
+        if x.shape[-1:] != (triangle,):
+            return None
+        return (
+            f"A last dimension of {triangle} looks like the upper triangle (or a Voigt or Mandel "
+            f"vector) of {self.n}x{self.n} symmetric matrices; points of {self!r} are the whole "
+            f"matrices flattened row-major ({self.n * self.n} numbers): from symmetric matrices "
+            f"m, `m.reshape(*m.shape[:-2], {self.n * self.n})`."
+        )
+
     def _check_on_manifold(self, x: Tensor, name: str) -> None:
         """Symmetric and positive definite (the eigenvalue bounds are the domain's, not the
         manifold's: distances and logs between any SPD matrices are defined)."""
         if x.numel() == 0:
             return
-        smallest = self._eigenvalues_of_symmetric(x, name).amin(-1)
+        self._check_positive_definite(self._eigenvalues_of_symmetric(x, name), name)
+
+    def _check_positive_definite(self, eigenvalues: Tensor, name: str) -> None:
+        """Refuse matrices with an eigenvalue of 0 or below (``eigenvalues``: ``(*batch, n)``).
+        No advice to project: clamping a negative eigenvalue to the lower bound gives another
+        matrix, and the value measured at this one would be filed under it."""
+        smallest = eigenvalues.amin(-1)
         if bool((smallest <= 0).any()):
             raise self._membership_error(
                 name,
                 f"matrices must be positive definite; {int((smallest <= 0).sum())} have an "
-                f"eigenvalue of 0 or below (the smallest is {float(smallest.min()):.4g})",
-                f"Map them into the domain with `space.project({name})`.",
+                f"eigenvalue of 0 or below (the smallest is {float(smallest.min()):.4g}, the "
+                f"largest {float(eigenvalues.max()):.4g})",
+                "No symmetric positive definite matrix is near such a matrix: look for a sign "
+                "or assembly error where it is built. `space.project` would replace that "
+                "eigenvalue by the domain's lower bound, which gives a different matrix.",
             )
 
     def _check_membership(self, x: Tensor, name: str) -> None:
@@ -395,9 +415,11 @@ class SymmetricPositiveDefinite(NoncompactSpace):
         # eigenvalue), not to the upper bound; and where the dtype resolves the bounds (their
         # ratio well above its precision), a matrix must be positive definite as computed
         slack = tol * eig.abs().amax(-1)
+        # the dtype resolves the bounds: always in float64 (RESOLVED_BOUNDS_RATIO)
+        resolved = lo / hi > 16 * torch.finfo(x.dtype).eps
+        if bool((eig.amin(-1) <= (0 if resolved else -slack)).any()):
+            self._check_positive_definite(eig, name)
         below = eig.amin(-1) < lo - slack
-        if lo / hi > 16 * torch.finfo(x.dtype).eps:  # always in float64 (RESOLVED_BOUNDS_RATIO)
-            below = below | (eig.amin(-1) <= 0)
         if bool(below.any()) or high > hi * (1 + tol):
             raise self._membership_error(
                 name,
@@ -438,11 +460,10 @@ class SymmetricPositiveDefinite(NoncompactSpace):
     def project(self, x: Tensor) -> Tensor:
         """Symmetrise and clamp the eigenvalues into the box; shapes ``(*batch, n * n)``."""
         lo, hi = self.bounds
-        return _flat(
-            _eig_apply(
-                _sym(_matrices(x, self.n)), lambda w: w.clamp(lo, hi), lambda w: _inside(w, lo, hi)
-            )
+        clamped = _eig_apply(
+            _sym(_matrices(x, self.n)), lambda w: w.clamp(lo, hi), lambda w: _inside(w, lo, hi)
         )
+        return _flat(_sym(clamped))  # V f(w) Vᵀ is symmetric only to rounding; users test S == Sᵀ
 
     def to_tangent(self, x: Tensor, v: Tensor) -> Tensor:
         """The symmetric part of ``v`` (the tangent space is all symmetric matrices)."""

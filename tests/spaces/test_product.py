@@ -337,3 +337,28 @@ def test_a_box_coordinate_out_of_range_in_a_product_is_named_with_its_bound():
     assert "factors[1] of" in message and "Clamp them" in message
     assert "on the product, `space.project(x)` maps every factor of whole points" in message
     assert torch.equal(space.project(x)[0, 9], torch.tensor(5.0, dtype=x.dtype))  # as it says
+
+
+def test_a_point_of_the_wrong_length_is_told_the_layout_and_factor_advice_works_as_written():
+    # a 9-vector (the damping left out) on SPD(3) x [0.1, 2] was told to "Stack points along the
+    # leading dimensions"; and a factor's advice `space.project(x[..., 0:9])`, with `space` the
+    # product, raised a shape error when followed
+    from manibo.spaces import Box, SymmetricPositiveDefinite
+
+    space = ProductSpace(
+        SymmetricPositiveDefinite(3, eigenvalue_bounds=(100.0, 2000.0)), Box([0.1], [2.0])
+    )
+    with pytest.raises(InputDataError, match=r"got \(9,\). A point of the product") as info:
+        space.check(torch.ones(9, dtype=torch.float64))
+    message = str(info.value)
+    assert "(9 + 1 numbers)" in message
+    assert "`x[..., 0:9]`: SymmetricPositiveDefinite(3" in message
+    assert "(a 3x3 matrix flattened row-major)" in message
+    assert "`x[..., 9:10]`: Box([0.1], [2.0])" in message
+    x = space.random(1, generator=0)
+    x[0, 0] = x[0, 4] = x[0, 8] = 5000.0  # eigenvalues beyond the upper bound
+    with pytest.raises(InputDataError, match="Clamp them") as info:
+        space.check(x)
+    message = str(info.value)
+    assert "`space.factors[0].project(x[..., 0:9])`" in message
+    space.factors[0].check(space.factors[0].project(x[..., 0:9]))  # as it says

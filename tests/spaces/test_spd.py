@@ -303,13 +303,13 @@ def test_bad_points_and_configurations_are_refused():
         space.check(torch.tensor([[1.0, 0.5, 0.0, 1.0]], dtype=torch.float64))
     with pytest.raises(InputDataError, match="eigenvalues must lie"):
         space.check(torch.tensor([[3.0, 0.0, 0.0, 1.0]], dtype=torch.float64))
-    with pytest.raises(InputDataError, match="eigenvalues must lie"):
+    with pytest.raises(InputDataError, match="positive definite"):
         space.check(torch.tensor([[1.0, 1.0, 1.0, 1.0]], dtype=torch.float64))  # singular
     # with wide bounds the rounding slack is relative to each matrix, not to the upper bound:
     # a matrix with an eigenvalue of 0 or -1e-3 was once accepted with bounds (1e-6, 1e4)
     wide = SymmetricPositiveDefinite(2, eigenvalue_bounds=(1e-6, 1e4))
     for eigenvalue in (-1e-3, 0.0):
-        with pytest.raises(InputDataError, match="eigenvalues must lie"):
+        with pytest.raises(InputDataError, match="positive definite"):
             wide.check(torch.tensor([[eigenvalue, 0.0, 0.0, 1.0]], dtype=torch.float64))
     wide.check(torch.tensor([[1e-6, 0.0, 0.0, 1e4]], dtype=torch.float64))  # the bounds: inside
     for bad in (
@@ -319,6 +319,40 @@ def test_bad_points_and_configurations_are_refused():
     ):
         with pytest.raises(ConfigurationError):
             SymmetricPositiveDefinite(**bad)
+
+
+def test_indefinite_and_singular_matrices_are_refused_without_advice_to_project():
+    # diag(300, -800, 1500) with bounds (100, 2000) was told "Clamp them with `space.project`",
+    # which turns -800 into 100: the value measured at one matrix would be filed under another
+    space = SymmetricPositiveDefinite(3, eigenvalue_bounds=(100.0, 2000.0))
+    for eigenvalues in ([300.0, -800.0, 1500.0], [300.0, 0.0, 1500.0]):
+        x = torch.diag(torch.tensor(eigenvalues, dtype=torch.float64)).reshape(9)
+        with pytest.raises(InputDataError, match="must be positive definite") as info:
+            space.check(x)
+        message = str(info.value)
+        assert "sign or assembly error" in message and "Clamp them" not in message
+        assert f"the smallest is {eigenvalues[1]:g}, the largest 1500" in message
+    # positive but below the bound: outside the domain, where projecting is the advice
+    x = torch.diag(torch.tensor([300.0, 1.5e-9, 1500.0], dtype=torch.float64)).reshape(9)
+    with pytest.raises(InputDataError, match="eigenvalues must lie in.*Clamp them"):
+        space.check(x)
+
+
+def test_upper_triangles_are_told_to_be_whole_matrices():
+    # a 6-vector on SPD(3) was told to "Stack points along the leading dimensions"
+    with pytest.raises(InputDataError, match=r"upper triangle.*flattened row-major \(9 numbers\)"):
+        SymmetricPositiveDefinite(3).check(torch.ones(4, 6, dtype=torch.float64))
+
+
+def test_projected_and_retracted_points_are_exactly_symmetric():
+    # proposals came back with x[0, 2] - x[2, 0] = 5.7e-14 (entries of hundreds of N/m): a
+    # user's test S == S.T failed on the loop's own points
+    space = SymmetricPositiveDefinite(3, eigenvalue_bounds=(100.0, 2000.0))
+    x = space.random(64, generator=_gen())
+    v = 300 * torch.randn(64, 9, generator=_gen(1), dtype=torch.float64)
+    for y in (space.project(x + v), space.retract(x, space.to_tangent(x, v))):
+        m = y.reshape(-1, 3, 3)
+        assert torch.equal(m, m.transpose(-1, -2))
 
 
 def test_volume_sampling_that_would_take_long_warns_once_with_the_way_out():
@@ -365,7 +399,7 @@ def test_bounds_float64_cannot_resolve_are_refused_and_indefinite_matrices_alway
     space = SymmetricPositiveDefinite(2, eigenvalue_bounds=(1e-8, 2e6))  # ratio 2e14: allowed
     for eigenvalue in (-50.0, -1e-7, 0.0):
         x = torch.tensor([[2e6, 0.0, 0.0, eigenvalue]], dtype=torch.float64)
-        with pytest.raises(InputDataError, match="eigenvalues must lie in"):
+        with pytest.raises(InputDataError, match="positive definite"):
             space.check(x)
 
 
