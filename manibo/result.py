@@ -158,9 +158,9 @@ class OptimizationResult:
 
     def summary(self) -> str:
         """A few lines for people: best value (with its evaluation counted from 1, as the progress
-        bar and the convergence figure count: evaluation ``best_index + 1`` of the run's) and
-        point, recommended point, evaluations, failures, time, why the run stopped, where the
-        journal is."""
+        bar and the convergence figure count: evaluation ``best_index + 1`` of the run's, and
+        ``best_index`` beside it, as the journal counts) and point, recommended point,
+        evaluations, failures, time, why the run stopped, where the journal is."""
         verb = "minimised" if self.minimize else "maximised"
         lines = [
             f"{verb} on {self.space!r} with surrogate {self.config.get('surrogate')!r} and "
@@ -171,7 +171,8 @@ class OptimizationResult:
         else:
             lines.append(
                 f"best observed value: {self.best_y!r} "
-                f"(evaluation {self.best_index + 1} of {self.num_evaluations})"
+                f"(evaluation {self.best_index + 1} of {self.num_evaluations}; index "
+                f"{self.best_index} counted from 0, as the journal and best_index count)"
             )
             lines.append(f"best point: {_point_text(self.best_x)}")
         if self.recommended_x is not None:

@@ -117,7 +117,10 @@ def test_summary_and_as_dict_for_people_and_standard_json(tmp_path):
     for line in (
         "minimised on Circle() with surrogate 'matern' and acquisition 'qlognei' (seed 1)",
         # counted from 1, as the progress bar and the figure count (best_index counts from 0)
-        f"best observed value: {result.best_y!r} (evaluation {result.best_index + 1} of 12)",
+        f"best observed value: {result.best_y!r} (evaluation {result.best_index + 1} of 12; "
+        # and the index the journal and the JSON give it: a user of the CLI looked up
+        # "evaluation 9" as "index": 9 in the journal and found another point
+        f"index {result.best_index} counted from 0, as the journal and best_index count)",
         f"evaluations: 12, failed: {failed}",
         "stopped: the budget of evaluations was reached",
         f"journal: {journal}",
