@@ -62,6 +62,14 @@ def _label(category: type[Warning], message: str) -> str:
     return "added jitter" if "added jitter" in message else category.__name__
 
 
+TRUNCATION_STREAK = 3
+"""A :class:`~manibo.exceptions.TruncationWarning` is reported once the surrogates of this many
+proposals in a row needed more levels than their cap, or when the last proposal of a run did: the
+first fits, on the few points of the initial design, often choose a short lengthscale that the
+next evaluations lengthen (on S² × S¹ with the tutorial's objective, 0.37 on 5 points, 0.84 on 6,
+then 1.7 to 3.1), and their warning advised a costlier kernel that the run never needed."""
+
+
 class ProposalWarnings:
     """The warnings of the proposals made since the last :meth:`report`.
 
@@ -75,19 +83,23 @@ class ProposalWarnings:
         self._own: dict[tuple[type[Warning], str], warnings.WarningMessage] = {}
         self._summarised: set[tuple[type[Warning], str]] = set()
         self._truncation_reported = False
+        self._truncation: warnings.WarningMessage | None = None  # of the latest proposal
+        self._truncation_streak = 0
         self.proposals = 0
 
     def add(self, caught: list[warnings.WarningMessage]) -> None:
         """Count the warnings caught during one proposal."""
         self.proposals += 1
+        truncations = [w for w in caught if issubclass(w.category, TruncationWarning)]
+        self._truncation = truncations[-1] if truncations else None
+        self._truncation_streak = self._truncation_streak + 1 if truncations else 0
+        if self._truncation_streak >= TRUNCATION_STREAK:
+            self._keep_truncation()
         for w in caught:
             text = str(w.message)
+            if issubclass(w.category, TruncationWarning):
+                continue
             if issubclass(w.category, ManiboWarning):
-                # a new surrogate every step: a binding truncation is said once per optimiser
-                if issubclass(w.category, TruncationWarning):
-                    if self._truncation_reported:
-                        continue
-                    self._truncation_reported = True
                 self._own.setdefault((w.category, text), w)
                 continue
             if _small_jitter(text):
@@ -96,14 +108,27 @@ class ProposalWarnings:
             self._kinds.setdefault(key, [0, text.splitlines()[0][:300] if text else ""])
             self._kinds[key][0] += 1
 
-    def report(self, stacklevel: int, activity: str | None = None) -> None:
+    def _keep_truncation(self) -> None:
+        """Hold the latest proposal's truncation warning for the next report; a new surrogate
+        every step: a binding truncation is said once per optimiser."""
+        if self._truncation is not None and not self._truncation_reported:
+            self._truncation_reported = True
+            w = self._truncation
+            self._own.setdefault((w.category, str(w.message)), w)
+
+    def report(self, stacklevel: int, activity: str | None = None, final: bool = True) -> None:
         """Issue manibo's own warnings and one summary of the others, then start afresh.
 
         Args:
             stacklevel: as for ``warnings.warn``, counted from the caller.
             activity: what the warnings were issued during, for the summary (default:
                 ``"proposing N point(s)"``).
+            final: whether no proposal follows (the end of a run, a single fit): a truncation of
+                the latest proposal is then reported however short its streak
+                (:data:`TRUNCATION_STREAK`).
         """
+        if final:
+            self._keep_truncation()
         for w in self._own.values():  # at the caller's line, as the summary, not manibo's
             warnings.warn(w.message, stacklevel=stacklevel + 1)
         fresh = {k: v for k, v in self._kinds.items() if k not in self._summarised}

@@ -693,7 +693,7 @@ class BayesianOptimizer:
             points = self._propose_seeded(n, seed)
         self._warnings.add(caught)
         if not self._in_run:  # ask/tell: report this proposal's warnings now, gathered
-            self._warnings.report(stacklevel=user_stacklevel())
+            self._warnings.report(stacklevel=user_stacklevel(), final=False)
         return points
 
     def _propose_seeded(self, n: int, seed: int) -> Tensor:

@@ -1134,6 +1134,57 @@ def test_the_jitter_advice_holds_for_evaluations_clustered_near_an_optimum():
     assert "not summarised again" in line
 
 
+def test_a_truncation_is_reported_once_it_lasts_three_proposals_or_ends_the_run():
+    # the tutorial's `manibo run ... --space 'sphere2*circle'` warned that 1003 levels were
+    # needed, from the fit on the 5 points of the initial design (lengthscale 0.37); from the
+    # 7th point on the fitted lengthscale was 1.7 to 3.1 and no fit was truncated
+    from manibo._proposal_warnings import TRUNCATION_STREAK, ProposalWarnings
+
+    assert TRUNCATION_STREAK == 3
+
+    def proposal(*messages):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for message in messages:
+                warnings.warn(message, TruncationWarning, stacklevel=1)
+        return caught
+
+    def reported(gathered, final):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            gathered.report(stacklevel=1, final=final)
+        return [str(w.message) for w in caught]
+
+    transient = ProposalWarnings()
+    for caught in (proposal("at 0.37"), proposal("at 0.84"), proposal()):
+        transient.add(caught)
+        assert reported(transient, final=False) == []
+    assert reported(transient, final=True) == []  # the run ended untruncated: nothing to say
+    lasting = ProposalWarnings()
+    for caught in (proposal("at 0.3"), proposal("at 0.2")):
+        lasting.add(caught)
+        assert reported(lasting, final=False) == []
+    lasting.add(proposal("at 0.25", "at 0.1"))
+    assert reported(lasting, final=False) == ["at 0.1"]  # the latest, once per optimiser
+    lasting.add(proposal("at 0.05"))
+    assert reported(lasting, final=True) == []
+    ending = ProposalWarnings()
+    ending.add(proposal("at 0.3"))
+    assert reported(ending, final=True) == ["at 0.3"]  # the last proposal of a run, or one fit
+    # ask/tell: at the third truncated proposal in a row
+    opt = BayesianOptimizer(
+        Sphere(2), initial_design=3, seed=0, surrogate_options={"max_levels": 3}, **FAST
+    )
+    seen = []
+    for _ in range(6):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            x = opt.ask()
+        seen.append(sum(issubclass(w.category, TruncationWarning) for w in caught))
+        opt.tell(x, float(torch.cos(3 * x).sum()))
+    assert seen == [0, 0, 0, 0, 0, 1]  # 3 points of the design, then proposals 1-3
+
+
 def test_the_truncation_warning_names_options_that_the_surrogate_takes():
     # a sphere: on a torus the kernel sums periodic images where the level cap would bind
     opt = BayesianOptimizer(
