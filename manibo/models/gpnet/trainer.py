@@ -42,6 +42,7 @@ from gpytorch.settings import lazily_evaluate_kernels
 from linear_operator.operators import DiagLinearOperator
 from torch import Tensor, nn
 
+from manibo._memory import TRIM_EVERY, release_freed_memory
 from manibo._random import seeded_global_generators
 from manibo._validation import as_tensor_arg, check_finite, check_same_dtype_device
 from manibo.exceptions import ConfigurationError, InputDataError
@@ -440,7 +441,10 @@ class GPNet(nn.Module):
         """Run ``num_iterations`` GPNet iterations on shuffled minibatches (epoch by epoch).
 
         The cost of an iteration does not depend on ``N``: nothing of size ``N x N`` (or ``N x F``)
-        is ever built, so ``N`` is limited by the memory of ``train_X`` and ``train_Y`` only.
+        is ever built, so ``N`` is limited by the memory of ``train_X`` and ``train_Y`` only. On
+        the CPU, the C allocator's freed memory is given back to the system every
+        :data:`~manibo._memory.TRIM_EVERY` iterations (its heaps would otherwise grow by 0.3 to
+        0.7 MB per iteration on a data set of 927 points).
 
         Args:
             train_X: inputs ``(N, *point_shape)`` on the space.
@@ -468,14 +472,17 @@ class GPNet(nn.Module):
         generator = torch.Generator().manual_seed(int(seed))
         batches = _minibatches(N, min(int(batch_size), N), generator)
         results = []
+        on_cpu = train_X.device.type == "cpu"
         with seeded_global_generators(int(seed), train_X.device):
-            for _ in range(int(num_iterations)):
+            for iteration in range(1, int(num_iterations) + 1):
                 rows = next(batches).to(train_X.device)
                 X_M = measurement.sample(
                     num_measurement, generator, dtype=train_X.dtype, device=train_X.device
                 )
                 result = self.step(train_X[rows], train_Y[rows], X_M, N)
                 results.append(result)
+                if on_cpu and iteration % TRIM_EVERY == 0:  # else the heap grows: 7.3 GB
+                    release_freed_memory()
                 if callback is not None:
                     callback(result)
         return results
