@@ -395,13 +395,18 @@ class NoncompactMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
         kernel: a BO loop builds a kernel for every proposal."""
         if getattr(self.space, "_warned_feature_diagonal", False) or phi.shape[-2] == 0:
             return
-        with torch.no_grad():
-            diagonal = phi.detach().square().sum(-1)
-            worst = int(torch.argmax((diagonal - 1).abs().flatten()))
-            low, high = float(diagonal.min()), float(diagonal.max())
+        with torch.no_grad():  # every forward: one read of the device, on the distinct rows
+            distinct = phi.detach()
+            for dim in range(distinct.dim() - 2):  # the copies that _distinct_features expanded
+                if distinct.stride(dim) == 0:
+                    distinct = distinct.narrow(dim, 0, 1)
+            diagonal = distinct.square().sum(-1)
+            low, high = torch.stack([diagonal.amin(), diagonal.amax()]).tolist()
         if max(1 - low, high - 1) <= FEATURE_DIAGONAL_WARNING:
             return
         self.space._warned_feature_diagonal = True
+        diagonal = phi.detach().square().sum(-1)
+        worst = int(torch.argmax((diagonal - 1).abs().flatten()))
         points = x.detach().expand(*diagonal.shape, *self.space.point_shape)
         point = points.reshape(-1, *self.space.point_shape)[worst]
         warnings.warn(

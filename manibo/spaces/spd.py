@@ -417,10 +417,11 @@ class SymmetricPositiveDefinite(NoncompactSpace):
         slack = tol * eig.abs().amax(-1)
         # the dtype resolves the bounds: always in float64 (RESOLVED_BOUNDS_RATIO)
         resolved = lo / hi > 16 * torch.finfo(x.dtype).eps
-        if bool((eig.amin(-1) <= (0 if resolved else -slack)).any()):
-            self._check_positive_definite(eig, name)
+        nonpositive = eig.amin(-1) <= (0 if resolved else -slack)
         below = eig.amin(-1) < lo - slack
-        if bool(below.any()) or high > hi * (1 + tol):
+        if bool((below | nonpositive).any()) or high > hi * (1 + tol):  # one read of the device
+            if bool(nonpositive.any()):
+                self._check_positive_definite(eig, name)
             raise self._membership_error(
                 name,
                 f"eigenvalues must lie in [{lo:g}, {hi:g}] (the domain); they range over "

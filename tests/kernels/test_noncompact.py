@@ -336,6 +336,40 @@ def test_features_of_repeated_batches_are_computed_once(monkeypatch):
         assert torch.allclose(grad[b], expected_grad, rtol=1e-12, atol=1e-14)
 
 
+def test_the_diagonal_check_reads_the_device_once_and_never_copies_expanded_features(
+    monkeypatch,
+):
+    # every forward of a features kernel checks k(x, x) ~ 1: it read the device three times (a
+    # host sync each on CUDA) and squared the expanded copies of the training features (128
+    # copies of 100 points x 8192 features: 419 MB more, 33 -> 234 ms)
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Reads(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.scalars, self.largest = 0, 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if func is torch.ops.aten._local_scalar_dense.default:
+                self.scalars += 1
+            elif isinstance(out, torch.Tensor):
+                self.largest = max(self.largest, out.untyped_storage().nbytes() // 8)
+            return out
+
+    space = SymmetricPositiveDefinite(2)
+    kernel = _kernel(space, 2.5, 0.8, num_phases=256)
+    x = space.random(6, generator=_gen(22))
+    phi = kernel.feature_map(x).detach()
+    lists = []
+    tolist = torch.Tensor.tolist
+    monkeypatch.setattr(torch.Tensor, "tolist", lambda t: lists.append(t) or tolist(t))
+    with Reads() as reads:
+        kernel._check_diagonal(x.expand(32, 6, 4), phi.expand(32, 6, 512))
+    assert reads.scalars + len(lists) == 1  # the range of the estimates, read at once
+    assert reads.largest <= 6 * 512  # float64 entries stored: the distinct rows, not 32 copies
+
+
 def test_two_views_of_the_test_block_share_their_features(monkeypatch):
     space = SymmetricPositiveDefinite(2)
     kernel = _kernel(space, 2.5, 0.8, num_phases=256)
