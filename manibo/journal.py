@@ -9,7 +9,9 @@ safe:
   by a crash) and is ignored by :meth:`Journal.read`.
 * **One writer at a time.** :class:`JournalWriter` holds an operating-system lock on
   ``<journal>.lock`` (released when it closes or its process dies, even by ``SIGKILL``); a second
-  writer gets :class:`JournalLockedError` naming the holder. The lock file sits beside the file
+  writer gets :class:`JournalLockedError` naming the holder. A forked child (a worker of a
+  process pool) closes its inherited copies of the lock and the journal, so that it keeps
+  neither locked after its parent dies, and a write through an inherited writer is refused. The lock file sits beside the file
   the path resolves to, so a writer that opens the journal through a symbolic link takes the same
   lock. Where ``flock`` exists (not on Windows, whose locks would keep readers out) the writer
   also locks the journal file itself, so a writer through a hard link (another name, another lock
@@ -51,6 +53,7 @@ import os
 import socket
 import time
 import warnings
+import weakref
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -553,7 +556,9 @@ class JournalWriter:
         """The stop records of the loaded journal."""
         self.asked: list[Asked] = []
         """The asked records of the loaded journal."""
+        self._opened_by = os.getpid()
         self._lock_fd = _acquire_lock(self.lock_path, self.path)
+        _OPEN_WRITERS.add(self)
 
     def load(self) -> tuple[dict[str, Any] | None, list[Evaluation]]:
         """Read the journal under the lock, moving a cut-off last line aside first.
@@ -647,6 +652,7 @@ class JournalWriter:
         return True
 
     def _append(self, record: dict[str, Any]) -> None:
+        self._check_not_forked()
         if self._fd is None:
             self._open()
         self._check_still_ours()
@@ -664,7 +670,29 @@ class JournalWriter:
         self.close()
 
     # internals --------------------------------------------------------------------------------
+    def _check_not_forked(self) -> None:
+        """Refuse a write from a forked copy of this writer (see :func:`_close_in_forked_child`)."""
+        if os.getpid() != self._opened_by:
+            raise JournalError(
+                f"journal {self.path} is written by process {self._opened_by}, which opened it; "
+                f"this process ({os.getpid()}) is a fork of it and holds no lock. Evaluate in "
+                "the child and tell the results in the parent (an executor does), or give the "
+                "child its own optimiser and journal."
+            )
+
+    def _close_in_forked_child(self) -> None:
+        """Close this writer's copies of the journal and its lock in a forked child: the lock of
+        ``flock`` belongs to the open file, which a fork shares, so the workers of a process
+        pool (forked after the optimiser took its lock) held it after their parent died (a
+        ``SIGKILL``ed run's journal stayed locked until the user found and killed them)."""
+        for name in ("_fd", "_lock_fd"):
+            fd = getattr(self, name, None)
+            if fd is not None:
+                setattr(self, name, None)
+                os.close(fd)  # not flock(LOCK_UN), which would unlock the parent too
+
     def _open(self) -> None:
+        self._check_not_forked()
         if self._fd is None:
             flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
             self._fd = os.open(self.path, flags, 0o644)
@@ -796,6 +824,19 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+_OPEN_WRITERS: weakref.WeakSet[JournalWriter] = weakref.WeakSet()
+"""The writers of this process (closed ones included, until collected)."""
+
+
+def _close_writers_in_forked_child() -> None:
+    for writer in list(_OPEN_WRITERS):
+        writer._close_in_forked_child()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
+    os.register_at_fork(after_in_child=_close_writers_in_forked_child)
+
+
 def _utc_now() -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
 
@@ -839,7 +880,24 @@ def _describe_holder(lock_path: Path) -> str:
             f"another optimiser of this process (pid {pid}, since {since}). Call `close()` on "
             "that optimiser (or delete it), then open the journal again."
         )
+    if host == socket.gethostname() and not _running(pid):
+        return (
+            f"process {pid} on this host (since {since}), which is no longer running: a process "
+            f"it started holds the lock still (`fuser {lock_path}` lists it on Linux). Stop that "
+            "one, or write to another path."
+        )
     return f"process {pid} on host {host} (since {since}){advice}"
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this host (True where that cannot be told)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, ValueError, OverflowError):  # not ours to signal (alive), or no such number
+        return True
+    return True
 
 
 try:

@@ -310,6 +310,88 @@ def test_a_second_writer_is_refused_with_the_holder_named(tmp_path):
     JournalWriter(path).close()  # the kernel released the dead holder's lock
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the platform does not fork")
+def test_a_killed_writers_forked_children_do_not_keep_its_journal_locked(tmp_path):
+    # the workers of a fork-started ProcessPoolExecutor, forked after the optimiser took its
+    # lock, held it after a SIGKILL of their parent: resume was refused, naming the dead
+    # process, until the user found the orphaned workers and killed them
+    path, pid_file = tmp_path / "j.jsonl", tmp_path / "child"
+    holder = _python(
+        "import os, time\nfrom manibo.journal import JournalWriter\n"
+        "w = JournalWriter(args[0])\n"
+        "if os.fork() == 0:  # the child names itself once it runs (after the fork's hooks)\n"
+        "    open(args[1] + '.tmp', 'w').write(str(os.getpid()))\n"
+        "    os.rename(args[1] + '.tmp', args[1])\n    time.sleep(60)\n    os._exit(0)\n"
+        "time.sleep(60)",
+        str(path),
+        str(pid_file),
+    )
+    child = None
+    try:
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() and time.monotonic() < deadline:
+            assert holder.poll() is None, holder.stderr.read()
+            time.sleep(0.01)
+        child = int(pid_file.read_text())
+        holder.kill()
+        holder.wait()
+        JournalWriter(path).close()  # the child, still running, holds no copy of the lock
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stderr.close()
+        if child is not None:
+            os.kill(child, 9)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the platform does not fork")
+def test_a_forked_copy_of_a_writer_is_refused_and_leaves_the_parents_journal_alone(tmp_path):
+    # a forked copy that wrote first left the parent refusing every later write ("grown by
+    # another program"); now the copy is refused and the parent goes on
+    path = tmp_path / "j.jsonl"
+    writer = _journal(path)
+    said_r, said_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: a write through the inherited writer, what it raised to the pipe
+        try:
+            writer.append_stop(Stop("budget", 2, 0.0))
+            os.write(said_w, b"written")
+        except BaseException as error:
+            os.write(said_w, f"{type(error).__name__}: {error}".encode()[:4000])
+        finally:
+            os._exit(0)
+    os.close(said_w)
+    said = os.read(said_r, 4000).decode()
+    os.close(said_r)
+    os.waitpid(pid, 0)
+    assert said.startswith("JournalError") and "is a fork of it and holds no lock" in said
+    writer.append_stop(Stop("budget", 2, 0.0))  # the parent's writes go on
+    writer.close()
+    assert [stop.reason for stop in Journal(path).read_all().stops] == ["budget"]
+
+
+@pytest.mark.skipif(manibo.journal._lock_journal is not manibo.journal._lock, reason="no flock")
+def test_a_lock_whose_recorded_holder_is_dead_says_so(tmp_path):
+    import fcntl
+    import socket
+
+    path = tmp_path / "j.jsonl"
+    gone = _python("pass")
+    gone.wait()
+    gone.stderr.close()
+    fd = os.open(tmp_path / "j.jsonl.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a process it started would hold it
+        holder = {"pid": gone.pid, "host": socket.gethostname(), "since": "2026-11-28"}
+        os.write(fd, json.dumps(holder).encode())
+        with pytest.raises(
+            JournalLockedError, match=rf"process {gone.pid} on this host .*no longer running.*fuser"
+        ):
+            JournalWriter(path)
+    finally:
+        os.close(fd)
+
+
 def test_a_journal_opened_through_another_name_has_one_writer(tmp_path):
     path = tmp_path / "j.jsonl"
     _journal(path).close()
