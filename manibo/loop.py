@@ -1125,7 +1125,8 @@ class BayesianOptimizer:
             included); unpacking it gives the best point and value, ``x, y = opt.run(...)``.
 
         Raises:
-            ConfigurationError: a setting of this call is invalid (before any evaluation).
+            ConfigurationError: a setting of this call is invalid, or another ``run`` of this
+                optimiser is under way (before any evaluation).
             JournalWriteError: the journal could not be written; nothing is lost (see
                 :meth:`tell`), and calling ``run`` again continues.
         """
@@ -1144,7 +1145,14 @@ class BayesianOptimizer:
             )
         should_stop = _stop_rule(self, callback, max_seconds)
         self.flush()  # what a failed write left in memory goes first
-        self._in_run = True
+        with self._lock:  # two runs at once each counted only their own evaluation in flight
+            if self._in_run:
+                raise ConfigurationError(
+                    "`run` is already running on this optimiser (in another thread); one run at "
+                    "a time keeps its budget. To evaluate in parallel, pass an executor to one "
+                    "run (`executor=`, `max_parallel=`), or call ask and tell from the threads."
+                )
+            self._in_run = True
         try:
             if executor is None:
                 reason = self._run_serial(objective, budget, declared, progress, should_stop)

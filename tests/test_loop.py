@@ -1134,6 +1134,42 @@ def test_the_jitter_advice_holds_for_evaluations_clustered_near_an_optimum():
     assert "not summarised again" in line
 
 
+def test_a_second_run_at_once_on_one_optimiser_is_refused_before_it_evaluates():
+    # two threads calling run(budget=8) on one optimiser made 9 evaluations: each counted only
+    # its own evaluation in flight (3 of 3 seeds)
+    import threading
+
+    opt = BayesianOptimizer(Sphere(2), initial_design=2, seed=0, **FAST)
+    started, release = threading.Event(), threading.Event()
+    calls = []
+
+    def slow(x):
+        calls.append(threading.current_thread().name)
+        started.set()
+        release.wait(30)
+        return float(x[0])
+
+    def first():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ManiboWarning)  # a budget within the initial design
+            opt.run(slow, budget=2, progress=False)
+
+    thread = threading.Thread(target=first, name="first")
+    thread.start()
+    try:
+        assert started.wait(30)
+        with pytest.raises(ConfigurationError, match="already running on this optimiser"):
+            opt.run(slow, budget=2, progress=False)
+    finally:
+        release.set()
+        thread.join(30)
+    assert calls == ["first", "first"] and len(opt.history) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ManiboWarning)
+        opt.run(slow, budget=3, progress=False)  # one after the other: fine
+    assert len(opt.history) == 3
+
+
 def test_a_truncation_is_reported_once_it_lasts_three_proposals_or_ends_the_run():
     # the tutorial's `manibo run ... --space 'sphere2*circle'` warned that 1003 levels were
     # needed, from the fit on the 5 points of the initial design (lengthscale 0.37); from the
