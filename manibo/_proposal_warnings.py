@@ -62,12 +62,13 @@ def _label(category: type[Warning], message: str) -> str:
     return "added jitter" if "added jitter" in message else category.__name__
 
 
-TRUNCATION_STREAK = 3
+TRUNCATED_PROPOSALS = 3
 """A :class:`~manibo.exceptions.TruncationWarning` is reported once the surrogates of this many
-proposals in a row needed more levels than their cap, or when the last proposal of a run did: the
-first fits, on the few points of the initial design, often choose a short lengthscale that the
-next evaluations lengthen (on S² × S¹ with the tutorial's objective, 0.37 on 5 points, 0.84 on 6,
-then 1.7 to 3.1), and their warning advised a costlier kernel that the run never needed."""
+proposals of an optimiser (not necessarily in a row) needed more levels than their cap, or when
+the last proposal of a run did: the first fits, on the few points of the initial design, often
+choose a short lengthscale that the next evaluations lengthen (on S² × S¹ with the tutorial's
+objective, 0.37 on 5 points, 0.84 on 6, then 1.7 to 3.1), and their warning advised a costlier
+kernel that the run never needed."""
 
 
 class ProposalWarnings:
@@ -84,7 +85,7 @@ class ProposalWarnings:
         self._summarised: set[tuple[type[Warning], str]] = set()
         self._truncation_reported = False
         self._truncation: warnings.WarningMessage | None = None  # of the latest proposal
-        self._truncation_streak = 0
+        self._truncated_proposals = 0
         self.proposals = 0
 
     def add(self, caught: list[warnings.WarningMessage]) -> None:
@@ -92,8 +93,8 @@ class ProposalWarnings:
         self.proposals += 1
         truncations = [w for w in caught if issubclass(w.category, TruncationWarning)]
         self._truncation = truncations[-1] if truncations else None
-        self._truncation_streak = self._truncation_streak + 1 if truncations else 0
-        if self._truncation_streak >= TRUNCATION_STREAK:
+        self._truncated_proposals += bool(truncations)
+        if self._truncated_proposals >= TRUNCATED_PROPOSALS:
             self._keep_truncation()
         for w in caught:
             text = str(w.message)
@@ -123,9 +124,9 @@ class ProposalWarnings:
             stacklevel: as for ``warnings.warn``, counted from the caller.
             activity: what the warnings were issued during, for the summary (default:
                 ``"proposing N point(s)"``).
-            final: whether no proposal follows (the end of a run, a single fit): a truncation of
-                the latest proposal is then reported however short its streak
-                (:data:`TRUNCATION_STREAK`).
+            final: whether no proposal follows (the end of a run, or the one fit of a result's
+                model): a truncation of the latest proposal is then reported however few
+                proposals were truncated (:data:`TRUNCATED_PROPOSALS`).
         """
         if final:
             self._keep_truncation()

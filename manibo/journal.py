@@ -9,20 +9,20 @@ safe:
   by a crash) and is ignored by :meth:`Journal.read`.
 * **One writer at a time.** :class:`JournalWriter` holds an operating-system lock on
   ``<journal>.lock`` (released when it closes or its process dies, even by ``SIGKILL``); a second
-  writer gets :class:`JournalLockedError` naming the holder. A forked child (a worker of a
-  process pool) closes its inherited copies of the lock and the journal, so that it keeps
-  neither locked after its parent dies, and a write through an inherited writer is refused. The lock file sits beside the file
-  the path resolves to, so a writer that opens the journal through a symbolic link takes the same
-  lock. Where ``flock`` exists (not on Windows, whose locks would keep readers out) the writer
-  also locks the journal file itself, so a writer through a hard link (another name, another lock
-  file) is refused as well, once the journal exists. The lock file stays after the run,
+  writer gets :class:`JournalLockedError` naming the holder. A forked child (a worker of a process
+  pool) closes its inherited copies of the lock and the journal, so that it keeps neither locked
+  after its parent dies, and a write through an inherited writer is refused. The lock file sits
+  beside the file the path resolves to, so a writer that opens the journal through a symbolic link
+  takes the same lock. Where ``flock`` exists (not on Windows, whose locks would keep readers out)
+  the writer also locks the journal file itself, so a writer through a hard link (another name,
+  another lock file) is refused as well, once the journal exists. The lock file stays after the run,
   holding the last holder's process and host: it is the lock's anchor, not a sign of a running
   writer. Deleting it on close would let a writer that opened it just before lock a file no longer
-  on disk while a third writer creates and locks a new one: two writers at once. It may be
-  deleted safely while no run uses the journal. Only the lock holder repairs a cut-off
-  last line, by moving it to a new ``<journal>.corrupt[.N]`` file (an earlier one is never
-  overwritten), and only in a journal: a file whose first line is not a manibo header (or, with
-  no complete line, does not begin like one) is refused untouched.
+  on disk while a third writer creates and locks a new one: two writers at once. It may be deleted
+  safely while no run uses the journal. Only the lock holder repairs a cut-off last line, by moving
+  it to a new ``<journal>.corrupt[.N]`` file (an earlier one is never overwritten), and only in a
+  journal: a file whose first line is not a manibo header (or, with no complete line, does not begin
+  like one) is refused untouched.
 * **Appends are atomic and durable.** Each record is written by one ``os.write`` of the whole line
   on a file opened with ``O_APPEND``, then ``fsync``'d (and the folder is ``fsync``'d when the file
   is created). A failed write is cut back off the file, so a retry cannot duplicate a record.
@@ -51,6 +51,7 @@ import json
 import math
 import os
 import socket
+import sys
 import time
 import warnings
 import weakref
@@ -890,7 +891,10 @@ def _describe_holder(lock_path: Path) -> str:
 
 
 def _running(pid: int) -> bool:
-    """Whether a process ``pid`` runs on this host (True where that cannot be told)."""
+    """Whether a process ``pid`` runs on this host (True where that cannot be told: on Windows,
+    signal 0 is CTRL_C_EVENT, which ``os.kill`` would send to the console)."""
+    if sys.platform == "win32":
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -455,6 +455,7 @@ class BayesianOptimizer:
             )
         state = self.__dict__.copy()
         del state["_lock"]  # a lock cannot be pickled or copied; each copy gets its own
+        state["_in_run"] = False  # a copy taken in a callback is not running: it may run
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -1130,29 +1131,14 @@ class BayesianOptimizer:
             JournalWriteError: the journal could not be written; nothing is lost (see
                 :meth:`tell`), and calling ``run`` again continues.
         """
-        budget, declared, parallel = self._checked_run(
-            objective, budget, executor, max_parallel, progress, on_error, callback, max_seconds
-        )
-        if budget <= self.config["initial_design"] and len(self._history) < budget:
-            warnings.warn(
-                f"the budget ({budget}) does not exceed the initial design "
-                f"({self.config['initial_design']} random points), so every point of this run is "
-                "random and no surrogate model proposes points (one is still fitted for the "
-                "recommendation); raise `budget` above `initial_design` for model-based "
-                "proposals.",
-                ManiboWarning,
-                stacklevel=2 + self._caller_frames,
+        self._claim_run()
+        try:
+            budget, declared, parallel, should_stop = self._prepared_run(
+                objective, budget, executor, max_parallel, progress, on_error, callback, max_seconds
             )
-        should_stop = _stop_rule(self, callback, max_seconds)
-        self.flush()  # what a failed write left in memory goes first
-        with self._lock:  # two runs at once each counted only their own evaluation in flight
-            if self._in_run:
-                raise ConfigurationError(
-                    "`run` is already running on this optimiser (in another thread); one run at "
-                    "a time keeps its budget. To evaluate in parallel, pass an executor to one "
-                    "run (`executor=`, `max_parallel=`), or call ask and tell from the threads."
-                )
-            self._in_run = True
+        except BaseException:
+            self._in_run = False
+            raise
         try:
             if executor is None:
                 reason = self._run_serial(objective, budget, declared, progress, should_stop)
@@ -1167,6 +1153,41 @@ class BayesianOptimizer:
         self._end_run(progress, failing=False)
         self._warn_if_nothing_succeeded()
         return self.result()
+
+    def _claim_run(self) -> None:
+        """Mark a run as under way, refusing a second one at once: two threads' ``run(budget=8)``
+        on one optimiser made 9 evaluations, each counting only its own evaluation in flight."""
+        with self._lock:
+            if self._in_run:
+                raise ConfigurationError(
+                    "`run` is already running on this optimiser (in another thread, or it was "
+                    "called from the running one's objective or callback); one run at a time "
+                    "keeps its budget. To evaluate in parallel, pass an executor to one run "
+                    "(`executor=`, `max_parallel=`), or call ask and tell from the threads."
+                )
+            self._in_run = True
+
+    def _prepared_run(
+        self, objective, budget, executor, max_parallel, progress, on_error, callback, max_seconds
+    ):
+        """The checked settings of a run (see :meth:`_checked_run`) and its stopping rule, after
+        the warnings they call for and a flush of what a failed write left in memory."""
+        budget, declared, parallel = self._checked_run(
+            objective, budget, executor, max_parallel, progress, on_error, callback, max_seconds
+        )
+        if budget <= self.config["initial_design"] and len(self._history) < budget:
+            warnings.warn(
+                f"the budget ({budget}) does not exceed the initial design "
+                f"({self.config['initial_design']} random points), so every point of this run is "
+                "random and no surrogate model proposes points (one is still fitted for the "
+                "recommendation); raise `budget` above `initial_design` for model-based "
+                "proposals.",
+                ManiboWarning,
+                stacklevel=3 + self._caller_frames,
+            )
+        should_stop = _stop_rule(self, callback, max_seconds)
+        self.flush()  # what a failed write left in memory goes first
+        return budget, declared, parallel, should_stop
 
     def _checked_run(
         self,

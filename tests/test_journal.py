@@ -392,6 +392,14 @@ def test_a_lock_whose_recorded_holder_is_dead_says_so(tmp_path):
         os.close(fd)
 
 
+def test_the_liveness_of_a_holder_is_not_asked_of_windows_by_a_signal(monkeypatch):
+    # os.kill(pid, 0) sends CTRL_C_EVENT (0) to the console on Windows
+    sent = []
+    monkeypatch.setattr(manibo.journal.sys, "platform", "win32")
+    monkeypatch.setattr(manibo.journal.os, "kill", lambda *args: sent.append(args))
+    assert manibo.journal._running(12345) is True and sent == []
+
+
 def test_a_journal_opened_through_another_name_has_one_writer(tmp_path):
     path = tmp_path / "j.jsonl"
     _journal(path).close()

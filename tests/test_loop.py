@@ -6,6 +6,7 @@ import json
 import math
 import multiprocessing
 import os
+import pickle
 import random
 import re
 import shutil
@@ -1137,8 +1138,6 @@ def test_the_jitter_advice_holds_for_evaluations_clustered_near_an_optimum():
 def test_a_second_run_at_once_on_one_optimiser_is_refused_before_it_evaluates():
     # two threads calling run(budget=8) on one optimiser made 9 evaluations: each counted only
     # its own evaluation in flight (3 of 3 seeds)
-    import threading
-
     opt = BayesianOptimizer(Sphere(2), initial_design=2, seed=0, **FAST)
     started, release = threading.Event(), threading.Event()
     calls = []
@@ -1168,15 +1167,27 @@ def test_a_second_run_at_once_on_one_optimiser_is_refused_before_it_evaluates():
         warnings.simplefilter("ignore", ManiboWarning)
         opt.run(slow, budget=3, progress=False)  # one after the other: fine
     assert len(opt.history) == 3
+    # a copy taken in a callback (a checkpoint) is not running: it may run (it was refused)
+    copies = []
+    opt.run(slow, budget=4, progress=False, callback=lambda o, e: copies.append(pickle.dumps(o)))
+    copy = pickle.loads(copies[-1])
+    assert len(copy.run(slow, budget=5, progress=False).X) == 5
+
+    def again(o, e):  # from its own callback: refused before anything is evaluated
+        o.run(slow, budget=9, progress=False)
+
+    with pytest.raises(ConfigurationError, match="called from the running one's objective"):
+        opt.run(slow, budget=5, progress=False, callback=again)
+    assert len(opt.history) == 5
 
 
-def test_a_truncation_is_reported_once_it_lasts_three_proposals_or_ends_the_run():
+def test_a_truncation_is_reported_at_the_third_truncated_proposal_or_at_the_end_of_a_run():
     # the tutorial's `manibo run ... --space 'sphere2*circle'` warned that 1003 levels were
     # needed, from the fit on the 5 points of the initial design (lengthscale 0.37); from the
     # 7th point on the fitted lengthscale was 1.7 to 3.1 and no fit was truncated
-    from manibo._proposal_warnings import TRUNCATION_STREAK, ProposalWarnings
+    from manibo._proposal_warnings import TRUNCATED_PROPOSALS, ProposalWarnings
 
-    assert TRUNCATION_STREAK == 3
+    assert TRUNCATED_PROPOSALS == 3
 
     def proposal(*messages):
         with warnings.catch_warnings(record=True) as caught:
@@ -1207,7 +1218,13 @@ def test_a_truncation_is_reported_once_it_lasts_three_proposals_or_ends_the_run(
     ending = ProposalWarnings()
     ending.add(proposal("at 0.3"))
     assert reported(ending, final=True) == ["at 0.3"]  # the last proposal of a run, or one fit
-    # ask/tell: at the third truncated proposal in a row
+    flickering = ProposalWarnings()  # a lengthscale at the threshold: not in a row, still said
+    for caught in (proposal("at 0.3"), proposal(), proposal("at 0.31"), proposal()):
+        flickering.add(caught)
+        assert reported(flickering, final=False) == []
+    flickering.add(proposal("at 0.29"))
+    assert reported(flickering, final=False) == ["at 0.29"]
+    # ask/tell: at the third truncated proposal
     opt = BayesianOptimizer(
         Sphere(2), initial_design=3, seed=0, surrogate_options={"max_levels": 3}, **FAST
     )

@@ -231,8 +231,9 @@ class Hyperbolic(NoncompactSpace):
                 f"points must satisfy -x0^2 + |x1..xd|^2 = -1 with x0 > 0 (relative tolerance "
                 f"{tol:g}); {worst}",
                 "Convert Poincaré-ball coordinates u (shape (*batch, d)) with "
-                "`manibo.spaces.poincare_to_hyperboloid(u)`; `space.project(x)` keeps x1..xd and "
-                "recomputes x0, which is right only for points off by rounding.",
+                "`manibo.spaces.poincare_to_hyperboloid(u)`; "
+                f"`space.project({name})` keeps x1..xd and recomputes x0, which is right only "
+                "for points off by rounding.",
             )
 
     def _shape_advice(self, x: Tensor, name: str) -> str | None:

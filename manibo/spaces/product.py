@@ -138,9 +138,13 @@ class ProductSpace(Space):
                 # the factor's advice names `space`, the user's name for the product: its calls
                 # on the slice `part` are the factor's
                 advice = str(err).replace("`space.", f"`space.factors[{index}].")
+                whole = (  # where the factor advises projecting its slice
+                    f"; on the product, `space.project({name})` maps every factor of whole points"
+                    if f"`space.factors[{index}].project(" in advice
+                    else ""
+                )
                 raise InputDataError(
-                    f"{advice} (`{part}` is factors[{index}] of {self!r}: {factor!r}; on the "
-                    f"product, `space.project({name})` maps every factor of whole points.)"
+                    f"{advice} (`{part}` is factors[{index}] of {self!r}: {factor!r}{whole}.)"
                 ) from None
 
     def snap(self, x: Tensor) -> Tensor:

@@ -389,19 +389,38 @@ class SymmetricPositiveDefinite(NoncompactSpace):
 
     def _check_positive_definite(self, eigenvalues: Tensor, name: str) -> None:
         """Refuse matrices with an eigenvalue of 0 or below (``eigenvalues``: ``(*batch, n)``).
-        No advice to project: clamping a negative eigenvalue to the lower bound gives another
+
+        A matrix singular to rounding (its smallest eigenvalue within the square root of the
+        dtype's precision of 0, relative to its largest: a sample covariance of fewer samples
+        than its size) is told how to lift it; a clearly negative eigenvalue is told to be
+        fixed where it is built, not projected: clamping it to the lower bound gives another
         matrix, and the value measured at this one would be filed under it."""
         smallest = eigenvalues.amin(-1)
-        if bool((smallest <= 0).any()):
-            raise self._membership_error(
-                name,
-                f"matrices must be positive definite; {int((smallest <= 0).sum())} have an "
-                f"eigenvalue of 0 or below (the smallest is {float(smallest.min()):.4g}, the "
-                f"largest {float(eigenvalues.max()):.4g})",
+        if not bool((smallest <= 0).any()):
+            return
+        lo, hi = self.bounds
+        worst = int(smallest.flatten().argmin())
+        largest = eigenvalues.amax(-1).flatten()[worst]
+        low = float(smallest.flatten()[worst])
+        what = (
+            f"matrices must be positive definite; {int((smallest <= 0).sum())} have an "
+            f"eigenvalue of 0 or below (the smallest is {low:.4g}, in a matrix whose largest is "
+            f"{float(largest):.4g}; the domain is [{lo:g}, {hi:g}])"
+        )
+        if -low <= math.sqrt(torch.finfo(eigenvalues.dtype).eps) * float(largest.abs()):
+            advice = (
+                "It is singular to rounding (rank-deficient, as a sample covariance of fewer "
+                "samples than its size is): add a multiple of the identity at least the lower "
+                f"bound, {name} + c * I, or `space.project({name})`, which raises such "
+                "eigenvalues to the lower bound."
+            )
+        else:
+            advice = (
                 "No symmetric positive definite matrix is near such a matrix: look for a sign "
                 "or assembly error where it is built. `space.project` would replace that "
-                "eigenvalue by the domain's lower bound, which gives a different matrix.",
+                "eigenvalue by the domain's lower bound, which gives a different matrix."
             )
+        raise self._membership_error(name, what, advice)
 
     def _check_membership(self, x: Tensor, name: str) -> None:
         if x.numel() == 0:

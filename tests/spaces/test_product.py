@@ -362,3 +362,13 @@ def test_a_point_of_the_wrong_length_is_told_the_layout_and_factor_advice_works_
     message = str(info.value)
     assert "`space.factors[0].project(x[..., 0:9])`" in message
     space.factors[0].check(space.factors[0].project(x[..., 0:9]))  # as it says
+    x[0, 4] = -800.0  # not positive definite: no advice to project, on the factor or the product
+    with pytest.raises(InputDataError, match="sign or assembly error") as info:
+        space.check(x)
+    assert "maps every factor of whole points" not in str(info.value)
+    # a factor whose advice named `x` itself named the whole point: it names its slice now
+    from manibo.spaces import Hyperbolic
+
+    mixed = ProductSpace(Box([0.0], [1.0]), Hyperbolic(2))
+    with pytest.raises(InputDataError, match=r"`space.factors\[1\].project\(x\[\.\.\., 1:4\]\)`"):
+        mixed.check(torch.tensor([0.5, 1.0, 0.5, 0.5], dtype=torch.float64))

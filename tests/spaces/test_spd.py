@@ -325,13 +325,24 @@ def test_indefinite_and_singular_matrices_are_refused_without_advice_to_project(
     # diag(300, -800, 1500) with bounds (100, 2000) was told "Clamp them with `space.project`",
     # which turns -800 into 100: the value measured at one matrix would be filed under another
     space = SymmetricPositiveDefinite(3, eigenvalue_bounds=(100.0, 2000.0))
-    for eigenvalues in ([300.0, -800.0, 1500.0], [300.0, 0.0, 1500.0]):
+    for eigenvalues, advice in (
+        ([300.0, -800.0, 1500.0], "sign or assembly error"),
+        ([300.0, 0.0, 1500.0], "singular to rounding"),  # exactly singular: lift it
+    ):
         x = torch.diag(torch.tensor(eigenvalues, dtype=torch.float64)).reshape(9)
         with pytest.raises(InputDataError, match="must be positive definite") as info:
             space.check(x)
         message = str(info.value)
-        assert "sign or assembly error" in message and "Clamp them" not in message
-        assert f"the smallest is {eigenvalues[1]:g}, the largest 1500" in message
+        assert advice in message and "Clamp them" not in message
+        assert f"the smallest is {eigenvalues[1]:g}, in a matrix whose largest is 1500" in message
+        assert "the domain is [100, 2000]" in message
+    # singular to rounding (a sample covariance of 2 samples in 3 dimensions, eigenvalue
+    # -3.3e-16): told how to lift it, not that no SPD matrix is near (c + 1e-3 I is in the domain)
+    a = torch.randn(2, 3, generator=_gen(3), dtype=torch.float64)
+    covariance = SymmetricPositiveDefinite(3, eigenvalue_bounds=(1e-3, 50.0))
+    with pytest.raises(InputDataError, match=r"singular to rounding.*x \+ c \* I") as info:
+        covariance.check((a.T @ a).reshape(9))
+    assert "sign or assembly error" not in str(info.value)
     # positive but below the bound: outside the domain, where projecting is the advice
     x = torch.diag(torch.tensor([300.0, 1.5e-9, 1500.0], dtype=torch.float64)).reshape(9)
     with pytest.raises(InputDataError, match="eigenvalues must lie in.*Clamp them"):
