@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import torch
-from botorch.models.model import ModelList
+from botorch.models.model import Model, ModelList
 from botorch.posteriors import Posterior, PosteriorList
 from botorch.posteriors.gpytorch import GPyTorchPosterior
 from gpytorch.distributions import MultitaskMultivariateNormal
@@ -94,6 +94,20 @@ class OutcomeList(ModelList):
         elif len(parts) == 1:
             posterior = parts[0]
         return posterior if posterior_transform is None else posterior_transform(posterior)
+
+    def subset_output(self, idcs: list[int]) -> Model:
+        """The outcomes ``idcs``, checked like ``output_indices``, in that order: the model of
+        the one outcome, or an :class:`OutcomeList` of theirs. (BoTorch's ``ModelList`` took an
+        index beyond the outcomes, 2 or -1 of two, for one of them, silently: a one-off error
+        gave the other objective's model.)
+
+        Raises:
+            InputDataError: ``idcs`` is not a non-empty list of distinct outcome indices.
+        """
+        indices = check_output_indices(idcs, self.num_outputs)
+        if len(indices) == 1:
+            return self.models[indices[0]]
+        return type(self)(*(self.models[i] for i in indices))
 
     def condition_on_observations(
         self, X: Tensor, Y: Tensor, noise: Tensor | None = None, **kwargs

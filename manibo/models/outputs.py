@@ -43,6 +43,21 @@ def check_output_indices(output_indices: list[int] | None, num_outputs: int) -> 
     return [int(i) for i in indices]
 
 
+class OneOutput:
+    """Mixin of a BoTorch model of one output (``num_outputs == 1``): :meth:`subset_output`
+    checks its indices as ``posterior`` checks ``output_indices`` (BoTorch's ``Model`` raised a
+    bare ``NotImplementedError``, and an index beyond the output must say so)."""
+
+    def subset_output(self, idcs: list[int]):
+        """The model itself, for ``idcs == [0]``.
+
+        Raises:
+            InputDataError: ``idcs`` is anything else.
+        """
+        check_output_indices(idcs, 1)
+        return self
+
+
 def broadcast_moments(mean: Tensor, covariance: Tensor) -> tuple[Tensor, Tensor]:
     """A joint Gaussian's mean and covariance broadcast to one batch shape (also for no points).
 

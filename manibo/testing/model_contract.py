@@ -27,6 +27,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 
 import torch
 from botorch.acquisition import (
@@ -429,7 +430,8 @@ def check_fantasize(case: SurrogateCase) -> None:
 
 def check_outputs(case: SurrogateCase) -> None:
     """Two outputs: ``output_indices=[j]`` and ``subset_output([j])`` equal column ``j`` of the
-    full posterior; one output: ``[0]`` equals None; a bad index raises ``InputDataError``."""
+    full posterior, and ``subset_output([1, 0])`` swaps them; one output: ``[0]`` equals None; a
+    bad index raises ``InputDataError`` from ``posterior`` and from ``subset_output``."""
     X = case.points(2, 3)
     model = case.model(2)
     mean, variance = _moments(model, X)
@@ -440,22 +442,27 @@ def check_outputs(case: SurrogateCase) -> None:
         subset = model.subset_output([j])
         assert subset.num_outputs == 1, f"subset_output([{j}]) has {subset.num_outputs} outputs"
         _close(_moments(subset, X)[0], mean[..., j : j + 1], 1e-9, f"subset_output([{j}])")
+    swapped = model.subset_output([1, 0])
+    _close(_moments(swapped, X)[0], mean.flip(-1), 1e-9, "subset_output([1, 0])")
     single = case.model(1)
     _close(_moments(single, X, output_indices=[0])[0], _moments(single, X)[0], 0.0, "[0]")
     for bad_model, bad in ((single, [1]), (model, [2]), (model, [0, 0]), (model, [-1])):
-        try:
-            bad_model.posterior(X, output_indices=bad)
-        except InputDataError:
-            continue
-        except Exception as error:  # noqa: BLE001  (the type is what is checked)
+        for call, what in (
+            (partial(bad_model.posterior, X, output_indices=bad), f"output_indices={bad}"),
+            (partial(bad_model.subset_output, bad), f"subset_output({bad})"),
+        ):
+            try:
+                call()
+            except InputDataError:
+                continue
+            except Exception as error:  # noqa: BLE001  (the type is what is checked)
+                raise AssertionError(
+                    f"{what}: raised {type(error).__name__} ({error}); the model "
+                    f"{_MUST_REFUSE}, naming the outputs it has"
+                ) from error
             raise AssertionError(
-                f"output_indices={bad}: raised {type(error).__name__} ({error}); the model's "
-                f"posterior {_MUST_REFUSE}, naming the outputs it has"
-            ) from error
-        raise AssertionError(
-            f"output_indices={bad}: nothing was raised; the model's posterior {_MUST_REFUSE}, "
-            "naming the outputs it has"
-        )
+                f"{what}: nothing was raised; the model {_MUST_REFUSE}, naming the outputs it has"
+            )
 
 
 _MUST_REFUSE = (

@@ -25,14 +25,14 @@ from manibo.exceptions import ConfigurationError
 from manibo.models.gpnet.mirror_descent import add_jitter
 from manibo.models.gpnet.trainer import GPNet
 from manibo.models.inputs import check_model_dtype, check_observations, check_points
-from manibo.models.outputs import broadcast_moments, check_output_indices
+from manibo.models.outputs import OneOutput, broadcast_moments, check_output_indices
 from manibo.models.transforms import TransformedTrainingInputs, checked_input_transform
 from manibo.models.versions import KeepsVersions, check_unchanged, tensor_versions
 
 _HEAD = ("weight_mean", "weight_root")
 
 
-class GPNetModel(KeepsVersions, TransformedTrainingInputs, Model, FantasizeMixin):
+class GPNetModel(KeepsVersions, OneOutput, TransformedTrainingInputs, Model, FantasizeMixin):
     r"""A trained single-output GPNet (Gaussian likelihood) as a BoTorch model.
 
     The posterior at ``q`` points is the network's joint Gaussian :math:`\mathcal N(\Phi m, \Phi

@@ -30,7 +30,7 @@ from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning,
 from manibo.kernels.spectral import GeometricMaternKernel
 from manibo.models.failures import is_numerical_failure
 from manibo.models.inputs import check_observations
-from manibo.models.outputs import broadcast_moments, check_output_indices
+from manibo.models.outputs import OneOutput, broadcast_moments, check_output_indices
 from manibo.models.priors import gaussian_likelihood
 from manibo.models.transforms import (
     TransformedTrainingInputs,
@@ -73,7 +73,7 @@ def log_prior_density(*modules: torch.nn.Module) -> Tensor | float:
     return total
 
 
-class VISHModel(TransformedTrainingInputs, Model, FantasizeMixin):
+class VISHModel(OneOutput, TransformedTrainingInputs, Model, FantasizeMixin):
     r"""A sparse GP with spherical-harmonic features, as a BoTorch model with one output.
 
     Build it with :func:`~manibo.models.vish.fit.fit_vish` (in-memory data),
