@@ -27,6 +27,7 @@ from torch import Tensor
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models.model_list import OutcomeList
 from manibo.models.precision import Float64AdviceOnce
+from manibo.models.transforms import transform_outputs
 from manibo.registry import Entry, Registry
 from manibo.spaces.base import Space
 
@@ -304,15 +305,6 @@ def _check_yvar_shape(train_Yvar: object, train_Y: Tensor) -> None:
     )
 
 
-def _transform_outputs(transform: object) -> set[int]:
-    """The output counts ``m`` that ``transform`` and the transforms inside it (a
-    ``ChainedOutcomeTransform``'s) were built for, where they record one (``Standardize``'s
-    ``_m``)."""
-    if not isinstance(transform, torch.nn.Module):
-        return set()
-    return {int(t._m) for t in transform.modules() if isinstance(getattr(t, "_m", None), int)}
-
-
 def _check_one_output_transform(name: str, transform: object, m: int) -> None:
     """Raise ``ConfigurationError`` when an ``outcome_transform`` for several outputs is given to
     the surrogate ``name``, fitted column by column on ``train_Y`` of ``m`` columns."""
@@ -328,7 +320,7 @@ def _check_one_output_transform(name: str, transform: object, m: int) -> None:
             "it needs (`build_surrogate(name, space, X, Y[:, j:j+1], outcome_transform=...)`) "
             "and join them with `manibo.models.OutcomeList(*models)`."
         )
-    outputs = sorted(_transform_outputs(transform) - {1})
+    outputs = sorted(transform_outputs(transform) - {1})
     if outputs:
         raise ConfigurationError(
             f"`outcome_transform` is a {type(transform).__name__} of m={outputs[0]} outputs, but "

@@ -59,17 +59,35 @@ def fitted_outcome_transform(
         shape ``(n, m)``.
 
     Raises:
-        ConfigurationError: ``outcome_transform`` is not an ``OutcomeTransform``.
+        ConfigurationError: ``outcome_transform`` is not an ``OutcomeTransform``, or it was
+            built for another number of outputs than ``train_Y`` has.
     """
     check_outcome_transform(outcome_transform)
     if outcome_transform is DEFAULT:
         outcome_transform = Standardize(m=train_Y.shape[-1])
     if outcome_transform is None:
         return None, train_Y
+    m = train_Y.shape[-1]
+    other = sorted(transform_outputs(outcome_transform) - {m})
+    if other:  # BoTorch's own error was "Wrong output dimension. Y.size(-1) is 2; expected 1."
+        raise ConfigurationError(
+            f"`outcome_transform` is a {type(outcome_transform).__name__} of m={other[0]} "
+            f"outputs, but this surrogate models the {m} columns of train_Y together: pass one "
+            f"of m={m}, such as Standardize(m={m})."
+        )
     outcome_transform.to(train_Y).train()
     Y, _ = outcome_transform(train_Y)
     outcome_transform.eval()
     return outcome_transform, Y
+
+
+def transform_outputs(transform: object) -> set[int]:
+    """The output counts ``m`` that ``transform`` and the transforms inside it (a
+    ``ChainedOutcomeTransform``'s) were built for, where they record one (``Standardize``'s
+    ``_m``)."""
+    if not isinstance(transform, torch.nn.Module):
+        return set()
+    return {int(t._m) for t in transform.modules() if isinstance(getattr(t, "_m", None), int)}
 
 
 def standardize_from_moments(mean: Tensor, std: Tensor) -> Standardize:

@@ -73,3 +73,18 @@ def test_standardize_from_moments_is_the_affine_map():
     Z, _ = transform(Y)
     assert torch.allclose(Z, (Y - mean) / std)
     assert torch.allclose(transform.untransform(Z)[0], Y)
+
+
+def test_an_outcome_transform_for_another_number_of_outputs_is_refused_with_the_one_to_pass():
+    # the activated deep GP models its outcomes together: Standardize(m=1) on two columns gave
+    # BoTorch's "Wrong output dimension. Y.size(-1) is 2; expected 1." (the per-column
+    # surrogates take m=1 and say so)
+    Y = torch.rand(6, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    with pytest.raises(ConfigurationError, match=r"m=1 outputs.*2 columns.*Standardize\(m=2\)"):
+        fitted_outcome_transform(Y, Standardize(m=1))
+    transform, _ = fitted_outcome_transform(Y, Standardize(m=2))
+    assert transform.means.shape == (1, 2)
+    space = SPACES["sphere2"]()
+    X = space.random(12, generator=0)
+    with pytest.raises(ConfigurationError, match=r"Standardize\(m=2\)"):
+        build_surrogate("adgp", space, X, X[:, :2], outcome_transform=Standardize(m=1))
