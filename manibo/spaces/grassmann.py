@@ -139,12 +139,34 @@ class Grassmann(CompactSpace):
         err = (y.transpose(-1, -2) @ y - eye).abs().amax(dim=(-1, -2))
         tol = default_tolerance(x.dtype)
         if (err > tol).any():
+            advice = f"Map them to orthonormal frames of their spans with `space.project({name})`."
+            # read column after column (NumPy's order='F', MATLAB's Y(:)), an orthonormal frame
+            # is no frame row-major, and projecting it would give another subspace
+            columns = x.reshape(*x.shape[:-1], self.k, self.n).transpose(-1, -2)
+            off = (columns.transpose(-1, -2) @ columns - eye).abs().amax(dim=(-1, -2))
+            if self.k > 1 and bool((off[err > tol] <= tol).all()):
+                advice = (
+                    "They are orthonormal frames read column after column (NumPy's order='F', "
+                    "MATLAB's Y(:)): flatten the n x k frames row-major instead, "
+                    f"`Y.reshape(*Y.shape[:-2], {self.n * self.k})`, or reorder these, "
+                    f"`{name}.reshape(*{name}.shape[:-1], {self.k}, {self.n}).transpose(-1, -2)"
+                    f".reshape({name}.shape)`; `space.project` would give another subspace."
+                )
             raise self._membership_error(
                 name,
                 f"rows must be {self.n}x{self.k} orthonormal frames flattened row-major with "
                 f"YᵀY = I within {tol:g}, the worst is off by {float(err.max()):.3g}",
-                f"Map them to orthonormal frames of their spans with `space.project({name})`.",
+                advice,
             )
+
+    def _shape_advice(self, x: Tensor, name: str) -> str | None:
+        if self.k == self.n or x.shape[-2:] != (self.k, self.n):
+            return None
+        return (
+            f"A shape ending in ({self.k}, {self.n}) looks like transposed frames; points of "
+            f"{self!r} are {self.n}x{self.k} frames flattened row-major: "
+            f"`{name}.transpose(-1, -2).reshape(*{name}.shape[:-2], {self.n * self.k})`."
+        )
 
     def snap(self, x: Tensor) -> Tensor:
         """Frames within :meth:`check`'s tolerance of orthonormal, moved to the nearest orthonormal

@@ -64,13 +64,18 @@ class Sphere(CompactSpace):
         )
 
     def _check_membership(self, x: Tensor, name: str) -> None:
-        err = (x.norm(dim=-1) - 1).abs()
+        norm = x.norm(dim=-1)
+        err = (norm - 1).abs()
         tol = default_tolerance(x.dtype)
         if (err > tol).any():
+            zeros = int((norm == 0).sum())
             raise self._membership_error(
                 name,
                 f"norms must be 1 within {tol:g}, the worst is off by {float(err.max()):.3g}",
-                f"Normalise with `{name} / {name}.norm(dim=-1, keepdim=True)` "
+                f"{zeros} are zero vectors, which point in no direction: find where they are "
+                "built (normalising them gives NaN)."
+                if zeros
+                else f"Normalise with `{name} / {name}.norm(dim=-1, keepdim=True)` "
                 f"or `space.project({name})`.",
             )
 

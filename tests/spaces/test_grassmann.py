@@ -225,6 +225,26 @@ def test_bad_settings_and_points_get_clear_errors():
     assert repr(space) == "Grassmann(2, 4)" and space.dim == 4 and space.point_shape == (8,)
 
 
+def test_frames_flattened_column_major_or_transposed_are_told_how_to_reorder_them():
+    # a 4x2 frame flattened column-major (NumPy's order='F', MATLAB's Y(:)) was told to
+    # `space.project` it, which returned a plane 1.049 rad from the frame's own
+    space = Grassmann(2, 4)
+    Y = space.random(3, generator=torch.Generator().manual_seed(7)).reshape(3, 4, 2)
+    x = Y.transpose(-1, -2).reshape(3, 8)
+    with pytest.raises(InputDataError, match="read column after column") as info:
+        space.check(x)
+    assert "would give another subspace" in str(info.value)
+    reordered = x.reshape(*x.shape[:-1], 2, 4).transpose(-1, -2).reshape(x.shape)  # as it says
+    assert space.distance(reordered, Y.reshape(3, 8)).max() < 1e-12
+    assert space.distance(space.project(x), Y.reshape(3, 8)).max() > 0.1  # what it was told
+    with pytest.raises(InputDataError, match="orthonormal") as info:  # plain bad frames: project
+        space.check(2 * Y.reshape(3, 8))
+    assert "column after column" not in str(info.value)
+    with pytest.raises(InputDataError, match="looks like transposed frames") as info:
+        space.check(Y.transpose(-1, -2))
+    assert "`x.transpose(-1, -2).reshape(*x.shape[:-2], 8)`" in str(info.value)
+
+
 def test_the_default_cap_of_gr_2_4_covers_short_lengthscales_at_surrogate_tolerance():
     """At lengthscale 0.17 and the surrogates' tolerance 1e-4, the default level cap of Gr(2, 4)
     leaves out at most twice the tolerance (the old cap of 560 levels left out 3.5e-4 and warned):

@@ -8,7 +8,7 @@ import scipy.special as sp
 import torch
 
 from manibo.exceptions import ConfigurationError, InputDataError
-from manibo.spaces import Sphere
+from manibo.spaces import RealProjectiveSpace, Sphere
 from manibo.spaces._geomstats import geomstats_module
 
 
@@ -61,6 +61,14 @@ def test_errors_say_what_to_do():
         space.project(torch.zeros(1, 3))
     with pytest.raises(ConfigurationError, match="dim"):
         Sphere(0)
+
+
+def test_zero_vectors_are_not_told_to_be_normalised():
+    # "Normalise with `x / x.norm(...)`" gave NaN for a zero vector
+    for space in (Sphere(3), RealProjectiveSpace(3)):
+        with pytest.raises(InputDataError, match="1 are zero vectors") as info:
+            space.check(torch.tensor([[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]).double())
+        assert "Normalise" not in str(info.value)
 
 
 def test_projection_handles_huge_and_tiny_vectors():
