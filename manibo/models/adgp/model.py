@@ -86,7 +86,10 @@ class ActivatedDGPModel(KeepsVersions, TransformedTrainingInputs, Model, Fantasi
         warm_elbo_epochs: stage-2 steps after a warm start.
         seed: seed of the initial weights and of the training samples.
         outcome_transform: ``Standardize`` (the default, ``Standardize(m)``) or None; the
-            posterior folds its affine map into the samples.
+            posterior folds its affine map into the samples. With None the network models the
+            outcomes as they are, and outcomes far from 0 are fitted poorly (a column of
+            100 - 0.01 z on S²: its mean off by up to 14.5 at 5 test points, against 0.0005 with
+            the default).
         input_transform: a BoTorch input transform applied to every input, or None.
 
     Every BoTorch acquisition works: Monte Carlo ones on the samples (the registered sampler drives
