@@ -970,14 +970,16 @@ class BayesianOptimizer:
 
     def _warn_if_told_before(self, evaluation: Evaluation, x: Tensor) -> None:
         """Warn (once per optimiser) when ``evaluation``, at ``x``, which no asked point matched,
-        is at exactly the point of an evaluation told before: an executor that retried a task,
-        or a callback run twice, tells a result twice, and the model counts it twice (or takes
-        two values for one point)."""
+        is at exactly the point of an evaluation told before (:meth:`Space.point_key`: on RP^d
+        ``-x`` too, on a Grassmannian another frame of the subspace): an executor that retried a
+        task, or a callback run twice, tells a result twice, and the model counts it twice (or
+        takes two values for one point)."""
         while self._keyed < evaluation.index:  # the evaluations told (or resumed) since
             earlier = self._history[self._keyed]
-            self._told_keys.setdefault(_evaluation_key(earlier), earlier.index)
+            point = torch.tensor(earlier.x, dtype=torch.float64)
+            self._told_keys.setdefault(self.space.point_key(point), earlier.index)
             self._keyed += 1
-        index = self._told_keys.get(_key(x))
+        index = self._told_keys.get(self.space.point_key(x))  # x and -x on RP^d: one point
         if index is None:
             return
         self._warned_repeat = True

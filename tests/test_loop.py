@@ -212,6 +212,25 @@ def test_a_point_told_twice_without_being_asked_again_warns(tmp_path):
         resumed.tell_failure(X[0], "again")
 
 
+def test_a_point_told_again_in_other_coordinates_of_the_same_point_warns():
+    # on RP^2, x then -x (distance 0), and on Gr(2, 4), a frame then the same plane with its
+    # columns swapped, were kept as two points without a word
+    from manibo.spaces import Grassmann, RealProjectiveSpace
+
+    for space, other in (
+        (RealProjectiveSpace(2), lambda x: -x),
+        (Grassmann(2, 4), lambda x: x.reshape(4, 2).flip(-1).reshape(8)),
+    ):
+        opt = BayesianOptimizer(space, initial_design=3, seed=0, **FAST)
+        X = opt.ask(3)
+        opt.tell(X, torch.tensor([1.0, 2.0, 3.0]))
+        assert float(space.distance(X[1], other(X[1]))) < 1e-7
+        with pytest.warns(ManiboWarning, match=r"told before, as evaluation 1"):
+            opt.tell(other(X[1]), 2.5)
+    north = torch.tensor([0.6, 0.0, 0.8], dtype=torch.float64)
+    assert Sphere(2).point_key(-north) != Sphere(2).point_key(north)  # on a sphere: another
+
+
 def test_a_value_far_beyond_the_range_of_the_others_warns_once(tmp_path):
     """One reading of 1e6 among values in [0, 2] (a glitch, a failure code) made the model's noise
     3e8 and the search worse than random points, without a word."""

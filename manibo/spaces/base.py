@@ -207,6 +207,14 @@ class Space(ABC):
             advice = self._shape_advice(x, name)
             check_trailing_shape(name, x, self.point_shape, repr(self), self.matrix_shape, advice)
 
+    def point_key(self, x: Tensor) -> tuple[float, ...]:
+        """A hashable key of one point ``x`` (``point_shape``), equal for coordinates of the same
+        point: its coordinates, except on spaces where several coordinates are one point
+        (:class:`~manibo.spaces.RealProjectiveSpace`: ``x`` and ``-x``;
+        :class:`~manibo.spaces.Grassmann`: every frame of one subspace). The loop reads it to
+        tell when a point is told a second time."""
+        return tuple(x.reshape(-1).tolist())
+
     def snap(self, x: Tensor) -> Tensor:
         """Points that :meth:`check` accepts, moved onto the space where they are off it by more
         than rounding; points on it to rounding are returned bit for bit.

@@ -174,6 +174,12 @@ class Grassmann(CompactSpace):
         (:meth:`Space.snap`); shapes ``(*batch, n*k)``."""
         return _flat(onto_orthonormal(_frames(x, self.n, self.k)))
 
+    def point_key(self, x: Tensor) -> tuple[float, ...]:
+        """The entries of the projector ``Y Yᵀ`` onto the subspace, rounded to 12 decimals
+        (frames of one subspace give it to rounding): the same key for every frame of it."""
+        frame = _frames(x.detach().to(torch.float64), self.n, self.k)
+        return tuple(round(v, 12) for v in (frame @ frame.transpose(-1, -2)).reshape(-1).tolist())
+
     def project(self, x: Tensor) -> Tensor:
         """An orthonormal frame of the span of each ``n x k`` matrix (QR; a frame is returned as
         it is). Shapes ``(*batch, n * k)``."""

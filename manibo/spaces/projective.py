@@ -64,6 +64,13 @@ class RealProjectiveSpace(CompactSpace):
         off it by more than rounding (:meth:`Space.snap`); shapes ``(*batch, dim + 1)``."""
         return onto_unit_norm(x)
 
+    def point_key(self, x: Tensor) -> tuple[float, ...]:
+        """The coordinates of ``x`` or ``-x``, whichever has its first non-zero coordinate
+        positive: the same key for both signs of one point."""
+        values = x.reshape(-1).tolist()
+        first = next((v for v in values if v != 0), 0.0)
+        return tuple(-v if first < 0 else v for v in values)
+
     def project(self, x: Tensor) -> Tensor:
         """The unit vector along ``x`` (either sign is the same point)."""
         return self._sphere.project(x)
