@@ -49,9 +49,16 @@ from manibo.models.vish.statistics import (
 _STATISTICS = ("gram", "cross", "feature_sum", "y_sum", "y_squared", "radius_squared", "count")
 
 MAX_JOINT_COVARIANCE_BYTES = 2**32
-"""Largest joint covariance ``posterior`` builds (float64 ``q x q`` per batch member, 4 GiB): the
-posterior at a grid of 64,800 points (1° on the globe) asked the allocator for 34 GB. ``predict``
-streams marginal variances instead (10⁶ points in 15 s at 0.5 GB)."""
+"""Most memory a joint posterior may take while ``posterior`` builds it, 4 GiB, counted as
+:data:`JOINT_COVARIANCE_COPIES` float64 ``q x q`` matrices per batch member: the posterior at a
+grid of 64,800 points (1° on the globe) asked the allocator for 34 GB. ``predict`` streams
+marginal variances instead (10⁶ points in 15 s at 0.5 GB)."""
+
+JOINT_COVARIANCE_COPIES = 5
+"""Covariance-sized matrices a ``posterior`` call holds at its peak (the low-rank product, the
+residual, their sum, the outcome transform's rescaled copy and the variances' read): measured
+as the rise of the peak resident size over one covariance, 5.0 at q = 3,000, 4,000, 6,000 and
+10,000 (a guard that counted one copy let through q = 23,170, about 21 GB)."""
 
 DEFAULT_TOLERANCE = 1e-7
 """Default stopping tolerance of the training on the cache (see :func:`optimize_bound`): an
@@ -246,13 +253,15 @@ class VISHModel(OneOutput, TransformedTrainingInputs, Model, FantasizeMixin):
         """Refuse a joint posterior whose covariance would pass
         :data:`MAX_JOINT_COVARIANCE_BYTES`, before it is built."""
         q, members = X.shape[-2], X.shape[:-2].numel()
-        needed = members * q * q * 8
+        covariance = members * q * q * 8
+        needed = JOINT_COVARIANCE_COPIES * covariance
         if needed > MAX_JOINT_COVARIANCE_BYTES:
             raise InputDataError(
                 f"the joint posterior at `X` of shape {tuple(X.shape)} needs a covariance of "
-                f"{members:,} x {q:,} x {q:,} float64 values ({needed / 2**30:,.2f} GiB; the "
-                f"most `posterior` builds is {MAX_JOINT_COVARIANCE_BYTES / 2**30:.2f} GiB, all "
-                "batch members together). For "
+                f"{members:,} x {q:,} x {q:,} float64 values ({covariance / 2**30:,.2f} GiB, "
+                f"and about {JOINT_COVARIANCE_COPIES} times that, {needed / 2**30:,.2f} GiB, "
+                "while it is built; the most `posterior` takes is "
+                f"{MAX_JOINT_COVARIANCE_BYTES / 2**30:.2f} GiB, all batch members together). For "
                 "marginal means and variances at many points use `model.predict(X)`, which "
                 "streams them in chunks; for joint samples, pass fewer points per batch member."
             )

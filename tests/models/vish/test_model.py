@@ -199,17 +199,21 @@ def test_model_errors():
 
 def test_a_joint_posterior_past_four_gib_is_refused_with_the_way_to_marginals():
     # the posterior at a 1-degree grid of the globe (64,800 points) asked the allocator for 34 GB
-    # and failed inside the covariance product with a bare RuntimeError
-    from manibo.models.vish.model import MAX_JOINT_COVARIANCE_BYTES
+    # and failed inside the covariance product with a bare RuntimeError; and the guard counted
+    # one covariance where a call holds five at its peak (q = 10,000: 0.80 GB, 4.0 GB used)
+    from manibo.models.vish.model import JOINT_COVARIANCE_COPIES, MAX_JOINT_COVARIANCE_BYTES
 
+    assert JOINT_COVARIANCE_COPIES == 5
     model, _, _ = _model()
     grid = SPACE.random(64_800, generator=torch.Generator().manual_seed(2))
-    with pytest.raises(InputDataError, match=r"31\.29 GiB.*use `model\.predict\(X\)`"):
+    with pytest.raises(InputDataError, match=r"31\.29 GiB, and about 5 times.*model\.predict"):
         model.posterior(grid)
-    # batches count together: 8 members of 8,200 points need 4.3 GB
-    with pytest.raises(InputDataError, match="8 x 8,200 x 8,200"):
-        model.posterior(SPACE.random(65_600, generator=3).reshape(8, 8200, 3))
-    assert 8 * 8200**2 * 8 > MAX_JOINT_COVARIANCE_BYTES >= 8 * 8000**2 * 8
+    with pytest.raises(InputDataError, match="1 x 10,400 x 10,400"):  # 4.03 GiB with its copies
+        model.posterior(SPACE.random(10_400, generator=4))
+    # batches count together: 8 members of 3,700 points need 4.1 GiB with their copies
+    with pytest.raises(InputDataError, match="8 x 3,700 x 3,700"):
+        model.posterior(SPACE.random(29_600, generator=3).reshape(8, 3700, 3))
+    assert 5 * 8 * 3700**2 * 8 > MAX_JOINT_COVARIANCE_BYTES >= 5 * 8 * 3600**2 * 8
     mean, variance = model.predict(grid)  # the marginals, streamed
     assert mean.shape == variance.shape == (64_800,) and bool((variance > 0).all())
     head = model.posterior(grid[:50])
