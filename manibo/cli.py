@@ -235,7 +235,6 @@ def _run(args: argparse.Namespace) -> int:
         sys.stderr.write(_unwritten_evaluations_message(journal, error))
         return 1
     summary = {"name": task.name, "config": opt.config, **result.as_dict()}
-    summary["points"] = [e.x for e in opt.history]  # in the order of "observed"
     summary["errors"] = [e.error for e in opt.history]  # None where the evaluation succeeded
     summary.update(task.extra(result))
     # written by absolute path: the objective may have changed the working folder

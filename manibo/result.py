@@ -189,9 +189,10 @@ class OptimizationResult:
         return "\n".join(lines)
 
     def as_dict(self) -> dict[str, Any]:
-        """The result as JSON values (points as nested lists, None for failures and unknowns);
-        the fitted model is represented by the recommended point and its posterior mean;
-        ``best_index`` counts from 0, like :attr:`best_index` (``summary()`` counts from 1)."""
+        """The result as JSON values: points as nested lists (every evaluated one in
+        ``"points"``, in the order of ``"observed"``), None for failures and unknowns; the fitted
+        model is represented by the recommended point and its posterior mean; ``best_index``
+        counts from 0, like :attr:`best_index` (``summary()`` counts from 1)."""
         return {
             "minimize": self.minimize,
             "space": repr(self.space),
@@ -202,6 +203,7 @@ class OptimizationResult:
             "best_index": self.best_index,
             "recommended_x": None if self.recommended_x is None else self.recommended_x.tolist(),
             "recommended_value": self.recommended_value,
+            "points": self.X.tolist(),  # in the order of "observed"
             "observed": _with_none(self.Y),
             "evaluation_seconds": _with_none(self.evaluation_seconds),
             "proposal_seconds": _with_none(self.proposal_seconds),

@@ -8,6 +8,7 @@ import torch
 from joint_sizes import record_joint_sizes
 
 import manibo
+from manibo.journal import Journal
 from manibo.loop import BayesianOptimizer
 from manibo.result import OptimizationResult
 from manibo.spaces import Circle, Sphere
@@ -138,6 +139,9 @@ def test_summary_and_as_dict_for_people_and_standard_json(tmp_path):
     assert record["best_y"] == result.best_y and record["stop_reason"] == "budget"
     assert record["recommended_x"] == result.recommended_x.tolist()
     assert record["evaluations"] == 12 and record["failed"] == failed
+    # the evaluated points, failed ones included: json.dump(result.as_dict()) kept only the best
+    # and the recommended point of a run
+    assert record["points"] == result.X.tolist() == [e.x for e in Journal(journal).read()[1]]
     assert repr(result).startswith(f"OptimizationResult(best {result.best_y!r} at [")
 
 
