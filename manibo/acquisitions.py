@@ -56,8 +56,9 @@ BASELINE_SIZE = 1000
 BASELINE_SDS = 4.0
 """Posterior standard deviations of the screen of :func:`screen_baseline`."""
 MES_CANDIDATES = 1000
-"""Uniform points on the space that, with the evaluated ones, are where ``"qmes"`` draws the
-maximum from (BoTorch's candidate set)."""
+"""Uniform points on the space that, with the evaluated ones that can be the best
+(:func:`screen_baseline`, at most :data:`BASELINE_SIZE`), are where ``"qmes"`` draws the maximum
+from (BoTorch's candidate set)."""
 MAX_FAILED_PENDING = 32
 """Failed points a Monte Carlo acquisition receives among its pending points, at most: those with
 the highest posterior mean (the ones it would otherwise be drawn back to); each pending point
@@ -333,12 +334,14 @@ def _q_knowledge_gradient(model: Model, data: AcquisitionData) -> AcquisitionFun
 @register_acquisition("qmes", required_features=("fantasize",), one_at_a_time=True)
 def _q_max_value_entropy(model: Model, data: AcquisitionData) -> AcquisitionFunction:
     # the evaluated points as the loop holds them: a model's train_inputs may be transformed
-    # (an input transform) or missing (network surrogates)
+    # (an input transform) or missing (network surrogates); those that can hold the maximum
+    # only (screen_baseline), since the maximum is drawn from one joint posterior of the whole
+    # set (VISH refused 1000 + 9,500 points, past its 4 GiB)
     return qMaxValueEntropy(
         model,
         candidate_set=data.points_on_space(MES_CANDIDATES),
         X_pending=data.X_pending,
-        train_inputs=data.train_X,
+        train_inputs=screen_baseline(model, data.train_X),
     )
 
 

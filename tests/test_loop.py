@@ -215,11 +215,14 @@ def test_a_point_told_twice_without_being_asked_again_warns(tmp_path):
 def test_a_point_told_again_in_other_coordinates_of_the_same_point_warns():
     # on RP^2, x then -x (distance 0), and on Gr(2, 4), a frame then the same plane with its
     # columns swapped, were kept as two points without a word
-    from manibo.spaces import Grassmann, RealProjectiveSpace
+    from manibo.spaces import Grassmann, ProductSpace, RealProjectiveSpace
 
+    rotation = torch.tensor([[0.6, -0.8], [0.8, 0.6]], dtype=torch.float64)
     for space, other in (
         (RealProjectiveSpace(2), lambda x: -x),
         (Grassmann(2, 4), lambda x: x.reshape(4, 2).flip(-1).reshape(8)),
+        (Grassmann(2, 4), lambda x: (x.reshape(4, 2) @ rotation).reshape(8)),
+        (ProductSpace(RealProjectiveSpace(2), Sphere(2)), lambda x: torch.cat([-x[:3], x[3:]])),
     ):
         opt = BayesianOptimizer(space, initial_design=3, seed=0, **FAST)
         X = opt.ask(3)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -15,7 +16,8 @@ def check_output_indices(output_indices: list[int] | None, num_outputs: int) -> 
     """The outputs a posterior is asked for, checked against the model's outputs.
 
     Args:
-        output_indices: None (every output) or distinct indices in ``0 .. num_outputs - 1``.
+        output_indices: None (every output) or distinct indices in ``0 .. num_outputs - 1``: a
+            list, tuple or range, or a 1-D NumPy array or tensor of integers.
         num_outputs: the model's number of outputs.
 
     Returns:
@@ -26,7 +28,11 @@ def check_output_indices(output_indices: list[int] | None, num_outputs: int) -> 
     """
     if output_indices is None:
         return list(range(num_outputs))
-    indices = list(output_indices) if isinstance(output_indices, (list, tuple)) else None
+    indices = None
+    if isinstance(output_indices, (list, tuple, range)):
+        indices = list(output_indices)
+    elif isinstance(output_indices, (np.ndarray, torch.Tensor)) and output_indices.ndim == 1:
+        indices = output_indices.tolist()  # integers as Python ints; a float dtype is refused
     valid = (
         indices is not None
         and len(indices) > 0

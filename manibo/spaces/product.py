@@ -147,6 +147,12 @@ class ProductSpace(Space):
                     f"{advice} (`{part}` is factors[{index}] of {self!r}: {factor!r}{whole}.)"
                 ) from None
 
+    def point_key(self, x: Tensor) -> tuple[float, ...]:
+        """The factors' keys one after the other (:meth:`Space.point_key`)."""
+        return tuple(
+            v for f, p in zip(self.factors, self.split(x), strict=True) for v in f.point_key(p)
+        )
+
     def snap(self, x: Tensor) -> Tensor:
         """Each factor's coordinates snapped by that factor (:meth:`Space.snap`); shapes
         ``(*batch, ambient dimension)``."""

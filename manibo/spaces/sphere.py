@@ -69,14 +69,21 @@ class Sphere(CompactSpace):
         tol = default_tolerance(x.dtype)
         if (err > tol).any():
             zeros = int((norm == 0).sum())
+            normalise = (
+                f"Normalise with `{name} / {name}.norm(dim=-1, keepdim=True)` "
+                f"or `space.project({name})`."
+            )
+            if zeros:  # normalising them gives NaN
+                others = int((err > tol).sum()) - zeros
+                normalise = (
+                    f"{zeros} of them {'is a zero vector' if zeros == 1 else 'are zero vectors'}, "
+                    "which point in no direction: find where they are built (normalising them "
+                    "gives NaN)." + (f" For the other {others}: {normalise}" if others else "")
+                )
             raise self._membership_error(
                 name,
                 f"norms must be 1 within {tol:g}, the worst is off by {float(err.max()):.3g}",
-                f"{zeros} are zero vectors, which point in no direction: find where they are "
-                "built (normalising them gives NaN)."
-                if zeros
-                else f"Normalise with `{name} / {name}.norm(dim=-1, keepdim=True)` "
-                f"or `space.project({name})`.",
+                normalise,
             )
 
     def snap(self, x: Tensor) -> Tensor:

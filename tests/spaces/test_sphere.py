@@ -66,9 +66,11 @@ def test_errors_say_what_to_do():
 def test_zero_vectors_are_not_told_to_be_normalised():
     # "Normalise with `x / x.norm(...)`" gave NaN for a zero vector
     for space in (Sphere(3), RealProjectiveSpace(3)):
-        with pytest.raises(InputDataError, match="1 are zero vectors") as info:
+        with pytest.raises(InputDataError, match="1 of them is a zero vector") as info:
             space.check(torch.tensor([[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]).double())
         assert "Normalise" not in str(info.value)
+        with pytest.raises(InputDataError, match="For the other 1: Normalise"):  # and one of 2
+            space.check(torch.tensor([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]).double())
 
 
 def test_projection_handles_huge_and_tiny_vectors():
