@@ -347,6 +347,19 @@ STEPS: list[Step] = [
         folder="gpnet_uci",
         records="runs",
     ),
+    # GPNet and SVGP on Concrete at M = 100, the same folder of runs: GPNet's splits 0-4 ran on
+    # an H200, 5-8 on a 2-core CPU (17-29 minutes each), 9-19 not yet
+    Step(
+        "gpnet_uci_concrete_m100",
+        ("gpnet_uci.py", "--datasets", "concrete", "--splits", "20", "--sizes", "100"),
+        (
+            ("gpnet_uci.json", "gpnet_uci_concrete_m100.json"),
+            ("gpnet_uci.png", "gpnet_uci_concrete_m100.png"),
+        ),
+        False,
+        folder="gpnet_uci",
+        records="runs",
+    ),
     # posterior calibration of the BO surrogates: on uniform points, and on the points that the
     # activated deep GP's own BO runs collect
     Step(
