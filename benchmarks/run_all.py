@@ -121,6 +121,20 @@ KERNEL = ("kernel_speed.py", "--with-geometric-kernels", "--threads", "1")
 VISH_BO = ("manibo", "run", "--problem", "ackley-sphere2", "--surrogate", "vish", "--noise", "0.5")
 VISH_BO = (*VISH_BO, "--surrogate-option", "num_features=400", "--quiet")
 
+
+def _gpnet_uci(name: str, *arguments: str) -> Step:
+    """A step of ``gpnet_uci.py`` whose JSON and figure are named after it; its fits are kept in
+    the folder of runs that every such step shares (and redraws from)."""
+    return Step(
+        name,
+        ("gpnet_uci.py", *arguments),
+        (("gpnet_uci.json", f"{name}.json"), ("gpnet_uci.png", f"{name}.png")),
+        False,
+        folder="gpnet_uci",
+        records="runs",
+    )
+
+
 STEPS: list[Step] = [
     *(
         Step(
@@ -314,51 +328,16 @@ STEPS: list[Step] = [
     # GPNet against SVGP with the paper's settings (10,000 iterations, 1000 features) on the
     # protocol's 20 splits of Boston at M = 100: 20-29 CPU-minutes per GPNet split (one thread),
     # about 3 on a GPU; the splits stored under runs/ are reused
-    Step(
-        "gpnet_uci_boston",
-        ("gpnet_uci.py", "--datasets", "boston", "--splits", "20", "--sizes", "100"),
-        (
-            ("gpnet_uci.json", "gpnet_uci_boston.json"),
-            ("gpnet_uci.png", "gpnet_uci_boston.png"),
-        ),
-        False,
-        folder="gpnet_uci",
-        records="runs",
-    ),
+    _gpnet_uci("gpnet_uci_boston", "--datasets", "boston", "--splits", "20", "--sizes", "100"),
     # SVGP alone on Concrete at M = 100 (about 90 CPU-seconds per split), the same folder of runs
-    Step(
+    _gpnet_uci(
         "gpnet_uci_concrete_svgp100",
-        (
-            "gpnet_uci.py",
-            "--datasets",
-            "concrete",
-            "--splits",
-            "20",
-            "--sizes",
-            "100",
-            "--methods",
-            "svgp",
-        ),
-        (
-            ("gpnet_uci.json", "gpnet_uci_concrete_svgp100.json"),
-            ("gpnet_uci.png", "gpnet_uci_concrete_svgp100.png"),
-        ),
-        False,
-        folder="gpnet_uci",
-        records="runs",
+        *("--datasets", "concrete", "--splits", "20", "--sizes", "100", "--methods", "svgp"),
     ),
     # GPNet and SVGP on Concrete at M = 100, the same folder of runs: GPNet's splits 0-4 ran on
     # an H200, 5-8 on a 2-core CPU (17-29 minutes each), 9-19 not yet
-    Step(
-        "gpnet_uci_concrete_m100",
-        ("gpnet_uci.py", "--datasets", "concrete", "--splits", "20", "--sizes", "100"),
-        (
-            ("gpnet_uci.json", "gpnet_uci_concrete_m100.json"),
-            ("gpnet_uci.png", "gpnet_uci_concrete_m100.png"),
-        ),
-        False,
-        folder="gpnet_uci",
-        records="runs",
+    _gpnet_uci(
+        "gpnet_uci_concrete_m100", "--datasets", "concrete", "--splits", "20", "--sizes", "100"
     ),
     # posterior calibration of the BO surrogates: on uniform points, and on the points that the
     # activated deep GP's own BO runs collect
