@@ -142,8 +142,8 @@ class Grassmann(CompactSpace):
             advice = f"Map them to orthonormal frames of their spans with `space.project({name})`."
             # read column after column (NumPy's order='F', MATLAB's Y(:)), an orthonormal frame
             # is no frame row-major, and projecting it would give another subspace
-            columns = x.reshape(*x.shape[:-1], self.k, self.n).transpose(-1, -2)
-            off = (columns.transpose(-1, -2) @ columns - eye).abs().amax(dim=(-1, -2))
+            rows = x.reshape(*x.shape[:-1], self.k, self.n)  # the frames' columns, as rows
+            off = (rows @ rows.transpose(-1, -2) - eye).abs().amax(dim=(-1, -2))
             if self.k > 1 and bool((off <= tol).all()):  # all of them: the advice reorders all
                 advice = (
                     "They are orthonormal frames read column after column (NumPy's order='F', "
