@@ -19,7 +19,7 @@ from botorch.acquisition import qKnowledgeGradient
 from torch import Tensor
 
 from manibo import _json
-from manibo._validation import check_bool, check_int
+from manibo._validation import as_points, as_tensor_arg, check_bool, check_int, shown
 from manibo.acquisitions import (
     build_acquisition,
     check_acquisition,
@@ -44,8 +44,12 @@ SETTINGS = (
     "raw_samples",
     "exclude_evaluated",
     "optimizer_options",
+    "initial_points",
 )
 """The constructor settings recorded in a journal's header and compared on resume."""
+
+ADDED_SETTINGS = {"initial_points": None}
+"""Settings that journals of earlier versions lack, with the value their runs had."""
 
 SEED_MAX = 2**32 - 1
 """Largest seed: the loop derives per-step seeds from it that must stay within 64 bits."""
@@ -93,9 +97,54 @@ def checked_initial_design(value: object) -> int:
         "to a BayesianOptimizer before its first ask(), where they count toward the initial "
         "design and the budget: `opt = manibo.BayesianOptimizer(space, seed=0)`, "
         "`opt.tell(X, Y)` (X of shape (n, *point_shape), Y of n values), then "
-        "`result = opt.run(objective, budget)`. minimize() and maximize() cannot take known "
-        "points."
+        "`result = opt.run(objective, budget)`. To evaluate chosen points first, pass them as "
+        "`initial_points=X` (to minimize() and maximize() too)."
     )
+
+
+def checked_initial_points(
+    space: Space, value: object, exclude_evaluated: bool
+) -> list[list[float]] | None:
+    """``initial_points`` as nested lists of float64 coordinates, one list per point (as the
+    journal records points), or None.
+
+    Args:
+        space: the search space.
+        value: None, or points ``(k, *point_shape)`` (one point ``point_shape``) of ``space``, a
+            floating tensor or NumPy array; on a finite space with ``exclude_evaluated``,
+            distinct.
+        exclude_evaluated: the loop's setting of that name.
+
+    Raises:
+        ConfigurationError: naming what arrived and what is expected.
+    """
+    if value is None:
+        return None
+    shape = space.point_shape
+    try:
+        X = as_tensor_arg("initial_points", as_points("initial_points", value))
+        X = X.detach().to("cpu", torch.float64)
+        if X.dim() == len(shape):
+            X = X.unsqueeze(0)
+        space.check_point_shape(X, "initial_points")
+        if X.dim() != 1 + len(shape) or X.shape[0] == 0:
+            raise InputDataError(
+                f"`initial_points` must have shape (k, {', '.join(map(str, shape))}) with k >= 1, "
+                f"got {tuple(X.shape)}; stack the points along one leading dimension."
+            )
+        space.check(X, "initial_points")
+    except InputDataError as err:
+        raise ConfigurationError(str(err)) from None
+    if space.is_discrete and exclude_evaluated:
+        keys = [space.point_key(x) for x in X]
+        repeated = sorted({i for i, key in enumerate(keys) if keys.index(key) != i})
+        if repeated:
+            raise ConfigurationError(
+                f"`initial_points` repeats points (rows {repeated} repeat earlier rows), and "
+                "with exclude_evaluated=True no point of a finite space is evaluated twice; "
+                "drop the repeats, or pass `exclude_evaluated=False`."
+            )
+    return X.tolist()
 
 
 def validated_settings(space: Space, **settings: Any) -> dict[str, Any]:
@@ -116,6 +165,7 @@ def validated_settings(space: Space, **settings: Any) -> dict[str, Any]:
     s["minimize"] = check_bool("minimize", s["minimize"])
     s["exclude_evaluated"] = check_bool("exclude_evaluated", s["exclude_evaluated"])
     s["initial_design"] = checked_initial_design(s["initial_design"])
+    s["initial_points"] = checked_initial_points(space, s["initial_points"], s["exclude_evaluated"])
     count = number_of_points(space)
     if count is not None and s["initial_design"] > count:
         raise ConfigurationError(
@@ -335,7 +385,7 @@ def settings_differences(recorded: dict[str, Any], wanted: dict[str, Any]) -> li
     """
     differences = []
     for key in (*SETTINGS, "metadata"):
-        old, new = recorded.get(key), wanted.get(key)
+        old, new = recorded.get(key, ADDED_SETTINGS.get(key)), wanted.get(key)
         if isinstance(old, dict) and isinstance(new, dict):
             for sub in sorted(set(old) | set(new), key=str):
                 if not _same(old.get(sub, _ABSENT), new.get(sub, _ABSENT)):
@@ -344,7 +394,7 @@ def settings_differences(recorded: dict[str, Any], wanted: dict[str, Any]) -> li
                         f"{_shown(new.get(sub, _ABSENT))} now"
                     )
         elif not _same(old, new):
-            differences.append(f"{key}: {old!r} in the journal, {new!r} now")
+            differences.append(f"{key}: {_briefly(old)} in the journal, {_briefly(new)} now")
     if recorded.get("space_fingerprint") != wanted["space_fingerprint"]:
         same = recorded.get("space") == wanted["space"]
         differences.append(
@@ -367,6 +417,13 @@ def _same(old: object, new: object) -> bool:
     if isinstance(old, list) and isinstance(new, list):
         return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new, strict=True))
     return old == new
+
+
+def _briefly(value: object) -> str:
+    """``repr(value)``; a list of points (``initial_points``) as their number."""
+    if isinstance(value, list) and value and isinstance(value[0], list):
+        return f"{len(value)} point{'s' if len(value) > 1 else ''} {shown(value, 60)}"
+    return repr(value)
 
 
 def _shown(value: object) -> str:

@@ -30,6 +30,32 @@ def described(value: object) -> str:
     return type(value).__name__
 
 
+def type_name(value: object) -> str:
+    """``float``, ``numpy.bool``, ``torch.Tensor``: the type of ``value`` as people name it."""
+    kind = type(value)
+    module = kind.__module__.split(".")[0]
+    return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
+
+
+def as_points(name: str, value: object) -> Tensor:
+    """The points given as ``name``: a tensor as it is, a NumPy array as a tensor of its values
+    and dtype (a copy); anything else (a list, None) or an array of strings or objects gets an
+    ``InputDataError``."""
+    if isinstance(value, np.ndarray):
+        if not np.issubdtype(value.dtype, np.floating):
+            raise InputDataError(
+                f"`{name}` must hold floating-point numbers, got a NumPy array of dtype "
+                f"{value.dtype}. Convert it with {name}.astype(numpy.float64)."
+            )
+        return torch.tensor(value)
+    if not isinstance(value, Tensor):
+        raise InputDataError(
+            f"`{name}` must be a torch.Tensor or a NumPy array, got {type_name(value)}. Convert "
+            "it with torch.as_tensor(..., dtype=torch.float64)."
+        )
+    return value
+
+
 def as_tensor_arg(name: str, value: object) -> Tensor:
     """Return ``value`` if it is a floating tensor, otherwise raise a clear ``InputDataError``."""
     if not isinstance(value, Tensor):

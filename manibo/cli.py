@@ -46,6 +46,8 @@ from manibo.exceptions import (
 )
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from manibo.journal import JournalWriteError
 
 #: ``manibo run`` says how long its set-up took (building the space, say the spectrum of a large
@@ -186,6 +188,7 @@ def _run(args: argparse.Namespace) -> int:
         "q": args.q,
         "minimize": not args.maximize,
         "initial_design": args.initial_design,
+        "initial_points": _initial_points(args.initial_points),
         "seed": args.seed,
         "optimizer": args.optimizer,
         "num_restarts": args.num_restarts,
@@ -672,6 +675,7 @@ def _refuse_shadowed(module_name: str, reference: str) -> None:
 _RUN_FLAGS = {
     "budget": "--budget",
     "initial_design": "--initial-design",
+    "initial_points": "--initial-points",
     "max_seconds": "--max-seconds",
     "q": "--q",
     "seed": "--seed",
@@ -728,6 +732,35 @@ def _bench(args: argparse.Namespace) -> int:
         )
     script = root / "benchmarks" / "run_all.py"
     return subprocess.run([sys.executable, str(script), *args.arguments]).returncode
+
+
+def _initial_points(path: str | None) -> np.ndarray | None:
+    """The points of the file ``--initial-points`` names, in float64 (a table ``(k, D)`` from a
+    text file; as stored from .npy and .json), or None without the flag; the loop checks them.
+
+    Raises:
+        ConfigurationError: the file is missing or does not hold a table of numbers.
+    """
+    import json
+
+    import numpy as np
+
+    if path is None:
+        return None
+    file = Path(path).expanduser()
+    try:
+        if file.suffix == ".npy":
+            points = np.load(file, allow_pickle=False)
+        elif file.suffix == ".json":
+            points = np.asarray(json.loads(file.read_text()), dtype=np.float64)
+        else:
+            points = np.loadtxt(file, delimiter="," if file.suffix == ".csv" else None, ndmin=2)
+        return np.asarray(points, dtype=np.float64)
+    except (OSError, ValueError) as err:
+        raise ConfigurationError(
+            f"--initial-points {path}: cannot read points from it ({err}). Give a .npy array, a "
+            ".json list of points, or text with one point's coordinates per line."
+        ) from err
 
 
 def _parse_options(pairs: list[str]) -> dict:
@@ -1071,6 +1104,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--initial-design", type=_integer, default=5, help="random points before the first model"
+    )
+    run.add_argument(
+        "--initial-points",
+        metavar="FILE",
+        default=None,
+        help="points to evaluate first, one per row: a .npy array, a .json list of points, or "
+        "text with one point's coordinates per line (.csv: comma-separated); they count toward "
+        "--initial-design and --budget",
     )
     run.add_argument("--q", type=_integer, default=1, help="points proposed together")
     run.add_argument(

@@ -45,6 +45,7 @@ from botorch.models.model import Model
 from torch import Tensor
 
 from manibo._loop_settings import (
+    ADDED_SETTINGS,
     SETTINGS,
     check_batch_size,
     check_buildable,
@@ -58,12 +59,14 @@ from manibo._proposal_warnings import ProposalWarnings
 from manibo._random import seeded_global_generators
 from manibo._stack import user_stacklevel
 from manibo._validation import (
+    as_points,
     as_seconds,
     as_tensor_arg,
     as_values,
     check_bool,
     check_int,
     checked_device,
+    type_name,
 )
 from manibo.acquisitions import (
     ACQUISITIONS,
@@ -174,8 +177,8 @@ class BayesianOptimizer:
             would fill more than a quarter of the machine's memory is refused. To start from
             points already evaluated, ``tell(X, Y)`` them before the first ``ask``: they count
             toward the initial design (and toward ``run``'s budget), and ``ask`` hands out only
-            the rest of it; :func:`~manibo.minimize` and :func:`~manibo.maximize` take no known
-            points.
+            the rest of it (:func:`~manibo.minimize` and :func:`~manibo.maximize` take no known
+            values; to evaluate chosen points first, pass ``initial_points``).
         seed: seed of the initial design, the acquisition samplers and the optimiser's starts,
             an integer in ``[0, 2**32 - 1]``.
         journal: path of a JSON-lines journal (``~`` is the home folder; missing folders are
@@ -199,6 +202,12 @@ class BayesianOptimizer:
             command line keeps its problem and noise level there).
         resume: when ``journal`` already holds a run, continue it (its settings must equal these;
             a difference is refused with the list of differences) instead of refusing the path.
+        initial_points: points ``(k, *point_shape)`` of the space to evaluate first (a known good
+            configuration, a grid of your own), a tensor or NumPy array: the first asks hand
+            them out, in order, before any random point (an ``ask`` of ``q`` points returns at
+            most those that wait). They count toward ``initial_design``, which random points
+            fill up to its size, and toward ``run``'s budget; the journal records them as asked
+            before anything else, so a resumed run evaluates only those not yet told.
 
     Every setting is checked here, before the journal is written and before any evaluation: the
     surrogate and the acquisition are built once on 4 random points (a fraction of a second for
@@ -232,6 +241,7 @@ class BayesianOptimizer:
         device: str | torch.device | None = None,
         metadata: dict[str, Any] | None = None,
         resume: bool = False,
+        initial_points: Tensor | np.ndarray | None = None,
     ) -> None:
         self._lock = threading.RLock()
         if not isinstance(space, Space):
@@ -255,6 +265,7 @@ class BayesianOptimizer:
             raw_samples=raw_samples,
             exclude_evaluated=exclude_evaluated,
             optimizer_options=optimizer_options,
+            initial_points=initial_points,
         )
         self.config = {
             "space": repr(space),
@@ -293,7 +304,19 @@ class BayesianOptimizer:
         self._progress_shown = ""
         self._written = 0
         self.journal: Path | None = None
+        self._enqueue_initial_points()
         self._open_journal(journal, resume)
+
+    def _enqueue_initial_points(self) -> None:
+        """Make the points of ``initial_points`` pending, waiting for the first asks to hand them
+        out, and queue their asked record (written with the journal's first records)."""
+        points = self.config["initial_points"]
+        if points is None:
+            return
+        for x in points:
+            point = torch.tensor(x, dtype=torch.float64, device=self.device).reshape(-1)
+            self._pending.append(_Pending(point, 0.0))
+        self._unwritten_asked.append(Asked(0, 0, points, [0.0] * len(points), 0.0))
 
     def _open_journal(self, journal: str | Path | None, resume: object) -> None:
         """Open ``journal`` (None: none), continuing the run it holds when ``resume`` is True."""
@@ -323,6 +346,8 @@ class BayesianOptimizer:
                         "aside)."
                     )
                 self._check_recorded_points(evaluations, writer.asked)
+                if evaluations or writer.asked:  # the journal's own pending points, not ours
+                    self._pending, self._unwritten_asked = [], []
                 self._history = evaluations
                 self._written = len(evaluations)
                 self._restore_pending(writer.asked)
@@ -371,7 +396,8 @@ class BayesianOptimizer:
             ConfigurationError: ``space`` or ``settings`` differ from the journal's.
         """
         recorded, _ = Journal(journal).read()
-        missing = [k for k in (*SETTINGS, "space", "space_fingerprint") if k not in recorded]
+        required = [k for k in (*SETTINGS, "space", "space_fingerprint") if k not in ADDED_SETTINGS]
+        missing = [k for k in required if k not in recorded]
         if missing:
             raise JournalError(f"journal {journal}: its header lacks {', '.join(missing)}.")
         unknown = sorted(set(settings) - {*SETTINGS, "metadata"})
@@ -382,7 +408,9 @@ class BayesianOptimizer:
             )
         if space is None:
             space = _space_from_journal(recorded)
-        wanted = {k: recorded[k] for k in SETTINGS}
+        wanted = {k: recorded.get(k, ADDED_SETTINGS.get(k)) for k in SETTINGS}
+        if wanted["initial_points"] is not None:  # as the journal holds them: nested lists
+            wanted["initial_points"] = torch.tensor(wanted["initial_points"], dtype=torch.float64)
         wanted["metadata"] = recorded.get("metadata", {})
         wanted.update(settings)
         return cls(space, device=device, journal=journal, resume=True, **wanted)
@@ -896,7 +924,7 @@ class BayesianOptimizer:
     def _validated_points(self, X: Tensor | np.ndarray) -> Tensor:
         """``X`` as float64 CPU points ``(n, *point_shape)``, checked (a NumPy array counts as
         the tensor of its values and dtype)."""
-        X = as_tensor_arg("X", _as_points(X)).detach().to("cpu", torch.float64)
+        X = as_tensor_arg("X", as_points("X", X)).detach().to("cpu", torch.float64)
         if X.dim() == len(self.space.point_shape):
             X = X.unsqueeze(0)
         self.space.check_point_shape(X, "X")
@@ -1209,6 +1237,13 @@ class BayesianOptimizer:
             ConfigurationError: naming the argument, what it must be and what arrived.
         """
         budget = _checked_budget(budget, self.config["initial_design"], self.config["q"])
+        given = self.config["initial_points"]
+        if given is not None and budget < len(given):
+            raise ConfigurationError(
+                f"`budget` ({budget}) must be at least the number of `initial_points` "
+                f"({len(given)}), which are all evaluated first; raise `budget`, or pass fewer "
+                "points."
+            )
         if not callable(objective):
             raise ConfigurationError(
                 f"`objective` must be callable, got {type(objective).__name__}."
@@ -1560,25 +1595,6 @@ def _distinct_random_points(space: Space, n: int, generator: torch.Generator) ->
     return torch.stack(list(chosen.values()))
 
 
-def _as_points(X: object) -> Tensor:
-    """The points told as ``X``: a tensor as it is, a NumPy array as a tensor of its values and
-    dtype (a copy); anything else (a list, None) or an array of strings or objects gets an
-    ``InputDataError``."""
-    if isinstance(X, np.ndarray):
-        if not np.issubdtype(X.dtype, np.floating):
-            raise InputDataError(
-                f"`X` must hold floating-point numbers, got a NumPy array of dtype {X.dtype}. "
-                "Convert it with X.astype(numpy.float64)."
-            )
-        return torch.tensor(X)
-    if not isinstance(X, Tensor):
-        raise InputDataError(
-            f"`X` must be a torch.Tensor or a NumPy array, got {_type_name(X)}. Convert it with "
-            "torch.as_tensor(..., dtype=torch.float64)."
-        )
-    return X
-
-
 def _extras(extra: object, n: int) -> list[dict[str, Any]]:
     """``extra`` of ``tell`` as one JSON record per point (a dict is shared by all ``n``).
 
@@ -1658,7 +1674,7 @@ def _failure_message(error: object) -> str:
         return f"{type(error).__name__}: {error}"
     raise InputDataError(
         f"`error` must be a message (a string), an exception, a list of those (one per point) "
-        f"or None, got {_type_name(error)} {_shorten(repr(error), 40)}."
+        f"or None, got {type_name(error)} {_shorten(repr(error), 40)}."
     )
 
 
@@ -1701,7 +1717,7 @@ def _stop_rule(
                 raise
             if answer is not None and not (_is_boolean(answer) and _shape(answer) == ()):
                 raise ConfigurationError(
-                    f"the callback returned {_type_name(answer)} {_shorten(repr(answer), 40)} "
+                    f"the callback returned {type_name(answer)} {_shorten(repr(answer), 40)} "
                     f"after evaluation {evaluation.index}; it must return a boolean (Python, "
                     "NumPy, or a 0-d torch tensor): True to stop the run, False or None to go "
                     "on. A number is not taken as a boolean: return `bool(...)` of it."
@@ -1736,7 +1752,7 @@ def _as_objective_value(value: object, x: Tensor) -> float:
         except (TypeError, ValueError):
             pass
     raise ObjectiveError(
-        f"the objective returned {_type_name(value)} {_shorten(repr(value), 80)} at x = "
+        f"the objective returned {type_name(value)} {_shorten(repr(value), 80)} at x = "
         f"{_shorten(str(x.tolist()), 80)}; it must return one real number (a float){reason}. "
         "Return float(...) of the quantity to optimise; declare a failed evaluation by raising "
         "manibo.EvaluationFailed."
@@ -1751,13 +1767,6 @@ def _is_boolean(value: object) -> bool:
 def _shape(value: object) -> tuple[int, ...]:
     """The shape of an array or tensor; ``()`` for a Python scalar."""
     return tuple(getattr(value, "shape", ()))
-
-
-def _type_name(value: object) -> str:
-    """``float``, ``numpy.bool``, ``torch.Tensor``: the type of ``value`` as people name it."""
-    kind = type(value)
-    module = kind.__module__.split(".")[0]
-    return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
 
 
 def _note_programming_error(err: BaseException, x: Tensor) -> None:

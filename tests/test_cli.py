@@ -1231,3 +1231,50 @@ def test_a_relative_module_name_is_refused_in_one_line(tmp_path, monkeypatch, ca
             main(["run", "--objective", reference, "--space", "sphere2", "--budget", "5"])
         err = _error_line(capsys, exit_info)
         assert "--objective must look like MODULE:FUNCTION" in err and reference in err
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".csv", ".json", ".npy"])
+def test_initial_points_from_a_file_are_evaluated_first(tmp_path, capsys, suffix):
+    import numpy as np
+
+    points = [[0.0, 0.0, 1.0], [0.6, 0.0, 0.8]]
+    file = tmp_path / f"points{suffix}"
+    if suffix == ".npy":
+        np.save(file, np.array(points))
+    elif suffix == ".json":
+        file.write_text(json.dumps(points))
+    else:
+        separator = "," if suffix == ".csv" else " "
+        file.write_text("".join(separator.join(map(str, p)) + "\n" for p in points))
+    out = tmp_path / "results"
+    args = [*COMMON, "--budget", "4", "--initial-points", str(file), "--out", str(out)]
+    assert main(args) == 0
+    summary = json.loads(next(out.glob("*.json")).read_text())
+    assert summary["points"][:2] == points
+    assert summary["config"]["initial_points"] == points
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "--initial-points MISSING: cannot read points from it"),
+        ("0 0 2\n", "--initial-points holds points off Sphere(2)"),
+        (
+            "0 0\n",
+            "--initial-points must have shape (*batch, 3) for points of Sphere(2), got (1, 2)",
+        ),
+        ("a b c\n", "--initial-points POINTS: cannot read points from it"),
+    ],
+    ids=["missing", "off-the-space", "shape", "not-numbers"],
+)
+def test_unreadable_initial_points_end_with_one_error_line(tmp_path, capsys, content, message):
+    file = tmp_path / ("MISSING" if content is None else "POINTS")
+    if content is not None:
+        file.write_text(content)
+    out = tmp_path / "results"
+    with pytest.raises(SystemExit) as exit_info:
+        main([*COMMON, "--initial-points", str(file), "--out", str(out)])
+    assert message.replace("MISSING", str(file)).replace("POINTS", str(file)) in _error_line(
+        capsys, exit_info
+    )
+    assert not list(tmp_path.glob("**/*.jsonl"))

@@ -671,7 +671,7 @@ def test_points_given_as_the_initial_design_say_how_to_tell_known_points(points)
             r"got a (tensor|NumPy array) of shape \(3, 3\)|got a list of 3 entries", message
         )
         assert "opt.tell(X, Y)" in message and "before its first ask()" in message
-        assert "minimize() and maximize() cannot take known points" in message
+        assert "pass them as `initial_points=X`" in message
         assert "tensor([[" not in message
 
 
