@@ -15,10 +15,14 @@ for the list of its names.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.metadata
 import inspect
+import os
 import re
+import sys
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -28,40 +32,74 @@ from manibo.exceptions import ConfigurationError
 T = TypeVar("T")
 
 PLUGIN_GROUP = "manibo.plugins"
-_plugins_loaded = False
+_plugins_state = "unloaded"  # then "loading" while the plug-ins import, then "loaded"
+_plugin_failures: list[PluginError] = []
+_registries: weakref.WeakSet[Registry] = weakref.WeakSet()  # every registry, for withdrawals
 
 
 class PluginError(ConfigurationError):
-    """A plug-in declared in the ``manibo.plugins`` entry-point group failed to import."""
+    """A plug-in declared in the ``manibo.plugins`` entry-point group failed to import.
+
+    Attributes:
+        entry_point: the name of the failed plug-in's entry point, quoted.
+    """
+
+    def __init__(self, message: str, entry_point: str = "") -> None:
+        super().__init__(message)
+        self.entry_point = entry_point
 
 
 def load_plugins() -> list[str]:
     """Import every module declared in the ``manibo.plugins`` entry-point group, once.
 
+    Each plug-in is imported on its own: one that fails does not keep the others out, and the
+    names it registered before it failed are withdrawn, so that no half-imported plug-in is
+    used.
+
     Returns:
         The names of the entry points loaded by this call (empty after the first call).
 
     Raises:
-        PluginError: a plug-in failed to import; the original error is chained, with its traceback.
+        PluginError: a plug-in failed to import, at this call and at every later one (the
+            registries hold the names of the others); the original error is chained, with its
+            traceback.
     """
-    global _plugins_loaded
-    if _plugins_loaded:
-        return []
-    # set first: a plug-in that looks a name up while it imports must not recurse
-    _plugins_loaded = True
+    global _plugins_state
     loaded = []
-    for entry_point in importlib.metadata.entry_points(group=PLUGIN_GROUP):
+    if _plugins_state == "unloaded":
+        # "loading" first: a plug-in that looks a name up while it imports must not recurse
+        _plugins_state = "loading"
         try:
-            entry_point.load()
-        except Exception as error:
-            raise PluginError(
-                f"the manibo plug-in {entry_point.name!r} ({entry_point.value}, declared by the "
-                f"package {_distribution_name(entry_point)}) failed to import: "
-                f"{type(error).__name__}: {str(error).rstrip('.')}. Fix the plug-in or uninstall "
-                "its package."
-            ) from error
-        loaded.append(entry_point.name)
+            for entry_point in importlib.metadata.entry_points(group=PLUGIN_GROUP):
+                before = {registry: dict(registry._objects) for registry in list(_registries)}
+                try:
+                    entry_point.load()
+                except Exception as error:
+                    for registry, objects in before.items():
+                        registry._objects = objects
+                    _plugin_failures.append(_plugin_failure(entry_point, error))
+                else:
+                    loaded.append(entry_point.name)
+        finally:
+            _plugins_state = "loaded"
+    if _plugin_failures:
+        first = _plugin_failures[0]
+        others = [f.entry_point for f in _plugin_failures[1:]]
+        also = f" The plug-in(s) {', '.join(others)} failed too." if others else ""
+        raise PluginError(f"{first}{also}", first.entry_point) from first.__cause__
     return loaded
+
+
+def _plugin_failure(entry_point: importlib.metadata.EntryPoint, error: Exception) -> PluginError:
+    failure = PluginError(
+        f"the manibo plug-in {entry_point.name!r} ({entry_point.value}, declared by the "
+        f"package {_distribution_name(entry_point)}) failed to import: "
+        f"{type(error).__name__}: {str(error).rstrip('.')}. Its names are not registered; fix "
+        "the plug-in or uninstall its package.",
+        repr(entry_point.name),
+    )
+    failure.__cause__ = error
+    return failure
 
 
 def _distribution_name(entry_point: importlib.metadata.EntryPoint) -> str:
@@ -84,6 +122,11 @@ class Entry:
     build: Callable[..., Any]
 
 
+def _a(kind: str) -> str:
+    """``kind`` with its indefinite article: "a surrogate", "an acquisition"."""
+    return f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind}"
+
+
 def _origin(obj: object) -> str:
     if isinstance(obj, Entry):
         obj = obj.build
@@ -104,14 +147,22 @@ def _same(a: object, b: object) -> bool:
 
 
 def _redefined(a: object, b: object) -> bool:
-    """Whether ``a`` and ``b`` are top-level definitions of one module and name."""
+    """Whether ``a`` and ``b`` are top-level definitions of one module and name (or of one file
+    imported under two names: a script run as ``__main__`` that imports itself)."""
     qualname = getattr(a, "__qualname__", None)
     return (
         isinstance(qualname, str)
         and "<" not in qualname  # not a lambda or a function defined inside another
         and qualname == getattr(b, "__qualname__", None)
-        and getattr(a, "__module__", None) == getattr(b, "__module__", None)
+        and _module_file(a) == _module_file(b)
     )
+
+
+def _module_file(obj: object) -> str | None:
+    """The resolved path of the file of ``obj``'s module; its module name where it has no file."""
+    name = getattr(obj, "__module__", None)
+    path = getattr(sys.modules.get(name), "__file__", None)
+    return os.path.realpath(path) if path else name
 
 
 class Registry(Generic[T]):
@@ -127,6 +178,7 @@ class Registry(Generic[T]):
         self.kind = kind
         self.advice = advice
         self._objects: dict[str, T] = {}
+        _registries.add(self)
 
     def check_name(self, name: object) -> None:
         """Refuse a name that is not a non-empty string without white space; a function in its
@@ -138,13 +190,13 @@ class Registry(Generic[T]):
         """
         if callable(name):
             raise ConfigurationError(
-                f"a {self.kind} is registered under a name given first: write "
+                f"{_a(self.kind)} is registered under a name given first: write "
                 f"@register_{self.kind}('my-{self.kind}') with the parentheses; got {name!r} "
                 "where the name goes."
             )
         if not isinstance(name, str) or not name or any(c.isspace() for c in name):
             raise ConfigurationError(
-                f"a {self.kind} name must be a non-empty string without spaces, got {name!r}."
+                f"{_a(self.kind)} name must be a non-empty string without spaces, got {name!r}."
             )
 
     def check_builder(self, name: str, builder: object, expected: str, arguments: int) -> None:
@@ -191,10 +243,15 @@ class Registry(Generic[T]):
         self.check_name(name)
 
         def decorate(target: T) -> T:
+            if _plugins_state == "unloaded" and not _origin(target).startswith("manibo."):
+                # your own name meets the plug-ins' at once, whatever is looked up first; a
+                # broken plug-in is reported at the next lookup, not here
+                with contextlib.suppress(PluginError):
+                    load_plugins()
             existing = self._objects.get(name)
             if existing is not None and not _same(existing, target):
                 raise ConfigurationError(
-                    f"a {self.kind} named {name!r} is already registered ({_origin(existing)}); "
+                    f"{_a(self.kind)} named {name!r} is already registered ({_origin(existing)}); "
                     f"{_origin(target)} cannot take its name. Choose another name."
                 )
             if existing is None and isinstance(target, FamilyEntry):
@@ -274,7 +331,7 @@ def _check_no_shadowing(registry: Registry, name: str, entry: FamilyEntry) -> No
         if isinstance(family, FamilyEntry) and family.parameter is not None:
             if int(member["value"]) >= family.minimum:
                 raise ConfigurationError(
-                    f"a {registry.kind} named {name!r} would replace a member of the "
+                    f"{_a(registry.kind)} named {name!r} would replace a member of the "
                     f"{registry.kind} family {family.label(member['family'])!r} "
                     f"({_origin(family)}); {_origin(entry)} cannot take its name. Choose "
                     "another name."
@@ -290,7 +347,7 @@ def _check_no_shadowing(registry: Registry, name: str, entry: FamilyEntry) -> No
             and int(member["value"]) >= entry.minimum
         ):
             raise ConfigurationError(
-                f"a {registry.kind} family {entry.label(name)!r} from {entry.minimum} would "
+                f"{_a(registry.kind)} family {entry.label(name)!r} from {entry.minimum} would "
                 f"replace the {registry.kind} {single!r} already registered ({_origin(other)}); "
                 f"{_origin(entry)} cannot take its members' names. Choose another name, or a "
                 f"minimum above {int(member['value'])}."
@@ -305,7 +362,7 @@ def check_family_name(kind: str, name: str, parameter: str | None) -> None:
     """
     if parameter is not None and isinstance(name, str) and name[-1:].isdigit():
         raise ConfigurationError(
-            f"a {kind} family's name must not end with a digit, got {name!r}: its members are "
+            f"{_a(kind)} family's name must not end with a digit, got {name!r}: its members are "
             f"named by appending the {parameter!r} value. Add a separator, e.g. {name + '-'!r}."
         )
 

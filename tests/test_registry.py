@@ -127,7 +127,8 @@ class _FakeEntryPoint:
 
 @pytest.fixture
 def fresh_plugins(monkeypatch):
-    monkeypatch.setattr(registry_module, "_plugins_loaded", False)
+    monkeypatch.setattr(registry_module, "_plugins_state", "unloaded")
+    monkeypatch.setattr(registry_module, "_plugin_failures", [])
     return monkeypatch
 
 
@@ -177,7 +178,10 @@ def test_a_plugin_refused_by_a_registry_is_reported_in_whole_sentences(fresh_plu
     )
     with pytest.raises(PluginError) as info:
         Registry("widget").get("anything")
-    assert "Choose another name. Fix the plug-in or uninstall its package." in str(info.value)
+    assert (
+        "Choose another name. Its names are not registered; fix the plug-in or uninstall its "
+        in (str(info.value))
+    )
     assert ".." not in str(info.value)
 
 
@@ -339,3 +343,85 @@ def test_a_reloaded_module_registers_its_definitions_again(tmp_path, monkeypatch
     with pytest.raises(ConfigurationError, match="'test-reloaded' is already registered"):
         importlib.reload(module)  # other options: another registration
     monkeypatch.delitem(sys.modules, "reloadplug")
+
+
+def _entry_points(fresh_plugins, *points):
+    fresh_plugins.setattr(
+        importlib.metadata,
+        "entry_points",
+        lambda group: list(points) if group == "manibo.plugins" else [],
+    )
+
+
+def test_a_broken_plugin_keeps_neither_the_others_out_nor_itself_quiet(fresh_plugins):
+    reg = Registry("widget")
+
+    def broken():
+        raise ModuleNotFoundError("No module named 'aaabroken_missing'")
+
+    def healthy():
+        reg.register("healthy-name", len)
+
+    _entry_points(
+        fresh_plugins,
+        _FakeEntryPoint("broken", "aaabroken_missing", broken),
+        _FakeEntryPoint("healthy", "healthy.mod", healthy),
+    )
+    for _ in range(2):  # the cause, every time: not "unknown widget" at the second lookup
+        with pytest.raises(PluginError, match=r"plug-in 'broken' \(aaabroken_missing") as info:
+            reg.get("unknown-name")
+        assert isinstance(info.value.__cause__, ModuleNotFoundError)
+    assert reg.get("healthy-name") is len  # registered, though the broken plug-in came first
+
+
+def test_a_plugin_that_fails_after_registering_leaves_none_of_its_names(fresh_plugins):
+    reg = Registry("widget")
+
+    def half():
+        reg.register("half-name", len)
+        raise RuntimeError("failed after registering")
+
+    _entry_points(fresh_plugins, _FakeEntryPoint("half", "half.mod", half))
+    with pytest.raises(PluginError, match="RuntimeError: failed after registering"):
+        reg.names()
+    assert "half-name" not in reg._objects
+    with pytest.raises(PluginError, match="'half'"):
+        reg.get("half-name")
+
+
+def test_your_own_name_clashing_with_a_plugins_is_refused_before_anything_is_looked_up(
+    fresh_plugins,
+):
+    reg = Registry("widget")
+
+    def plugin():
+        reg.register("shared-name", len)
+
+    _entry_points(fresh_plugins, _FakeEntryPoint("p", "p.mod", plugin))
+
+    def mine():
+        return None
+
+    with pytest.raises(ConfigurationError, match=r"'shared-name' is already registered \(builtins"):
+        reg.register("shared-name", mine)
+    assert reg.get("shared-name") is len
+
+
+def test_a_script_that_imports_itself_registers_its_names_once(tmp_path):
+    script = tmp_path / "selfreg.py"
+    script.write_text(
+        "from manibo.registry import Registry\n"
+        "import builtins\n"
+        "REG = builtins.__dict__.setdefault('_manibo_test_reg', Registry('widget'))\n"
+        "def mine():\n"
+        "    return 1\n"
+        "REG.register('mine', mine)\n"
+        "if __name__ == '__main__':\n"
+        "    import selfreg  # the same file under its module name registers again\n"
+        "    print(REG.get('mine').__module__)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "selfreg"  # the second definition replaces the first
