@@ -32,6 +32,7 @@ from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
 from manibo.models.marginals import posterior_marginals
+from manibo.models.registry import FEATURES
 from manibo.registry import Entry, Registry
 from manibo.spaces.base import Space
 
@@ -156,13 +157,21 @@ def register_acquisition(
             time, each pending for the next (``optimize_acqf_on_space(..., sequential=True)``).
 
     Raises:
-        ConfigurationError: ``name`` is taken by another builder.
+        ConfigurationError: ``name`` is taken by another builder, or a required feature is not
+            a key of :data:`manibo.models.FEATURES`.
     """
     ACQUISITIONS.check_name(name)
     if isinstance(required_features, str):
         raise ConfigurationError(
             "`required_features` is a tuple of feature names, e.g. ('fantasize',), got the "
             f"string {required_features!r}."
+        )
+
+    unknown = sorted(set(required_features) - set(FEATURES))
+    if unknown:
+        raise ConfigurationError(
+            f"unknown feature(s) {unknown} in `required_features` of the acquisition {name!r}; "
+            f"the features are {', '.join(sorted(FEATURES))}."
         )
 
     def decorate(builder: AcquisitionBuilder) -> AcquisitionBuilder:

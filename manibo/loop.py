@@ -81,6 +81,7 @@ from manibo.exceptions import (
     ManiboError,
     ManiboWarning,
     NoEvaluationSucceededWarning,
+    NonFiniteAcquisitionError,
     ObjectiveError,
     ObjectiveExitedError,
 )
@@ -245,9 +246,14 @@ class BayesianOptimizer:
     ) -> None:
         self._lock = threading.RLock()
         if not isinstance(space, Space):
+            spec = (
+                f"; build it from its spec with manibo.spaces.make_space({space!r})"
+                if isinstance(space, str)
+                else ""
+            )
             raise ConfigurationError(
                 f"`space` must be a manibo space (Sphere, Torus, Graph, ...), got "
-                f"{type(space).__name__}."
+                f"{type(space).__name__}{spec}."
             )
         self.space = space
         self.device = checked_device(device)
@@ -744,26 +750,32 @@ class BayesianOptimizer:
             "num_restarts": self.config["num_restarts"],
             "raw_samples": self.config["raw_samples"],
         }
-        if self.config["optimizer"] == "projection":
-            maxiter = self.config["optimizer_options"].get("maxiter")
-            candidates, _ = optimize_acqf_by_projection(
-                acqf, self.space, q=n, seed=seed, maxiter=maxiter, reference=X, **common
-            )
-        else:
-            exclude = None
-            if self._excludes_taken() and (taken := sorted(set.union(*self._taken()))):
-                exclude = torch.tensor(taken, dtype=torch.float64, device=self.device)
-            candidates, _ = optimize_acqf_on_space(
-                acqf,
-                self.space,
-                q=n,
-                seed=seed,
-                exclude=exclude,
-                options=self._lbfgs,
-                sequential=n > 1 and chooses_one_at_a_time(name),
-                reference=X,
-                **common,
-            )
+        try:
+            if self.config["optimizer"] == "projection":
+                maxiter = self.config["optimizer_options"].get("maxiter")
+                candidates, _ = optimize_acqf_by_projection(
+                    acqf, self.space, q=n, seed=seed, maxiter=maxiter, reference=X, **common
+                )
+            else:
+                exclude = None
+                if self._excludes_taken() and (taken := sorted(set.union(*self._taken()))):
+                    exclude = torch.tensor(taken, dtype=torch.float64, device=self.device)
+                candidates, _ = optimize_acqf_on_space(
+                    acqf,
+                    self.space,
+                    q=n,
+                    seed=seed,
+                    exclude=exclude,
+                    options=self._lbfgs,
+                    sequential=n > 1 and chooses_one_at_a_time(name),
+                    reference=X,
+                    **common,
+                )
+        except NonFiniteAcquisitionError as err:  # say which surrogate, fitted to what
+            raise NonFiniteAcquisitionError(
+                f"the surrogate {self.config['surrogate']!r}, fitted to {X.shape[0]} "
+                f"evaluations, and the acquisition {name!r}: {err}"
+            ) from err
         return self._off_failed_points(candidates.detach().reshape(n, -1), seed)
 
     def _off_failed_points(self, candidates: Tensor, seed: int) -> Tensor:

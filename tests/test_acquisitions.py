@@ -304,3 +304,20 @@ def test_the_screen_keeps_small_sets_whole_and_caps_large_ones_by_upper_bound():
         upper = posterior.mean.squeeze(-1) + 1e6 * posterior.variance.squeeze(-1).sqrt()
     expected = X[torch.isin(torch.arange(300), upper.topk(20).indices)]
     assert torch.equal(capped, expected)
+
+
+@pytest.mark.usefixtures("private_registry")
+def test_a_misspelt_required_feature_is_refused_when_the_acquisition_is_registered():
+    with pytest.raises(
+        ConfigurationError,
+        match=r"unknown feature\(s\) \['fantasise'\] in `required_features` of the acquisition "
+        r"'test-misspelt'; the features are fantasize, ",
+    ):
+        register_acquisition("test-misspelt", required_features=("fantasise",))
+    assert "test-misspelt" not in ACQUISITIONS._objects
+
+
+@pytest.mark.usefixtures("private_registry")
+def test_a_name_taken_twice_says_an_acquisition_not_a_acquisition():
+    with pytest.raises(ConfigurationError, match=r"^an acquisition named 'qlognei' is already"):
+        register_acquisition("qlognei")(lambda model, data: None)

@@ -35,6 +35,7 @@ from manibo.exceptions import (
     InputDataError,
     ManiboError,
     ManiboWarning,
+    NonFiniteAcquisitionError,
     ObjectiveError,
     ProposalWarningSummary,
     TruncationWarning,
@@ -2185,6 +2186,38 @@ def test_a_surrogate_whose_posterior_drops_the_batch_dimensions_is_refused_at_co
         r"\(3, 2, 1\)",
     ):
         BayesianOptimizer(Sphere(2), surrogate="test-loop-flat-posterior")
+
+
+def test_a_surrogate_that_turns_nan_after_the_design_is_named_by_the_proposal_error(
+    isolated_surrogates,
+):
+    @register_surrogate("test-loop-late-nan")
+    def late_nan(space, train_X, train_Y, **options):
+        model = build_surrogate("matern", space, train_X, train_Y, **options)
+        if train_X.shape[0] > 4:  # the construction's check fits 4 points: it passes
+            model.mean_module.constant.data.fill_(math.nan)
+        return model
+
+    with pytest.raises(
+        NonFiniteAcquisitionError,
+        match=r"^the surrogate 'test-loop-late-nan', fitted to 5 evaluations, and the "
+        r"acquisition 'qlognei': the acquisition \(qLogNoisyExpectedImprovement\) was not "
+        r"finite at any of the 320 raw samples drawn on Sphere\(2\) in 4 rounds of "
+        r"raw_samples = 32 times 1 to 4 \(320 NaN",
+    ):
+        minimize(
+            _objective, Sphere(2), budget=6, surrogate="test-loop-late-nan", progress=False,
+            **FAST,
+        )  # fmt: skip
+
+
+def test_a_space_given_as_its_spec_says_how_to_build_it():
+    with pytest.raises(
+        ConfigurationError,
+        match=r"got str; build it from its spec with "
+        r"manibo.spaces.make_space\('sphere2'\)\.$",
+    ):
+        minimize(_objective, "sphere2", budget=6)  # fmt: skip
 
 
 def test_a_constructor_never_run_leaves_no_error_behind(monkeypatch):

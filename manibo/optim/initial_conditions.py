@@ -136,7 +136,8 @@ def initial_conditions_on_space(
     if starts.shape[0] == 0:
         raise NonFiniteAcquisitionError(
             f"the acquisition ({name}) was not finite at any of the {drawn} raw samples drawn on "
-            f"{space!r} ({nans} NaN, {minus_infs} -inf), so its ascent has no point to start "
+            f"{space!r} in {ROUNDS} rounds of raw_samples = {raw_samples} times 1 to {ROUNDS} "
+            f"({nans} NaN, {minus_infs} -inf), so its ascent has no point to start "
             "from. A NaN everywhere usually comes from the model (a NaN in its training data or "
             "hyperparameters): check them. If the acquisition is finite on a small region only, "
             "pass starts there (`batch_initial_conditions`) or raise `raw_samples`."

@@ -60,6 +60,12 @@ def register_problem(
     def decorate(build: ProblemBuilder) -> ProblemBuilder:
         takes = 0 if parameter is None else 1
         PROBLEMS.check_builder(name, build, "a builder of the problem", takes)
+        if isinstance(build, type) and not issubclass(build, SpaceProblem):
+            raise ConfigurationError(
+                f"register_problem({name!r}) decorates a SpaceProblem subclass or a function "
+                f"that returns a SpaceProblem, got the class {build.__qualname__}, which is not "
+                "a SpaceProblem."
+            )
         PROBLEMS.register(name, ProblemEntry(build, parameter, int(minimum)))
         return build
 

@@ -209,14 +209,24 @@ def _make_one(spec: str) -> Space:
             )
         if not text:
             raise ConfigurationError(f"space {spec!r} needs its {entry.argument} after ':'.")
-        return entry.build(text)
+        return _built(registered, entry.build(text))
     registered, value = resolve_member(SPACES, name)
     entry = SPACES.get(registered)
     if entry.argument is not None:
         raise ConfigurationError(
             f"space {name!r} needs its {entry.argument}: write '{name}:{entry.argument}'."
         )
-    return entry.build() if value is None else entry.build(value)
+    return _built(registered, entry.build() if value is None else entry.build(value))
+
+
+def _built(name: str, space: object) -> Space:
+    """``space``, refused unless the builder registered as ``name`` returned a :class:`Space`."""
+    if not isinstance(space, Space):
+        raise ConfigurationError(
+            f"the builder registered as space {name!r} must return a manibo space (a "
+            f"manibo.spaces.Space), got {type(space).__name__} {space!r:.60}."
+        )
+    return space
 
 
 # ---------------------------------------------------------------------------- built-in spaces

@@ -100,3 +100,10 @@ def test_a_problem_without_a_finite_minimum_is_refused_when_built(monkeypatch):
     register_problem("test-not-a-problem")(lambda noise_std: object())
     with pytest.raises(ConfigurationError, match="must return a SpaceProblem, got object"):
         make_problem("test-not-a-problem")
+
+
+def test_a_class_that_is_not_a_problem_is_refused_when_it_is_registered(monkeypatch):
+    monkeypatch.setattr(PROBLEMS, "_objects", dict(PROBLEMS._objects))
+    with pytest.raises(ConfigurationError, match=r"got the class object, which is not a Space"):
+        register_problem("test-not-a-problem")(object)
+    assert "test-not-a-problem" not in PROBLEMS._objects

@@ -372,3 +372,14 @@ def test_a_folder_named_as_a_graph_or_mesh_file_is_called_a_folder(tmp_path):
             make_space(f"{kind}:{tmp_path / 'edges.txt'}")
     with pytest.raises(InputDataError, match="no such file"):
         make_space(f"graph:{tmp_path / 'missing.txt'}")
+
+
+def test_a_builder_that_returns_no_space_is_named_when_its_space_is_built(isolated_spaces):
+    register_space("test-not-a-space")(lambda: 42)
+    for spec in ("test-not-a-space", "test-not-a-space*circle"):
+        with pytest.raises(
+            ConfigurationError,
+            match=r"the builder registered as space 'test-not-a-space' must return a manibo "
+            r"space \(a manibo.spaces.Space\), got int 42",
+        ):
+            make_space(spec)
