@@ -285,9 +285,7 @@ def check_buildable(
             acqf = build_acquisition(settings["acquisition"], model, X, Y, None, 0, space=space)
             _evaluate_once(acqf, space, settings, X)
         except Exception as err:
-            raise _build_error(
-                f"the acquisition {settings['acquisition']!r}", space, options, err
-            ) from err
+            raise _acquisition_error(settings, space, err) from err
         if settings["optimizer"] == "projection":
             bounds = space.ambient_bounds().to(X)
             probe = bounds[0] + (bounds[1] - bounds[0]) * torch.rand(1, X.shape[-1]).to(X)
@@ -354,6 +352,27 @@ def _check_posterior_shape(model, X: Tensor) -> None:
                 f"its posterior {what} at {k} of the design points is not finite "
                 f"({values.flatten().tolist()[:4]}), fitted to the outcomes -1 to 1"
             )
+
+
+def _acquisition_error(
+    settings: dict[str, Any], space: Space, err: Exception
+) -> ConfigurationError:
+    """The error for an acquisition that cannot be built or evaluated on the surrogate; one that
+    asserts a batch of one point (BoTorch's analytic acquisitions) at ``q > 1`` was registered
+    without ``analytic=True``."""
+    name, q = settings["acquisition"], settings["q"]
+    kind = "" if isinstance(err, ManiboError) else f"{type(err).__name__}: "
+    advice = (
+        f" It takes one point at a time, but was registered without analytic=True, so q = {q} "
+        "reached it: register it with register_acquisition(..., analytic=True), and the loop "
+        "refuses q > 1 for it, or choose a batch acquisition such as 'qlognei'."
+        if q > 1 and "q=1" in str(err)
+        else ""
+    )
+    return ConfigurationError(
+        f"the acquisition {name!r} cannot be built on the surrogate {settings['surrogate']!r} on "
+        f"{space!r}: {kind}{str(err).rstrip('.')}.{advice}"
+    )
 
 
 def _build_error(what: str, space: Space, options: dict, err: Exception) -> ConfigurationError:

@@ -321,3 +321,18 @@ def test_a_misspelt_required_feature_is_refused_when_the_acquisition_is_register
 def test_a_name_taken_twice_says_an_acquisition_not_a_acquisition():
     with pytest.raises(ConfigurationError, match=r"^an acquisition named 'qlognei' is already"):
         register_acquisition("qlognei")(lambda model, data: None)
+
+
+@pytest.mark.usefixtures("private_registry")
+def test_a_one_point_acquisition_registered_without_analytic_says_so_at_q_2():
+    @register_acquisition("test-forgot-analytic")
+    def forgot(model, data):
+        return PosteriorMean(model)
+
+    with pytest.raises(
+        ConfigurationError,
+        match=r"^the acquisition 'test-forgot-analytic' cannot be built on the surrogate 'matern' "
+        r"on Sphere\(2\): AssertionError: .*registered without analytic=True, so q = 2 reached "
+        r"it: register it with register_acquisition\(\.\.\., analytic=True\)",
+    ):
+        BayesianOptimizer(Sphere(2), acquisition="test-forgot-analytic", q=2)
