@@ -97,6 +97,16 @@ class Mesh(EigenvectorSpace):
         """Hash of the vertex positions, the faces and the eigenpairs kept."""
         return content_digest("Mesh", self.vertices, self.faces, self.num_levels_available)
 
+    def _shape_advice(self, x: Tensor, name: str) -> str | None:
+        if x.shape[-1:] != (3,):
+            return None
+        return (
+            "A last dimension of 3 looks like vertex positions (x, y, z); points of a Mesh are "
+            "vertex indices, one float per point, shape (n, 1). Find the index of the nearest "
+            f"vertex with `torch.cdist({name}, mesh.vertices.to({name})).argmin(-1)` and pass "
+            f"it as `.unsqueeze(-1).double()`."
+        )
+
     def chart(self, x: Tensor) -> Tensor:
         """Positions of vertices ``x`` (shape ``(*batch, 1)``) in space, shape ``(*batch, 3)``."""
         table = self._tensor("positions", x.dtype, x.device, self.vertices.numpy)

@@ -339,3 +339,24 @@ def test_automatic_truncation_bounds_every_entry_where_eigenvectors_localise(nu,
     with torch.no_grad():
         gap = (kernel(x).to_dense() - full_kernel(space, nu, ls)(x).to_dense()).abs().max()
     assert float(gap) < 2 * kernel.truncation_tol
+
+
+def test_vertex_positions_are_told_to_become_vertex_indices():
+    """`opt.tell(mesh.vertices[:1], ...)` (a vertex's xyz instead of its index) got only "must
+    have shape (*batch, 1) ... Stack points along the leading dimensions"."""
+    import manibo
+
+    mesh = Mesh.icosphere(1)
+    xyz = mesh.vertices[[3, 7]] * 1.0001  # positions near vertices 3 and 7
+    advice = r"vertex indices, one float per point, shape \(n, 1\).*torch\.cdist\(X, mesh\.vertices"
+    with pytest.raises(InputDataError, match=advice):
+        mesh.check(xyz, "X")
+    with pytest.raises(InputDataError, match="vertex indices"):
+        manibo.BayesianOptimizer(mesh, seed=0).tell(mesh.vertices[:1], [0.0])
+    # the advised conversion gives the indices of the nearest vertices
+    index = torch.cdist(xyz, mesh.vertices.to(xyz)).argmin(-1).unsqueeze(-1).double()
+    assert index.flatten().tolist() == [3.0, 7.0]
+    mesh.check(index)
+    with pytest.raises(InputDataError) as info:  # another trailing size: the generic advice
+        mesh.check(torch.zeros(2, 2, dtype=torch.float64))
+    assert "vertex indices" not in str(info.value)
