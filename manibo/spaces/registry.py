@@ -499,23 +499,35 @@ def _mesh_from_obj(path: str) -> Mesh:
                 f"space 'mesh:{path}': the file has no {what} lines ('{line}'); export the mesh "
                 "as a Wavefront .obj text file."
             )
-    try:
-        return Mesh(np.array(vertices), np.array(faces))
-    except (InputDataError, ConfigurationError) as err:
-        raise type(err)(f"space 'mesh:{path}': {_in_file_terms(str(err), face_lines)}") from None
+    mesh, error = None, None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            mesh = Mesh(np.array(vertices), np.array(faces))
+        except (InputDataError, ConfigurationError) as err:
+            error = err
+    for warning in caught:  # the mesh's warnings, told as the file counts faces and vertices
+        message = str(warning.message)
+        if issubclass(warning.category, ManiboWarning):
+            message = f"space 'mesh:{path}': {_in_file_terms(message, face_lines)}"
+        warnings.warn(message, warning.category, stacklevel=user_stacklevel())
+    if error is not None:
+        raise type(error)(f"space 'mesh:{path}': {_in_file_terms(str(error), face_lines)}")
+    return mesh
 
 
 def _in_file_terms(message: str, face_lines: list[int]) -> str:
     """A message of :class:`~manibo.spaces.Mesh` about the faces and vertices of an .obj file,
     told as the file counts them: a triangle by the line of its face, vertices from 1."""
-    degenerate = re.search(r"e\.g\. face (\d+) = \((\d+), (\d+), (\d+)\)", message)
-    if degenerate:
-        k, *corners = (int(g) for g in degenerate.groups())
-        message = message.replace(
-            degenerate.group(0),
-            f"e.g. the face of line {face_lines[k]} (vertices "
-            f"{', '.join(str(c + 1) for c in corners)}, counted from 1 as in the file)",
+
+    def face_in_file_terms(match: re.Match) -> str:
+        k, *corners = (int(g) for g in match.groups())
+        return (
+            f"the face of line {face_lines[k]} (vertices "
+            f"{', '.join(str(c + 1) for c in corners)}, counted from 1 as in the file)"
         )
+
+    message = re.sub(r"\bface (\d+) = \((\d+), (\d+), (\d+)\)", face_in_file_terms, message)
     unused = re.search(r"used by no face, e\.g\. \[([\d, ]+)\]", message)
     if unused:
         numbers = ", ".join(str(int(i) + 1) for i in unused.group(1).split(","))

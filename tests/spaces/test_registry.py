@@ -372,3 +372,22 @@ def test_a_folder_named_as_a_graph_or_mesh_file_is_called_a_folder(tmp_path):
             make_space(f"{kind}:{tmp_path / 'edges.txt'}")
     with pytest.raises(InputDataError, match="no such file"):
         make_space(f"graph:{tmp_path / 'missing.txt'}")
+
+
+def test_repeated_obj_faces_are_dropped_and_named_by_their_lines(tmp_path):
+    """A double-sided .obj export repeats each face reversed; Mesh drops the copies with a
+    warning that the mesh:FILE spec tells by the lines of the file."""
+    from manibo.exceptions import ManiboWarning
+
+    lines = ["v 0 0 0", "v 1 0 0", "v 0 1 0", "v 0 0 1", "f 1 2 3", "f 1 2 4", "f 1 3 4"]
+    lines += ["f 2 3 4", "f 3 2 1"]  # line 9 repeats line 5, reversed
+    path = tmp_path / "tetra.obj"
+    path.write_text("\n".join(lines) + "\n")
+    expected = (
+        r"space 'mesh:.*tetra\.obj': 1 face\(s\) of the mesh repeat an earlier face.*the face "
+        r"of line 9 \(vertices 3, 2, 1, counted from 1 as in the file\) repeats the face of "
+        r"line 5 \(vertices 1, 2, 3, counted from 1"
+    )
+    with pytest.warns(ManiboWarning, match=expected):
+        mesh = make_space(f"mesh:{path}")
+    assert mesh.faces.tolist() == [[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]]
