@@ -423,13 +423,29 @@ def _check_node_count(path: str, pairs: np.ndarray) -> None:
 
 
 def _warn_of_edge_list_pitfalls(path: str, pairs: np.ndarray) -> None:
-    """Warn of an edge list that counts nodes from 1 (node 0 would be an isolated node that the
-    optimiser may propose) or lists an edge more than once, in either direction (the weights add
-    up, which changes the spectrum and so what a lengthscale means)."""
-    if pairs.min() >= 1:
+    """Warn of an edge list that leaves nodes ``0 .. max`` without an edge (each is an isolated
+    node that the optimiser may propose: node 0 of a file counted from 1, or the nodes of a gap
+    in the numbering) or lists an edge more than once, in either direction (the weights add up,
+    which changes the spectrum and so what a lengthscale means)."""
+    n = int(pairs.max()) + 1
+    isolated = np.setdiff1d(np.arange(n), pairs)
+    if isolated.size:
+        named = ", ".join(str(int(i)) for i in isolated[:5]) + (
+            ", ..." if isolated.size > 5 else ""
+        )
+        if isolated.tolist() == [0]:
+            has = "an isolated node 0"
+            advice = "If the file counts from 1, subtract 1 from its indices."
+        else:
+            has = f"{isolated.size} isolated nodes"
+            advice = (
+                "If the numbers that touch no edge are not meant as nodes, renumber the nodes "
+                "0 .. n-1 without gaps, e.g. with numpy.unique(pairs, return_inverse=True)."
+            )
         warnings.warn(
-            f"space 'graph:{path}': no edge touches node 0, so the graph has an isolated node 0; "
-            "nodes are counted from 0. If the file counts from 1, subtract 1 from its indices.",
+            f"space 'graph:{path}': no edge touches node(s) {named} ({isolated.size} of the {n} "
+            f"nodes 0 .. {n - 1}), so the graph has {has} that the optimiser may propose; nodes "
+            f"are counted from 0, and every number up to the largest index is a node. {advice}",
             ManiboWarning,
             stacklevel=user_stacklevel(),
         )

@@ -161,7 +161,7 @@ def test_edge_lists_counted_from_1_or_listed_both_ways_are_named(tmp_path):
 
     one_based = tmp_path / "one.txt"
     one_based.write_text("1 2\n2 3\n")
-    with pytest.warns(ManiboWarning, match="isolated node 0; nodes are counted from 0"):
+    with pytest.warns(ManiboWarning, match="isolated node 0 that .*; nodes are counted from 0"):
         assert make_space(f"graph:{one_based}").num_points == 4
     both = tmp_path / "both.txt"
     both.write_text("0 1\n1 0\n1 2\n2 1\n2 3\n2 3\n")
@@ -204,7 +204,28 @@ def test_edge_lists_of_node_identifiers_rather_than_indices_are_refused(tmp_path
     # fewer isolated nodes than touched ones is still a graph (nodes 4, 5, 6 unconnected)
     even = tmp_path / "even.txt"
     even.write_text("0 1\n1 2\n2 3\n3 7\n")
-    assert make_space(f"graph:{even}").num_points == 8
+    with pytest.warns(ManiboWarning, match=r"no edge touches node\(s\) 4, 5, 6 \(3 of the 8"):
+        assert make_space(f"graph:{even}").num_points == 8
+
+
+def test_edge_lists_with_a_gap_in_the_numbering_name_the_isolated_nodes(tmp_path):
+    """'0 1, 1 2, 5 6' silently built a graph of 7 nodes with isolated nodes 3 and 4, while a
+    file counted from 1 was warned of its isolated node 0."""
+    from manibo.exceptions import ManiboWarning
+
+    gap = tmp_path / "gap.txt"
+    gap.write_text("0 1\n1 2\n5 6\n")
+    expected = (
+        r"no edge touches node\(s\) 3, 4 \(2 of the 7 nodes 0 \.\. 6\), so the graph has 2 "
+        r"isolated nodes .*renumber the nodes 0 \.\. n-1 without gaps"
+    )
+    with pytest.warns(ManiboWarning, match=expected):
+        graph = make_space(f"graph:{gap}")
+    assert graph.num_points == 7 and graph.num_edges == 3
+    many = tmp_path / "many.txt"  # a path 0 .. 14 and the edge 21 22: nodes 15 .. 20 isolated
+    many.write_text("".join(f"{i} {i + 1}\n" for i in range(14)) + "21 22\n")
+    with pytest.warns(ManiboWarning, match=r"node\(s\) 15, 16, 17, 18, 19, \.\.\. \(6 of the 23"):
+        make_space(f"graph:{many}")
 
 
 def test_mesh_file_errors_count_as_the_file_does(tmp_path):
