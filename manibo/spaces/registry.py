@@ -2,8 +2,9 @@
 
 A spec is a registered name (``circle``, ``so3``), a family name with its integer parameter
 (``sphere`` + 2, ``box`` + 4), a name with a file argument (``graph:roads.txt``,
-``mesh:part.obj``), or several of those joined by ``*`` (their product). ``register_space`` adds a
-space or a family of spaces (plug-ins included); ``available_spaces()`` lists the specs.
+``mesh:part.obj``; ``graph:roads.txt?eigenpairs=5000`` also sets the eigenpairs kept), or several
+of those joined by ``*`` (their product). ``register_space`` adds a space or a family of spaces
+(plug-ins included); ``available_spaces()`` lists the specs.
 """
 
 from __future__ import annotations
@@ -296,9 +297,11 @@ def _icosphere(k: int) -> Mesh:
     "graph",
     argument="FILE",
     description="the nodes of a graph: an edge list 'i j [weight]' per line (blanks or commas; "
-    "nodes counted from 0), or an adjacency matrix in a .npy file",
+    "nodes counted from 0), or an adjacency matrix in a .npy file; 'graph:FILE?eigenpairs=K' "
+    "keeps K eigenpairs (default: all up to 2000 nodes, else 500)",
 )
-def _graph_from_file(path: str) -> Graph:
+def _graph_from_file(argument: str) -> Graph:
+    path, num_eigenpairs = _file_and_eigenpairs(argument, "graph")
     file = _existing(path, "graph")
     if file.suffix == ".npy":
         try:
@@ -309,7 +312,9 @@ def _graph_from_file(path: str) -> Graph:
                 "not a .npy file, or holds Python objects); save one with numpy.save(path, "
                 "matrix), a float array of shape (n, n), or give an edge list as text."
             ) from None
-        return Graph(adjacency)
+        return _with_eigenpairs(
+            "graph", argument, lambda: Graph(adjacency, num_eigenpairs=num_eigenpairs)
+        )
     try:
         text = file.read_text(encoding="utf-8-sig")  # utf-8-sig: a BOM of Windows editors
     except UnicodeDecodeError as err:
@@ -320,7 +325,62 @@ def _graph_from_file(path: str) -> Graph:
     table = _edge_table(path, text)
     _check_node_count(path, table[:, :2])
     _warn_of_edge_list_pitfalls(path, table[:, :2])
-    return Graph.from_edges(table[:, :2], int(table[:, :2].max()) + 1, weights=table[:, 2])
+    return _with_eigenpairs(
+        "graph",
+        argument,
+        lambda: Graph.from_edges(
+            table[:, :2],
+            int(table[:, :2].max()) + 1,
+            weights=table[:, 2],
+            num_eigenpairs=num_eigenpairs,
+        ),
+    )
+
+
+EIGENPAIRS_OPTION = "?eigenpairs="
+"""Appended to the file of a ``graph:FILE`` or ``mesh:FILE`` spec, sets the eigenpairs kept:
+``graph:roads.txt?eigenpairs=5000``."""
+
+
+def _file_and_eigenpairs(text: str, name: str) -> tuple[str, int | None]:
+    """The file of a ``graph:`` or ``mesh:`` spec's ``text`` and its ``?eigenpairs=K`` (None
+    where the spec has none; a file whose own name holds ``?eigenpairs=`` is read as named).
+
+    Raises:
+        ConfigurationError: ``K`` is not a positive integer.
+    """
+    path, sep, value = text.rpartition(EIGENPAIRS_OPTION)
+    if not sep or os.path.exists(text):
+        return text, None
+    value = value.strip()
+    if not (value.isascii() and value.isdigit()) or int(value) < 1:
+        raise ConfigurationError(
+            f"space '{name}:{text}': `eigenpairs` must be a positive integer (the eigenpairs of "
+            f"the Laplacian kept), got {value!r}; write e.g. '{name}:{path.strip()}"
+            f"{EIGENPAIRS_OPTION}5000'."
+        )
+    return path.strip(), int(value)
+
+
+def _with_eigenpairs(name: str, text: str, build: Callable[[], Space]) -> Space:
+    """``build()``, its errors about ``num_eigenpairs`` told in the spec's terms."""
+    try:
+        return build()
+    except (InputDataError, ConfigurationError) as err:
+        if "`num_eigenpairs`" not in str(err):
+            raise
+        raise type(err)(f"space '{name}:{text}': {_in_spec_terms(str(err))}") from None
+
+
+def _in_spec_terms(message: str) -> str:
+    """A message of a graph or mesh about ``num_eigenpairs``, told as a spec sets it."""
+    return (
+        message.replace(
+            "`num_eigenpairs`", f"`eigenpairs` ('{EIGENPAIRS_OPTION}K' after the file)", 1
+        )
+        .replace("`num_eigenpairs`", "`eigenpairs`")
+        .replace("Leave it as None", "Leave it out")
+    )
 
 
 _EDGE_LIST_ADVICE = "write one edge per line as 'i j' or 'i j weight' (node indices from 0)"
@@ -462,9 +522,13 @@ def _warn_of_edge_list_pitfalls(path: str, pairs: np.ndarray) -> None:
 
 
 @register_space(
-    "mesh", argument="FILE", description="the vertices of a triangle mesh in a Wavefront .obj file"
+    "mesh",
+    argument="FILE",
+    description="the vertices of a triangle mesh in a Wavefront .obj file; "
+    "'mesh:FILE?eigenpairs=K' keeps K eigenpairs (default: all up to 2000 vertices, else 500)",
 )
-def _mesh_from_obj(path: str) -> Mesh:
+def _mesh_from_obj(argument: str) -> Mesh:
+    path, num_eigenpairs = _file_and_eigenpairs(argument, "mesh")
     file = _existing(path, "mesh")
     vertices, faces, sources = [], [], []  # sources: (line number, line, its indices) per face
     face_lines = []  # the line of each triangle (a polygon of k corners makes k - 2)
@@ -519,7 +583,7 @@ def _mesh_from_obj(path: str) -> Mesh:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            mesh = Mesh(np.array(vertices), np.array(faces))
+            mesh = Mesh(np.array(vertices), np.array(faces), num_eigenpairs=num_eigenpairs)
         except (InputDataError, ConfigurationError) as err:
             error = err
     for warning in caught:  # the mesh's warnings, told as the file counts faces and vertices
@@ -528,7 +592,8 @@ def _mesh_from_obj(path: str) -> Mesh:
             message = f"space 'mesh:{path}': {_in_file_terms(message, face_lines)}"
         warnings.warn(message, warning.category, stacklevel=user_stacklevel())
     if error is not None:
-        raise type(error)(f"space 'mesh:{path}': {_in_file_terms(str(error), face_lines)}")
+        message = _in_file_terms(_in_spec_terms(str(error)), face_lines)
+        raise type(error)(f"space 'mesh:{argument}': {message}")
     return mesh
 
 

@@ -1,5 +1,7 @@
 """Space specs: every listed spec builds its space; products, files, plug-ins and mistakes."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -412,3 +414,38 @@ def test_repeated_obj_faces_are_dropped_and_named_by_their_lines(tmp_path):
     with pytest.warns(ManiboWarning, match=expected):
         mesh = make_space(f"mesh:{path}")
     assert mesh.faces.tolist() == [[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]]
+
+
+def test_graph_and_mesh_specs_set_the_eigenpairs_kept(tmp_path):
+    """`Graph(A, num_eigenpairs=5000)` had no spelling in a spec: graph:FILE and mesh:FILE kept
+    the default (all eigenpairs up to 2000 points, else 500)."""
+    path = tmp_path / "path.txt"  # a path of 8 nodes: 8 distinct eigenvalues 2 - 2 cos(pi k / 8)
+    path.write_text("".join(f"{i} {i + 1}\n" for i in range(7)))
+    graph = make_space(f"graph:{path}?eigenpairs=3")
+    values, counts = graph.levels(graph.num_levels_available)
+    assert graph.num_levels_available == 3 and counts.tolist() == [1.0, 1.0, 1.0]
+    expected = [2 - 2 * math.cos(math.pi * k / 8) for k in range(3)]
+    assert values.tolist() == pytest.approx(expected, abs=1e-12)
+    assert make_space(f"graph:{path}").num_levels_available == 8
+    np.save(tmp_path / "path.npy", np.eye(8, k=1) + np.eye(8, k=-1))
+    assert make_space(f"graph:{tmp_path / 'path.npy'}?eigenpairs=3").fingerprint() == (
+        graph.fingerprint()
+    )
+    obj = tmp_path / "ball.obj"
+    ball = Mesh.icosphere(1)
+    lines = [f"v {x} {y} {z}" for x, y, z in ball.vertices.tolist()]
+    obj.write_text("\n".join(lines + [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in ball.faces]))
+    mesh = make_space(f"mesh:{obj}?eigenpairs=4")  # levels 1 and 3 (l = 0, 1) of the sphere
+    assert mesh.levels(mesh.num_levels_available)[1].tolist() == [1.0, 3.0]
+    assert mesh.fingerprint() == Mesh.icosphere(1, num_eigenpairs=4).fingerprint()
+    for value in ("0", "-1", "many", "2.5", ""):
+        with pytest.raises(
+            ConfigurationError,
+            match=rf"`eigenpairs` must be a positive integer .*got '{value}'.*\?eigenpairs=5000",
+        ):
+            make_space(f"graph:{path}?eigenpairs={value}")
+    with pytest.raises(ConfigurationError, match=r"space 'graph:.*\?eigenpairs=9': .*between 1 "):
+        make_space(f"graph:{path}?eigenpairs=9")  # more than the 8 nodes
+    odd = tmp_path / "odd?eigenpairs=2"  # a file named so is read as named
+    odd.write_text("0 1\n1 2\n")
+    assert make_space(f"graph:{odd}").num_levels_available == 3
