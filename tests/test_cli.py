@@ -1278,3 +1278,30 @@ def test_unreadable_initial_points_end_with_one_error_line(tmp_path, capsys, con
         capsys, exit_info
     )
     assert not list(tmp_path.glob("**/*.jsonl"))
+
+
+def test_a_graph_spec_with_eigenpairs_runs_and_resumes_with_them(tmp_path, capsys):
+    """graph:FILE?eigenpairs=K: the run keeps K eigenpairs, and a resume from the journal (whose
+    metadata records the spec) rebuilds the same space."""
+    from manibo import BayesianOptimizer
+    from manibo.exceptions import TruncationWarning
+
+    (tmp_path / "path.txt").write_text("".join(f"{i} {i + 1}\n" for i in range(7)))
+    spec = f"graph:{tmp_path / 'path.txt'}?eigenpairs=3"
+    common = ["run", "--objective", "math:fsum", "--space", spec, "--initial-design", "2"]
+    common += ["--out", str(tmp_path / "out"), "--quiet"]
+    advice = r"keeps the lowest 3 of its 8 eigenpairs.*graph:FILE\?eigenpairs=8 or mesh:FILE"
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", TruncationWarning)
+        assert main([*common, "--budget", "3"]) == 0
+    assert re.search(advice, capsys.readouterr().err)  # the fit needs more: says the spelling
+    journal = next((tmp_path / "out").glob("*.journal.jsonl"))
+    config, evaluations = Journal(journal).read()
+    assert config["metadata"]["space"] == spec and len(evaluations) == 3
+    resumed = BayesianOptimizer.resume(journal)
+    assert resumed.space.num_levels_available == 3
+    resumed.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TruncationWarning)
+        assert main([*common, "--budget", "4"]) == 0  # the CLI resumes the run too
+    assert len(Journal(journal).read()[1]) == 4

@@ -320,8 +320,9 @@ class GeometricMaternKernel(ChecksInputShape, IndexesBatch, Kernel):
                 f"eigenpairs, and those left out hold between {below:.2e} and {above:.2e} of "
                 f"the spectral mass at lengthscale {float(lengthscale.detach().min()):.3g}. "
                 f"Build the space with more `num_eigenpairs` (up to {total:,}: Graph(..., "
-                "num_eigenpairs=...) or Mesh(..., num_eigenpairs=...) in Python; a graph:FILE or "
-                "mesh:FILE spec keeps the default), or use a longer lengthscale.",
+                "num_eigenpairs=...) or Mesh(..., num_eigenpairs=...) in Python; "
+                f"graph:FILE?eigenpairs={total} or mesh:FILE?eigenpairs={total} as a space "
+                "spec), or use a longer lengthscale.",
                 TruncationWarning,
                 stacklevel=user_stacklevel(),
             )

@@ -34,8 +34,9 @@ class Graph(EigenvectorSpace):
     Args:
         adjacency: symmetric non-negative real ``(n, n)`` weights: a NumPy array, nested lists,
             a dense or sparse (COO, CSR, CSC) torch tensor, or a ``scipy.sparse`` matrix or
-            array; self-loops count towards the degree. A networkx graph is converted with
-            ``networkx.to_scipy_sparse_array(G, nodelist=sorted(G))``.
+            array; self-loops count towards the degree. A networkx graph is not accepted:
+            convert it yourself with ``networkx.to_scipy_sparse_array(G, nodelist=sorted(G))``
+            (node ``i`` is then the ``i``-th of ``nodelist``).
         normalized: use the symmetric normalised Laplacian.
         num_eigenpairs: cap on the eigenpairs kept (see
             :class:`~manibo.spaces.eigenvector_space.EigenvectorSpace`).

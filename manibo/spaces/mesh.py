@@ -70,7 +70,10 @@ class Mesh(EigenvectorSpace):
     Args:
         vertices: positions, shape ``(V, 3)`` (kept as the float64 tensor ``self.vertices``).
         faces: vertex indices of the triangles, shape ``(F, 3)``; every vertex must be used by a
-            face (kept as the int64 tensor ``self.faces``).
+            face (kept as the int64 tensor ``self.faces``). A face that repeats an earlier one
+            (the same three vertices in any order or orientation, as double-sided exports write
+            them) is dropped with a ``ManiboWarning``: each copy would add its area and cotangent
+            weights again and change the spectrum.
         num_eigenpairs: cap on the eigenpairs kept (see
             :class:`~manibo.spaces.eigenvector_space.EigenvectorSpace`).
     """
@@ -82,6 +85,7 @@ class Mesh(EigenvectorSpace):
     def __init__(self, vertices, faces, num_eigenpairs: int | None = None) -> None:
         points, triangles = _validate_mesh(vertices, faces)
         _warn_of_duplicate_vertices(points)
+        triangles = _drop_repeated_faces(triangles)
         laplacian, mass = cotangent_laplacian(points, triangles)
         super().__init__(laplacian, mass, _edge_lengths(points, triangles), num_eigenpairs)
         self.vertices = torch.from_numpy(points)
@@ -96,6 +100,16 @@ class Mesh(EigenvectorSpace):
     def fingerprint(self) -> str:
         """Hash of the vertex positions, the faces and the eigenpairs kept."""
         return content_digest("Mesh", self.vertices, self.faces, self.num_levels_available)
+
+    def _shape_advice(self, x: Tensor, name: str) -> str | None:
+        if x.shape[-1:] != (3,):
+            return None
+        return (
+            "A last dimension of 3 looks like vertex positions (x, y, z); points of a Mesh are "
+            "vertex indices, one float per point, shape (n, 1). Find the index of the nearest "
+            f"vertex with `torch.cdist({name}, mesh.vertices.to({name})).argmin(-1)` and pass "
+            f"it as `.unsqueeze(-1).double()`."
+        )
 
     def chart(self, x: Tensor) -> Tensor:
         """Positions of vertices ``x`` (shape ``(*batch, 1)``) in space, shape ``(*batch, 3)``."""
@@ -272,3 +286,29 @@ def _warn_of_duplicate_vertices(points: np.ndarray) -> None:
             ManiboWarning,
             stacklevel=user_stacklevel(),
         )
+
+
+def _drop_repeated_faces(faces: np.ndarray) -> np.ndarray:
+    """``faces`` without those that repeat an earlier face (the same vertex set, in any order or
+    orientation), with a warning naming them: each copy would count its triangle again, adding
+    its area to the mass and its cotangents to the stiffness, which changes the spectrum."""
+    _, first, inverse = np.unique(
+        np.sort(faces, axis=1), axis=0, return_index=True, return_inverse=True
+    )
+    original = first[inverse.ravel()]  # for every face, the first face with its vertices
+    repeats = np.flatnonzero(original != np.arange(len(faces)))
+    if not repeats.size:
+        return faces
+    k = int(repeats[0])
+    j = int(original[k])
+    warnings.warn(
+        f"{repeats.size} face(s) of the mesh repeat an earlier face (the same three vertices, in "
+        f"any order or orientation), e.g. face {k} = {tuple(int(i) for i in faces[k])} repeats "
+        f"face {j} = {tuple(int(i) for i in faces[j])}; they were dropped, since a repeated "
+        "triangle would count its area and cotangent weights twice and change the spectrum. "
+        "Remove the repeated faces (double-sided or badly merged exports write them) to silence "
+        "this.",
+        ManiboWarning,
+        stacklevel=user_stacklevel(),
+    )
+    return faces[original == np.arange(len(faces))]

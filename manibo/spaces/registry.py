@@ -2,8 +2,9 @@
 
 A spec is a registered name (``circle``, ``so3``), a family name with its integer parameter
 (``sphere`` + 2, ``box`` + 4), a name with a file argument (``graph:roads.txt``,
-``mesh:part.obj``), or several of those joined by ``*`` (their product). ``register_space`` adds a
-space or a family of spaces (plug-ins included); ``available_spaces()`` lists the specs.
+``mesh:part.obj``; ``graph:roads.txt?eigenpairs=5000`` also sets the eigenpairs kept), or several
+of those joined by ``*`` (their product). ``register_space`` adds a space or a family of spaces
+(plug-ins included); ``available_spaces()`` lists the specs.
 """
 
 from __future__ import annotations
@@ -306,9 +307,11 @@ def _icosphere(k: int) -> Mesh:
     "graph",
     argument="FILE",
     description="the nodes of a graph: an edge list 'i j [weight]' per line (blanks or commas; "
-    "nodes counted from 0), or an adjacency matrix in a .npy file",
+    "nodes counted from 0), or an adjacency matrix in a .npy file; 'graph:FILE?eigenpairs=K' "
+    "keeps K eigenpairs (default: all up to 2000 nodes, else 500)",
 )
-def _graph_from_file(path: str) -> Graph:
+def _graph_from_file(argument: str) -> Graph:
+    path, num_eigenpairs = _file_and_eigenpairs(argument, "graph")
     file = _existing(path, "graph")
     if file.suffix == ".npy":
         try:
@@ -319,7 +322,9 @@ def _graph_from_file(path: str) -> Graph:
                 "not a .npy file, or holds Python objects); save one with numpy.save(path, "
                 "matrix), a float array of shape (n, n), or give an edge list as text."
             ) from None
-        return Graph(adjacency)
+        return _with_eigenpairs(
+            "graph", argument, lambda: Graph(adjacency, num_eigenpairs=num_eigenpairs)
+        )
     try:
         text = file.read_text(encoding="utf-8-sig")  # utf-8-sig: a BOM of Windows editors
     except UnicodeDecodeError as err:
@@ -330,7 +335,62 @@ def _graph_from_file(path: str) -> Graph:
     table = _edge_table(path, text)
     _check_node_count(path, table[:, :2])
     _warn_of_edge_list_pitfalls(path, table[:, :2])
-    return Graph.from_edges(table[:, :2], int(table[:, :2].max()) + 1, weights=table[:, 2])
+    return _with_eigenpairs(
+        "graph",
+        argument,
+        lambda: Graph.from_edges(
+            table[:, :2],
+            int(table[:, :2].max()) + 1,
+            weights=table[:, 2],
+            num_eigenpairs=num_eigenpairs,
+        ),
+    )
+
+
+EIGENPAIRS_OPTION = "?eigenpairs="
+"""Appended to the file of a ``graph:FILE`` or ``mesh:FILE`` spec, sets the eigenpairs kept:
+``graph:roads.txt?eigenpairs=5000``."""
+
+
+def _file_and_eigenpairs(text: str, name: str) -> tuple[str, int | None]:
+    """The file of a ``graph:`` or ``mesh:`` spec's ``text`` and its ``?eigenpairs=K`` (None
+    where the spec has none; a file whose own name holds ``?eigenpairs=`` is read as named).
+
+    Raises:
+        ConfigurationError: ``K`` is not a positive integer.
+    """
+    path, sep, value = text.rpartition(EIGENPAIRS_OPTION)
+    if not sep or os.path.exists(text):
+        return text, None
+    value = value.strip()
+    if not (value.isascii() and value.isdigit()) or int(value) < 1:
+        raise ConfigurationError(
+            f"space '{name}:{text}': `eigenpairs` must be a positive integer (the eigenpairs of "
+            f"the Laplacian kept), got {value!r}; write e.g. '{name}:{path.strip()}"
+            f"{EIGENPAIRS_OPTION}5000'."
+        )
+    return path.strip(), int(value)
+
+
+def _with_eigenpairs(name: str, text: str, build: Callable[[], Space]) -> Space:
+    """``build()``, its errors about ``num_eigenpairs`` told in the spec's terms."""
+    try:
+        return build()
+    except (InputDataError, ConfigurationError) as err:
+        if "`num_eigenpairs`" not in str(err):
+            raise
+        raise type(err)(f"space '{name}:{text}': {_in_spec_terms(str(err))}") from None
+
+
+def _in_spec_terms(message: str) -> str:
+    """A message of a graph or mesh about ``num_eigenpairs``, told as a spec sets it."""
+    return (
+        message.replace(
+            "`num_eigenpairs`", f"`eigenpairs` ('{EIGENPAIRS_OPTION}K' after the file)", 1
+        )
+        .replace("`num_eigenpairs`", "`eigenpairs`")
+        .replace("Leave it as None", "Leave it out")
+    )
 
 
 _EDGE_LIST_ADVICE = "write one edge per line as 'i j' or 'i j weight' (node indices from 0)"
@@ -433,13 +493,29 @@ def _check_node_count(path: str, pairs: np.ndarray) -> None:
 
 
 def _warn_of_edge_list_pitfalls(path: str, pairs: np.ndarray) -> None:
-    """Warn of an edge list that counts nodes from 1 (node 0 would be an isolated node that the
-    optimiser may propose) or lists an edge more than once, in either direction (the weights add
-    up, which changes the spectrum and so what a lengthscale means)."""
-    if pairs.min() >= 1:
+    """Warn of an edge list that leaves nodes ``0 .. max`` without an edge (each is an isolated
+    node that the optimiser may propose: node 0 of a file counted from 1, or the nodes of a gap
+    in the numbering) or lists an edge more than once, in either direction (the weights add up,
+    which changes the spectrum and so what a lengthscale means)."""
+    n = int(pairs.max()) + 1
+    isolated = np.setdiff1d(np.arange(n), pairs)
+    if isolated.size:
+        named = ", ".join(str(int(i)) for i in isolated[:5]) + (
+            ", ..." if isolated.size > 5 else ""
+        )
+        if isolated.tolist() == [0]:
+            has = "an isolated node 0"
+            advice = "If the file counts from 1, subtract 1 from its indices."
+        else:
+            has = f"{isolated.size} isolated nodes"
+            advice = (
+                "If the numbers that touch no edge are not meant as nodes, renumber the nodes "
+                "0 .. n-1 without gaps, e.g. with numpy.unique(pairs, return_inverse=True)."
+            )
         warnings.warn(
-            f"space 'graph:{path}': no edge touches node 0, so the graph has an isolated node 0; "
-            "nodes are counted from 0. If the file counts from 1, subtract 1 from its indices.",
+            f"space 'graph:{path}': no edge touches node(s) {named} ({isolated.size} of the {n} "
+            f"nodes 0 .. {n - 1}), so the graph has {has} that the optimiser may propose; nodes "
+            f"are counted from 0, and every number up to the largest index is a node. {advice}",
             ManiboWarning,
             stacklevel=user_stacklevel(),
         )
@@ -456,9 +532,13 @@ def _warn_of_edge_list_pitfalls(path: str, pairs: np.ndarray) -> None:
 
 
 @register_space(
-    "mesh", argument="FILE", description="the vertices of a triangle mesh in a Wavefront .obj file"
+    "mesh",
+    argument="FILE",
+    description="the vertices of a triangle mesh in a Wavefront .obj file; "
+    "'mesh:FILE?eigenpairs=K' keeps K eigenpairs (default: all up to 2000 vertices, else 500)",
 )
-def _mesh_from_obj(path: str) -> Mesh:
+def _mesh_from_obj(argument: str) -> Mesh:
+    path, num_eigenpairs = _file_and_eigenpairs(argument, "mesh")
     file = _existing(path, "mesh")
     vertices, faces, sources = [], [], []  # sources: (line number, line, its indices) per face
     face_lines = []  # the line of each triangle (a polygon of k corners makes k - 2)
@@ -509,23 +589,36 @@ def _mesh_from_obj(path: str) -> Mesh:
                 f"space 'mesh:{path}': the file has no {what} lines ('{line}'); export the mesh "
                 "as a Wavefront .obj text file."
             )
-    try:
-        return Mesh(np.array(vertices), np.array(faces))
-    except (InputDataError, ConfigurationError) as err:
-        raise type(err)(f"space 'mesh:{path}': {_in_file_terms(str(err), face_lines)}") from None
+    mesh, error = None, None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            mesh = Mesh(np.array(vertices), np.array(faces), num_eigenpairs=num_eigenpairs)
+        except (InputDataError, ConfigurationError) as err:
+            error = err
+    for warning in caught:  # the mesh's warnings, told as the file counts faces and vertices
+        message = str(warning.message)
+        if issubclass(warning.category, ManiboWarning):
+            message = f"space 'mesh:{path}': {_in_file_terms(message, face_lines)}"
+        warnings.warn(message, warning.category, stacklevel=user_stacklevel())
+    if error is not None:
+        message = _in_file_terms(_in_spec_terms(str(error)), face_lines)
+        raise type(error)(f"space 'mesh:{argument}': {message}")
+    return mesh
 
 
 def _in_file_terms(message: str, face_lines: list[int]) -> str:
     """A message of :class:`~manibo.spaces.Mesh` about the faces and vertices of an .obj file,
     told as the file counts them: a triangle by the line of its face, vertices from 1."""
-    degenerate = re.search(r"e\.g\. face (\d+) = \((\d+), (\d+), (\d+)\)", message)
-    if degenerate:
-        k, *corners = (int(g) for g in degenerate.groups())
-        message = message.replace(
-            degenerate.group(0),
-            f"e.g. the face of line {face_lines[k]} (vertices "
-            f"{', '.join(str(c + 1) for c in corners)}, counted from 1 as in the file)",
+
+    def face_in_file_terms(match: re.Match) -> str:
+        k, *corners = (int(g) for g in match.groups())
+        return (
+            f"the face of line {face_lines[k]} (vertices "
+            f"{', '.join(str(c + 1) for c in corners)}, counted from 1 as in the file)"
         )
+
+    message = re.sub(r"\bface (\d+) = \((\d+), (\d+), (\d+)\)", face_in_file_terms, message)
     unused = re.search(r"used by no face, e\.g\. \[([\d, ]+)\]", message)
     if unused:
         numbers = ", ".join(str(int(i) + 1) for i in unused.group(1).split(","))

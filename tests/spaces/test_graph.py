@@ -553,6 +553,16 @@ def test_adjacency_may_be_a_torch_sparse_tensor_but_not_complex_or_networkx():
         Graph(FakeNetworkxGraph())
 
 
+def test_docstring_says_a_networkx_graph_is_converted_by_the_user():
+    """The docstring said "A networkx graph is converted with ...", which read as automatic
+    conversion, while Graph refuses one."""
+    doc = " ".join(Graph.__doc__.split())
+    assert "A networkx graph is converted" not in doc
+    assert (
+        "convert it yourself with ``networkx.to_scipy_sparse_array(G, nodelist=sorted(G))``" in doc
+    )
+
+
 @pytest.mark.parametrize("nu", [2.5, math.inf])
 def test_weights_are_similarities_and_the_docs_say_so(nu):
     """docs/concepts.md said a graph's lengthscale is in the units of "the edges' lengths": a user

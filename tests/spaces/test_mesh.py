@@ -339,3 +339,46 @@ def test_automatic_truncation_bounds_every_entry_where_eigenvectors_localise(nu,
     with torch.no_grad():
         gap = (kernel(x).to_dense() - full_kernel(space, nu, ls)(x).to_dense()).abs().max()
     assert float(gap) < 2 * kernel.truncation_tol
+
+
+def test_vertex_positions_are_told_to_become_vertex_indices():
+    """`opt.tell(mesh.vertices[:1], ...)` (a vertex's xyz instead of its index) got only "must
+    have shape (*batch, 1) ... Stack points along the leading dimensions"."""
+    import manibo
+
+    mesh = Mesh.icosphere(1)
+    xyz = mesh.vertices[[3, 7]] * 1.0001  # positions near vertices 3 and 7
+    advice = r"vertex indices, one float per point, shape \(n, 1\).*torch\.cdist\(X, mesh\.vertices"
+    with pytest.raises(InputDataError, match=advice):
+        mesh.check(xyz, "X")
+    with pytest.raises(InputDataError, match="vertex indices"):
+        manibo.BayesianOptimizer(mesh, seed=0).tell(mesh.vertices[:1], [0.0])
+    # the advised conversion gives the indices of the nearest vertices
+    index = torch.cdist(xyz, mesh.vertices.to(xyz)).argmin(-1).unsqueeze(-1).double()
+    assert index.flatten().tolist() == [3.0, 7.0]
+    mesh.check(index)
+    with pytest.raises(InputDataError) as info:  # another trailing size: the generic advice
+        mesh.check(torch.zeros(2, 2, dtype=torch.float64))
+    assert "vertex indices" not in str(info.value)
+
+
+@pytest.mark.parametrize("copy", ["identical", "reversed", "rotated"])
+def test_repeated_faces_are_dropped_with_a_warning(copy):
+    """icosphere(2) with face 0 appended again was accepted silently, and the sphere's l = 1
+    triple (2 = l (l + 1) on the unit sphere) split into 1.9855, 2.0055, 2.0058."""
+    from manibo.exceptions import ManiboWarning
+
+    clean = Mesh.icosphere(2)
+    vertices, faces = clean.vertices.numpy(), clean.faces.numpy()
+    extra = {"identical": faces[:1], "reversed": faces[:1, ::-1], "rotated": faces[:1, [1, 2, 0]]}
+    repeated = np.concatenate([faces, extra[copy], faces[5:6, [2, 0, 1]]])
+    a, b, c = (int(i) for i in repeated[320])
+    first = rf"face 320 = \({a}, {b}, {c}\) repeats face 0 = \({', '.join(map(str, faces[0]))}\)"
+    with pytest.warns(ManiboWarning, match=rf"2 face\(s\) of the mesh repeat.*{first}.*dropped"):
+        mesh = Mesh(vertices, repeated)
+    assert mesh.faces.tolist() == clean.faces.tolist()
+    assert mesh.fingerprint() == clean.fingerprint()
+    values, multiplicities = mesh.levels(2)
+    assert int(multiplicities[1]) == 3
+    assert float(values[1]) == pytest.approx(2.0, abs=1e-3)  # l (l + 1) for l = 1
+    assert torch.equal(values, clean.levels(2)[0])

@@ -1,5 +1,7 @@
 """Space specs: every listed spec builds its space; products, files, plug-ins and mistakes."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -161,7 +163,7 @@ def test_edge_lists_counted_from_1_or_listed_both_ways_are_named(tmp_path):
 
     one_based = tmp_path / "one.txt"
     one_based.write_text("1 2\n2 3\n")
-    with pytest.warns(ManiboWarning, match="isolated node 0; nodes are counted from 0"):
+    with pytest.warns(ManiboWarning, match="isolated node 0 that .*; nodes are counted from 0"):
         assert make_space(f"graph:{one_based}").num_points == 4
     both = tmp_path / "both.txt"
     both.write_text("0 1\n1 0\n1 2\n2 1\n2 3\n2 3\n")
@@ -204,7 +206,28 @@ def test_edge_lists_of_node_identifiers_rather_than_indices_are_refused(tmp_path
     # fewer isolated nodes than touched ones is still a graph (nodes 4, 5, 6 unconnected)
     even = tmp_path / "even.txt"
     even.write_text("0 1\n1 2\n2 3\n3 7\n")
-    assert make_space(f"graph:{even}").num_points == 8
+    with pytest.warns(ManiboWarning, match=r"no edge touches node\(s\) 4, 5, 6 \(3 of the 8"):
+        assert make_space(f"graph:{even}").num_points == 8
+
+
+def test_edge_lists_with_a_gap_in_the_numbering_name_the_isolated_nodes(tmp_path):
+    """'0 1, 1 2, 5 6' silently built a graph of 7 nodes with isolated nodes 3 and 4, while a
+    file counted from 1 was warned of its isolated node 0."""
+    from manibo.exceptions import ManiboWarning
+
+    gap = tmp_path / "gap.txt"
+    gap.write_text("0 1\n1 2\n5 6\n")
+    expected = (
+        r"no edge touches node\(s\) 3, 4 \(2 of the 7 nodes 0 \.\. 6\), so the graph has 2 "
+        r"isolated nodes .*renumber the nodes 0 \.\. n-1 without gaps"
+    )
+    with pytest.warns(ManiboWarning, match=expected):
+        graph = make_space(f"graph:{gap}")
+    assert graph.num_points == 7 and graph.num_edges == 3
+    many = tmp_path / "many.txt"  # a path 0 .. 14 and the edge 21 22: nodes 15 .. 20 isolated
+    many.write_text("".join(f"{i} {i + 1}\n" for i in range(14)) + "21 22\n")
+    with pytest.warns(ManiboWarning, match=r"node\(s\) 15, 16, 17, 18, 19, \.\.\. \(6 of the 23"):
+        make_space(f"graph:{many}")
 
 
 def test_mesh_file_errors_count_as_the_file_does(tmp_path):
@@ -383,3 +406,57 @@ def test_a_builder_that_returns_no_space_is_named_when_its_space_is_built(isolat
             r"space \(a manibo.spaces.Space\), got int 42",
         ):
             make_space(spec)
+
+
+def test_repeated_obj_faces_are_dropped_and_named_by_their_lines(tmp_path):
+    """A double-sided .obj export repeats each face reversed; Mesh drops the copies with a
+    warning that the mesh:FILE spec tells by the lines of the file."""
+    from manibo.exceptions import ManiboWarning
+
+    lines = ["v 0 0 0", "v 1 0 0", "v 0 1 0", "v 0 0 1", "f 1 2 3", "f 1 2 4", "f 1 3 4"]
+    lines += ["f 2 3 4", "f 3 2 1"]  # line 9 repeats line 5, reversed
+    path = tmp_path / "tetra.obj"
+    path.write_text("\n".join(lines) + "\n")
+    expected = (
+        r"space 'mesh:.*tetra\.obj': 1 face\(s\) of the mesh repeat an earlier face.*the face "
+        r"of line 9 \(vertices 3, 2, 1, counted from 1 as in the file\) repeats the face of "
+        r"line 5 \(vertices 1, 2, 3, counted from 1"
+    )
+    with pytest.warns(ManiboWarning, match=expected):
+        mesh = make_space(f"mesh:{path}")
+    assert mesh.faces.tolist() == [[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]]
+
+
+def test_graph_and_mesh_specs_set_the_eigenpairs_kept(tmp_path):
+    """`Graph(A, num_eigenpairs=5000)` had no spelling in a spec: graph:FILE and mesh:FILE kept
+    the default (all eigenpairs up to 2000 points, else 500)."""
+    path = tmp_path / "path.txt"  # a path of 8 nodes: 8 distinct eigenvalues 2 - 2 cos(pi k / 8)
+    path.write_text("".join(f"{i} {i + 1}\n" for i in range(7)))
+    graph = make_space(f"graph:{path}?eigenpairs=3")
+    values, counts = graph.levels(graph.num_levels_available)
+    assert graph.num_levels_available == 3 and counts.tolist() == [1.0, 1.0, 1.0]
+    expected = [2 - 2 * math.cos(math.pi * k / 8) for k in range(3)]
+    assert values.tolist() == pytest.approx(expected, abs=1e-12)
+    assert make_space(f"graph:{path}").num_levels_available == 8
+    np.save(tmp_path / "path.npy", np.eye(8, k=1) + np.eye(8, k=-1))
+    assert make_space(f"graph:{tmp_path / 'path.npy'}?eigenpairs=3").fingerprint() == (
+        graph.fingerprint()
+    )
+    obj = tmp_path / "ball.obj"
+    ball = Mesh.icosphere(1)
+    lines = [f"v {x} {y} {z}" for x, y, z in ball.vertices.tolist()]
+    obj.write_text("\n".join(lines + [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in ball.faces]))
+    mesh = make_space(f"mesh:{obj}?eigenpairs=4")  # levels 1 and 3 (l = 0, 1) of the sphere
+    assert mesh.levels(mesh.num_levels_available)[1].tolist() == [1.0, 3.0]
+    assert mesh.fingerprint() == Mesh.icosphere(1, num_eigenpairs=4).fingerprint()
+    for value in ("0", "-1", "many", "2.5", ""):
+        with pytest.raises(
+            ConfigurationError,
+            match=rf"`eigenpairs` must be a positive integer .*got '{value}'.*\?eigenpairs=5000",
+        ):
+            make_space(f"graph:{path}?eigenpairs={value}")
+    with pytest.raises(ConfigurationError, match=r"space 'graph:.*\?eigenpairs=9': .*between 1 "):
+        make_space(f"graph:{path}?eigenpairs=9")  # more than the 8 nodes
+    odd = tmp_path / "odd?eigenpairs=2"  # a file named so is read as named
+    odd.write_text("0 1\n1 2\n")
+    assert make_space(f"graph:{odd}").num_levels_available == 3
