@@ -191,6 +191,9 @@ def normal_spec(spec: str) -> str:
 def _normal_factor(spec: str) -> str:
     name, sep, text = spec.partition(":")
     if sep:
+        path, option, value = text.strip().rpartition(EIGENPAIRS_OPTION)
+        if option and value.strip().isascii() and value.strip().isdigit():
+            text = f"{path.strip()}{EIGENPAIRS_OPTION}{int(value)}"  # ?eigenpairs=050 is 50
         return f"{name.strip()}:{text.strip()}"
     registered, value = resolve_member(SPACES, name)
     return registered if value is None else f"{registered}{value}"

@@ -27,7 +27,7 @@ from manibo.spaces import (
     make_space,
     register_space,
 )
-from manibo.spaces.registry import SPACES
+from manibo.spaces.registry import SPACES, normal_spec
 
 
 @pytest.mark.parametrize(
@@ -438,6 +438,8 @@ def test_graph_and_mesh_specs_set_the_eigenpairs_kept(tmp_path):
     expected = [2 - 2 * math.cos(math.pi * k / 8) for k in range(3)]
     assert values.tolist() == pytest.approx(expected, abs=1e-12)
     assert make_space(f"graph:{path}").num_levels_available == 8
+    # one spelling per space, as for family parameters (so3 and so03): one run, one journal
+    assert normal_spec(f" graph: {path} ?eigenpairs=003 ") == f"graph:{path}?eigenpairs=3"
     np.save(tmp_path / "path.npy", np.eye(8, k=1) + np.eye(8, k=-1))
     assert make_space(f"graph:{tmp_path / 'path.npy'}?eigenpairs=3").fingerprint() == (
         graph.fingerprint()
