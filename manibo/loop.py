@@ -35,7 +35,7 @@ import time
 import warnings
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -130,13 +130,19 @@ class _Pending:
         point: the point ``(D,)`` on the optimiser's device.
         seconds: its proposal time.
         handed_out: True while a caller holds it (``ask`` returned it); False while it waits for
-            ``ask`` to hand it out again (restored from the journal, or handed back by a run that
-            stopped before evaluating it).
+            ``ask`` to hand it out (an initial point, a point restored from the journal, or one
+            handed back by a run that stopped before evaluating it).
+        key: its coordinates in float64, as a tuple (a told point that equals them clears it
+            without a distance to every pending point).
     """
 
     point: Tensor
     seconds: float
     handed_out: bool = False
+    key: tuple[float, ...] = field(init=False)  # its float64 coordinates
+
+    def __post_init__(self) -> None:
+        self.key = _key(self.point.detach().to("cpu", torch.float64))
 
 
 _OUTCOME_SCALE_LIMIT = 2.0**100
@@ -516,7 +522,8 @@ class BayesianOptimizer:
     @_one_caller_at_a_time
     def pending(self) -> Tensor | None:
         """Asked-but-not-told points ``(k, D)`` on ``device`` in the order asked, or None: those
-        a caller holds and those waiting for ``ask`` to hand them out again."""
+        a caller holds and those waiting for ``ask`` to hand them out (the ``initial_points``
+        not yet asked for, and points handed back or restored from the journal)."""
         return torch.stack([p.point for p in self._pending]) if self._pending else None
 
     @property
@@ -701,14 +708,19 @@ class BayesianOptimizer:
         return torch.stack(points) if points else None
 
     def _random_points(self, start: int, n: int) -> Tensor:
+        """``n`` points of the initial design from its row ``start`` on, drawn afresh beyond its
+        end; on a finite space with ``exclude_evaluated``, rows already evaluated or asked (told
+        before the first ask, or given as ``initial_points``) are skipped."""
         design = self._design
         rows = [design[i] for i in range(start, min(start + n, design.shape[0]))]
+        taken = set.union(*self._taken()) if self._excludes_taken() else set()
+        rows = [x for x in rows if _key(x) not in taken]
         if len(rows) < n:  # beyond the design (a first batch larger than it, or failures)
             gen = torch.Generator().manual_seed(self.config["seed"] * 7919 + start)
             missing = n - len(rows)
             if self._excludes_taken():
                 # distinct from every point asked so far: draw extra and skip the taken ones
-                taken = set.union(*self._taken(), {_key(x) for x in rows})
+                taken |= {_key(x) for x in rows}
                 count = min(len(taken) + missing, number_of_points(self.space))
                 fresh = _distinct_random_points(self.space, count, gen)
                 fresh = [p for p in fresh if _key(p) not in taken]
@@ -1044,11 +1056,15 @@ class BayesianOptimizer:
         return None if nearest is None else self._pending.pop(nearest).seconds
 
     def _nearest_pending(self, x: Tensor, among: list[_Pending]) -> int | None:
-        """Position in ``among`` of the point nearest to ``x`` (``point_shape``) within
-        ``PENDING_TOL`` by ``space.scaled_distance``, else of the first whose float32 rounding
-        is ``x``; or None."""
+        """Position in ``among`` of the first point equal to ``x`` (``point_shape``, float64 on
+        the CPU), else of the point nearest to it within ``PENDING_TOL`` by
+        ``space.scaled_distance``, else of the first whose float32 rounding is ``x``; or None."""
         if not among:
             return None
+        key = _key(x)
+        exact = next((i for i, p in enumerate(among) if p.key == key), None)
+        if exact is not None:  # told as asked: the usual case, in O(1) tensor work
+            return exact
         shape = self.space.point_shape
         pending = torch.stack([p.point for p in among]).to("cpu", torch.float64)
         pending = pending.reshape(-1, *shape)
@@ -1248,14 +1264,8 @@ class BayesianOptimizer:
         Raises:
             ConfigurationError: naming the argument, what it must be and what arrived.
         """
-        budget = _checked_budget(budget, self.config["initial_design"], self.config["q"])
-        given = self.config["initial_points"]
-        if given is not None and budget < len(given):
-            raise ConfigurationError(
-                f"`budget` ({budget}) must be at least the number of `initial_points` "
-                f"({len(given)}), which are all evaluated first; raise `budget`, or pass fewer "
-                "points."
-            )
+        given = len(self.config["initial_points"] or [])
+        budget = _checked_budget(budget, self.config["initial_design"], self.config["q"], given)
         if not callable(objective):
             raise ConfigurationError(
                 f"`objective` must be callable, got {type(objective).__name__}."
@@ -1509,10 +1519,15 @@ def _on_terminal(stream) -> bool:
         return False
 
 
-def _checked_budget(budget: object, initial_design: int, q: int) -> int:
-    """``budget`` as an int, refused unless it covers the initial design and one batch of ``q``
-    points (``q`` already checked)."""
+def _checked_budget(budget: object, initial_design: int, q: int, given: int = 0) -> int:
+    """``budget`` as an int, refused unless it covers the ``given`` initial points, the initial
+    design and one batch of ``q`` points (``q`` already checked)."""
     budget = check_int("budget", budget, minimum=1)
+    if budget < given:
+        raise ConfigurationError(
+            f"`budget` ({budget}) must be at least the number of `initial_points` ({given}), "
+            "which are all evaluated first; raise `budget`, or pass fewer points."
+        )
     if budget < initial_design:
         raise ConfigurationError(
             f"`budget` ({budget}) must be an integer at least the initial design size "
@@ -1526,6 +1541,17 @@ def _checked_budget(budget: object, initial_design: int, q: int) -> int:
             f"{budget} or fewer, or raise `budget`."
         )
     return budget
+
+
+def _count_of_points(points: object) -> int:
+    """How many points ``initial_points`` holds, for the budget's check before the optimiser
+    checks them: the rows of a table ``(k, D)``, one for a point ``(D,)``; 0 for what is not a
+    table (refused by the optimiser)."""
+    try:
+        shape = np.shape(points)
+    except ValueError:  # ragged lists
+        return 0
+    return shape[0] if len(shape) > 1 else len(shape)
 
 
 def _memory_bytes() -> int | None:
@@ -1953,7 +1979,7 @@ def _optimize(
     # and a batch of q points, before the optimiser builds an acquisition of q points (q = 10**11
     # ran out of memory there)
     q = check_int("q", options.get("q", defaults["q"].default), minimum=1)
-    _checked_budget(budget, initial_design, q)
+    _checked_budget(budget, initial_design, q, _count_of_points(options.get("initial_points")))
     run_options = {k: options.pop(k) for k in _RUN_OPTIONS if k in options}
     journal, resume = options.pop("journal", None), options.pop("resume", False)
     with BayesianOptimizer(space, minimize=minimizing, **options) as opt:

@@ -138,6 +138,12 @@ def test_a_budget_below_the_number_of_initial_points_is_refused_before_any_evalu
     ):
         minimize(objective, Sphere(2), budget=5, initial_points=six, journal=journal)  # fmt: skip
     assert objective.calls == [] and not journal.exists()
+    # said first, before the initial design's own check (whose advice would not be enough)
+    with pytest.raises(ConfigurationError, match=r"number of `initial_points` \(3\)"):
+        minimize(objective, Sphere(2), budget=2, initial_points=six[:3])
+    opt = BayesianOptimizer(Sphere(2), initial_points=six[:3])
+    with pytest.raises(ConfigurationError, match=r"number of `initial_points` \(3\)"):
+        opt.run(objective, budget=2)
 
 
 def test_repeated_initial_points_of_a_finite_space_are_refused_unless_repeats_are_allowed():
@@ -147,3 +153,41 @@ def test_repeated_initial_points_of_a_finite_space_are_refused_unless_repeats_ar
         BayesianOptimizer(graph, initial_points=repeated)
     opt = BayesianOptimizer(graph, initial_points=repeated, exclude_evaluated=False)
     assert opt.ask(3).tolist() == repeated.tolist()
+
+
+def test_on_a_finite_space_the_random_design_skips_the_initial_points():
+    path = Graph.from_edges(np.array([[i, i + 1] for i in range(5)]), 6)
+    seen = []
+
+    def node(x):
+        seen.append(int(x.item()))
+        return float(x.item())
+
+    given = torch.tensor([[0.0], [1.0], [2.0]], dtype=torch.float64)
+    minimize(node, path, budget=6, seed=0, initial_design=6, initial_points=given, progress=False)
+    assert sorted(seen) == list(range(6))  # the seed's design repeated nodes 1 and 0
+
+
+def test_told_points_of_a_finite_space_are_skipped_by_the_random_design():
+    path = Graph.from_edges(np.array([[i, i + 1] for i in range(5)]), 6)
+    opt = BayesianOptimizer(path, seed=0, initial_design=6)
+    told = torch.tensor([[0.0], [1.0], [2.0]], dtype=torch.float64)
+    opt.tell(told, told[:, 0])
+    assert sorted(opt.ask(3).flatten().tolist()) == [3.0, 4.0, 5.0]
+
+
+def test_telling_the_initial_points_back_costs_no_distance_to_every_pending_point(monkeypatch):
+    import manibo.loop
+
+    calls = []
+    nearest = manibo.loop._nearest
+    monkeypatch.setattr(manibo.loop, "_nearest", lambda *a: calls.append(1) or nearest(*a))
+    points = Sphere(2).random(50, generator=0)
+    opt = BayesianOptimizer(Sphere(2), initial_points=points)
+    for _ in range(50):
+        x = opt.ask()
+        opt.tell(x, x[:, 2])
+    assert calls == []  # each told point equals its pending point: found by its coordinates
+    x = opt.ask()
+    opt.tell(Sphere(2).project(x + 1e-9), x[:, 2])  # rounded by the caller: by distance
+    assert len(calls) == 1 and opt.pending is None
