@@ -180,7 +180,8 @@ def _run(args: argparse.Namespace) -> int:
     folder = out.absolute()
     stem = f"{task.name}_{args.surrogate}_{args.acquisition}_seed{args.seed}"
     journal = out / f"{stem}.journal.jsonl"
-    if journal.exists() and not args.fresh:
+    resuming = journal.exists() and not args.fresh
+    if resuming:
         task.metadata = _journal_spelling(journal, task.metadata)
     settings = {
         "surrogate": args.surrogate,
@@ -208,7 +209,7 @@ def _run(args: argparse.Namespace) -> int:
         _refuse_another_objective(journal, task.metadata)
     opt._open_journal(journal, resume=True)
     waiting = 0 if opt.pending is None else opt.pending.shape[0]
-    if opt.history or waiting:
+    if resuming and (opt.history or waiting):  # not the initial points of a new run
         done = len(opt.history)
         more = (
             f"; that is already --budget {args.budget} or more, so nothing is evaluated (raise "
@@ -735,11 +736,12 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _initial_points(path: str | None) -> np.ndarray | None:
-    """The points of the file ``--initial-points`` names, in float64 (a table ``(k, D)`` from a
-    text file; as stored from .npy and .json), or None without the flag; the loop checks them.
+    """The points of the file ``--initial-points`` names, in float64, or None without the flag:
+    a table ``(k, D)`` from a text file; from .npy and .json as stored, each point of more than
+    one dimension (a rotation matrix) flattened row-major. The loop checks them.
 
     Raises:
-        ConfigurationError: the file is missing or does not hold a table of numbers.
+        ConfigurationError: the file is missing, does not hold a table of numbers, or is empty.
     """
     import json
 
@@ -754,13 +756,23 @@ def _initial_points(path: str | None) -> np.ndarray | None:
         elif file.suffix == ".json":
             points = np.asarray(json.loads(file.read_text()), dtype=np.float64)
         else:
-            points = np.loadtxt(file, delimiter="," if file.suffix == ".csv" else None, ndmin=2)
-        return np.asarray(points, dtype=np.float64)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # numpy's "input contained no data": said below
+                delimiter = "," if file.suffix == ".csv" else None
+                points = np.loadtxt(file, delimiter=delimiter, ndmin=2)
+        points = np.asarray(points, dtype=np.float64)
     except (OSError, ValueError) as err:
         raise ConfigurationError(
             f"--initial-points {path}: cannot read points from it ({err}). Give a .npy array, a "
             ".json list of points, or text with one point's coordinates per line."
         ) from err
+    if points.size == 0:
+        raise ConfigurationError(
+            f"--initial-points {path}: the file holds no points; give one point per row, or "
+            "leave the flag out."
+        )
+    # a point per row: matrices (SO(3) as (k, 3, 3)) flattened row-major, as manibo's points are
+    return points.reshape(len(points), -1) if points.ndim > 2 else points
 
 
 def _parse_options(pairs: list[str]) -> dict:

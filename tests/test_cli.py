@@ -1305,3 +1305,40 @@ def test_a_graph_spec_with_eigenpairs_runs_and_resumes_with_them(tmp_path, capsy
         warnings.simplefilter("ignore", TruncationWarning)
         assert main([*common, "--budget", "4"]) == 0  # the CLI resumes the run too
     assert len(Journal(journal).read()[1]) == 4
+
+
+def test_a_new_run_with_initial_points_does_not_say_it_resumes(tmp_path, capsys):
+    file = tmp_path / "points.txt"
+    file.write_text("0 0 1\n0 1 0\n")
+    out = tmp_path / "results"
+    assert main([*COMMON, "--initial-points", str(file), "--out", str(out)]) == 0
+    assert "resuming" not in capsys.readouterr().out
+
+
+def test_initial_points_given_as_matrices_are_flattened_row_major(tmp_path, capsys):
+    import numpy as np
+
+    from manibo.spaces import SpecialOrthogonal
+
+    rotations = SpecialOrthogonal(3).random(2, generator=0).reshape(2, 3, 3)
+    file = tmp_path / "rotations.npy"
+    np.save(file, rotations.numpy())
+    (tmp_path / "cost.py").write_text("def f(x):\n    return float(x[0])\n")
+    out = tmp_path / "results"
+    arguments = ["run", "--objective", f"{tmp_path / 'cost.py'}:f", "--space", "so3", "--quiet"]
+    arguments += ["--budget", "3", "--initial-design", "3", "--out", str(out)]
+    assert main([*arguments, "--initial-points", str(file)]) == 0
+    summary = json.loads(next(out.glob("*.json")).read_text())
+    assert summary["points"][:2] == rotations.reshape(2, 9).tolist()
+
+
+def test_an_empty_initial_points_file_is_refused_in_one_line_without_numpys_warning(
+    tmp_path, capsys
+):
+    file = tmp_path / "empty.txt"
+    file.write_text("")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "input contained no data" must not reach users
+        with pytest.raises(SystemExit) as exit_info:
+            main([*COMMON, "--initial-points", str(file), "--out", str(tmp_path / "results")])
+    assert f"--initial-points {file}: the file holds no points" in _error_line(capsys, exit_info)
