@@ -53,8 +53,8 @@ def load_plugins() -> list[str]:
     """Import every module declared in the ``manibo.plugins`` entry-point group, once.
 
     Each plug-in is imported on its own: one that fails does not keep the others out, and the
-    names it registered before it failed are withdrawn, so that no half-imported plug-in is
-    used.
+    names that its own package registered before it failed are withdrawn, so that no
+    half-imported plug-in is used.
 
     Returns:
         The names of the entry points loaded by this call (empty after the first call).
@@ -64,30 +64,60 @@ def load_plugins() -> list[str]:
             registries hold the names of the others); the original error is chained, with its
             traceback.
     """
+    loaded = _import_plugins()
+    raise_plugin_failure()
+    return loaded
+
+
+def _import_plugins() -> list[str]:
+    """Import the plug-ins the first time (see :func:`load_plugins`), recording failures."""
     global _plugins_state
+    if _plugins_state != "unloaded":
+        return []
+    # "loading" first: a plug-in that looks a name up while it imports must not recurse
+    _plugins_state = "loading"
     loaded = []
-    if _plugins_state == "unloaded":
-        # "loading" first: a plug-in that looks a name up while it imports must not recurse
-        _plugins_state = "loading"
-        try:
-            for entry_point in importlib.metadata.entry_points(group=PLUGIN_GROUP):
-                before = {registry: dict(registry._objects) for registry in list(_registries)}
-                try:
-                    entry_point.load()
-                except Exception as error:
-                    for registry, objects in before.items():
-                        registry._objects = objects
-                    _plugin_failures.append(_plugin_failure(entry_point, error))
-                else:
-                    loaded.append(entry_point.name)
-        finally:
-            _plugins_state = "loaded"
+    try:
+        for entry_point in importlib.metadata.entry_points(group=PLUGIN_GROUP):
+            before = {registry: dict(registry._objects) for registry in list(_registries)}
+            try:
+                entry_point.load()
+            except Exception as error:
+                _withdraw(before, entry_point.value.partition(":")[0].partition(".")[0])
+                _plugin_failures.append(_plugin_failure(entry_point, error))
+            else:
+                loaded.append(entry_point.name)
+    finally:
+        _plugins_state = "loaded"
+    return loaded
+
+
+def raise_plugin_failure() -> None:
+    """Raise the :class:`PluginError` of the plug-ins that failed to import, if any did: a name
+    that no registry holds may be one of theirs.
+
+    Raises:
+        PluginError: naming the first failed plug-in (and the others), its error chained.
+    """
     if _plugin_failures:
         first = _plugin_failures[0]
         others = [f.entry_point for f in _plugin_failures[1:]]
         also = f" The plug-in(s) {', '.join(others)} failed too." if others else ""
         raise PluginError(f"{first}{also}", first.entry_point) from first.__cause__
-    return loaded
+
+
+def _withdraw(before: dict[Registry, dict[str, Any]], package: str) -> None:
+    """Undo what the modules of ``package`` (a failed plug-in's top-level package) registered
+    since ``before``; names that other packages registered meanwhile (a healthy plug-in that
+    the failed one imported) stay."""
+    for registry, objects in before.items():
+        for name, obj in list(registry._objects.items()):
+            if objects.get(name) is obj or _origin(obj).partition(".")[0] != package:
+                continue
+            if name in objects:
+                registry._objects[name] = objects[name]
+            else:
+                del registry._objects[name]
 
 
 def _plugin_failure(entry_point: importlib.metadata.EntryPoint, error: Exception) -> PluginError:
@@ -268,8 +298,9 @@ class Registry(Generic[T]):
             ConfigurationError: ``name`` is unknown; the message lists the known names.
         """
         if name not in self._objects:
-            load_plugins()
+            _import_plugins()
         if name not in self._objects:
+            raise_plugin_failure()  # the name may be one of a plug-in that failed
             advice = f"; {self.advice}" if self.advice else ""
             raise ConfigurationError(
                 f"unknown {self.kind} {name!r}; choose one of {', '.join(self.names())}{advice}."
@@ -283,7 +314,7 @@ class Registry(Generic[T]):
 
     def __contains__(self, name: object) -> bool:
         if name not in self._objects:
-            load_plugins()
+            _import_plugins()  # a failed plug-in is raised where a missing name is an error
         return name in self._objects
 
     def __iter__(self) -> Iterator[str]:

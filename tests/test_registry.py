@@ -377,8 +377,13 @@ def test_a_broken_plugin_keeps_neither_the_others_out_nor_itself_quiet(fresh_plu
 def test_a_plugin_that_fails_after_registering_leaves_none_of_its_names(fresh_plugins):
     reg = Registry("widget")
 
+    def factory():
+        return None
+
+    factory.__module__ = "half.mod"  # the plug-in's own module
+
     def half():
-        reg.register("half-name", len)
+        reg.register("half-name", factory)
         raise RuntimeError("failed after registering")
 
     _entry_points(fresh_plugins, _FakeEntryPoint("half", "half.mod", half))
@@ -425,3 +430,41 @@ def test_a_script_that_imports_itself_registers_its_names_once(tmp_path):
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "selfreg"  # the second definition replaces the first
+
+
+def test_a_broken_plugin_keeps_manibos_own_family_members_in_reach(fresh_plugins):
+    from manibo.spaces import Sphere, make_space
+
+    def broken():
+        raise RuntimeError("b is broken")
+
+    _entry_points(fresh_plugins, _FakeEntryPoint("bbb", "plug_b", broken))
+    for _ in range(2):  # sphere2 is no key of the registry: it is looked up as a family member
+        assert make_space("sphere2").fingerprint() == Sphere(2).fingerprint()
+    with pytest.raises(PluginError, match="'bbb'"):
+        make_space("no-such-space")
+
+
+def test_a_broken_plugin_withdraws_its_own_packages_names_not_those_of_a_plugin_it_imported(
+    fresh_plugins,
+):
+    reg = Registry("widget")
+
+    def healthy_factory():
+        return "a"
+
+    def own_factory():
+        return "b"
+
+    healthy_factory.__module__ = "plug_a"  # a healthy plug-in that the broken one imports
+    own_factory.__module__ = "plug_b.models"  # a module of the broken plug-in's own package
+
+    def broken():
+        reg.register("from-a", healthy_factory)
+        reg.register("from-b", own_factory)
+        raise RuntimeError("b is broken")
+
+    _entry_points(fresh_plugins, _FakeEntryPoint("bbb", "plug_b.manibo_plugin", broken))
+    with pytest.raises(PluginError, match="'bbb'"):
+        reg.get("from-b")
+    assert reg.get("from-a") is healthy_factory
