@@ -101,9 +101,16 @@ def rotation_to_quaternion(r: Tensor) -> Tensor:
             reflection, of determinant -1, has no quaternion).
     """
     if not (isinstance(r, Tensor) and r.is_floating_point() and r.shape[-2:] == (3, 3)):
+        flat = isinstance(r, Tensor) and r.shape[-1:] == (9,)
+        advice = (
+            " Points of SpecialOrthogonal(3) are flattened: unflatten them with "
+            "`r.reshape(*r.shape[:-1], 3, 3)`."
+            if flat
+            else ""
+        )
         raise InputDataError(
             f"`r` must be a floating tensor of rotation matrices, shape (*batch, 3, 3); got "
-            f"{described(r)}."
+            f"{described(r)}.{advice}"
         )
     SpecialOrthogonal(3).check(_flat(r), "r")
     return _rotation_quaternion(r)
@@ -181,6 +188,19 @@ class SpecialOrthogonal(CompactSpace):
         return f"SpecialOrthogonal({self.n})"
 
     def _shape_advice(self, x: Tensor, name: str) -> str | None:
+        pose = (self.n + 1, self.n + 1)
+        if x.dim() >= 2 and x.shape[-2:] == pose:
+            se3 = (
+                "; for the position and the orientation together, optimise on "
+                f"`manibo.spaces.SE3(lower, upper)`, whose `from_homogeneous({name})` converts them"
+                if self.n == 3
+                else ""
+            )
+            return (
+                f"A {pose[0]}x{pose[1]} matrix looks like a homogeneous transform (a pose); its "
+                f"rotation is `{name}[..., :{self.n}, :{self.n}].reshape(*{name}.shape[:-2], "
+                f"{self.n**2})`{se3}."
+            )
         if self.n != 3 or x.shape[-1:] != (4,):
             return None
         return (

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from manibo.exceptions import ConfigurationError
+from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.spaces import SE3, Box, ProductSpace, SpecialOrthogonal
 
 
@@ -50,3 +50,26 @@ def test_products_with_a_box_are_not_compact_and_compact_products_are():
         for clone in (copy.deepcopy(space), pickle.loads(pickle.dumps(space))):
             assert type(clone) is type(space) and repr(clone) == repr(space)
     assert math.isclose(compact.spectral_dim, 5)
+
+
+def test_homogeneous_transforms_convert_to_points_and_back():
+    from scipy.spatial.transform import Rotation
+
+    space = SE3([-1.0, -1.0, -1.0], [1.0, 1.0, 1.0])
+    rotation = Rotation.from_euler("zyx", [[30.0, -20.0, 10.0], [90.0, 0.0, 45.0]], degrees=True)
+    T = torch.zeros(2, 4, 4, dtype=torch.float64)
+    T[:, :3, :3] = torch.as_tensor(rotation.as_matrix())
+    T[:, :3, 3] = torch.tensor([[0.1, -0.2, 0.3], [0.5, 0.5, -0.5]], dtype=torch.float64)
+    T[:, 3, 3] = 1.0
+    x = space.check(space.from_homogeneous(T))
+    assert torch.equal(space.position(x), T[:, :3, 3])
+    assert torch.equal(space.rotation(x), T[:, :3, :3])
+    assert torch.equal(space.homogeneous(x), T)
+    scaled = T.clone()
+    scaled[0, 3, 3] = 2.0
+    with pytest.raises(InputDataError, match=r"last row .* must be \(0, 0, 0, 1\)"):
+        space.from_homogeneous(scaled)
+    with pytest.raises(InputDataError, match=r"shape \(\*batch, 4, 4\), got \(3, 4\)"):
+        space.from_homogeneous(T[0, :3])
+    with pytest.raises(InputDataError, match=r"convert it with `space.from_homogeneous\(x\)`"):
+        space.check(T)

@@ -513,3 +513,21 @@ def test_quaternion_helpers_are_public_and_invert_each_other():
     q = rotation_to_quaternion(_mat(x))
     assert q.shape == (5, 4)
     assert torch.allclose(quaternion_to_rotation(q).reshape(-1, 9), x)
+
+
+def test_a_homogeneous_pose_given_for_a_rotation_is_not_taken_for_quaternions():
+    # a 4x4 pose followed the quaternion advice into four valid, meaningless rotations
+    pose = torch.eye(4, dtype=torch.float64)
+    pose[:3, 3] = torch.tensor([0.1, 0.2, 0.3], dtype=torch.float64)
+    with pytest.raises(InputDataError) as info:
+        SO3.check(pose)
+    message = str(info.value)
+    assert "quaternion" not in message and "homogeneous transform" in message
+    assert "x[..., :3, :3].reshape(*x.shape[:-2], 9)" in message and "SE3" in message
+
+
+def test_rotation_to_quaternion_of_flattened_points_says_how_to_unflatten():
+    from manibo.spaces import rotation_to_quaternion
+
+    with pytest.raises(InputDataError, match=r"unflatten them with `r.reshape\(\*r.shape\[:-1\], "):
+        rotation_to_quaternion(_rotations(2, seed=0))
