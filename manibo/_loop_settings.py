@@ -136,8 +136,8 @@ def checked_initial_points(
     except InputDataError as err:
         raise ConfigurationError(str(err)) from None
     if space.is_discrete and exclude_evaluated:
-        keys = [space.point_key(x) for x in X]
-        repeated = sorted({i for i, key in enumerate(keys) if keys.index(key) != i})
+        first: dict[tuple[float, ...], int] = {}
+        repeated = [i for i, x in enumerate(X) if first.setdefault(space.point_key(x), i) != i]
         if repeated:
             raise ConfigurationError(
                 f"`initial_points` repeats points (rows {repeated} repeat earlier rows), and "

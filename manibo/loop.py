@@ -758,37 +758,43 @@ class BayesianOptimizer:
         acqf = build_acquisition(
             name, model, X, Y, self._points_to_avoid(model), seed, space=self.space
         )
-        common = {
-            "num_restarts": self.config["num_restarts"],
-            "raw_samples": self.config["raw_samples"],
-        }
         try:
-            if self.config["optimizer"] == "projection":
-                maxiter = self.config["optimizer_options"].get("maxiter")
-                candidates, _ = optimize_acqf_by_projection(
-                    acqf, self.space, q=n, seed=seed, maxiter=maxiter, reference=X, **common
-                )
-            else:
-                exclude = None
-                if self._excludes_taken() and (taken := sorted(set.union(*self._taken()))):
-                    exclude = torch.tensor(taken, dtype=torch.float64, device=self.device)
-                candidates, _ = optimize_acqf_on_space(
-                    acqf,
-                    self.space,
-                    q=n,
-                    seed=seed,
-                    exclude=exclude,
-                    options=self._lbfgs,
-                    sequential=n > 1 and chooses_one_at_a_time(name),
-                    reference=X,
-                    **common,
-                )
+            candidates = self._optimized(acqf, n, seed, X)
         except NonFiniteAcquisitionError as err:  # say which surrogate, fitted to what
             raise NonFiniteAcquisitionError(
                 f"the surrogate {self.config['surrogate']!r}, fitted to {X.shape[0]} "
                 f"evaluations, and the acquisition {name!r}: {err}"
             ) from err
         return self._off_failed_points(candidates.detach().reshape(n, -1), seed)
+
+    def _optimized(self, acqf, n: int, seed: int, X: Tensor) -> Tensor:
+        """The ``n`` points ``(n, D)`` that the configured optimiser finds for ``acqf``, with
+        ``X`` ``(m, D)`` the evaluated points (the reference for the starts)."""
+        common = {
+            "num_restarts": self.config["num_restarts"],
+            "raw_samples": self.config["raw_samples"],
+        }
+        if self.config["optimizer"] == "projection":
+            maxiter = self.config["optimizer_options"].get("maxiter")
+            candidates, _ = optimize_acqf_by_projection(
+                acqf, self.space, q=n, seed=seed, maxiter=maxiter, reference=X, **common
+            )
+            return candidates
+        exclude = None
+        if self._excludes_taken() and (taken := sorted(set.union(*self._taken()))):
+            exclude = torch.tensor(taken, dtype=torch.float64, device=self.device)
+        candidates, _ = optimize_acqf_on_space(
+            acqf,
+            self.space,
+            q=n,
+            seed=seed,
+            exclude=exclude,
+            options=self._lbfgs,
+            sequential=n > 1 and chooses_one_at_a_time(self.config["acquisition"]),
+            reference=X,
+            **common,
+        )
+        return candidates
 
     def _off_failed_points(self, candidates: Tensor, seed: int) -> Tensor:
         """``candidates`` ``(n, D)``, less those of an analytic acquisition at a failed point:
