@@ -123,8 +123,10 @@ class OptimizationResult:
         ``x`` equals the objective's times ``-1`` when minimising; when the observed values span
         less than ``2**-16`` it is their excess over the smallest of them times the power of two
         that brings their range near 1, and when they lie beyond ``2**±100`` they are times the
-        power of two that brings them near 1. :attr:`recommended_value` is in the objective's
-        units.
+        power of two that brings them near 1. The surrogate standardises those outcomes in turn
+        (BoTorch's ``Standardize``), so its hyperparameters, ``likelihood.noise`` among them, are
+        in standardised units. :attr:`recommended_value` and :attr:`noise_std` are in the
+        objective's units.
         """
         return self._fit()
 
@@ -156,6 +158,27 @@ class OptimizationResult:
         """The posterior mean of the objective at :attr:`recommended_x` (None likewise)."""
         return self._recommendation[1]
 
+    @cached_property
+    def noise_std(self) -> float | None:
+        """The standard deviation of the observation noise that :attr:`model` fitted, in the
+        objective's units; None with fewer than two successful evaluations.
+
+        Compare it with what you know of the measurement: a fit far below the noise you expect
+        (0.07 where the truth is 0.6, as 20 evaluations of a function of range 2 often give)
+        means that the model went through the noisy values, so :attr:`recommended_x` is then
+        :attr:`best_x` and :attr:`recommended_value` is too optimistic; measuring points several
+        times (tell each measurement at the same point) lets it tell noise from function.
+        """
+        model = self.model
+        if model is None:
+            return None
+        x = self.X[~self.failed][:1].reshape(1, -1)
+        with torch.no_grad():  # the noise is the gap between the two predictive variances
+            noisy = model.posterior(x, observation_noise=True).variance.reshape(-1)[0]
+            latent = model.posterior(x).variance.reshape(-1)[0]
+        factor, _ = self._to_objective
+        return abs(factor) * math.sqrt(max(float(noisy - latent), 0.0))
+
     def summary(self) -> str:
         """A few lines for people: best value (with its evaluation counted from 1, as the progress
         bar and the convergence figure count: evaluation ``best_index + 1`` of the run's, and
@@ -180,6 +203,7 @@ class OptimizationResult:
                 f"recommended point (best posterior mean among the evaluated points): "
                 f"{_point_text(self.recommended_x)}, posterior mean {self.recommended_value:.6g}"
             )
+            lines.append(f"fitted noise: standard deviation {self.noise_std:.3g}")
         lines.append(f"evaluations: {self.num_evaluations}, failed: {self.num_failed}")
         lines.append(_time_text(self))
         if self.stop_reason is not None:
@@ -191,7 +215,8 @@ class OptimizationResult:
     def as_dict(self) -> dict[str, Any]:
         """The result as JSON values: points as nested lists (every evaluated one in
         ``"points"``, in the order of ``"observed"``), None for failures and unknowns; the fitted
-        model is represented by the recommended point and its posterior mean; ``best_index``
+        model is represented by the recommended point, its posterior mean and the fitted noise
+        (``"noise_std"``); ``best_index``
         counts from 0, like :attr:`best_index` (``summary()`` counts from 1)."""
         return {
             "minimize": self.minimize,
@@ -203,6 +228,7 @@ class OptimizationResult:
             "best_index": self.best_index,
             "recommended_x": None if self.recommended_x is None else self.recommended_x.tolist(),
             "recommended_value": self.recommended_value,
+            "noise_std": self.noise_std,
             "points": self.X.tolist(),  # in the order of "observed"
             "observed": _with_none(self.Y),
             "evaluation_seconds": _with_none(self.evaluation_seconds),

@@ -2,6 +2,7 @@
 
 import json
 import math
+import warnings
 
 import pytest
 import torch
@@ -204,3 +205,38 @@ def test_the_recommendation_asks_the_model_for_marginals_never_a_joint_posterior
     result = dataclasses.replace(opt.result(), _fit=lambda: model)
     assert abs(float(result.recommended_x) - 1.0) < 0.01
     assert sum(asked) == 1100 and max(asked) <= 1000
+
+
+def _repeated_measurements(scale, noise_std=0.5, points=12, repeats=4, seed=0):
+    """An ask/tell result of ``points`` random points of S^2 each measured ``repeats`` times,
+    ``scale * (misalignment + noise)``: repeats let the model tell noise from function."""
+    generator = torch.Generator().manual_seed(seed)
+    X = Sphere(2).random(points, generator=seed).repeat(repeats, 1)
+    f = torch.stack([torch.tensor(_misalignment(x)) for x in X])
+    Y = scale * (f + noise_std * torch.randn(len(X), generator=generator, dtype=torch.float64))
+    opt = BayesianOptimizer(Sphere(2), initial_design=2, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "told before": the repeats are on purpose
+        opt.tell(X, Y)
+    return opt.result()
+
+
+def test_the_fitted_noise_is_read_in_the_objectives_units():
+    result = _repeated_measurements(1.0)
+    model = result.model
+    # another route to the same number: the likelihood's variance of standardised outcomes
+    # times the outcome transform's variance (the loop minimises: the model sees -f, same noise)
+    standardised = float(model.likelihood.noise.detach().reshape(-1)[0])
+    expected = math.sqrt(standardised) * float(model.outcome_transform.stdvs.reshape(-1)[0])
+    assert result.noise_std == pytest.approx(expected, rel=1e-9)
+    # the noise drawn had standard deviation 0.5: 48 measurements pin it within a factor 1.5
+    assert 0.5 / 1.5 < result.noise_std < 0.5 * 1.5
+    assert "fitted noise: standard deviation" in result.summary()
+    assert result.as_dict()["noise_std"] == result.noise_std
+
+
+def test_the_fitted_noise_follows_the_objectives_scale_through_the_loops_rescaling():
+    # values of 1e-8 are rescaled by a power of two before modelling, 1e120 too
+    plain = _repeated_measurements(1.0).noise_std
+    for scale in (1e-8, 1e120):
+        assert _repeated_measurements(scale).noise_std == pytest.approx(scale * plain, rel=1e-4)
