@@ -83,7 +83,7 @@ def _import_plugins() -> list[str]:
             try:
                 entry_point.load()
             except Exception as error:
-                _withdraw(before, entry_point.value.partition(":")[0].partition(".")[0])
+                _withdraw(before, entry_point.value.partition(":")[0].strip())
                 _plugin_failures.append(_plugin_failure(entry_point, error))
             else:
                 loaded.append(entry_point.name)
@@ -106,18 +106,45 @@ def raise_plugin_failure() -> None:
         raise PluginError(f"{first}{also}", first.entry_point) from first.__cause__
 
 
-def _withdraw(before: dict[Registry, dict[str, Any]], package: str) -> None:
-    """Undo what the modules of ``package`` (a failed plug-in's top-level package) registered
-    since ``before``; names that other packages registered meanwhile (a healthy plug-in that
-    the failed one imported) stay."""
+def _withdraw(before: dict[Registry, dict[str, Any]], module: str) -> None:
+    """Undo what a failed plug-in registered since ``before``: the names registered by its
+    module ``module`` (and its submodules) and by every module whose import failed with it
+    (Python drops those from ``sys.modules``). Names registered by modules that it imported in
+    full (a healthy plug-in, of its own namespace package or not) stay."""
     for registry, objects in before.items():
         for name, obj in list(registry._objects.items()):
-            if objects.get(name) is obj or _origin(obj).partition(".")[0] != package:
+            if objects.get(name) is obj:
+                continue
+            by = registry._registrars.get(name)
+            if by is not None and by in sys.modules and not _within(by, module):
                 continue
             if name in objects:
                 registry._objects[name] = objects[name]
             else:
                 del registry._objects[name]
+
+
+def _within(name: str, module: str) -> bool:
+    """Whether the module ``name`` is ``module`` or one of its submodules."""
+    return name == module or name.startswith(f"{module}.")
+
+
+def _registering_module() -> str | None:
+    """The module whose code registers: that of the first caller that is no registering function
+    (``register``, ``register_surrogate``, their decorators); None where it is manibo's own."""
+    frame = sys._getframe(1)
+    while frame is not None and _in_registering_function(frame):
+        frame = frame.f_back
+    name = "" if frame is None else frame.f_globals.get("__name__", "")
+    return None if _within(name, "manibo") else name
+
+
+def _in_registering_function(frame) -> bool:
+    """Whether ``frame`` runs one of manibo's registering functions or their decorators."""
+    name = frame.f_code.co_name
+    return _within(frame.f_globals.get("__name__", ""), "manibo") and (
+        name.startswith("register") or name == "decorate"
+    )
 
 
 def _plugin_failure(entry_point: importlib.metadata.EntryPoint, error: Exception) -> PluginError:
@@ -208,6 +235,7 @@ class Registry(Generic[T]):
         self.kind = kind
         self.advice = advice
         self._objects: dict[str, T] = {}
+        self._registrars: dict[str, str | None] = {}  # name -> module, while plug-ins import
         _registries.add(self)
 
     def check_name(self, name: object) -> None:
@@ -273,7 +301,8 @@ class Registry(Generic[T]):
         self.check_name(name)
 
         def decorate(target: T) -> T:
-            if _plugins_state == "unloaded" and not _origin(target).startswith("manibo."):
+            module = _registering_module()
+            if _plugins_state == "unloaded" and module is not None:
                 # your own name meets the plug-ins' at once, whatever is looked up first; a
                 # broken plug-in is reported at the next lookup, not here
                 with contextlib.suppress(PluginError):
@@ -287,6 +316,8 @@ class Registry(Generic[T]):
             if existing is None and isinstance(target, FamilyEntry):
                 _check_no_shadowing(self, name, target)
             self._objects[name] = target
+            if _plugins_state == "loading":  # who registered it, should its plug-in fail
+                self._registrars[name] = module
             return target
 
         return decorate if obj is None else decorate(obj)

@@ -374,24 +374,67 @@ def test_a_broken_plugin_keeps_neither_the_others_out_nor_itself_quiet(fresh_plu
     assert reg.get("healthy-name") is len  # registered, though the broken plug-in came first
 
 
-def test_a_plugin_that_fails_after_registering_leaves_none_of_its_names(fresh_plugins):
-    reg = Registry("widget")
+def _plugin_files(fresh_plugins, tmp_path, files, points):
+    """Modules written to ``tmp_path`` (``{"pkg/mod.py": source}``) and entry points
+    ``[(name, module)]`` declaring them, in that order; their registry is ``target.REG``."""
+    for path, source in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(source)
+    target = types.ModuleType("tests_registry_target")
+    target.REG = Registry("widget")
+    fresh_plugins.setitem(sys.modules, "tests_registry_target", target)
+    fresh_plugins.syspath_prepend(str(tmp_path))
+    for path in files:  # imported here, they leave no module behind for the next test
+        module = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        fresh_plugins.delitem(sys.modules, module, raising=False)
+    entry_points = [
+        importlib.metadata.EntryPoint(name=name, value=value, group="manibo.plugins")
+        for name, value in points
+    ]
+    _entry_points(fresh_plugins, *entry_points)
+    return target.REG
 
-    def factory():
-        return None
 
-    factory.__module__ = "half.mod"  # the plug-in's own module
-
-    def half():
-        reg.register("half-name", factory)
-        raise RuntimeError("failed after registering")
-
-    _entry_points(fresh_plugins, _FakeEntryPoint("half", "half.mod", half))
+def test_a_plugin_that_fails_after_registering_leaves_none_of_its_names(fresh_plugins, tmp_path):
+    # a lambda, a functools.partial and a class of another package name no module of the
+    # plug-in's own: they are withdrawn all the same
+    source = (
+        "import functools\n"
+        "from tests_registry_target import REG\n"
+        "from manibo.spaces import Sphere\n"
+        "REG.register('half-lambda', lambda: 1)\n"
+        "REG.register('half-partial', functools.partial(max, 1))\n"
+        "REG.register('half-class', Sphere)\n"
+        "raise RuntimeError('failed after registering')\n"
+    )
+    reg = _plugin_files(fresh_plugins, tmp_path, {"mb_half.py": source}, [("half", "mb_half")])
     with pytest.raises(PluginError, match="RuntimeError: failed after registering"):
         reg.names()
-    assert "half-name" not in reg._objects
-    with pytest.raises(PluginError, match="'half'"):
-        reg.get("half-name")
+    for name in ("half-lambda", "half-partial", "half-class"):
+        assert name not in reg._objects
+        with pytest.raises(PluginError, match="'half'"):
+            reg.get(name)
+
+
+def test_a_broken_plugin_withdraws_its_own_names_not_those_of_a_plugin_it_imported(
+    fresh_plugins, tmp_path
+):
+    # two plug-ins of one namespace package; the broken one imports the healthy one first
+    files = {
+        "mb_acme/__init__.py": "",
+        "mb_acme/good.py": "from tests_registry_target import REG\nREG.register('good', len)\n",
+        "mb_acme/bad.py": (
+            "import mb_acme.good\n"
+            "from tests_registry_target import REG\n"
+            "REG.register('bad', abs)\n"
+            "raise RuntimeError('bad is broken')\n"
+        ),
+    }
+    points = [("bad", "mb_acme.bad"), ("good", "mb_acme.good")]
+    reg = _plugin_files(fresh_plugins, tmp_path, files, points)
+    assert reg.get("good") is len
+    with pytest.raises(PluginError, match=r"'bad' \(mb_acme.bad"):
+        reg.get("bad")
 
 
 def test_your_own_name_clashing_with_a_plugins_is_refused_before_anything_is_looked_up(
@@ -443,28 +486,3 @@ def test_a_broken_plugin_keeps_manibos_own_family_members_in_reach(fresh_plugins
         assert make_space("sphere2").fingerprint() == Sphere(2).fingerprint()
     with pytest.raises(PluginError, match="'bbb'"):
         make_space("no-such-space")
-
-
-def test_a_broken_plugin_withdraws_its_own_packages_names_not_those_of_a_plugin_it_imported(
-    fresh_plugins,
-):
-    reg = Registry("widget")
-
-    def healthy_factory():
-        return "a"
-
-    def own_factory():
-        return "b"
-
-    healthy_factory.__module__ = "plug_a"  # a healthy plug-in that the broken one imports
-    own_factory.__module__ = "plug_b.models"  # a module of the broken plug-in's own package
-
-    def broken():
-        reg.register("from-a", healthy_factory)
-        reg.register("from-b", own_factory)
-        raise RuntimeError("b is broken")
-
-    _entry_points(fresh_plugins, _FakeEntryPoint("bbb", "plug_b.manibo_plugin", broken))
-    with pytest.raises(PluginError, match="'bbb'"):
-        reg.get("from-b")
-    assert reg.get("from-a") is healthy_factory
