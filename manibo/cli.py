@@ -766,10 +766,11 @@ def _initial_points(path: str | None) -> np.ndarray | None:
             f"--initial-points {path}: cannot read points from it ({err}). Give a .npy array, a "
             ".json list of points, or text with one point's coordinates per line."
         ) from err
-    if points.size == 0:
+    if points.size == 0 or points.ndim == 0:
         raise ConfigurationError(
-            f"--initial-points {path}: the file holds no points; give one point per row, or "
-            "leave the flag out."
+            f"--initial-points {path}: the file holds no points (a table of them, one point per "
+            f"row, was expected; got {'a single number' if points.ndim == 0 else 'none'}); "
+            "give one point per row, or leave the flag out."
         )
     # a point per row: matrices (SO(3) as (k, 3, 3)) flattened row-major, as manibo's points are
     return points.reshape(len(points), -1) if points.ndim > 2 else points

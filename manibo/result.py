@@ -161,7 +161,8 @@ class OptimizationResult:
     @cached_property
     def noise_std(self) -> float | None:
         """The standard deviation of the observation noise that :attr:`model` fitted, in the
-        objective's units; None with fewer than two successful evaluations.
+        objective's units; None with fewer than two successful evaluations, or when they all have
+        one value (the noise then has no scale but the prior's).
 
         Compare it with what you know of the measurement: a fit far below the noise you expect
         (0.07 where the truth is 0.6, as 20 evaluations of a function of range 2 often give)
@@ -170,7 +171,8 @@ class OptimizationResult:
         times (tell each measurement at the same point) lets it tell noise from function.
         """
         model = self.model
-        if model is None:
+        values = self.Y[~self.failed]
+        if model is None or bool(values.max() == values.min()):  # no spread to measure it by
             return None
         x = self.X[~self.failed][:1].reshape(1, -1)
         with torch.no_grad():  # the noise is the gap between the two predictive variances
@@ -203,7 +205,8 @@ class OptimizationResult:
                 f"recommended point (best posterior mean among the evaluated points): "
                 f"{_point_text(self.recommended_x)}, posterior mean {self.recommended_value:.6g}"
             )
-            lines.append(f"fitted noise: standard deviation {self.noise_std:.3g}")
+            if self.noise_std is not None:
+                lines.append(f"fitted noise: standard deviation {self.noise_std:.3g}")
         lines.append(f"evaluations: {self.num_evaluations}, failed: {self.num_failed}")
         lines.append(_time_text(self))
         if self.stop_reason is not None:

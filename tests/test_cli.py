@@ -1342,3 +1342,8 @@ def test_an_empty_initial_points_file_is_refused_in_one_line_without_numpys_warn
         with pytest.raises(SystemExit) as exit_info:
             main([*COMMON, "--initial-points", str(file), "--out", str(tmp_path / "results")])
     assert f"--initial-points {file}: the file holds no points" in _error_line(capsys, exit_info)
+    number = tmp_path / "number.json"  # a single number is no table of points
+    number.write_text("5")
+    with pytest.raises(SystemExit) as exit_info:
+        main([*COMMON, "--initial-points", str(number), "--out", str(tmp_path / "results")])
+    assert "holds no points (a table of them" in _error_line(capsys, exit_info)

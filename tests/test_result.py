@@ -240,3 +240,11 @@ def test_the_fitted_noise_follows_the_objectives_scale_through_the_loops_rescali
     plain = _repeated_measurements(1.0).noise_std
     for scale in (1e-8, 1e120):
         assert _repeated_measurements(scale).noise_std == pytest.approx(scale * plain, rel=1e-4)
+
+
+def test_a_constant_objective_has_no_fitted_noise_to_report():
+    # every value 1e-6: the noise has no scale but the prior's (it read 0.0302, whatever the
+    # constant, 30,000 times the value itself)
+    result = manibo.minimize(lambda x: 1e-6, Sphere(2), budget=3, initial_design=3, progress=False)
+    assert result.model is not None and result.noise_std is None
+    assert "fitted noise" not in result.summary() and result.as_dict()["noise_std"] is None

@@ -513,7 +513,8 @@ def _warn_of_edge_list_pitfalls(path: str, pairs: np.ndarray) -> None:
             has = f"{isolated.size} isolated nodes"
             advice = (
                 "If the numbers that touch no edge are not meant as nodes, renumber the nodes "
-                "0 .. n-1 without gaps, e.g. with numpy.unique(pairs, return_inverse=True)."
+                "0 .. n-1 without gaps, e.g. with numpy.unique(pairs, return_inverse=True)"
+                + (" (a file that counts from 1 also needs it)." if isolated[0] == 0 else ".")
             )
         warnings.warn(
             f"space 'graph:{path}': no edge touches node(s) {named} ({isolated.size} of the {n} "

@@ -75,6 +75,7 @@ class SE3(ProductSpace):
     def homogeneous(self, x: Tensor) -> Tensor:
         """The homogeneous transforms ``(*batch, 4, 4)`` of points ``x`` ``(*batch, 12)``: the
         inverse of :meth:`from_homogeneous`."""
+        x = as_tensor_arg("x", x)
         self.check_point_shape(x, "x")
         T = torch.zeros(*x.shape[:-1], 4, 4, dtype=x.dtype, device=x.device)
         T[..., :3, :3] = self.rotation(x)

@@ -197,7 +197,8 @@ class SpecialOrthogonal(CompactSpace):
                 else ""
             )
             return (
-                f"A {pose[0]}x{pose[1]} matrix looks like a homogeneous transform (a pose); its "
+                f"A {pose[0]}x{pose[1]} matrix is a rotation of SpecialOrthogonal({self.n + 1}) "
+                "(then optimise on that space), or a homogeneous transform (a pose), whose "
                 f"rotation is `{name}[..., :{self.n}, :{self.n}].reshape(*{name}.shape[:-2], "
                 f"{self.n**2})`{se3}."
             )

@@ -228,6 +228,10 @@ def test_edge_lists_with_a_gap_in_the_numbering_name_the_isolated_nodes(tmp_path
     many.write_text("".join(f"{i} {i + 1}\n" for i in range(14)) + "21 22\n")
     with pytest.warns(ManiboWarning, match=r"node\(s\) 15, 16, 17, 18, 19, \.\.\. \(6 of the 23"):
         make_space(f"graph:{many}")
+    both = tmp_path / "both.txt"  # counted from 1, and a gap: node 0 and nodes 3, 4
+    both.write_text("1 2\n5 6\n")
+    with pytest.warns(ManiboWarning, match=r"0, 3, 4 .*a file that counts from 1 also needs it"):
+        make_space(f"graph:{both}")
 
 
 def test_mesh_file_errors_count_as_the_file_does(tmp_path):

@@ -73,3 +73,10 @@ def test_homogeneous_transforms_convert_to_points_and_back():
         space.from_homogeneous(T[0, :3])
     with pytest.raises(InputDataError, match=r"convert it with `space.from_homogeneous\(x\)`"):
         space.check(T)
+
+
+def test_homogeneous_of_a_numpy_array_says_to_convert_it():
+    import numpy as np
+
+    with pytest.raises(InputDataError, match=r"`x` must be a torch.Tensor, got ndarray"):
+        SE3([0.0] * 3, [1.0] * 3).homogeneous(np.zeros(12))

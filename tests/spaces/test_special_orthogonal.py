@@ -531,3 +531,8 @@ def test_rotation_to_quaternion_of_flattened_points_says_how_to_unflatten():
 
     with pytest.raises(InputDataError, match=r"unflatten them with `r.reshape\(\*r.shape\[:-1\], "):
         rotation_to_quaternion(_rotations(2, seed=0))
+
+
+def test_a_rotation_of_so3_given_to_so2_names_so3_too():
+    with pytest.raises(InputDataError, match=r"is a rotation of SpecialOrthogonal\(3\)"):
+        SpecialOrthogonal(2).check(_mat(_rotations(2, seed=0)))
