@@ -714,7 +714,8 @@ class BayesianOptimizer:
         design = self._design
         rows = [design[i] for i in range(start, min(start + n, design.shape[0]))]
         taken = set.union(*self._taken()) if self._excludes_taken() else set()
-        rows = [x for x in rows if _key(x) not in taken]
+        if taken:  # (a key reads the point: on CUDA a device read, so only where needed)
+            rows = [x for x in rows if _key(x) not in taken]
         if len(rows) < n:  # beyond the design (a first batch larger than it, or failures)
             gen = torch.Generator().manual_seed(self.config["seed"] * 7919 + start)
             missing = n - len(rows)
