@@ -191,3 +191,22 @@ def test_telling_the_initial_points_back_costs_no_distance_to_every_pending_poin
     x = opt.ask()
     opt.tell(Sphere(2).project(x + 1e-9), x[:, 2])  # rounded by the caller: by distance
     assert len(calls) == 1 and opt.pending is None
+
+
+def test_a_resume_before_any_tell_hands_out_each_initial_point_once(tmp_path):
+    journal = tmp_path / "run.jsonl"
+    opt = BayesianOptimizer(Sphere(2), q=2, initial_points=POINTS, journal=journal, **FAST)
+    assert opt.ask().tolist() == POINTS.tolist()  # asked, never told: then the run stops
+    opt.close()
+    resumed = BayesianOptimizer.resume(journal)
+    assert resumed.pending.tolist() == POINTS.tolist()  # once each, not the journal's and ours
+    resumed.close()
+
+
+def test_asked_initial_points_of_a_finite_space_are_skipped_by_the_random_design():
+    path = Graph.from_edges(np.array([[i, i + 1] for i in range(5)]), 6)
+    given = torch.tensor([[0.0], [1.0], [2.0]], dtype=torch.float64)
+    for seed in range(4):
+        opt = BayesianOptimizer(path, q=3, seed=seed, initial_design=6, initial_points=given)
+        opt.ask()  # the initial points, handed out and not told yet
+        assert sorted(opt.ask().flatten().tolist()) == [3.0, 4.0, 5.0]

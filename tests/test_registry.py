@@ -382,11 +382,9 @@ def _plugin_files(fresh_plugins, tmp_path, files, points):
         (tmp_path / path).write_text(source)
     target = types.ModuleType("tests_registry_target")
     target.REG = Registry("widget")
-    fresh_plugins.setitem(sys.modules, "tests_registry_target", target)
+    fresh_plugins.setattr(sys, "modules", dict(sys.modules))  # imported here, dropped after
+    sys.modules["tests_registry_target"] = target
     fresh_plugins.syspath_prepend(str(tmp_path))
-    for path in files:  # imported here, they leave no module behind for the next test
-        module = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-        fresh_plugins.delitem(sys.modules, module, raising=False)
     entry_points = [
         importlib.metadata.EntryPoint(name=name, value=value, group="manibo.plugins")
         for name, value in points
@@ -486,3 +484,36 @@ def test_a_broken_plugin_keeps_manibos_own_family_members_in_reach(fresh_plugins
         assert make_space("sphere2").fingerprint() == Sphere(2).fingerprint()
     with pytest.raises(PluginError, match="'bbb'"):
         make_space("no-such-space")
+
+
+def test_a_failed_plugin_withdraws_the_names_of_its_submodules_and_of_modules_failing_with_it(
+    fresh_plugins, tmp_path
+):
+    files = {
+        # a helper module that registers and then fails, imported by the plug-in
+        "mb_helper.py": (
+            "from tests_registry_target import REG\n"
+            "REG.register('helper', len)\n"
+            "raise RuntimeError('helper broken')\n"
+        ),
+        "mb_bad2.py": "import mb_helper\n",
+        # a package whose submodule registers in full before the package itself fails
+        "mb_pkg/__init__.py": "import mb_pkg.sub\nraise RuntimeError('pkg broken')\n",
+        "mb_pkg/sub.py": "from tests_registry_target import REG\nREG.register('sub', abs)\n",
+    }
+    points = [("bad2", "mb_bad2"), ("pkg", "mb_pkg")]
+    reg = _plugin_files(fresh_plugins, tmp_path, files, points)
+    # both failures are named, the first one first
+    with pytest.raises(PluginError, match=r"^the manibo plug-in 'bad2' .*The plug-in\(s\) 'pkg' "):
+        reg.names()
+    assert "helper" not in reg._objects and "sub" not in reg._objects
+
+
+def test_a_user_module_named_like_manibo_loads_the_plugins_when_it_registers(fresh_plugins):
+    import manibo.registry as registry
+
+    loaded = []
+    fresh_plugins.setattr(registry, "_import_plugins", lambda: loaded.append(1) or [])
+    code = compile("REG.register('from-contrib', len)", "manibo_contrib.py", "exec")
+    exec(code, {"__name__": "manibo_contrib", "REG": Registry("widget")})
+    assert loaded == [1]

@@ -80,3 +80,10 @@ def test_homogeneous_of_a_numpy_array_says_to_convert_it():
 
     with pytest.raises(InputDataError, match=r"`x` must be a torch.Tensor, got ndarray"):
         SE3([0.0] * 3, [1.0] * 3).homogeneous(np.zeros(12))
+
+
+def test_a_projective_last_row_is_refused():
+    T = torch.eye(4, dtype=torch.float64)
+    T[3, 0] = 0.1  # (0.1, 0, 0, 1): a projective transform, no rigid pose
+    with pytest.raises(InputDataError, match=r"last row .* must be \(0, 0, 0, 1\), got \[0.1"):
+        SE3([0.0] * 3, [1.0] * 3).from_homogeneous(T)
