@@ -86,6 +86,18 @@ def available_memory_bytes(device: str = "cpu") -> int | None:
     return None
 
 
+def run_setup() -> str:
+    """This process's cores, torch threads and versions in one line, for each stored run of a
+    campaign whose runs come from several machines and days."""
+    import torch
+
+    versions = ", ".join(f"{k} {v}" for k, v in package_versions().items() if k != "numpy")
+    return (
+        f"{usable_cores()} cores, {count(torch.get_num_threads(), 'torch thread')}, "
+        f"Python {platform.python_version()}, {versions}"
+    )
+
+
 def environment(device: str = "cpu") -> dict:
     """Versions and hardware of this run, for the ``environment`` field of a benchmark's JSON.
 

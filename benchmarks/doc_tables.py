@@ -491,6 +491,15 @@ def runs_table(datasets: list[dict], names: list[str]) -> str:
             hardware += f"; {env['gpu']['name']}"
         threads = data.get("config", {}).get("threads") or env["torch_threads"]
         versions = ", ".join(f"{k} {v}" for k, v in env["versions"].items() if k != "numpy")
+        if machines:  # the cores, threads and versions above are those of the merging process
+            setups = data.get("setups_runs") or {"not recorded": sum(machines.values())}
+            unknown = setups.pop("not recorded", 0)
+            known = [f"{setup} ({number} runs)" for setup, number in setups.items()]
+            threads = "in each run's setup" if known and not unknown else "not recorded"
+            if unknown:
+                known.append(f"{unknown} runs did not record theirs")
+            hardware = "; ".join(f"{model} ({n} runs)" for model, n in machines.items())
+            versions = "; ".join(known) + (f"; merged with {versions}" if unknown else "")
         written = " to ".join(data.get("measured_utc") or [env["timestamp_utc"]])
         row = [f"[{name}](figures/{name})", written, hardware, str(threads), load]
         rows.append([*row, versions])

@@ -36,7 +36,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import count, cpu_model, environment, load_average, write_json  # noqa: E402
+from _common import (  # noqa: E402
+    count,
+    cpu_model,
+    environment,
+    load_average,
+    run_setup,
+    write_json,
+)
 
 DEFAULT_OUT = Path(__file__).parent / "results"
 
@@ -138,6 +145,7 @@ def run_one(
         "finished_utc": _utc(time.time()),
         "load_average_end": load_average(),
         "cpu_model": cpu_model(),
+        "setup": run_setup(),
     }
     write_json(path, record)
     return record
@@ -167,12 +175,16 @@ def _applicable(problems: list[str], methods: list[str]) -> list[tuple[str, str]
 
 
 def _runs_provenance(records: list[dict]) -> dict:
-    """When the runs finished, the load average at their ends and the CPUs they ran on."""
+    """When the runs finished, the load average at their ends, the CPUs they ran on and their
+    setups (cores, torch threads, versions; "not recorded" for runs of older versions)."""
     loads = [r["load_average_end"][0] for r in records if r.get("load_average_end")]
     machines: dict[str, int] = {}
+    setups: dict[str, int] = {}
     for r in records:
         model = r.get("cpu_model", "not recorded")
         machines[model] = machines.get(model, 0) + 1
+        setup = r.get("setup", "not recorded")
+        setups[setup] = setups.get(setup, 0) + 1
     return {
         "measured_utc": [
             min(r["finished_utc"] for r in records),
@@ -181,6 +193,7 @@ def _runs_provenance(records: list[dict]) -> dict:
         "load_average_runs_1_min": [min(loads), max(loads)] if loads else None,
         "load_average_runs_recorded": [len(loads), len(records)],
         "cpu_models_runs": machines,
+        "setups_runs": setups,
     }
 
 

@@ -133,3 +133,25 @@ def test_adgp_regression_tables_count_the_splits_from_the_runs():
         assert len(runs) % 2 == 1 and cells[3].endswith(f" / {nlpds[len(runs) // 2]:.3f}")
     splits = doc_tables.adgp_splits_table(data).splitlines()
     assert len(splits) == 2 + len(data["runs"])
+
+
+def test_a_merged_campaign_names_each_runs_setup_not_the_merging_process():
+    env = {
+        "cpu_model": "merging CPU",
+        "cpu_cores": 2,
+        "torch_threads": 2,
+        "gpu": None,
+        "versions": {"manibo": "0.1.0", "torch": "2.13.0+cpu"},
+        "timestamp_utc": "2026-11-28T00:00:00+00:00",
+        "load_average_1_5_15_min": [1.0, 1.0, 1.0],
+    }
+    merged = {
+        "environment": env,
+        "cpu_models_runs": {"CPU A": 3, "CPU B": 1},
+        "setups_runs": {"16 cores, 1 torch thread, torch 2.11.0": 3, "not recorded": 1},
+    }
+    table = doc_tables.runs_table([merged], ["campaign.json"])
+    row = table.splitlines()[-1]
+    assert "CPU A (3 runs); CPU B (1 runs)" in row and "merging CPU" not in row
+    assert "16 cores, 1 torch thread, torch 2.11.0 (3 runs); 1 runs did not record theirs" in row
+    assert "| not recorded |" in row and "2 cores" not in row  # neither its cores nor threads

@@ -50,6 +50,11 @@ def test_regret_smoke(tmp_path):
     models = [r["cpu_model"] for r in report["problems"]["ackley-sphere2"]["runs"]]
     assert all(models) and sum(report["cpu_models_runs"].values()) == len(finished)
     assert report["cpu_models_runs"] == {m: models.count(m) for m in set(models)}
+    # each run's own cores, threads and versions, which a merged campaign cannot take from the
+    # process that merges it
+    setups = [r["setup"] for r in report["problems"]["ackley-sphere2"]["runs"]]
+    assert all(" cores, " in s and "torch thread" in s and "torch 2." in s for s in setups)
+    assert report["setups_runs"] == {s: setups.count(s) for s in set(setups)}
 
 
 def test_cholesky_baseline_and_seed_ranges(tmp_path, capsys):
