@@ -197,8 +197,11 @@ class ExactGPModel(SingleTaskGP):
         return condition(X, Y, **kwargs)
 
     def subset_output(self, idcs: list[int]) -> ExactGPModel:
-        """``SingleTaskGP.subset_output`` after checking ``idcs``."""
+        """``SingleTaskGP.subset_output`` after checking ``idcs``; the model itself for ``[0]``
+        of one output (where ``SingleTaskGP``'s raises ``NotImplementedError``)."""
         check_output_indices(idcs, self.num_outputs)
+        if self.num_outputs == 1:
+            return self
         return super().subset_output(idcs)
 
 

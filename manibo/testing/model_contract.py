@@ -430,7 +430,8 @@ def check_fantasize(case: SurrogateCase) -> None:
 
 def check_outputs(case: SurrogateCase) -> None:
     """Two outputs: ``output_indices=[j]`` and ``subset_output([j])`` equal column ``j`` of the
-    full posterior, and ``subset_output([1, 0])`` swaps them; one output: ``[0]`` equals None; a
+    full posterior, and ``subset_output([1, 0])`` swaps them; one output: ``[0]`` equals None
+    and ``subset_output([0])`` the model; a
     bad index raises ``InputDataError`` from ``posterior`` and from ``subset_output``."""
     X = case.points(2, 3)
     model = case.model(2)
@@ -446,6 +447,8 @@ def check_outputs(case: SurrogateCase) -> None:
     _close(_moments(swapped, X)[0], mean.flip(-1), 1e-9, "subset_output([1, 0])")
     single = case.model(1)
     _close(_moments(single, X, output_indices=[0])[0], _moments(single, X)[0], 0.0, "[0]")
+    kept = single.subset_output([0])  # a model of one output subsets to itself
+    _close(_moments(kept, X)[0], _moments(single, X)[0], 0.0, "subset_output([0]) of one output")
     for bad_model, bad in ((single, [1]), (model, [2]), (model, [0, 0]), (model, [-1])):
         for call, what in (
             (partial(bad_model.posterior, X, output_indices=bad), f"output_indices={bad}"),
