@@ -12,6 +12,7 @@ configuration (``check_options``: fewer training steps of the same code).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import inspect
@@ -27,7 +28,7 @@ from torch import Tensor
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models.model_list import OutcomeList
 from manibo.models.precision import Float64AdviceOnce
-from manibo.models.transforms import transform_outputs
+from manibo.models.transforms import SpaceIsometry, transform_outputs
 from manibo.registry import Entry, Registry
 from manibo.spaces.base import Space
 
@@ -277,7 +278,7 @@ def build_surrogate(
     factory = entry.build
     if previous_model is not None and "previous_model" in inspect.signature(factory).parameters:
         options = {**options, "previous_model": previous_model}
-    with Float64AdviceOnce():
+    with Float64AdviceOnce(), _blaming_input_transform(options.get("input_transform")):
         if entry.multi_output or train_Y.dim() != 2 or train_Y.shape[-1] == 1:
             return _checked_model(name, factory(space, train_X, train_Y, **options))
         options.pop("previous_model", None)
@@ -288,6 +289,24 @@ def build_surrogate(
                 for j, y in enumerate(train_Y.split(1, dim=-1))
             )
         )
+
+
+@contextlib.contextmanager
+def _blaming_input_transform(transform: object):
+    """Say that ``transform`` (an ``input_transform`` option) moved the training points off the
+    space, where the surrogate refuses them as off it: the points the user gave were on it."""
+    try:
+        yield
+    except InputDataError as err:
+        if transform is None or isinstance(transform, SpaceIsometry) or " off " not in str(err):
+            raise
+        raise InputDataError(
+            f"{str(err).rstrip('.')}. These are the points after `input_transform` "
+            f"({type(transform).__name__}), which moves points of the space off it: a surrogate "
+            "on the space takes only transforms that keep its points on it "
+            "(manibo.models.SpaceIsometry); leave `input_transform` out, as the surrogate reads "
+            "the space's own geometry."
+        ) from err
 
 
 def _check_yvar_shape(train_Yvar: object, train_Y: Tensor) -> None:

@@ -442,3 +442,13 @@ def test_surrogates_without_known_noise_refuse_train_yvar_before_building(name, 
         match=rf"the '{name}' surrogate offers no known noise variances.*'matern', 'heat'",
     ):
         build_surrogate(name, space, X, Y, train_Yvar=torch.full_like(Y, 1e-4))
+
+
+@pytest.mark.parametrize("name", ["matern", "vish"])
+def test_an_input_transform_that_moves_points_off_the_space_is_named(name):
+    from botorch.models.transforms import Normalize
+
+    X = Sphere(2).random(12, generator=0)
+    bounds = torch.tensor([[-1.0] * 3, [1.0] * 3], dtype=torch.float64)
+    with pytest.raises(InputDataError, match=r"after `input_transform` \(Normalize\), which moves"):
+        build_surrogate(name, Sphere(2), X, X[:, :1], input_transform=Normalize(d=3, bounds=bounds))
