@@ -663,7 +663,7 @@ class BayesianOptimizer:
         set of coordinate tuples: on a finite space with ``exclude_evaluated`` no proposal repeats
         one of them."""
         evaluated = {_evaluation_key(e) for e in self._history}
-        return evaluated, {_key(p.point) for p in self._pending} - evaluated
+        return evaluated, {p.key for p in self._pending} - evaluated
 
     def _check_points_left(self, n: int) -> None:
         """Refuse to propose ``n`` points on a finite space with ``exclude_evaluated`` when fewer

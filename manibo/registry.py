@@ -15,7 +15,6 @@ for the list of its names.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import importlib.metadata
 import inspect
@@ -53,8 +52,8 @@ def load_plugins() -> list[str]:
     """Import every module declared in the ``manibo.plugins`` entry-point group, once.
 
     Each plug-in is imported on its own: one that fails does not keep the others out, and the
-    names that its own package registered before it failed are withdrawn, so that no
-    half-imported plug-in is used.
+    names that its module, or a module whose import failed with it, registered before it failed
+    are withdrawn, so that no half-imported plug-in is used.
 
     Returns:
         The names of the entry points loaded by this call (empty after the first call).
@@ -301,12 +300,11 @@ class Registry(Generic[T]):
         self.check_name(name)
 
         def decorate(target: T) -> T:
-            module = _registering_module()
+            module = None if _plugins_state == "loaded" else _registering_module()
             if _plugins_state == "unloaded" and module is not None:
                 # your own name meets the plug-ins' at once, whatever is looked up first; a
                 # broken plug-in is reported at the next lookup, not here
-                with contextlib.suppress(PluginError):
-                    load_plugins()
+                _import_plugins()
             existing = self._objects.get(name)
             if existing is not None and not _same(existing, target):
                 raise ConfigurationError(
