@@ -155,6 +155,7 @@ def _output_folder(out: str) -> Path:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from manibo._threads import DaemonThreadExecutor
     from manibo.journal import JournalWriteError, set_aside
     from manibo.loop import BayesianOptimizer
 
@@ -174,8 +175,19 @@ def _run(args: argparse.Namespace) -> int:
             f"--q ({args.q}) must be at most --budget ({args.budget}): a batch of --q points does "
             f"not fit in the budget; pass --q {args.budget} or fewer, or raise --budget."
         )
+    if args.parallel < 1:
+        raise ConfigurationError(f"--parallel must be at least 1, got {args.parallel}.")
+    if args.parallel > 1 and noise:
+        raise ConfigurationError(
+            f"--noise draws the noise of evaluation i from --seed and i, which needs the "
+            f"evaluations of a benchmark problem one at a time, and --parallel is "
+            f"{args.parallel}; drop --parallel or --noise."
+        )
     task = _task(args, noise)
     on_error = _failure_types(args.on_error, _objective_modules(task))
+    # one thread per evaluation in flight, none of which keeps an interrupted command alive
+    executor = DaemonThreadExecutor() if args.parallel > 1 else None
+    parallel = args.parallel if executor else None
     out = _output_folder(args.out)
     folder = out.absolute()
     stem = f"{task.name}_{args.surrogate}_{args.acquisition}_seed{args.seed}"
@@ -202,7 +214,14 @@ def _run(args: argparse.Namespace) -> int:
     opt = BayesianOptimizer(task.space, **settings)
     # every check (the surrogate's build check, those of run) before the journal is moved or
     # written: a refused command leaves nothing on disk for the corrected one to stumble on
-    opt._checked_run(task.objective(opt), args.budget, on_error=on_error, max_seconds=max_seconds)
+    opt._checked_run(
+        task.objective(opt),
+        args.budget,
+        executor,
+        parallel,
+        on_error=on_error,
+        max_seconds=max_seconds,
+    )
     if args.fresh and journal.exists():
         print(f"moved the previous journal to {set_aside(journal)}")
     elif journal.exists():
@@ -230,6 +249,8 @@ def _run(args: argparse.Namespace) -> int:
             result = opt.run(
                 _refusing_exit(task.objective(opt)),
                 budget=args.budget,
+                executor=executor,
+                max_parallel=parallel,
                 progress=not args.quiet,
                 on_error=on_error,
                 max_seconds=max_seconds,
@@ -678,6 +699,7 @@ _RUN_FLAGS = {
     "initial_design": "--initial-design",
     "initial_points": "--initial-points",
     "max_seconds": "--max-seconds",
+    "max_parallel": "--parallel",
     "q": "--q",
     "seed": "--seed",
     "exclude_evaluated=False": "--repeat-evaluated",
@@ -698,6 +720,7 @@ def _in_flags(message: str) -> str:
            "journal's run, not now"),
         message,
     )  # fmt: skip
+    message = re.sub(r"\bmax_parallel ?= ?(\d+)", r"--parallel \1", message)
     return re.sub(r"\bq = (\d+)", r"--q \1", message)
 
 
@@ -1127,6 +1150,17 @@ def _parser() -> argparse.ArgumentParser:
         "--initial-design and --budget",
     )
     run.add_argument("--q", type=_integer, default=1, help="points proposed together")
+    run.add_argument(
+        "--parallel",
+        type=_integer,
+        default=1,
+        metavar="N",
+        help="evaluate N points at once, each in a thread of this process: for an objective "
+        "that waits on a simulator, a subprocess or a remote job (a function that computes in "
+        "Python gains nothing; pass a process pool as `executor=` in Python instead). The "
+        "points in flight are pending for the surrogate; needs a Monte Carlo acquisition "
+        "(such as the default) above 1",
+    )
     run.add_argument(
         "--num-restarts",
         type=_integer,

@@ -255,6 +255,52 @@ def test_ctrl_c_ends_a_run_with_one_line_saying_how_to_resume(tmp_path):
     )
 
 
+def _parallel_run(tmp_path, seconds: float, budget: int) -> list[str]:
+    """A ``manibo run`` command of ``budget`` evaluations with ``--parallel 3``, whose objective
+    sleeps ``seconds`` between two lines it appends to ``log.txt``: ``start`` and ``end``."""
+    script = tmp_path / "sleepy.py"
+    script.write_text(
+        "import time\nfrom pathlib import Path\n\nLOG = Path(__file__).with_name('log.txt')\n\n"
+        "def f(x):\n    with LOG.open('a') as log:\n        log.write('start\\n')\n"
+        "    print('evaluating', flush=True)\n"
+        f"    time.sleep({seconds})\n"
+        "    with LOG.open('a') as log:\n        log.write('end\\n')\n"
+        "    return float(x[0])\n"
+    )
+    command = ["run", "--objective", f"{script}:f", "--space", "sphere2", "--parallel", "3"]
+    return [*command, "--budget", str(budget), "--quiet", "--out", str(tmp_path / "out")]
+
+
+def _most_at_once(log: Path) -> int:
+    """The largest number of evaluations under way together, from a log of start/end lines."""
+    running = most = 0
+    for line in log.read_text().split():
+        running += 1 if line == "start" else -1
+        most = max(most, running)
+    return most
+
+
+@pytest.mark.slow
+def test_parallel_evaluates_points_together_and_a_signal_leaves_them_for_the_resume(tmp_path):
+    # 20 s evaluations, three at a time: SIGTERM ends the command at once (a thread pool would
+    # have waited for them), and the resumed run evaluates the three asked points first
+    command = _parallel_run(tmp_path, 20, budget=6)
+    seconds, out, err, status = _sigint_after(command, "evaluating", 2.0, signal.SIGTERM)
+    assert status == 143 and seconds < 10 and "Traceback" not in err
+    assert _most_at_once(tmp_path / "log.txt") == 3  # the initial design's first three points
+    journal = Journal(next((tmp_path / "out").glob("*.journal.jsonl"))).read_all()
+    asked = [point for record in journal.asked for point in record.points]
+    assert len(asked) == 3 and not journal.evaluations
+    (tmp_path / "log.txt").unlink()
+    process = _manibo_process(*_parallel_run(tmp_path, 0.5, budget=6))
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+    assert out.startswith("resuming ") and "3 asked point(s) not evaluated yet" in out
+    told = [e.x for e in Journal(next((tmp_path / "out").glob("*.journal.jsonl"))).read()[1]]
+    assert len(told) == 6 and sorted(told[:3]) == sorted(asked)
+    assert 2 <= _most_at_once(tmp_path / "log.txt") <= 3
+
+
 COMMON = ["run", "--problem", "ackley-sphere2", "--budget", "3", "--initial-design", "3", "--quiet"]
 STEM = "ackley-sphere2_matern_qlognei_seed0"
 
@@ -451,6 +497,12 @@ def _refused_mkdir(self, *args, **kwargs):
         (["--out", "FILE"], "is a file, not a folder"),
         (["--out", "READONLY"], "cannot create the folder (Permission denied)"),
         (["--out", ""], "--out is empty; give a folder (--out . for the current one)"),
+        (["--parallel", "0"], "--parallel must be at least 1, got 0"),
+        (["--parallel", "2", "--noise", "0.1"], "--noise draws the noise of evaluation i from"),
+        (
+            ["--parallel", "2", "--acquisition", "logei"],
+            "cannot account for points in flight, and --parallel 2; use --parallel 1 or a Monte",
+        ),
     ],
 )
 def test_run_mistakes_end_with_one_error_line(tmp_path, capsys, monkeypatch, arguments, message):
