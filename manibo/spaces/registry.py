@@ -3,13 +3,16 @@
 A spec is a registered name (``circle``, ``so3``), a family name with its integer parameter
 (``sphere`` + 2, ``box`` + 4), a name with a file argument (``graph:roads.txt``,
 ``mesh:part.obj``; ``graph:roads.txt?eigenpairs=5000`` also sets the eigenpairs kept), or several
-of those joined by ``*`` (their product). ``register_space`` adds a space or a family of spaces
-(plug-ins included); ``available_spaces()`` lists the specs.
+of those joined by ``*`` (their product). A name or family member may be followed by the options
+its builder takes, ``?name=value`` joined by ``&``: ``box2?bounds=0:5,-1:1``,
+``spd3?eigenvalues=100:2000``, ``hyperbolic2?radius=3``. ``register_space`` adds a space or a
+family of spaces (plug-ins included); ``available_spaces()`` lists the specs.
 """
 
 from __future__ import annotations
 
 import ast
+import inspect
 import math
 import os
 import re
@@ -20,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch import Tensor
 
 from manibo._stack import user_stacklevel
 from manibo.exceptions import ConfigurationError, InputDataError, ManiboWarning
@@ -60,10 +64,13 @@ class SpaceEntry(FamilyEntry):
         argument: for a space that takes a text argument (``graph:FILE``), what it is, for
             listings (``"FILE"``); None otherwise.
         description: one line for listings.
+        options: the names of the keyword arguments of ``build`` that a spec may set
+            (``?name=value``; the builder receives the value as text).
     """
 
     argument: str | None = None
     description: str = ""
+    options: tuple[str, ...] = ()
 
     def label(self, name: str) -> str:
         """``name:ARGUMENT`` for a space that takes a text argument, else as for a family."""
@@ -81,6 +88,7 @@ def register_space(
     minimum: int = 1,
     argument: str | None = None,
     description: str = "",
+    options: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Space]], Callable[..., Space]]:
     """Decorator: register a space builder under ``name``.
 
@@ -90,28 +98,41 @@ def register_space(
         minimum: the smallest value of the parameter.
         argument: for a space that takes a text argument (``name:TEXT``), what the text is.
         description: one line for ``manibo run --help``.
+        options: keyword arguments of the builder that a spec may set after the name, as
+            ``name<value>?option=text`` (several joined by ``&``); the builder receives each as
+            the text written, numbers rewritten in one spelling (``05`` and ``5.0`` are ``5``).
+            Not with ``argument``.
 
     Raises:
-        ConfigurationError: ``name`` is taken or holds ``:`` or ``*``; a family's ``name`` ends
-            with a digit; both ``parameter`` and ``argument`` are given.
+        ConfigurationError: ``name`` is taken or holds ``:``, ``*`` or ``?``; a family's
+            ``name`` ends with a digit; both ``parameter`` and ``argument`` are given, or both
+            ``argument`` and ``options``; an option is not a keyword of the builder.
     """
     SPACES.check_name(name)
     check_family_name("space", name, parameter)
-    if isinstance(name, str) and (":" in name or PRODUCT in name):
+    if isinstance(name, str) and any(mark in name for mark in (":", PRODUCT, OPTIONS)):
         raise ConfigurationError(
-            f"a space name must not hold ':' or '{PRODUCT}' (they separate arguments and "
-            f"factors in a spec), got {name!r}."
+            f"a space name must not hold ':', '{PRODUCT}' or '{OPTIONS}' (they separate "
+            f"arguments, factors and options in a spec), got {name!r}."
         )
     if parameter is not None and argument is not None:
         raise ConfigurationError(
             f"space {name!r}: give `parameter` (an integer appended to the name) or `argument` "
             "(a text after ':'), not both."
         )
+    options = tuple(options)
+    if options and argument is not None:
+        raise ConfigurationError(
+            f"space {name!r}: `options` go with a name or a family (name<value>?option=...), "
+            "not with a text `argument`, which may hold any character."
+        )
 
     def decorate(build: Callable[..., Space]) -> Callable[..., Space]:
         takes = 0 if parameter is None and argument is None else 1
         SPACES.check_builder(name, build, "a builder of the space", takes)
-        SPACES.register(name, SpaceEntry(build, parameter, int(minimum), argument, description))
+        _check_option_keywords(name, build, options)
+        entry = SpaceEntry(build, parameter, int(minimum), argument, description, options)
+        SPACES.register(name, entry)
         return build
 
     return decorate
@@ -188,39 +209,160 @@ def normal_spec(spec: str) -> str:
     return PRODUCT.join(normal)
 
 
+def _argument_spec(spec: str) -> bool:
+    """Whether ``spec`` is ``name:ARGUMENT`` (``graph:roads.txt?eigenpairs=50``), not a name with
+    options whose values hold ``:`` (``box2?bounds=0:5``)."""
+    return ":" in spec.partition(OPTIONS)[0]
+
+
 def _normal_factor(spec: str) -> str:
     name, sep, text = spec.partition(":")
-    if sep:
+    if _argument_spec(spec):
         path, option, value = text.strip().rpartition(EIGENPAIRS_OPTION)
         if option and value.strip().isascii() and value.strip().isdigit():
             text = f"{path.strip()}{EIGENPAIRS_OPTION}{int(value)}"  # ?eigenpairs=050 is 50
         return f"{name.strip()}:{text.strip()}"
-    registered, value = resolve_member(SPACES, name)
-    return registered if value is None else f"{registered}{value}"
+    name, _, written = spec.partition(OPTIONS)
+    registered, value = resolve_member(SPACES, name.strip())
+    member = registered if value is None else f"{registered}{value}"
+    options = _spec_options(spec, SPACES.get(registered), written)
+    if not options:
+        return member
+    return member + OPTIONS + "&".join(f"{key}={text}" for key, text in sorted(options.items()))
 
 
 def _make_one(spec: str) -> Space:
     name, sep, text = spec.partition(":")
-    if sep:
+    if _argument_spec(spec):
         registered, value = resolve_member(SPACES, name)
         entry = SPACES.get(registered)
         if entry.argument is None:
             written = entry.label(name) if value is None else name
+            options = f"; its options go after '{OPTIONS}'" if entry.options else ""
             raise ConfigurationError(
-                f"space {name!r} takes no ':' argument, got {spec!r}; write {written!r}. Specs "
-                "carry no bounds: register a space with yours (manibo.spaces.register_space, in "
-                "the objective's module for `manibo run`)."
+                f"space {name!r} takes no ':' argument, got {spec!r}; write {written!r}"
+                f"{options}. {_OPTIONS_ADVICE}"
             )
         if not text:
             raise ConfigurationError(f"space {spec!r} needs its {entry.argument} after ':'.")
         return _built(registered, entry.build(text))
+    name, _, written = spec.partition(OPTIONS)
     registered, value = resolve_member(SPACES, name)
     entry = SPACES.get(registered)
     if entry.argument is not None:
         raise ConfigurationError(
             f"space {name!r} needs its {entry.argument}: write '{name}:{entry.argument}'."
         )
-    return _built(registered, entry.build() if value is None else entry.build(value))
+    options = _spec_options(spec, entry, written)
+    return _built(
+        registered, entry.build(**options) if value is None else entry.build(value, **options)
+    )
+
+
+OPTIONS = "?"
+"""Starts the options of a space spec: ``box2?bounds=0:5,-1:1``."""
+
+_OPTIONS_ADVICE = (
+    "Bounds are options of the specs that have them (box<d>?bounds=0:5,-1:1, "
+    "se3?bounds=..., spd<n>?eigenvalues=100:2000, hyperbolic<d>?radius=3); for other spaces, "
+    "register one with your settings (manibo.spaces.register_space, in the objective's module "
+    "for `manibo run`)."
+)
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def _spec_options(spec: str, entry: SpaceEntry, written: str) -> dict[str, str]:
+    """The options ``written`` after ``?`` in ``spec`` (``bounds=0:5&...``), each value with its
+    numbers in one spelling (``05`` and ``5.0`` are ``5``, ``1e3`` is ``1000``).
+
+    Raises:
+        ConfigurationError: an option is malformed, given twice, or not one of the entry's.
+    """
+    options: dict[str, str] = {}
+    if not written.strip() and OPTIONS not in spec:
+        return options
+    known = ", ".join(entry.options) or "none"
+    for part in written.split("&"):
+        key, equals, value = (text.strip() for text in part.partition("="))
+        if not (equals and key and value):
+            raise ConfigurationError(
+                f"space {spec.strip()!r}: options are written '?name=value' (several joined by "
+                f"'&'), got {part.strip()!r}; this space's options: {known}."
+            )
+        if key not in entry.options:
+            raise ConfigurationError(
+                f"space {spec.strip()!r} has no option {key!r}; its options: {known}."
+                + ("" if entry.options else f" {_OPTIONS_ADVICE}")
+            )
+        if key in options:
+            raise ConfigurationError(f"space {spec.strip()!r} sets {key!r} twice.")
+        options[key] = _NUMBER.sub(lambda m: _number_spelling(m[0]), value.replace(" ", ""))
+    return options
+
+
+def _number_spelling(text: str) -> str:
+    """``text``, a number, as the shortest text of its float value (``5.0`` is ``5``)."""
+    value = float(text)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+
+
+def _check_option_keywords(name: str, build: Callable, options: tuple[str, ...]) -> None:
+    """Refuse options that ``build`` cannot take as keyword arguments."""
+    if not options:
+        return
+    try:
+        parameters = inspect.signature(build).parameters
+    except (TypeError, ValueError):  # no signature to read: checked when called
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    keywords = {
+        key
+        for key, p in parameters.items()
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    }
+    missing = [option for option in options if option not in keywords]
+    if missing:
+        raise ConfigurationError(
+            f"space {name!r}: the builder takes no keyword argument {missing[0]!r}, which "
+            f"`options` names; its signature is {inspect.signature(build)}."
+        )
+
+
+def _intervals(text: str, what: str, count: int | None = None) -> list[tuple[float, float]]:
+    """The intervals ``lower:upper`` that ``text`` lists, separated by commas.
+
+    Args:
+        text: e.g. ``"0:5,-1:1"``.
+        what: the option, for messages (``"box2?bounds"``).
+        count: the number of intervals expected; one interval then stands for all ``count``.
+
+    Raises:
+        ConfigurationError: a part is not two finite numbers with ``lower < upper``, or there
+            are neither one nor ``count`` intervals.
+    """
+    intervals = []
+    for part in text.split(","):
+        lower, colon, upper = part.partition(":")
+        try:
+            pair = (float(lower), float(upper)) if colon else None
+        except ValueError:
+            pair = None
+        if pair is None or not all(map(math.isfinite, pair)) or not pair[0] < pair[1]:
+            raise ConfigurationError(
+                f"{what}: each interval is 'lower:upper', two finite numbers with lower < upper, "
+                f"got {part!r} in {text!r}."
+            )
+        intervals.append(pair)
+    if count is not None and len(intervals) == 1:
+        return intervals * count
+    if count is not None and len(intervals) != count:
+        raise ConfigurationError(
+            f"{what}: give one interval for all {count} coordinates or one per coordinate "
+            f"({count}), got {len(intervals)} in {text!r}."
+        )
+    return intervals
 
 
 def _built(name: str, space: object) -> Space:
@@ -267,33 +409,76 @@ def _grassmann(text: str) -> Grassmann:
     return Grassmann(int(parts[0]), int(parts[1]))
 
 
-register_space(
+@register_space(
     "hyperbolic",
     parameter="d",
     minimum=2,
-    description="hyperbolic space H^d, a geodesic ball of radius 2",
-)(Hyperbolic)
+    description="hyperbolic space H^d, a geodesic ball of radius 2; 'hyperbolic2?radius=3' sets "
+    "the radius",
+    options=("radius",),
+)
+def _hyperbolic(d: int, radius: str | None = None) -> Hyperbolic:
+    if radius is None:
+        return Hyperbolic(d)
+    try:
+        value = float(radius)
+    except ValueError:
+        raise ConfigurationError(
+            f"space 'hyperbolic{d}?radius={radius}': the radius is a number, e.g. 3."
+        ) from None
+    return Hyperbolic(d, radius=value)
 
 
 @register_space(
     "spd",
     parameter="n",
     description="symmetric positive definite n x n matrices (eigenvalues in [1e-3, 5]), flattened; "
-    "random points with eigenvalues uniform on that box",
+    "random points with eigenvalues uniform on that box; 'spd3?eigenvalues=100:2000' sets it",
+    options=("eigenvalues",),
 )
-def _bo_spd(n: int) -> SymmetricPositiveDefinite:
+def _bo_spd(n: int, eigenvalues: str | None = None) -> SymmetricPositiveDefinite:
+    bounds = (1e-3, 5.0)
+    if eigenvalues is not None:
+        intervals = _intervals(eigenvalues, f"space 'spd{n}?eigenvalues'")
+        if len(intervals) != 1 or intervals[0][0] <= 0:
+            raise ConfigurationError(
+                f"space 'spd{n}?eigenvalues={eigenvalues}': give one interval 'lower:upper' of "
+                "positive numbers, the range of every eigenvalue, e.g. 100:2000."
+            )
+        (bounds,) = intervals
     # volume-uniform designs would almost all be nearly singular (see SymmetricPositiveDefinite)
-    return SymmetricPositiveDefinite(n, sampling="eigenvalues")
+    return SymmetricPositiveDefinite(n, eigenvalue_bounds=bounds, sampling="eigenvalues")
 
 
-@register_space("se3", description="poses: a position in the unit cube, then a rotation (3 + 9)")
-def _unit_se3() -> SE3:
-    return SE3([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])
+@register_space(
+    "se3",
+    description="poses: a position in the unit cube, then a rotation (3 + 9); "
+    "'se3?bounds=-1:1,-1:1,0:2' sets the position's box",
+    options=("bounds",),
+)
+def _se3(bounds: str | None = None) -> SE3:
+    lower, upper = _box_corners(bounds, 3, "se3?bounds")
+    return SE3(lower, upper)
 
 
-@register_space("box", parameter="d", description="the unit cube [0, 1]^d")
-def _unit_box(d: int) -> Box:
-    return Box(torch.zeros(d, dtype=torch.float64), torch.ones(d, dtype=torch.float64))
+@register_space(
+    "box",
+    parameter="d",
+    description="the unit cube [0, 1]^d; 'box2?bounds=0:5,-1:1' sets each coordinate's interval "
+    "(one interval: all of them)",
+    options=("bounds",),
+)
+def _box(d: int, bounds: str | None = None) -> Box:
+    return Box(*_box_corners(bounds, d, f"box{d}?bounds"))
+
+
+def _box_corners(bounds: str | None, d: int, what: str) -> tuple[Tensor, Tensor]:
+    """The lower and upper corners ``(d,)`` of the box that ``bounds`` lists (``0:5,-1:1``);
+    the unit cube when it is None."""
+    if bounds is None:
+        return torch.zeros(d, dtype=torch.float64), torch.ones(d, dtype=torch.float64)
+    corners = torch.tensor(_intervals(bounds, f"space '{what}'", count=d), dtype=torch.float64)
+    return corners[:, 0], corners[:, 1]
 
 
 @register_space(

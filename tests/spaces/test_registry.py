@@ -61,6 +61,48 @@ def test_specs_build_their_spaces(spec, kind, point_shape):
     space.check(x)
 
 
+@pytest.mark.parametrize(
+    ("spec", "lower", "upper"),
+    [
+        ("box2?bounds=0:5,-1:1", [0.0, -1.0], [5.0, 1.0]),
+        ("box3?bounds=-2:2", [-2.0] * 3, [2.0] * 3),  # one interval for every coordinate
+        ("se3?bounds=-1:1,-1:1,0:2", [-1.0, -1.0, 0.0], [1.0, 1.0, 2.0]),
+    ],
+)
+def test_box_and_se3_specs_take_bounds(spec, lower, upper):
+    space = make_space(spec)
+    box = space if isinstance(space, Box) else space.factors[0]
+    assert box.lower.tolist() == lower and box.upper.tolist() == upper
+    x = space.random(200, generator=torch.Generator().manual_seed(0))
+    position = x[:, : len(lower)]
+    assert (position >= torch.tensor(lower)).all() and (position <= torch.tensor(upper)).all()
+    # the whole range is used, not the unit cube inside it
+    assert (
+        position.amax(0) - position.amin(0) > 0.9 * (torch.tensor(upper) - torch.tensor(lower))
+    ).all()
+
+
+def test_spd_and_hyperbolic_specs_take_their_domain():
+    spd = make_space("spd3?eigenvalues=100:2000")
+    assert spd.bounds == (100.0, 2000.0) and spd.sampling == "eigenvalues"
+    eigenvalues = torch.linalg.eigvalsh(spd.random(100, generator=0).reshape(-1, 3, 3))
+    assert eigenvalues.min() >= 100 and eigenvalues.max() <= 2000
+    hyperbolic = make_space("hyperbolic2?radius=3")
+    assert hyperbolic.radius == 3.0
+    x = hyperbolic.random(500, generator=0)
+    assert 2.5 < float(torch.arccosh(x[:, 0]).max()) <= 3.0  # geodesic distance to the origin
+    product = make_space("so3*box2?bounds=0:5,0:1")
+    assert product.factors[1].upper.tolist() == [5.0, 1.0]
+
+
+def test_options_are_spelled_one_way_so_that_one_run_is_resumed():
+    assert normal_spec(" box02 ? bounds = 0:5.0 , -1:1 ") == "box2?bounds=0:5,-1:1"
+    assert normal_spec("box3?bounds=0:1e3") == "box3?bounds=0:1000"
+    assert normal_spec("so3 * box2?bounds=0:.5") == "so3*box2?bounds=0:0.5"
+    # a file's ?eigenpairs= is the file argument's, as before
+    assert normal_spec("graph:roads.txt?eigenpairs=050") == "graph:roads.txt?eigenpairs=50"
+
+
 def test_the_spd_spec_draws_designs_with_eigenvalues_uniform_on_the_box():
     space = make_space("spd2")
     assert space.sampling == "eigenvalues" and space.bounds == (1e-3, 5.0)
@@ -312,7 +354,19 @@ def test_meshes_from_obj_files(tmp_path):
         ("circle:2", "space 'circle' takes no ':' argument"),
         # a member of a family with bounds after ':' was an "unknown space 'spd3'"
         ("spd3:10,1000", "space 'spd3' takes no ':' argument, got 'spd3:10,1000'; write 'spd3'"),
-        ("hyperbolic3:3", "Specs carry no bounds: register a space with yours"),
+        ("hyperbolic3:3", "Bounds are options of the specs that have them"),
+        ("box2?", "options are written '?name=value' (several joined by '&'), got ''"),
+        ("box2?bound=0:1", "space 'box2?bound=0:1' has no option 'bound'; its options: bounds."),
+        ("sphere2?radius=3", "its options: none. Bounds are options of the specs that have them"),
+        ("box2?bounds=0:1,0:1,0:1", "give one interval for all 2 coordinates or one per"),
+        ("box2?bounds=1:0", "two finite numbers with lower < upper, got '1:0'"),
+        ("box2?bounds=0:inf", "two finite numbers with lower < upper, got '0:inf'"),
+        ("box2?bounds=0:1&bounds=0:2", "sets 'bounds' twice"),
+        ("se3?bounds=0:1,0:1", "give one interval for all 3 coordinates or one per coordinate"),
+        ("spd2?eigenvalues=-1:3", "give one interval 'lower:upper' of positive numbers"),
+        ("spd2?eigenvalues=1:2,3:4", "give one interval 'lower:upper' of positive numbers"),
+        ("hyperbolic2?radius=x", "the radius is a number, e.g. 3"),
+        ("hyperbolic2?radius=20", "`radius` must lie in (0, 15.0]"),
         ("graph", "space 'graph' needs its FILE: write 'graph:FILE'"),
         ("graph:", "space 'graph:' needs its FILE after ':'"),
         ("sphere2*", "space 'sphere2*': a product has an empty factor; join space specs with *"),
@@ -360,10 +414,24 @@ def test_registering_spaces_and_families(isolated_spaces):
         register_space("ring")(Circle)
     with pytest.raises(ConfigurationError, match="must not end with a digit"):
         register_space("ring2", parameter="n")
-    with pytest.raises(ConfigurationError, match=r"must not hold ':' or '\*'"):
-        register_space("a*b")
+    for name in ("a*b", "a?b"):
+        with pytest.raises(ConfigurationError, match=r"must not hold ':', '\*' or '\?'"):
+            register_space(name)
     with pytest.raises(ConfigurationError, match="not both"):
         register_space("twice", parameter="n", argument="FILE")
+
+
+def test_registered_spaces_may_take_options(isolated_spaces):
+    @register_space("ball", parameter="d", options=("radius",), description="a ball")
+    def ball(d, radius="2"):
+        return Hyperbolic(d, radius=float(radius))
+
+    assert make_space("ball3?radius=1.5").radius == 1.5 and make_space("ball3").radius == 2.0
+    assert normal_spec("ball3 ? radius=1.50") == "ball3?radius=1.5"
+    with pytest.raises(ConfigurationError, match="takes no keyword argument 'colour'"):
+        register_space("painted", options=("colour",))(lambda: Circle())
+    with pytest.raises(ConfigurationError, match="not with a text `argument`"):
+        register_space("filed", argument="FILE", options=("eigenpairs",))
 
 
 def test_files_from_windows_editors_binary_files_and_pickles_are_read_or_refused_clearly(tmp_path):
