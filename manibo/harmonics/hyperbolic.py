@@ -47,7 +47,7 @@ from torch import Tensor
 
 from manibo.exceptions import ConfigurationError
 
-GRID_SCALE = 0.02
+GRID_SCALE = 0.0005
 """The :math:`c` of the distance grid :math:`r_i = c\\sinh(i\\delta)`."""
 GRID_STEP = 0.005
 """The :math:`\\delta` of the distance grid (relative spacing at large distances)."""

@@ -57,14 +57,20 @@ def _along_geodesic(space, distances):
     return torch.stack([space.exp(o, float(r) * v) for r in distances])
 
 
-def _h3_closed_form(nu, a, r):
-    """(r / sinh r) times the Euclidean Matérn profile (any nu, Bessel K) or the Gaussian."""
-    s = np.where(r > 0, r / np.sinh(np.where(r > 0, r, 1.0)), 1.0)
+def _flat_profile(nu, a, r):
+    """The Euclidean Matérn profile in ``a r`` (any nu, Bessel K), or the Gaussian for
+    ``nu = inf`` (then ``a`` is the lengthscale)."""
     if math.isinf(nu):
-        return s * np.exp(-(r**2) / (2 * a**2))  # here a is the lengthscale
+        return np.exp(-(r**2) / (2 * a**2))
     z = np.where(r > 0, a * r, 1.0)
     profile = 2 ** (1 - nu) / special.gamma(nu) * z**nu * special.kv(nu, z)
-    return s * np.where(r > 0, profile, 1.0)
+    return np.where(r > 0, profile, 1.0)
+
+
+def _h3_closed_form(nu, a, r):
+    """(r / sinh r) times :func:`_flat_profile`."""
+    s = np.where(r > 0, r / np.sinh(np.where(r > 0, r, 1.0)), 1.0)
+    return s * _flat_profile(nu, a, r)
 
 
 @pytest.mark.parametrize("nu", [0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.5, math.inf])
@@ -468,6 +474,51 @@ def test_constructors_dispatch_and_refuse_bad_options():
             GeometricMaternKernel(space, **options)
     with pytest.raises(ConfigurationError, match="non-compact"):
         NoncompactMaternKernel(object())
+
+
+def _euclidean_matern(nu, ell, r):
+    """The kernel of lengthscale ``ell`` on R^d, which one far below the curvature radius
+    reduces to."""
+    return _flat_profile(nu, ell if math.isinf(nu) else math.sqrt(2 * nu) / ell, r)
+
+
+@pytest.mark.parametrize("d", [2, 5])
+@pytest.mark.parametrize("nu", [0.5, 1.5, 2.5, math.inf])
+@pytest.mark.parametrize("ell", [3e-4, 1e-3])
+def test_short_lengthscales_on_tabulated_dimensions_match_the_flat_limit(d, nu, ell):
+    # with a distance table of spacing 1e-4 near 0, H^2 at l = 1e-3 was off by up to 4.2e-4
+    # (nu = 3/2) and its Gram matrices were indefinite; within 1.5 l the curvature changes the
+    # kernel by less than 2e-7 here
+    space = Hyperbolic(d)
+    r = np.linspace(0.0, 1.5 * ell, 61)
+    kernel = GeometricMaternKernel(space, nu=nu).double()
+    kernel.lengthscale = torch.tensor(ell, dtype=torch.float64)
+    values = _dense(kernel, space.origin()[None], _along_geodesic(space, r))[0].numpy()
+    assert np.abs(values - _euclidean_matern(nu, ell, r)).max() < 3e-7
+
+
+def test_a_cluster_of_points_at_a_short_lengthscale_has_a_positive_definite_gram_matrix():
+    # 40 points within about 3e-4 of the origin of H^2 at l = 1e-3: the smallest eigenvalue was
+    # -4.0e-6 (the exact one is +6.9e-7)
+    space = Hyperbolic(2)
+    tangent = torch.zeros(40, 3, dtype=torch.float64)
+    tangent[:, 1:] = 3e-4 * torch.randn(40, 2, dtype=torch.float64, generator=_gen())
+    x = space.exp(space.origin().expand(40, -1), tangent)
+    kernel = GeometricMaternKernel(space, nu=2.5).double()
+    kernel.lengthscale = torch.tensor(1e-3, dtype=torch.float64)
+    flat = _euclidean_matern(2.5, 1e-3, space.distance(x[:, None], x[None]).numpy())
+    smallest = torch.linalg.eigvalsh(_dense(kernel, x)).min()
+    assert smallest > 0 and abs(float(smallest) - np.linalg.eigvalsh(flat).min()) < 1e-8
+
+
+def test_lengthscales_finer_than_the_distance_table_warn():
+    x = Hyperbolic(2).random(3, generator=_gen())
+    with pytest.warns(TruncationWarning, match="finer than the table of distances"):
+        _dense(_kernel(Hyperbolic(2), 2.5, torch.tensor(5e-5, dtype=torch.float64)), x)
+    with warnings.catch_warnings():  # H^3's closed forms need no table
+        warnings.simplefilter("error")
+        h3 = Hyperbolic(3)
+        _dense(_kernel(h3, 2.5, torch.tensor(5e-5, dtype=torch.float64)), h3.random(3, generator=0))
 
 
 def test_lengthscales_outside_the_time_grid_warn():
