@@ -92,11 +92,34 @@ def check_trailing_shape(
                 f"(for one matrix, `{name}.reshape({size})`)."
             )
         if advice is None:
+            advice = _other_size_advice(x, matrix_shape)
+        if advice is None:
             advice = "Stack points along the leading dimensions."
         raise InputDataError(
             f"`{name}` must have shape (*batch, {', '.join(map(str, point_shape))}) for points of "
             f"{space}, got {tuple(x.shape)}. {advice}"
         )
+
+
+def _other_size_advice(x: Tensor, matrix_shape: tuple[int, int] | None) -> str | None:
+    """Where a space's points are square matrices ``matrix_shape`` and ``x`` ends in square
+    matrices of another size (``(s, s)``, or ``s * s`` numbers for ``s > 2``: 4 numbers may be a
+    quaternion), a message that says so; None otherwise."""
+    if matrix_shape is None or matrix_shape[0] != matrix_shape[1] or x.dim() == 0:
+        return None
+    if x.dim() >= 2 and x.shape[-1] == x.shape[-2]:
+        size = x.shape[-1]
+    else:
+        size = math.isqrt(x.shape[-1])
+        size = size if size > 2 and size * size == x.shape[-1] else None
+    if size is None or size == matrix_shape[0]:
+        return None
+    m = matrix_shape[0]
+    return (
+        f"That looks like {size}x{size} matrices, but this space's points are {m}x{m} "
+        f"matrices ({m * m} numbers each): use the space of {size}x{size} matrices, or "
+        f"pass {m}x{m} ones."
+    )
 
 
 def check_finite(name: str, x: Tensor) -> None:

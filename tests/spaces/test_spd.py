@@ -355,6 +355,15 @@ def test_upper_triangles_are_told_to_be_whole_matrices():
         SymmetricPositiveDefinite(3).check(torch.ones(4, 6, dtype=torch.float64))
 
 
+@pytest.mark.parametrize("shape", [(16,), (1, 4, 4), (2, 25)])
+def test_matrices_of_another_size_are_named_as_such(shape):
+    # a flattened 4x4 matrix on SPD(3) was told to "Stack points along the leading dimensions"
+    with pytest.raises(InputDataError) as info:
+        SymmetricPositiveDefinite(3).check(torch.ones(shape, dtype=torch.float64))
+    n = math.isqrt(shape[-1]) if shape[-1] != 4 else 4
+    assert f"looks like {n}x{n} matrices, but this space's points are 3x3" in str(info.value)
+
+
 def test_projected_and_retracted_points_are_exactly_symmetric():
     # proposals came back with x[0, 2] - x[2, 0] = 5.7e-14 (entries of hundreds of N/m): a
     # user's test S == S.T failed on the loop's own points
