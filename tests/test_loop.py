@@ -89,6 +89,22 @@ def test_ask_tell_and_best(tmp_path):
     assert kinds == ["header"] + ["asked", "evaluation"] * 5
 
 
+def test_ask_and_the_results_model_work_inside_a_callers_no_grad():
+    # a caller's torch.no_grad() (around a whole script's evaluation code, say) stopped the fit
+    # of the surrogate and the acquisition's ascent: "element 0 of tensors does not require grad"
+    with torch.no_grad():
+        first = BayesianOptimizer(Sphere(2), initial_design=3, seed=1, **FAST)
+        for _ in range(4):
+            x = first.ask()
+            first.tell(x, [_objective(x[0])])
+        assert torch.isfinite(first.result().model.posterior(x).mean).all()
+    second = BayesianOptimizer(Sphere(2), initial_design=3, seed=1, **FAST)
+    for _ in range(4):
+        y = second.ask()
+        second.tell(y, [_objective(y[0])])
+    assert torch.equal(x, y)  # the same proposals as without no_grad
+
+
 # ---------------------------------------------------------------- failures and programming errors
 class SimulatorDiverged(Exception):
     pass

@@ -246,7 +246,8 @@ def build_surrogate(
     previous_model: Model | None = None,
     **options,
 ) -> Model:
-    """Build (and fit) the surrogate registered as ``name`` on the data.
+    """Build (and fit) the surrogate registered as ``name`` on the data (with gradients enabled,
+    also inside the caller's ``torch.no_grad()``).
 
     Args:
         name: a registered name (see :func:`available_surrogates`).
@@ -278,7 +279,12 @@ def build_surrogate(
     factory = entry.build
     if previous_model is not None and "previous_model" in inspect.signature(factory).parameters:
         options = {**options, "previous_model": previous_model}
-    with Float64AdviceOnce(), _blaming_input_transform(options.get("input_transform")):
+    # fitting differentiates the likelihood: a caller's torch.no_grad() must not stop it
+    with (
+        torch.enable_grad(),
+        Float64AdviceOnce(),
+        _blaming_input_transform(options.get("input_transform")),
+    ):
         if entry.multi_output or train_Y.dim() != 2 or train_Y.shape[-1] == 1:
             return _checked_model(name, factory(space, train_X, train_Y, **options))
         options.pop("previous_model", None)

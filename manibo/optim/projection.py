@@ -56,7 +56,8 @@ def optimize_acqf_by_projection(
     bounds = space.ambient_bounds().to(ref)
     # BoTorch's Boltzmann selection of the starts draws from torch's global generator: with a
     # seed, it is forked and seeded, so the answer is the seed's and the caller's state is kept
-    with seeded_global_generators(seed, ref.device):
+    # BoTorch's ascent differentiates the acquisition, also inside a caller's torch.no_grad()
+    with seeded_global_generators(seed, ref.device), torch.enable_grad():
         candidates, value = optimize_acqf(
             acq_function,
             bounds=bounds,

@@ -84,8 +84,9 @@ def _value_and_riemannian_grad(
     its point.
     """
     x = x.detach().requires_grad_(True)
-    value = objective(x)
-    (grad,) = torch.autograd.grad(value.sum(), x)
+    with torch.enable_grad():  # also inside a caller's torch.no_grad()
+        value = objective(x)
+        (grad,) = torch.autograd.grad(value.sum(), x)
     grad = space.to_tangent(x.detach(), grad)
     finite = ~torch.isnan(value.detach()) & torch.isfinite(grad).flatten(1).all(-1)
     return value.detach(), torch.where(_rows(finite, grad), grad, torch.zeros_like(grad)), finite

@@ -8,7 +8,12 @@ import torch
 from botorch.exceptions.warnings import InputDataWarning, OptimizationWarning
 
 from manibo.exceptions import ConfigurationError, InputDataError
-from manibo.models import available_surrogates, build_surrogate, register_surrogate
+from manibo.models import (
+    available_surrogates,
+    build_surrogate,
+    register_surrogate,
+    surrogate_entry,
+)
 from manibo.spaces import Graph, Sphere
 
 
@@ -452,3 +457,13 @@ def test_an_input_transform_that_moves_points_off_the_space_is_named(name):
     bounds = torch.tensor([[-1.0] * 3, [1.0] * 3], dtype=torch.float64)
     with pytest.raises(InputDataError, match=r"after `input_transform` \(Normalize\), which moves"):
         build_surrogate(name, Sphere(2), X, X[:, :1], input_transform=Normalize(d=3, bounds=bounds))
+
+
+@pytest.mark.parametrize("name", ["matern", "heat", "euclidean", "chart", "adgp", "gpnet", "vish"])
+def test_surrogates_are_fitted_inside_a_callers_no_grad(name):
+    # `with torch.no_grad(): build_surrogate(...)` (or result.model read there) stopped in the
+    # fit with "element 0 of tensors does not require grad" for every surrogate but vish
+    X = Sphere(2).random(6, generator=0)
+    with torch.no_grad():
+        model = build_surrogate(name, Sphere(2), X, X[:, :1], **surrogate_entry(name).check_options)
+        assert torch.isfinite(model.posterior(X).mean).all()

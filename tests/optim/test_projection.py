@@ -54,3 +54,18 @@ def test_a_seed_fixes_the_answer_and_leaves_the_global_generator_alone():
         assert torch.equal(torch.random.get_rng_state(), state)
         candidates.append(candidate)
     assert torch.equal(candidates[0], candidates[1])
+
+
+def test_the_projection_optimiser_runs_inside_a_callers_no_grad():
+    from botorch.acquisition import UpperConfidenceBound
+
+    from manibo.spaces import Sphere
+
+    space = Sphere(2)
+    X = space.random(8, generator=torch.Generator().manual_seed(0))
+    acqf = UpperConfidenceBound(build_surrogate("euclidean", space, X, X[:, :1]), beta=2.0)
+    options = {"num_restarts": 4, "raw_samples": 32, "seed": 0, "maxiter": 20}
+    expected, _ = optimize_acqf_by_projection(acqf, space, **options)
+    with torch.no_grad():
+        candidate, _ = optimize_acqf_by_projection(acqf, space, **options)
+    assert torch.equal(candidate, expected)

@@ -23,6 +23,20 @@ def test_finds_the_closest_point_on_the_sphere_for_every_restart():
     assert float((x.norm(dim=-1) - 1).abs().max()) < 1e-12
 
 
+def test_the_ascent_runs_inside_a_callers_no_grad():
+    # `with torch.no_grad(): opt.ask()` stopped with "element 0 of tensors does not require grad"
+    space = Sphere(2)
+    target = space.random(1, generator=torch.Generator().manual_seed(1))[0]
+    x0 = space.random(4, generator=torch.Generator().manual_seed(2)).reshape(4, 1, 3)
+
+    def objective(x):
+        return -(space.distance(x, target) ** 2).sum(-1)
+
+    with torch.no_grad():
+        x, values = riemannian_lbfgs_ascent(objective, space, x0)
+    assert torch.allclose(x, target.expand_as(x), atol=1e-6)
+
+
 def test_quasi_newton_beats_iteration_budget_on_an_ill_conditioned_quadratic():
     space = Sphere(3)
     weights = torch.tensor([1.0, 30.0, 100.0, 300.0], dtype=torch.float64)
