@@ -45,10 +45,11 @@ SETTINGS = (
     "exclude_evaluated",
     "optimizer_options",
     "initial_points",
+    "noise_std",
 )
 """The constructor settings recorded in a journal's header and compared on resume."""
 
-ADDED_SETTINGS = {"initial_points": None}
+ADDED_SETTINGS = {"initial_points": None, "noise_std": None}
 """Settings that journals of earlier versions lack, with the value their runs had."""
 
 SEED_MAX = 2**32 - 1
@@ -147,6 +148,32 @@ def checked_initial_points(
     return X.tolist()
 
 
+def checked_noise_std(surrogate: str, space: Space, value: object) -> float | None:
+    """``noise_std`` as a float, or None (the noise is fitted).
+
+    Raises:
+        ConfigurationError: it is not a finite number above 0, or the surrogate cannot take
+            known noise variances.
+    """
+    if value is None:
+        return None
+    number = None
+    if not isinstance(value, (bool, np.bool_)) and isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        number = float(value)
+    elif isinstance(value, Tensor) and value.numel() == 1 and value.dtype.is_floating_point:
+        number = float(value)
+    if number is None or not (math.isfinite(number) and number > 0):
+        raise ConfigurationError(
+            "`noise_std` must be a finite number above 0, the standard deviation of each "
+            f"measurement in the objective's units (or None to fit it), got {shown(value)}. For "
+            "a noiseless objective leave it out: the fitted noise then stays near its floor."
+        )
+    check_surrogate_supports(surrogate, space, ("train_Yvar",))
+    return number
+
+
 def validated_settings(space: Space, **settings: Any) -> dict[str, Any]:
     """Check every loop setting and return them normalised (plain ints, bools, JSON dicts).
 
@@ -182,11 +209,13 @@ def validated_settings(space: Space, **settings: Any) -> dict[str, Any]:
         )
     if "train_Yvar" in (s["surrogate_options"] or {}):
         raise ConfigurationError(
-            "`surrogate_options` cannot hold `train_Yvar`: the loop fits one noise variance, and "
-            "fixed variances would not follow the data as it grows. For known noise variances, "
-            "fit manibo.models.build_surrogate(name, space, X, Y, train_Yvar=...) yourself and "
+            "`surrogate_options` cannot hold `train_Yvar`: fixed variances would not follow the "
+            "data as it grows. For a known noise level, pass `noise_std` (the standard deviation "
+            "of every measurement, in the objective's units); for one variance per point, fit "
+            "manibo.models.build_surrogate(name, space, X, Y, train_Yvar=...) yourself and "
             "optimise an acquisition on it with manibo.optim.optimize_acqf_on_space."
         )
+    s["noise_std"] = checked_noise_std(s["surrogate"], space, s["noise_std"])
     s["surrogate_options"] = json_values("surrogate_options", s["surrogate_options"])
     s["optimizer_options"] = json_values("optimizer_options", s["optimizer_options"])
     _check_optimizer(space, s)
@@ -270,8 +299,11 @@ def check_buildable(
         check_options = {
             k: v for k, v in surrogate_entry(name).check_options.items() if k not in options
         }
+        known = {}
+        if settings["noise_std"] is not None:  # the factory's train_Yvar, exercised
+            known["train_Yvar"] = torch.full_like(Y, 0.01)
         try:
-            model = build_surrogate(name, space, X, Y, **check_options, **options)
+            model = build_surrogate(name, space, X, Y, **check_options, **options, **known)
             _check_posterior_shape(model, X)  # kernels build lazily: a broken one fails here
         except Exception as err:
             blamed = isinstance(err, TypeError) and any(k in str(err) for k in check_options)

@@ -210,6 +210,7 @@ def _run(args: argparse.Namespace) -> int:
         "surrogate_options": _parse_options(args.surrogate_option),
         "device": args.device,
         "metadata": task.metadata,
+        "noise_std": args.known_noise,
     }
     opt = BayesianOptimizer(task.space, **settings)
     # every check (the surrogate's build check, those of run) before the journal is moved or
@@ -700,6 +701,7 @@ _RUN_FLAGS = {
     "initial_points": "--initial-points",
     "max_seconds": "--max-seconds",
     "max_parallel": "--parallel",
+    "noise_std": "--known-noise",
     "q": "--q",
     "seed": "--seed",
     "exclude_evaluated=False": "--repeat-evaluated",
@@ -720,6 +722,15 @@ def _in_flags(message: str) -> str:
            "journal's run, not now"),
         message,
     )  # fmt: skip
+    message = re.sub(
+        r"(?<![\w.])noise_std: (\S+) in the journal, (\S+) now",
+        lambda m: (
+            "--known-noise: "
+            + " in the journal's run, ".join("not given" if v == "None" else v for v in m.groups())
+            + " now"
+        ),
+        message,
+    )
     message = re.sub(r"\bmax_parallel ?= ?(\d+)", r"--parallel \1", message)
     return re.sub(r"\bq = (\d+)", r"--q \1", message)
 
@@ -1185,6 +1196,14 @@ def _parser() -> argparse.ArgumentParser:
         default=0.0,
         help="standard deviation of Gaussian noise added to a benchmark problem's values "
         "(--problem only; your own --objective is measured as it is)",
+    )
+    run.add_argument(
+        "--known-noise",
+        type=_number,
+        default=None,
+        metavar="SD",
+        help="the standard deviation of your objective's measurement noise, if you know it: the "
+        "surrogate takes it instead of fitting a noise level (exact GP surrogates only)",
     )
     run.add_argument(
         "--seed", type=_integer, default=0, help="seed of the design and the proposals"

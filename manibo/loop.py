@@ -215,6 +215,13 @@ class BayesianOptimizer:
             most those that wait). They count toward ``initial_design``, which random points
             fill up to its size, and toward ``run``'s budget; the journal records them as asked
             before anything else, so a resumed run evaluates only those not yet told.
+        noise_std: the standard deviation of the objective's measurement noise, in its own
+            units, when you know it (an instrument's precision, the Monte Carlo error of a
+            simulation); the surrogate then takes it as every evaluation's noise
+            (``train_Yvar``) instead of fitting one, which few or clustered evaluations cannot
+            do reliably. None (default): fitted. Only surrogates that take known noise
+            variances accept it (the exact GPs: ``"matern"``, ``"heat"``, ``"euclidean"``,
+            ``"chart"``).
 
     Every setting is checked here, before the journal is written and before any evaluation: the
     surrogate and the acquisition are built once on 4 random points (a fraction of a second for
@@ -249,6 +256,7 @@ class BayesianOptimizer:
         metadata: dict[str, Any] | None = None,
         resume: bool = False,
         initial_points: Tensor | np.ndarray | None = None,
+        noise_std: float | None = None,
     ) -> None:
         self._lock = threading.RLock()
         if not isinstance(space, Space):
@@ -278,6 +286,7 @@ class BayesianOptimizer:
             exclude_evaluated=exclude_evaluated,
             optimizer_options=optimizer_options,
             initial_points=initial_points,
+            noise_std=noise_std,
         )
         self.config = {
             "space": repr(space),
@@ -541,6 +550,16 @@ class BayesianOptimizer:
         e = pick(ok, key=lambda r: r.y)
         return torch.tensor(e.x, dtype=torch.float64, device=self.device), float(e.y)
 
+    def _fit_options(self, to_objective: tuple[float, float], Y: Tensor) -> dict[str, Any]:
+        """The surrogate's options for training outcomes ``Y`` ``(n, 1)`` (as
+        :meth:`_training_data` gives them, with its map ``to_objective``): with a known
+        ``noise_std``, ``train_Yvar`` in the units of ``Y``."""
+        options = dict(self.config["surrogate_options"])
+        if self.config["noise_std"] is not None:
+            factor, _ = to_objective
+            options["train_Yvar"] = torch.full_like(Y, (self.config["noise_std"] / factor) ** 2)
+        return options
+
     def _training_data(self) -> tuple[Tensor, Tensor, tuple[float, float]]:
         """The successful evaluations as the surrogate sees them: ``X`` ``(n, D)``, ``Y``
         ``(n, 1)`` oriented for maximisation and rescaled (:func:`_scaled_outcomes`), and the
@@ -566,7 +585,7 @@ class BayesianOptimizer:
             fit_surrogate_seeded,
             self.space,
             self.config["surrogate"],
-            self.config["surrogate_options"],
+            self._fit_options(to_objective, Y),
             X,
             Y,
             self.config["seed"] * 1_000_003 + len(self._history),
@@ -745,14 +764,14 @@ class BayesianOptimizer:
         return points
 
     def _propose_seeded(self, n: int, seed: int) -> Tensor:
-        X, Y, _ = self._training_data()
+        X, Y, to_objective = self._training_data()
         model = build_surrogate(
             self.config["surrogate"],
             self.space,
             X,
             Y,
             previous_model=self._previous_model,
-            **self.config["surrogate_options"],
+            **self._fit_options(to_objective, Y),
         )
         self._previous_model = model
         name = self.config["acquisition"]

@@ -162,7 +162,8 @@ class OptimizationResult:
     def noise_std(self) -> float | None:
         """The standard deviation of the observation noise that :attr:`model` fitted, in the
         objective's units; None with fewer than two successful evaluations, or when they all have
-        one value (the noise then has no scale but the prior's).
+        one value (the noise then has no scale but the prior's). With a known ``noise_std``
+        setting, that value.
 
         Compare it with what you know of the measurement: a fit far below the noise you expect
         (0.07 where the truth is 0.6, as 20 evaluations of a function of range 2 often give)
@@ -170,6 +171,9 @@ class OptimizationResult:
         :attr:`best_x` and :attr:`recommended_value` is too optimistic; measuring points several
         times (tell each measurement at the same point) lets it tell noise from function.
         """
+        known = self.config.get("noise_std")
+        if known is not None:  # given, not fitted
+            return float(known)
         model = self.model
         values = self.Y[~self.failed]
         if model is None or bool(values.max() == values.min()):  # no spread to measure it by
@@ -205,7 +209,9 @@ class OptimizationResult:
                 f"recommended point (best posterior mean among the evaluated points): "
                 f"{_point_text(self.recommended_x)}, posterior mean {self.recommended_value:.6g}"
             )
-            if self.noise_std is not None:
+            if self.config.get("noise_std") is not None:
+                lines.append(f"known noise: standard deviation {self.noise_std:.3g} (given)")
+            elif self.noise_std is not None:
                 lines.append(f"fitted noise: standard deviation {self.noise_std:.3g}")
         lines.append(f"evaluations: {self.num_evaluations}, failed: {self.num_failed}")
         lines.append(_time_text(self))

@@ -312,6 +312,13 @@ def _error_line(capsys, exit_info):
     return err
 
 
+def test_known_noise_is_the_surrogates_noise_and_the_summary_says_so(tmp_path, capsys):
+    assert main([*COMMON, "--budget", "4", "--known-noise", "0.05", "--out", str(tmp_path)]) == 0
+    assert "known noise: standard deviation 0.05 (given)" in capsys.readouterr().out
+    summary = json.loads((tmp_path / f"{STEM}.json").read_text())
+    assert summary["config"]["noise_std"] == 0.05 and summary["noise_std"] == 0.05
+
+
 def test_a_resume_with_other_settings_is_refused_and_fresh_starts_over(tmp_path, capsys):
     common = [*COMMON, "--out", str(tmp_path)]
     assert main(common) == 0
@@ -319,11 +326,12 @@ def test_a_resume_with_other_settings_is_refused_and_fresh_starts_over(tmp_path,
     first = Journal(journal).read()[1]
     capsys.readouterr()
     changed = ["--q", "2", "--initial-design", "2", "--surrogate-option", "nu=1.5"]
-    changed += ["--noise", "0.1"]
+    changed += ["--noise", "0.1", "--known-noise", "0.05"]
     with pytest.raises(SystemExit) as exit_info:
         main([*common, *changed])
     err = _error_line(capsys, exit_info)
     for difference in (
+        "--known-noise: not given in the journal's run, 0.05 now",
         "q: 1 in the journal, 2 now",
         "initial_design: 3 in the journal, 2 now",
         "surrogate_options.nu: (not set) in the journal, 1.5 now",
@@ -498,6 +506,8 @@ def _refused_mkdir(self, *args, **kwargs):
         (["--out", "READONLY"], "cannot create the folder (Permission denied)"),
         (["--out", ""], "--out is empty; give a folder (--out . for the current one)"),
         (["--parallel", "0"], "--parallel must be at least 1, got 0"),
+        (["--known-noise", "-1"], "--known-noise must be a finite number above 0"),
+        (["--known-noise", "0.1", "--surrogate", "vish"], "offers no known noise variances"),
         (["--parallel", "2", "--noise", "0.1"], "--noise draws the noise of evaluation i from"),
         (
             ["--parallel", "2", "--acquisition", "logei"],

@@ -1,0 +1,99 @@
+"""``noise_std``: a known measurement noise, taken by the surrogate instead of a fitted one."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from manibo.exceptions import ConfigurationError
+from manibo.loop import BayesianOptimizer, minimize
+from manibo.spaces import Sphere
+
+FAST = {"num_restarts": 2, "raw_samples": 32, "optimizer_options": {"maxiter": 10}}
+
+
+def _model_noise_in_objective_units(result) -> float:
+    """The noise standard deviation of the fitted model, read from the gap between its noisy
+    and latent predictive variances at an evaluated point, mapped to the objective's units."""
+    x = result.X[:1]
+    with torch.no_grad():
+        noisy = result.model.posterior(x, observation_noise=True).variance.reshape(-1)[0]
+        latent = result.model.posterior(x).variance.reshape(-1)[0]
+    factor, _ = result._to_objective
+    return abs(factor) * float(noisy - latent) ** 0.5
+
+
+@pytest.mark.parametrize(
+    ("offset", "scale", "noise_std"),
+    [(0.0, 1.0, 0.3), (0.0, 1e40, 3e39), (1.0, 1e-12, 3e-13)],
+    ids=["plain", "huge values", "tiny spread"],
+)
+def test_the_model_takes_the_known_noise_in_the_objectives_units(offset, scale, noise_std):
+    # the loop rescales values of 1e40 and spreads of 1e-12 before the surrogate sees them; the
+    # known variance must be rescaled with them
+    opt = BayesianOptimizer(Sphere(2), seed=0, noise_std=noise_std, **FAST)
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(8):
+        x = opt.ask()[0]
+        value = float(x[2]) + 0.3 * float(torch.randn((), generator=generator, dtype=torch.float64))
+        opt.tell(x, offset + scale * value)
+    result = opt.result()
+    assert result.noise_std == noise_std
+    assert _model_noise_in_objective_units(result) == pytest.approx(noise_std, rel=1e-6)
+    assert f"known noise: standard deviation {noise_std:.3g} (given)" in result.summary()
+
+
+def test_without_noise_std_the_noise_is_fitted():
+    generator = torch.Generator().manual_seed(0)
+
+    def noisy_height(x):
+        return float(x[2]) + 0.3 * float(torch.randn((), generator=generator, dtype=torch.float64))
+
+    fitted = minimize(noisy_height, Sphere(2), budget=8, seed=0, progress=False, **FAST)
+    assert fitted.config["noise_std"] is None
+    assert _model_noise_in_objective_units(fitted) != pytest.approx(0.3, rel=1e-3)
+    assert "fitted noise" in fitted.summary()
+
+
+@pytest.mark.parametrize(
+    "value", [0.0, -0.1, float("nan"), float("inf"), "0.1", True, torch.ones(2)]
+)
+def test_noise_std_must_be_a_positive_number(value):
+    with pytest.raises(ConfigurationError, match="`noise_std` must be a finite number above 0"):
+        BayesianOptimizer(Sphere(2), noise_std=value)
+
+
+def test_numpy_and_tensor_numbers_are_read_as_floats():
+    for value in (np.float32(0.25), torch.tensor(0.25), 1):
+        assert BayesianOptimizer(Sphere(2), noise_std=value).config["noise_std"] == float(value)
+
+
+def test_a_surrogate_that_fits_its_own_noise_refuses_a_known_one():
+    with pytest.raises(ConfigurationError, match="known noise variances"):
+        BayesianOptimizer(Sphere(2), surrogate="vish", noise_std=0.1)
+
+
+def test_noise_std_is_journaled_and_a_resume_with_another_is_refused(tmp_path):
+    journal = tmp_path / "run.jsonl"
+    minimize(
+        lambda x: float(x[2]), Sphere(2), budget=5, journal=journal, progress=False,
+        noise_std=0.1,
+    )  # fmt: skip
+    resumed = BayesianOptimizer.resume(journal)
+    assert resumed.config["noise_std"] == 0.1
+    resumed.close()
+    with pytest.raises(ConfigurationError, match="noise_std"):
+        BayesianOptimizer.resume(journal, noise_std=0.2)
+
+
+def test_a_journal_without_noise_std_in_its_header_resumes_as_a_run_that_fits_it(tmp_path):
+    journal = tmp_path / "run.jsonl"
+    minimize(lambda x: float(x[2]), Sphere(2), budget=5, journal=journal, progress=False)
+    lines = journal.read_text().splitlines()
+    header = json.loads(lines[0])
+    del header["config"]["noise_std"]  # as an earlier version of manibo wrote it
+    journal.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    resumed = BayesianOptimizer.resume(journal)
+    assert resumed.config["noise_std"] is None and len(resumed.history) == 5
+    resumed.close()
