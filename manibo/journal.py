@@ -538,7 +538,8 @@ class JournalWriter:
 
     Raises:
         JournalLockedError: another writer holds the lock; the message names it.
-        JournalError: the lock file cannot be created (an unwritable folder, say).
+        JournalError: the lock file cannot be created or written (an unwritable folder, a full
+            disk); the lock is not kept.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -805,8 +806,11 @@ def _exclusive_file(base: Path, data: bytes) -> Path:
         try:
             os.write(fd, data)
             os.fsync(fd)
-        finally:
+        except BaseException:  # a full disk: leave no empty or partial copy behind
             os.close(fd)
+            target.unlink(missing_ok=True)
+            raise
+        os.close(fd)
         return target
     raise JournalError(f"too many {base.name}.N files beside the journal; remove old ones.")
 
@@ -859,9 +863,17 @@ def _acquire_lock(lock_path: Path, journal: Path) -> int:
             f"journal {journal} is already being written by {_describe_holder(lock_path)}"
         ) from None
     holder = {"pid": os.getpid(), "host": socket.gethostname(), "since": _utc_now()}
-    os.ftruncate(fd, 0)
-    os.lseek(fd, 0, os.SEEK_SET)
-    os.write(fd, json.dumps(holder).encode())
+    try:
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, json.dumps(holder).encode())
+    except OSError as err:  # a full disk: release the lock, or every retry here is refused
+        os.close(fd)
+        raise JournalError(
+            f"cannot write the lock file {lock_path} of journal {journal} ({err}); nothing was "
+            "written to the journal. Free space on that disk (or choose a writable folder) and "
+            "try again."
+        ) from err
     return fd
 
 

@@ -452,6 +452,49 @@ def test_a_failed_write_leaves_the_file_as_it_was(tmp_path, monkeypatch):
     assert [e.index for e in Journal(path).read()[1]] == [0, 1, 2]
 
 
+def test_a_full_disk_when_the_journal_is_opened_releases_its_lock(tmp_path, monkeypatch):
+    """The holder's record in the lock file was written unprotected: a full disk raised a bare
+    `OSError: [Errno 28]` naming no file, kept the lock, and every retry in the process was
+    refused with "already being written by another process"."""
+    path = tmp_path / "j.jsonl"
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(manibo.journal.os, "write", full)
+    with pytest.raises(JournalError, match=r"lock file .*j\.jsonl\.lock .*No space left") as info:
+        JournalWriter(path)
+    assert not isinstance(info.value, JournalLockedError)
+    monkeypatch.undo()  # room again: the journal opens
+    _journal(path).close()
+    # a cut-off line met on a full disk: the lock is written, its copy aside is not
+    with open(path, "ab") as f:
+        f.write(b'{"type": "evaluation", "x": [0.0, 0.')
+    before = path.read_bytes()
+    real_write = os.write
+    writes = []
+
+    def full_after_the_lock(fd, data):
+        writes.append(fd)
+        if len(writes) > 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(manibo.journal.os, "write", full_after_the_lock)
+    writer = JournalWriter(path)
+    with pytest.raises(OSError, match="No space left"):
+        writer.load()
+    writer.close()
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["j.jsonl", "j.jsonl.lock"]
+    monkeypatch.undo()
+    writer = JournalWriter(path)
+    with pytest.warns(JournalWarning, match="cut off"):
+        assert len(writer.load()[1]) == 2
+    writer.close()
+    assert (tmp_path / "j.jsonl.corrupt").read_bytes() == before[before.rfind(b"\n") + 1 :]
+
+
 def _no_hard_links(source, target):
     raise OSError(errno.EPERM, "Operation not permitted")
 
