@@ -285,24 +285,9 @@ def _run(args: argparse.Namespace) -> int:
 def _unwritten_evaluations_message(journal: Path, error: JournalWriteError) -> str:
     """The error line of a run stopped by a failed journal write, followed by the journal lines
     of the evaluations it could not write, so that the user can keep them."""
-    from manibo.journal import JournalTamperedError
+    from manibo.journal import unwritten_lines_message
 
-    count = len(error.lines)
-    message = (
-        f"manibo: error: the run stopped: could not write to journal {journal} "
-        f"({error.__cause__ or error})."
-    )
-    if not count:
-        return message + " Run the same command again once it can be written: it resumes.\n"
-    lines = "".join(f"{line}\n" for line in error.lines)
-    if isinstance(error.__cause__, JournalTamperedError):  # appending would corrupt another file
-        return f"{message} The {count} evaluation(s) below are in no journal:\n{lines}"
-    return (
-        f"{message} {count} evaluation(s) are not in it: to keep them, once the journal can be "
-        f"written, append the {count} line(s) below to it (save them in a file F, then "
-        f"`cat F >> {journal}`) and run the same command again; it resumes from the journal "
-        f"(without them, from the last evaluation written).\n{lines}"
-    )
+    return "manibo: error: " + unwritten_lines_message(journal, error, "run the same command again")
 
 
 def _objective_modules(task: _Task) -> list[ModuleType]:

@@ -113,6 +113,32 @@ class JournalWriteError(JournalError):
         self.lines = lines or []
 
 
+def unwritten_lines_message(journal: Path, error: JournalWriteError, again: str) -> str:
+    """What to do with the evaluations of ``error`` when nothing that holds them in memory will
+    write them (the process ends, or the optimiser was closed): a sentence naming the journal and
+    the cause, then how to keep them, then their journal lines in full, one a line, to append.
+
+    Args:
+        journal: the journal's path.
+        error: the failed write (its cause is the ``OSError`` or the tampering).
+        again: how the run is continued from its journal, as a verb phrase (``"run the same
+            command again"``).
+    """
+    count = len(error.lines)
+    message = f"the run stopped: could not write to journal {journal} ({error.__cause__ or error})."
+    if not count:
+        return f"{message} {again[:1].upper()}{again[1:]} once it can be written: it resumes.\n"
+    lines = "".join(f"{line}\n" for line in error.lines)
+    if isinstance(error.__cause__, JournalTamperedError):  # appending would corrupt another file
+        return f"{message} The {count} evaluation(s) below are in no journal:\n{lines}"
+    return (
+        f"{message} {count} evaluation(s) are not in it: to keep them, once the journal can be "
+        f"written, append the {count} line(s) below to it (save them in a file F, then "
+        f"`cat F >> {journal}`) and {again}; it resumes from the journal (without them, from "
+        f"the last evaluation written).\n{lines}"
+    )
+
+
 class JournalWarning(ManiboWarning):
     """A cut-off last journal line (a crash in the middle of a write) was moved aside."""
 

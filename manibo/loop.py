@@ -96,6 +96,7 @@ from manibo.journal import (
     JournalWriter,
     Stop,
     check_is_journal,
+    unwritten_lines_message,
 )
 from manibo.models import build_surrogate
 from manibo.optim import LBFGSOptions, optimize_acqf_on_space
@@ -1995,7 +1996,14 @@ def _optimize(
         opt._checked_run(objective, budget, **run_options)
         opt._open_journal(journal, resume)
         opt._caller_frames = 2  # the run's warnings point at the call of minimize or maximize
-        return opt.run(objective, budget, **run_options)
+        try:
+            return opt.run(objective, budget, **run_options)
+        except JournalWriteError as err:
+            # the optimiser closes here, so no later call writes what it holds: the message says
+            # how to keep it (not "Nothing is lost ... written by the next ask")
+            again = f"call {name}(..., resume=True) with the same arguments"
+            message = unwritten_lines_message(opt.journal, err, again).rstrip("\n")
+            raise JournalWriteError(message, err.evaluations, err.lines) from (err.__cause__ or err)
 
 
 def minimize(objective: Objective, space: Space, budget: int, **options) -> OptimizationResult:
@@ -2017,6 +2025,13 @@ def minimize(objective: Objective, space: Space, budget: int, **options) -> Opti
         objective needs), the history as tensors, timings, the fitted model, ``result.plot(path)``.
         ``x, y = minimize(...)`` unpacks the best point and value. To maximise, call
         :func:`maximize`.
+
+    Raises:
+        JournalWriteError: the journal could not be written. The optimiser is closed on the way
+            out, so the evaluations it held are in no journal: the message ends with their
+            journal lines (also its ``lines``); append them to the journal once it can be
+            written and call again with ``resume=True`` to continue without evaluating them
+            again.
     """
     return _optimize(objective, space, budget, True, "minimize", **options)
 

@@ -1440,6 +1440,43 @@ def test_a_failed_journal_write_loses_nothing_and_says_what_was_not_written(tmp_
     assert sorted(a.points[0] for a in contents.asked) == sorted(e.x for e in opt.history)
 
 
+def test_a_full_disk_in_minimize_says_how_to_keep_what_the_closed_optimiser_held(
+    tmp_path, monkeypatch
+):
+    """minimize closes its optimiser on the way out, yet the error said "Nothing is lost: they
+    are in memory and are written by the next ask, tell, run or flush()" with the point cut
+    short ("…"): the script ended there, and the resumed call evaluated index 2 again."""
+    path = tmp_path / "j.jsonl"
+    calls = []
+
+    def fills_the_disk(x):
+        calls.append(x)
+        if len(calls) == 3:
+            monkeypatch.setattr(manibo.journal.os, "write", _full)
+        return _objective(x)
+
+    with pytest.raises(JournalWriteError) as info:
+        minimize(fills_the_disk, Sphere(2), budget=6, initial_design=6, seed=0, journal=path)
+    message = str(info.value)
+    assert "Nothing is lost" not in message and "No space left" in message
+    assert "call minimize(..., resume=True) with the same arguments" in message
+    assert [e.index for e in info.value.evaluations] == [2]
+    assert message.splitlines()[1:] == info.value.lines  # each line in full, nothing cut
+    assert json.loads(info.value.lines[0])["x"] == info.value.evaluations[0].x
+    assert len(Journal(path).read()[1]) == 2
+    monkeypatch.undo()  # room again: the user appends the lines and resumes
+    with path.open("a") as f:
+        f.write("".join(line + "\n" for line in info.value.lines))
+    result = minimize(
+        fills_the_disk, Sphere(2), budget=6, initial_design=6, seed=0, journal=path, resume=True
+    )
+    assert len(calls) == 6 and result.num_evaluations == 6  # index 2 was not evaluated again
+
+
+def _full(fd, data):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
 def test_an_unwritable_journal_is_refused_before_any_evaluation(tmp_path, monkeypatch):
     real_open = manibo.journal.os.open
 
