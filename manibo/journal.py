@@ -6,7 +6,9 @@ so that a resumed run evaluates first the points asked and never told). The rule
 safe:
 
 * **Readers never modify it.** A last line without its newline is a write in progress (or cut off
-  by a crash) and is ignored by :meth:`Journal.read`.
+  by a crash) and is ignored by :meth:`Journal.read`. The writer, under the lock, keeps it when it
+  is a complete, valid record (an editor stripped the file's final newline) and writes the
+  newline back.
 * **One writer at a time.** :class:`JournalWriter` holds an operating-system lock on
   ``<journal>.lock`` (released when it closes or its process dies, even by ``SIGKILL``); a second
   writer gets :class:`JournalLockedError` naming the holder. A forked child (a worker of a process
@@ -19,10 +21,10 @@ safe:
   holding the last holder's process and host: it is the lock's anchor, not a sign of a running
   writer. Deleting it on close would let a writer that opened it just before lock a file no longer
   on disk while a third writer creates and locks a new one: two writers at once. It may be deleted
-  safely while no run uses the journal. Only the lock holder repairs a cut-off last line, by moving
-  it to a new ``<journal>.corrupt[.N]`` file (an earlier one is never overwritten), and only in a
-  journal: a file whose first line is not a manibo header (or, with no complete line, does not begin
-  like one) is refused untouched.
+  safely while no run uses the journal. Only the lock holder repairs a cut-off last line (one that
+  is not a complete, valid record), by moving it to a new ``<journal>.corrupt[.N]`` file (an earlier
+  one is never overwritten), and only in a journal: a file whose first line is not a manibo header
+  (or, with no complete line, does not begin like one) is refused untouched.
 * **Appends are atomic and durable.** Each record is written by one ``os.write`` of the whole line
   on a file opened with ``O_APPEND``, then ``fsync``'d (and the folder is ``fsync``'d when the file
   is created). A failed write is cut back off the file, so a retry cannot duplicate a record.
@@ -589,7 +591,8 @@ class JournalWriter:
         _OPEN_WRITERS.add(self)
 
     def load(self) -> tuple[dict[str, Any] | None, list[Evaluation]]:
-        """Read the journal under the lock, moving a cut-off last line aside first.
+        """Read the journal under the lock, moving a cut-off last line aside first (a last line
+        that lacks only its newline, a complete and valid record, is kept and gets it back).
 
         Sets :attr:`version`, :attr:`stops` and :attr:`asked` from what it reads, and opens the
         journal for appending (so that a journal that cannot be written fails here).
@@ -615,9 +618,13 @@ class JournalWriter:
         # (and a journal this process cannot append to is refused now, not at a tell)
         self._open()
         keep = raw.rfind(b"\n") + 1
-        if keep < len(raw):
-            self._quarantine(raw[keep:], keep)
-        contents = parse_records(raw[:keep], self.path)
+        contents = _whole_without_newline(raw, self.path) if keep < len(raw) else None
+        if contents is not None:  # a complete record whose newline was stripped (an editor)
+            self._write_bytes(b"\n")
+        else:
+            if keep < len(raw):
+                self._quarantine(raw[keep:], keep)
+            contents = parse_records(raw[:keep], self.path)
         if contents is None:
             return None, []
         self.version, self.stops, self.asked = contents.version, contents.stops, contents.asked
@@ -756,7 +763,9 @@ class JournalWriter:
             )
 
     def _write_line(self, record: dict[str, Any]) -> None:
-        data = (_json.dumps(record) + "\n").encode()
+        self._write_bytes((_json.dumps(record) + "\n").encode())
+
+    def _write_bytes(self, data: bytes) -> None:
         start = os.fstat(self._fd).st_size
         try:
             written = 0
@@ -819,6 +828,16 @@ def set_aside(path: str | Path) -> Path:
         raise JournalError(f"could not find a free name to move {path} aside.")
     finally:
         writer.close()
+
+
+def _whole_without_newline(raw: bytes, path: Path) -> JournalContents | None:
+    """The records of ``raw`` when its last line, which lacks its newline, is a complete and
+    valid record (an editor stripped the final newline); None when it is cut off or malformed.
+    A line cut off by a crash cannot pass: a record's JSON ends with its closing brace."""
+    try:
+        return parse_records(raw + b"\n", path)
+    except JournalError:
+        return None
 
 
 def _exclusive_file(base: Path, data: bytes) -> Path:

@@ -134,6 +134,38 @@ def test_only_the_writer_moves_a_cut_off_line_aside_and_never_over_an_earlier_on
     assert (tmp_path / "j.jsonl.corrupt.1").read_bytes() == tails[1]
 
 
+def test_a_complete_last_line_that_only_lacks_its_newline_is_kept(tmp_path, recwarn):
+    """An editor that strips the final newline made the writer move the last evaluation, whole
+    and valid, to `.corrupt`: a resumed run lost it and evaluated its index again."""
+    path = tmp_path / "j.jsonl"
+    _journal(path, n=3).close()
+    whole = path.read_bytes()
+    path.write_bytes(whole.rstrip(b"\n"))
+    writer = JournalWriter(path)
+    assert [e.index for e in writer.load()[1]] == [0, 1, 2]
+    assert path.read_bytes() == whole  # the newline is back
+    writer.append(Evaluation(x=[3.0, 1.0], y=1.5, index=3))
+    writer.close()
+    assert [e.index for e in Journal(path).read()[1]] == [0, 1, 2, 3]
+    assert not list(tmp_path.glob("*.corrupt*")) and not recwarn.list
+    # a header alone, without its newline, is kept too
+    path.unlink()
+    writer = JournalWriter(path)
+    writer.create({"seed": 5})
+    writer.close()
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    writer = JournalWriter(path)
+    assert writer.load() == ({"seed": 5}, [])
+    writer.close()
+    # a complete record that is not valid where it stands is moved aside as before
+    path.write_bytes(whole + _evaluation(7).encode())
+    writer = JournalWriter(path)
+    with pytest.warns(JournalWarning, match="cut off"):
+        assert len(writer.load()[1]) == 3
+    writer.close()
+    assert (tmp_path / "j.jsonl.corrupt").read_text() == _evaluation(7)
+
+
 def test_a_journal_without_a_complete_line_is_started_again_by_its_writer(tmp_path):
     path = tmp_path / "j.jsonl"
     path.write_bytes(b'{"type": "header", "vers')  # killed while writing the header
