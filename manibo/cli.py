@@ -264,10 +264,18 @@ def _run(args: argparse.Namespace) -> int:
     summary.update(task.extra(result))
     # written by absolute path: the objective may have changed the working folder
     paths = {kind: out / f"{stem}.{kind}" for kind in ("json", "png", "txt")}
-    (folder / paths["json"].name).write_text(_json.dumps(summary, indent=2))
-    result.plot(folder / paths["png"].name)
     text = result.summary() + "".join(f"\n{line}" for line in task.lines(summary))
-    (folder / paths["txt"].name).write_text(text + "\n")
+    try:
+        _write_atomically(folder / paths["json"].name, _text_writer(_json.dumps(summary, indent=2)))
+        _write_atomically(folder / paths["png"].name, result.plot)
+        _write_atomically(folder / paths["txt"].name, _text_writer(text + "\n"))
+    except OSError as error:  # a full disk: the run is in its journal, the results are not
+        sys.stderr.write(
+            f"manibo: error: could not write the results in {out} ({error}); the "
+            f"{len(opt.history)} evaluations are in journal {journal}. Once there is room, run "
+            "the same command again: it writes the results from the journal.\n"
+        )
+        return 1
     print(text)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     if result.best_x is None:  # nothing found: a script that runs manibo must be able to tell
@@ -280,6 +288,25 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _write_atomically(target: Path, write: Callable[[Path], object]) -> None:
+    """Write ``target`` by ``write(temporary)`` on a file beside it, then rename that over
+    ``target``: a kill or a full disk leaves the previous file or the new one, never a part of
+    one. The temporary name keeps the suffix (``savefig`` reads the format from it)."""
+    temporary = target.with_name(f".{target.stem}.{os.getpid()}.tmp{target.suffix}")
+    try:
+        write(temporary)
+        with open(temporary, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _text_writer(text: str) -> Callable[[Path], object]:
+    return lambda path: path.write_text(text)
 
 
 def _unwritten_evaluations_message(journal: Path, error: JournalWriteError) -> str:

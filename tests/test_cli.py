@@ -462,6 +462,48 @@ def test_a_full_disk_stops_the_run_and_prints_the_evaluations_it_could_not_write
     assert len(evaluations) == 3 and (evaluations[2].x, evaluations[2].y) == (lost["x"], lost["y"])
 
 
+def test_a_full_disk_while_the_results_are_written_ends_with_one_error_line(
+    tmp_path, capsys, monkeypatch
+):
+    """The figure's write on a full disk ended the command with a 37-line matplotlib/PIL
+    traceback, and the results files were written in place: a full disk (or a kill) left a
+    summary cut short where a whole one had been."""
+    import errno
+
+    import matplotlib.figure
+
+    arguments = [*COMMON, "--out", str(tmp_path)]
+    assert main(arguments) == 0
+    capsys.readouterr()
+    summary = tmp_path / f"{STEM}.json"
+    whole = summary.read_bytes()
+    real_write_text = Path.write_text
+
+    def half_then_full(self, text, *args, **kwargs):
+        real_write_text(self, text[: len(text) // 2], *args, **kwargs)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    for target, replacement in [
+        (Path, ("write_text", half_then_full)),
+        (matplotlib.figure.Figure, ("savefig", full)),
+    ]:
+        monkeypatch.setattr(target, *replacement)
+        assert main(arguments) == 1  # the run resumes with its budget spent, then writes
+        err = capsys.readouterr().err
+        assert err.startswith("manibo: error: could not write the results in ")
+        assert "No space left on device" in err and "run the same command again" in err
+        assert err.count("\n") == 1 and "Traceback" not in err
+        if target is Path:  # the summary's write failed half way: the previous one, whole
+            assert summary.read_bytes() == whole
+        monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir() if "tmp" in p.name) == []
+    assert main(arguments) == 0  # room again: the same command writes them
+    assert summary.read_bytes().startswith(whole[:20]) and (tmp_path / f"{STEM}.png").exists()
+
+
 def test_a_slow_set_up_is_reported(tmp_path, capsys, monkeypatch):
     """A 10,000-vertex mesh took 33 s before the first evaluation, without a word, and the
     summary's time (41 s) left it out of the run's 77 s."""
