@@ -1287,6 +1287,8 @@ class BayesianOptimizer:
                 f"`callback` must be callable as callback(optimizer, evaluation), got "
                 f"{type(callback).__name__}."
             )
+        if callback is not None:
+            _check_callback_signature(callback)
         if max_seconds is not None and not (
             isinstance(max_seconds, numbers.Real)
             and not isinstance(max_seconds, bool)
@@ -1775,6 +1777,29 @@ def _stop_rule(
         return None
 
     return should_stop
+
+
+def _check_callback_signature(callback: Callable[..., object]) -> None:
+    """Refuse a callback that cannot be called with ``(optimizer, evaluation)``, before the first
+    evaluation is paid for (a callable whose signature Python cannot read passes).
+
+    Raises:
+        ConfigurationError: naming the callback, its signature and the call it refuses.
+    """
+    try:
+        signature = inspect.signature(callback)
+    except (TypeError, ValueError):  # a builtin or an extension type without a signature
+        return
+    try:
+        signature.bind(None, None)
+    except TypeError as err:
+        name = getattr(callback, "__qualname__", type(callback).__name__)
+        raise ConfigurationError(
+            f"`callback` must accept two arguments, callback(optimizer, evaluation), but "
+            f"{name}{signature} does not ({err}); it is called after every told evaluation. "
+            "Define it as `def callback(optimizer, evaluation): ...` (returning True stops the "
+            "run)."
+        ) from None
 
 
 def _as_objective_value(value: object, x: Tensor) -> float:

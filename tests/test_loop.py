@@ -2014,6 +2014,32 @@ def test_a_callback_that_returns_true_stops_the_run_and_the_journal_says_why(tmp
     assert [(s.reason, s.evaluations) for s in stops] == [("callback", 4), ("budget", 5)]
 
 
+def test_a_callback_that_cannot_take_two_arguments_is_refused_before_any_evaluation(tmp_path):
+    """`callback=lambda: True` was found out by a TypeError after the first evaluation."""
+    calls = []
+
+    def objective(x):
+        calls.append(x)
+        return _objective(x)
+
+    for wrong in (lambda: True, lambda opt: True, lambda a, b, c: True):
+        with pytest.raises(ConfigurationError, match=r"callback\(optimizer, evaluation\), but "):
+            minimize(objective, Sphere(2), budget=3, initial_design=3, callback=wrong)
+        with BayesianOptimizer(Sphere(2), initial_design=3, **FAST) as opt:
+            with pytest.raises(ConfigurationError, match="must accept two arguments"):
+                opt.run(objective, budget=3, progress=False, callback=wrong)
+    assert calls == []
+
+    class Stopper:
+        def __call__(self, optimizer, evaluation, verbose=False):
+            return True
+
+    for callback in [lambda *args: None, lambda o, e, extra=1: None, Stopper()]:
+        with BayesianOptimizer(Sphere(2), initial_design=3, **FAST) as opt:
+            opt.run(objective, budget=3, progress=False, callback=callback)
+    manibo.loop._check_callback_signature(max)  # no signature Python can read: it passes
+
+
 def test_a_callback_that_raises_or_returns_something_else_stops_the_run_with_the_error():
     def buggy(optimizer, evaluation):
         return undefined_name  # noqa: F821
