@@ -1816,8 +1816,14 @@ def _as_objective_value(value: object, x: Tensor) -> float:
         number = isinstance(value, numbers.Real) and not isinstance(value, bool)
     reason = ""
     if number:
+        scalar = value
+        if not isinstance(value, Tensor) and getattr(value, "ndim", 0):
+            # float() of a NumPy array of shape (1,) warns ("Conversion of an array with ndim >
+            # 0 to a scalar is deprecated"); its one element, reshaped to (), converts quietly
+            with contextlib.suppress(AttributeError, TypeError, ValueError):  # np.matrix: 2-D
+                scalar = value.reshape(())
         try:
-            return float(value)
+            return float(scalar)
         except OverflowError:  # an integer beyond float: 10**400
             reason = ", and this one is too large for a float (at most about 1.8e308)"
         except (TypeError, ValueError):

@@ -376,12 +376,22 @@ def test_an_objective_returning_something_else_than_a_number_stops_the_run(retur
         assert "too large for a float" in str(info.value)
 
 
-def test_an_objective_value_that_requires_grad_is_taken_quietly():
+@pytest.mark.parametrize(
+    "returns",
+    [
+        lambda x: torch.tensor(0.5, requires_grad=True) * x[0],
+        lambda x: np.array([0.5]),  # NumPy's "Conversion of an array with ndim > 0" warned
+        lambda x: np.array([[0.5]], dtype=np.float32),
+        lambda x: x[:1],
+    ],
+    ids=["requires grad", "array (1,)", "array (1, 1)", "tensor (1,)"],
+)
+def test_an_objective_value_of_one_element_is_taken_quietly(returns):
     opt = BayesianOptimizer(Sphere(2), initial_design=2, seed=0, **FAST)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warnings.filterwarnings("ignore", "the budget .* does not exceed", ManiboWarning)
-        opt.run(lambda x: torch.tensor(0.5, requires_grad=True) * x[0], budget=2, progress=False)
+        opt.run(returns, budget=2, progress=False)
     assert [type(e.y) for e in opt.history] == [float, float]
 
 
