@@ -192,6 +192,7 @@ def _run(args: argparse.Namespace) -> int:
     folder = out.absolute()
     stem = f"{task.name}_{args.surrogate}_{args.acquisition}_seed{args.seed}"
     journal = out / f"{stem}.journal.jsonl"
+    args.journal_path = folder / journal.name  # for the line of an interrupted command
     resuming = journal.exists() and not args.fresh
     if resuming:
         task.metadata = _journal_spelling(journal, task.metadata)
@@ -924,7 +925,7 @@ def main(argv: list[str] | None = None) -> int:
     ``--help`` and mistakes in the arguments answer at once, and every import runs where Ctrl-C
     ends the command with its one line.
     """
-    command = None
+    command = args = None
     interrupts = _Interrupts()
     try:
         parser = _parser()
@@ -959,7 +960,12 @@ def main(argv: list[str] | None = None) -> int:
         # it loads raises ImportError, torch goes on without it, and a later import fails)
         if not (interrupts.seen or isinstance(error, KeyboardInterrupt)):
             raise
-        resume = "; the same command resumes the run from its journal" if command == "run" else ""
+        journal = getattr(args, "journal_path", None)  # set once `run` knows it
+        resume = (  # not before the journal exists: a run stopped then left nothing to resume
+            "; the same command resumes the run from its journal"
+            if journal is not None and journal.exists()
+            else ""
+        )
         terminated = interrupts.signum == signal.SIGTERM
         sys.stderr.write(f"\nmanibo: {'terminated' if terminated else 'interrupted'}{resume}\n")
         sys.exit(128 + interrupts.signum)  # the status a shell gives the signal: 130, 143

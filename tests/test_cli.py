@@ -228,6 +228,22 @@ def test_sigterm_ends_a_run_with_one_line_and_status_143(tmp_path):
     assert status == 143 and out.count("evaluating") == 1 and seconds < 10
 
 
+@pytest.mark.slow
+def test_a_run_terminated_before_its_journal_exists_does_not_promise_a_resume(tmp_path):
+    """SIGTERM while the objective's module was imported printed "the same command resumes the
+    run from its journal", with no journal written."""
+    script = tmp_path / "slow_import.py"
+    script.write_text(
+        "import time\n\nprint('importing', flush=True)\ntime.sleep(30)\n\n"
+        "def f(x):\n    return float(x[0])\n"
+    )
+    out = tmp_path / "out"
+    command = ["run", "--objective", f"{script}:f", "--space", "sphere2", "--out", str(out)]
+    seconds, _, err, status = _sigint_after(command, "importing", 0.3, signal.SIGTERM)
+    assert status == 143 and seconds < 10 and "Traceback" not in err
+    assert err.endswith("\nmanibo: terminated\n") and not list(out.glob("*.jsonl"))
+
+
 def test_a_signal_stops_the_run_at_the_next_evaluation_but_not_after_the_last():
     # a signal that came during the budget's last evaluation stopped the run before it wrote its
     # summary, plot and stop record (it ended with 143 and nothing written)
@@ -1214,7 +1230,9 @@ def test_ctrl_c_while_manibo_starts_gives_the_one_line(command, wait, tmp_path):
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-    resume = "; the same command resumes the run from its journal" if "run" in command else ""
+    # the resume is promised only where the journal exists (at 0.5 s it did not, yet was)
+    written = list(tmp_path.glob("*.journal.jsonl"))
+    resume = "; the same command resumes the run from its journal" if written else ""
     assert (process.returncode, err) == (130, f"\nmanibo: interrupted{resume}\n")
 
 
