@@ -477,6 +477,61 @@ def test_an_error_in_flight_is_raised_after_the_other_evaluations_are_told():
     assert torch.equal(opt.pending, calls[3][None])  # handed back: the next run evaluates it
 
 
+def test_evaluations_in_flight_at_ctrl_c_are_told_when_they_return(tmp_path):
+    """Ctrl-C in run(executor=ThreadPoolExecutor(3), max_parallel=3) handed back the two
+    evaluations still running: the pool's shutdown waited for them, they returned, and their
+    results were dropped, so the resumed run paid for them again (8 calls for a budget of 6)."""
+    gate, lock, calls = threading.Event(), threading.Lock(), []
+
+    def objective(x):
+        with lock:
+            calls.append(x.tolist())
+            first = len(calls) == 1
+        if not first:
+            assert gate.wait(30)  # still running when the run is interrupted
+        return _objective(x)
+
+    def ctrl_c_once(optimizer, evaluation):
+        if evaluation.index == 0:
+            deadline = time.monotonic() + 30
+            while len(calls) < 3 and time.monotonic() < deadline:  # all three running
+                time.sleep(0.01)
+            raise KeyboardInterrupt
+
+    path = tmp_path / "j.jsonl"
+    options = {"initial_design": 6, "seed": 0, "progress": False, "journal": path, **FAST}
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        with pytest.raises(KeyboardInterrupt):
+            minimize(
+                objective,
+                Sphere(2),
+                6,
+                executor=pool,
+                max_parallel=3,
+                callback=ctrl_c_once,
+                **options,
+            )
+        assert len(calls) == 3
+        gate.set()  # the two in flight return after minimize closed its optimiser
+    evaluations = Journal(path).read()[1]
+    assert sorted(e.x for e in evaluations) == sorted(calls)  # all three told and written
+    result = minimize(objective, Sphere(2), 6, resume=True, **options)  # the lock was released
+    assert len(calls) == 6 and result.num_evaluations == 6  # none evaluated twice
+    # the same with an optimiser kept open: its next run counts them, and ask never hands
+    # them out again meanwhile
+    gate.clear()
+    calls.clear()
+    opt = BayesianOptimizer(Sphere(2), initial_design=6, seed=0, **FAST)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        with pytest.raises(KeyboardInterrupt):
+            opt.run(objective, 6, executor=pool, max_parallel=3, callback=ctrl_c_once)
+        assert len(opt.history) == 1 and opt.ask().tolist()[0] not in calls
+        gate.set()
+        opt.run(objective, 6, executor=pool, max_parallel=3, progress=False)
+    assert len(calls) == 6 and len(opt.history) == 6
+    assert sorted(e.x for e in opt.history) == sorted(calls)
+
+
 def test_an_error_from_ask_is_raised_after_the_evaluations_in_flight_are_told():
     opt = BayesianOptimizer(Sphere(2), initial_design=2, seed=0, **FAST)
 
