@@ -192,6 +192,7 @@ def _run(args: argparse.Namespace) -> int:
     folder = out.absolute()
     stem = f"{task.name}_{args.surrogate}_{args.acquisition}_seed{args.seed}"
     journal = out / f"{stem}.journal.jsonl"
+    args.journal_path = folder / journal.name  # for the line of an interrupted command
     resuming = journal.exists() and not args.fresh
     if resuming:
         task.metadata = _journal_spelling(journal, task.metadata)
@@ -265,10 +266,18 @@ def _run(args: argparse.Namespace) -> int:
     summary.update(task.extra(result))
     # written by absolute path: the objective may have changed the working folder
     paths = {kind: out / f"{stem}.{kind}" for kind in ("json", "png", "txt")}
-    (folder / paths["json"].name).write_text(_json.dumps(summary, indent=2))
-    result.plot(folder / paths["png"].name)
     text = result.summary() + "".join(f"\n{line}" for line in task.lines(summary))
-    (folder / paths["txt"].name).write_text(text + "\n")
+    try:
+        _write_atomically(folder / paths["json"].name, _text_writer(_json.dumps(summary, indent=2)))
+        _write_atomically(folder / paths["png"].name, result.plot)
+        _write_atomically(folder / paths["txt"].name, _text_writer(text + "\n"))
+    except OSError as error:  # a full disk: the run is in its journal, the results are not
+        sys.stderr.write(
+            f"manibo: error: could not write the results in {out} ({error}); the "
+            f"{len(opt.history)} evaluations are in journal {journal}. Once there is room, run "
+            "the same command again: it writes the results from the journal.\n"
+        )
+        return 1
     print(text)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     if result.best_x is None:  # nothing found: a script that runs manibo must be able to tell
@@ -283,27 +292,31 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_atomically(target: Path, write: Callable[[Path], object]) -> None:
+    """Write ``target`` by ``write(temporary)`` on a file beside it, then rename that over
+    ``target``: a kill or a full disk leaves the previous file or the new one, never a part of
+    one. The temporary name keeps the suffix (``savefig`` reads the format from it)."""
+    temporary = target.with_name(f".{target.stem}.{os.getpid()}.tmp{target.suffix}")
+    try:
+        write(temporary)
+        with open(temporary, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _text_writer(text: str) -> Callable[[Path], object]:
+    return lambda path: path.write_text(text)
+
+
 def _unwritten_evaluations_message(journal: Path, error: JournalWriteError) -> str:
     """The error line of a run stopped by a failed journal write, followed by the journal lines
     of the evaluations it could not write, so that the user can keep them."""
-    from manibo.journal import JournalTamperedError
+    from manibo.journal import unwritten_lines_message
 
-    count = len(error.lines)
-    message = (
-        f"manibo: error: the run stopped: could not write to journal {journal} "
-        f"({error.__cause__ or error})."
-    )
-    if not count:
-        return message + " Run the same command again once it can be written: it resumes.\n"
-    lines = "".join(f"{line}\n" for line in error.lines)
-    if isinstance(error.__cause__, JournalTamperedError):  # appending would corrupt another file
-        return f"{message} The {count} evaluation(s) below are in no journal:\n{lines}"
-    return (
-        f"{message} {count} evaluation(s) are not in it: to keep them, once the journal can be "
-        f"written, append the {count} line(s) below to it (save them in a file F, then "
-        f"`cat F >> {journal}`) and run the same command again; it resumes from the journal "
-        f"(without them, from the last evaluation written).\n{lines}"
-    )
+    return "manibo: error: " + unwritten_lines_message(journal, error, "run the same command again")
 
 
 def _objective_modules(task: _Task) -> list[ModuleType]:
@@ -923,7 +936,7 @@ def main(argv: list[str] | None = None) -> int:
     ``--help`` and mistakes in the arguments answer at once, and every import runs where Ctrl-C
     ends the command with its one line.
     """
-    command = None
+    command = args = None
     interrupts = _Interrupts()
     try:
         parser = _parser()
@@ -958,7 +971,12 @@ def main(argv: list[str] | None = None) -> int:
         # it loads raises ImportError, torch goes on without it, and a later import fails)
         if not (interrupts.seen or isinstance(error, KeyboardInterrupt)):
             raise
-        resume = "; the same command resumes the run from its journal" if command == "run" else ""
+        journal = getattr(args, "journal_path", None)  # set once `run` knows it
+        resume = (  # not before the journal exists: a run stopped then left nothing to resume
+            "; the same command resumes the run from its journal"
+            if journal is not None and journal.exists()
+            else ""
+        )
         terminated = interrupts.signum == signal.SIGTERM
         sys.stderr.write(f"\nmanibo: {'terminated' if terminated else 'interrupted'}{resume}\n")
         sys.exit(128 + interrupts.signum)  # the status a shell gives the signal: 130, 143

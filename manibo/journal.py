@@ -6,7 +6,9 @@ so that a resumed run evaluates first the points asked and never told). The rule
 safe:
 
 * **Readers never modify it.** A last line without its newline is a write in progress (or cut off
-  by a crash) and is ignored by :meth:`Journal.read`.
+  by a crash) and is ignored by :meth:`Journal.read`. The writer, under the lock, keeps it when it
+  is a complete, valid record (an editor stripped the file's final newline) and writes the
+  newline back.
 * **One writer at a time.** :class:`JournalWriter` holds an operating-system lock on
   ``<journal>.lock`` (released when it closes or its process dies, even by ``SIGKILL``); a second
   writer gets :class:`JournalLockedError` naming the holder. A forked child (a worker of a process
@@ -19,10 +21,10 @@ safe:
   holding the last holder's process and host: it is the lock's anchor, not a sign of a running
   writer. Deleting it on close would let a writer that opened it just before lock a file no longer
   on disk while a third writer creates and locks a new one: two writers at once. It may be deleted
-  safely while no run uses the journal. Only the lock holder repairs a cut-off last line, by moving
-  it to a new ``<journal>.corrupt[.N]`` file (an earlier one is never overwritten), and only in a
-  journal: a file whose first line is not a manibo header (or, with no complete line, does not begin
-  like one) is refused untouched.
+  safely while no run uses the journal. Only the lock holder repairs a cut-off last line (one that
+  is not a complete, valid record), by moving it to a new ``<journal>.corrupt[.N]`` file (an earlier
+  one is never overwritten), and only in a journal: a file whose first line is not a manibo header
+  (or, with no complete line, does not begin like one) is refused untouched.
 * **Appends are atomic and durable.** Each record is written by one ``os.write`` of the whole line
   on a file opened with ``O_APPEND``, then ``fsync``'d (and the folder is ``fsync``'d when the file
   is created). A failed write is cut back off the file, so a retry cannot duplicate a record.
@@ -111,6 +113,32 @@ class JournalWriteError(JournalError):
         super().__init__(message)
         self.evaluations = evaluations
         self.lines = lines or []
+
+
+def unwritten_lines_message(journal: Path, error: JournalWriteError, again: str) -> str:
+    """What to do with the evaluations of ``error`` when nothing that holds them in memory will
+    write them (the process ends, or the optimiser was closed): a sentence naming the journal and
+    the cause, then how to keep them, then their journal lines in full, one a line, to append.
+
+    Args:
+        journal: the journal's path.
+        error: the failed write (its cause is the ``OSError`` or the tampering).
+        again: how the run is continued from its journal, as a verb phrase (``"run the same
+            command again"``).
+    """
+    count = len(error.lines)
+    message = f"the run stopped: could not write to journal {journal} ({error.__cause__ or error})."
+    if not count:
+        return f"{message} {again[:1].upper()}{again[1:]} once it can be written: it resumes.\n"
+    lines = "".join(f"{line}\n" for line in error.lines)
+    if isinstance(error.__cause__, JournalTamperedError):  # appending would corrupt another file
+        return f"{message} The {count} evaluation(s) below are in no journal:\n{lines}"
+    return (
+        f"{message} {count} evaluation(s) are not in it: to keep them, once the journal can be "
+        f"written, append the {count} line(s) below to it (save them in a file F, then "
+        f"`cat F >> {journal}`) and {again}; it resumes from the journal (without them, from "
+        f"the last evaluation written).\n{lines}"
+    )
 
 
 class JournalWarning(ManiboWarning):
@@ -538,7 +566,8 @@ class JournalWriter:
 
     Raises:
         JournalLockedError: another writer holds the lock; the message names it.
-        JournalError: the lock file cannot be created (an unwritable folder, say).
+        JournalError: the lock file cannot be created or written (an unwritable folder, a full
+            disk); the lock is not kept.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -562,7 +591,8 @@ class JournalWriter:
         _OPEN_WRITERS.add(self)
 
     def load(self) -> tuple[dict[str, Any] | None, list[Evaluation]]:
-        """Read the journal under the lock, moving a cut-off last line aside first.
+        """Read the journal under the lock, moving a cut-off last line aside first (a last line
+        that lacks only its newline, a complete and valid record, is kept and gets it back).
 
         Sets :attr:`version`, :attr:`stops` and :attr:`asked` from what it reads, and opens the
         journal for appending (so that a journal that cannot be written fails here).
@@ -588,9 +618,13 @@ class JournalWriter:
         # (and a journal this process cannot append to is refused now, not at a tell)
         self._open()
         keep = raw.rfind(b"\n") + 1
-        if keep < len(raw):
-            self._quarantine(raw[keep:], keep)
-        contents = parse_records(raw[:keep], self.path)
+        contents = _whole_without_newline(raw, self.path) if keep < len(raw) else None
+        if contents is not None:  # a complete record whose newline was stripped (an editor)
+            self._write_bytes(b"\n")
+        else:
+            if keep < len(raw):
+                self._quarantine(raw[keep:], keep)
+            contents = parse_records(raw[:keep], self.path)
         if contents is None:
             return None, []
         self.version, self.stops, self.asked = contents.version, contents.stops, contents.asked
@@ -729,7 +763,9 @@ class JournalWriter:
             )
 
     def _write_line(self, record: dict[str, Any]) -> None:
-        data = (_json.dumps(record) + "\n").encode()
+        self._write_bytes((_json.dumps(record) + "\n").encode())
+
+    def _write_bytes(self, data: bytes) -> None:
         start = os.fstat(self._fd).st_size
         try:
             written = 0
@@ -794,6 +830,16 @@ def set_aside(path: str | Path) -> Path:
         writer.close()
 
 
+def _whole_without_newline(raw: bytes, path: Path) -> JournalContents | None:
+    """The records of ``raw`` when its last line, which lacks its newline, is a complete and
+    valid record (an editor stripped the final newline); None when it is cut off or malformed.
+    A line cut off by a crash cannot pass: a record's JSON ends with its closing brace."""
+    try:
+        return parse_records(raw + b"\n", path)
+    except JournalError:
+        return None
+
+
 def _exclusive_file(base: Path, data: bytes) -> Path:
     """Write ``data`` to ``base`` or ``base.1``, ``base.2`` ... whichever does not exist yet."""
     for attempt in range(10_000):
@@ -805,8 +851,11 @@ def _exclusive_file(base: Path, data: bytes) -> Path:
         try:
             os.write(fd, data)
             os.fsync(fd)
-        finally:
+        except BaseException:  # a full disk: leave no empty or partial copy behind
             os.close(fd)
+            target.unlink(missing_ok=True)
+            raise
+        os.close(fd)
         return target
     raise JournalError(f"too many {base.name}.N files beside the journal; remove old ones.")
 
@@ -859,9 +908,17 @@ def _acquire_lock(lock_path: Path, journal: Path) -> int:
             f"journal {journal} is already being written by {_describe_holder(lock_path)}"
         ) from None
     holder = {"pid": os.getpid(), "host": socket.gethostname(), "since": _utc_now()}
-    os.ftruncate(fd, 0)
-    os.lseek(fd, 0, os.SEEK_SET)
-    os.write(fd, json.dumps(holder).encode())
+    try:
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, json.dumps(holder).encode())
+    except OSError as err:  # a full disk: release the lock, or every retry here is refused
+        os.close(fd)
+        raise JournalError(
+            f"cannot write the lock file {lock_path} of journal {journal} ({err}); nothing was "
+            "written to the journal. Free space on that disk (or choose a writable folder) and "
+            "try again."
+        ) from err
     return fd
 
 

@@ -96,6 +96,7 @@ from manibo.journal import (
     JournalWriter,
     Stop,
     check_is_journal,
+    unwritten_lines_message,
 )
 from manibo.models import build_surrogate
 from manibo.optim import LBFGSOptions, optimize_acqf_on_space
@@ -259,6 +260,9 @@ class BayesianOptimizer:
         noise_std: float | None = None,
     ) -> None:
         self._lock = threading.RLock()
+        # evaluations an interrupted run left in flight, each set once told (or given up)
+        self._late: list[threading.Event] = []
+        self._close_when_told = False  # close() came while some were in flight
         if not isinstance(space, Space):
             spec = (
                 f"; build it from its spec with manibo.spaces.make_space({space!r})"
@@ -490,8 +494,17 @@ class BayesianOptimizer:
     @_one_caller_at_a_time
     def close(self) -> None:
         """Release the journal (and its lock); telling or asking afterwards keeps the evaluations
-        and asked points in memory and raises :class:`~manibo.journal.JournalWriteError`."""
-        writer, self._writer = self._writer, None
+        and asked points in memory and raises :class:`~manibo.journal.JournalWriteError`.
+
+        While evaluations of an interrupted :meth:`run` are still in flight in its executor, the
+        journal is released once they have returned and been told (see :meth:`run`)."""
+        if self._writer is None:  # also where __init__ never ran (so no lock either)
+            return
+        with self._lock:
+            if self._late:
+                self._close_when_told = True
+                return
+            writer, self._writer = self._writer, None
         if writer is not None:
             writer.close()
 
@@ -505,6 +518,7 @@ class BayesianOptimizer:
         state = self.__dict__.copy()
         del state["_lock"]  # a lock cannot be pickled or copied; each copy gets its own
         state["_in_run"] = False  # a copy taken in a callback is not running: it may run
+        state["_late"], state["_close_when_told"] = [], False  # the original tells those
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -1185,6 +1199,16 @@ class BayesianOptimizer:
         those in flight are finished and told (the callback is still called for them). The
         journal records why the run ended (:attr:`OptimizationResult.stop_reason`).
 
+        Ctrl-C (``KeyboardInterrupt``) with an executor is raised at once: the evaluations told
+        by then stay, those not started are cancelled and handed back (the next ``ask``, or a
+        run resumed from the journal, evaluates them first), and each one still running is told
+        when it returns (from the thread that completes it, under the optimiser's lock), so that
+        a thread pool whose ``with`` block waits for them keeps their results. Meanwhile no
+        ``ask`` hands their points out again, a later ``run`` first waits for them, and
+        :meth:`close` (which ``minimize`` and ``maximize`` call on the way out) keeps the
+        journal until they are told. A process that ends first (``manibo run`` ends at once)
+        leaves them asked but not told in the journal, and the resumed run evaluates them first.
+
         Args:
             objective: maps one point ``(D,)`` (on ``device``) to a float.
             budget: total number of evaluations, at least ``initial_design`` and ``q``. A budget
@@ -1270,6 +1294,8 @@ class BayesianOptimizer:
                 stacklevel=3 + self._caller_frames,
             )
         should_stop = _stop_rule(self, callback, max_seconds)
+        for told in list(self._late):  # an interrupted run's evaluations in flight count first
+            told.wait()
         self.flush()  # what a failed write left in memory goes first
         return budget, declared, parallel, should_stop
 
@@ -1305,6 +1331,8 @@ class BayesianOptimizer:
                 f"`callback` must be callable as callback(optimizer, evaluation), got "
                 f"{type(callback).__name__}."
             )
+        if callback is not None:
+            _check_callback_signature(callback)
         if max_seconds is not None and not (
             isinstance(max_seconds, numbers.Real)
             and not isinstance(max_seconds, bool)
@@ -1490,13 +1518,16 @@ class BayesianOptimizer:
 
     def _drain(self, running: dict, declared, finish: bool, error: BaseException) -> None:
         """Tell what the evaluations in flight return (waiting for them unless ``finish`` is
-        False, as after Ctrl-C: then the unfinished ones are cancelled and handed back)."""
+        False, as after Ctrl-C: then those not started are cancelled and handed back, and those
+        running are told when they return, see :meth:`_tell_when_done`)."""
         if finish:
             wait(list(running))
         lost = 0
         for future, (x, start) in running.items():
             if not future.done():
-                future.cancel()
+                if not future.cancel():
+                    self._tell_when_done(future, x, start, declared)
+                    continue
             else:
                 try:
                     self._tell_future(future, x, start, declared)
@@ -1510,6 +1541,36 @@ class BayesianOptimizer:
             error.add_note(
                 f"manibo: {lost} other evaluation(s) in flight also raised; they were not recorded."
             )
+
+    def _tell_when_done(self, future: Future, x: Tensor, start: float, declared) -> None:
+        """Tell what ``future`` returns once it returns, from the thread that completes it and
+        under the optimiser's lock, while the optimiser has its journal (or has none); ``x``
+        stays handed out meanwhile, so that no ``ask`` hands it out again. An error of the
+        objective leaves it unrecorded and hands it back. :meth:`close` waits for these to
+        release the journal, and :meth:`run` waits for them first."""
+        told = threading.Event()
+        with self._lock:
+            self._late.append(told)
+
+        def tell(future: Future) -> None:
+            with self._lock:
+                try:
+                    if self.journal is not None and self._writer is None:
+                        self._hand_back(x[None])  # closed: the journal keeps it asked, not told
+                    else:
+                        self._tell_future(future, x, start, declared)
+                except JournalWriteError:
+                    pass  # in history; the next write catches up
+                except BaseException:  # the objective's error, or a cancelled future
+                    self._hand_back(x[None])
+                finally:
+                    self._late.remove(told)
+                    told.set()
+                    if self._close_when_told and not self._late:
+                        self._close_when_told = False
+                        self.close()
+
+        future.add_done_callback(tell)
 
     def _progress(self, budget: int, enabled: bool) -> None:
         if not enabled:
@@ -1795,6 +1856,29 @@ def _stop_rule(
     return should_stop
 
 
+def _check_callback_signature(callback: Callable[..., object]) -> None:
+    """Refuse a callback that cannot be called with ``(optimizer, evaluation)``, before the first
+    evaluation is paid for (a callable whose signature Python cannot read passes).
+
+    Raises:
+        ConfigurationError: naming the callback, its signature and the call it refuses.
+    """
+    try:
+        signature = inspect.signature(callback)
+    except (TypeError, ValueError):  # a builtin or an extension type without a signature
+        return
+    try:
+        signature.bind(None, None)
+    except TypeError as err:
+        name = getattr(callback, "__qualname__", type(callback).__name__)
+        raise ConfigurationError(
+            f"`callback` must accept two arguments, callback(optimizer, evaluation), but "
+            f"{name}{signature} does not ({err}); it is called after every told evaluation. "
+            "Define it as `def callback(optimizer, evaluation): ...` (returning True stops the "
+            "run)."
+        ) from None
+
+
 def _as_objective_value(value: object, x: Tensor) -> float:
     """One real number from what the objective returned, or an :class:`ObjectiveError`.
 
@@ -1809,8 +1893,14 @@ def _as_objective_value(value: object, x: Tensor) -> float:
         number = isinstance(value, numbers.Real) and not isinstance(value, bool)
     reason = ""
     if number:
+        scalar = value
+        if not isinstance(value, Tensor) and getattr(value, "ndim", 0):
+            # float() of a NumPy array of shape (1,) warns ("Conversion of an array with ndim >
+            # 0 to a scalar is deprecated"); its one element, reshaped to (), converts quietly
+            with contextlib.suppress(AttributeError, TypeError, ValueError):  # np.matrix: 2-D
+                scalar = value.reshape(())
         try:
-            return float(value)
+            return float(scalar)
         except OverflowError:  # an integer beyond float: 10**400
             reason = ", and this one is too large for a float (at most about 1.8e308)"
         except (TypeError, ValueError):
@@ -2014,7 +2104,14 @@ def _optimize(
         opt._checked_run(objective, budget, **run_options)
         opt._open_journal(journal, resume)
         opt._caller_frames = 2  # the run's warnings point at the call of minimize or maximize
-        return opt.run(objective, budget, **run_options)
+        try:
+            return opt.run(objective, budget, **run_options)
+        except JournalWriteError as err:
+            # the optimiser closes here, so no later call writes what it holds: the message says
+            # how to keep it (not "Nothing is lost ... written by the next ask")
+            again = f"call {name}(..., resume=True) with the same arguments"
+            message = unwritten_lines_message(opt.journal, err, again).rstrip("\n")
+            raise JournalWriteError(message, err.evaluations, err.lines) from (err.__cause__ or err)
 
 
 def minimize(objective: Objective, space: Space, budget: int, **options) -> OptimizationResult:
@@ -2036,6 +2133,13 @@ def minimize(objective: Objective, space: Space, budget: int, **options) -> Opti
         objective needs), the history as tensors, timings, the fitted model, ``result.plot(path)``.
         ``x, y = minimize(...)`` unpacks the best point and value. To maximise, call
         :func:`maximize`.
+
+    Raises:
+        JournalWriteError: the journal could not be written. The optimiser is closed on the way
+            out, so the evaluations it held are in no journal: the message ends with their
+            journal lines (also its ``lines``); append them to the journal once it can be
+            written and call again with ``resume=True`` to continue without evaluating them
+            again.
     """
     return _optimize(objective, space, budget, True, "minimize", **options)
 

@@ -228,6 +228,22 @@ def test_sigterm_ends_a_run_with_one_line_and_status_143(tmp_path):
     assert status == 143 and out.count("evaluating") == 1 and seconds < 10
 
 
+@pytest.mark.slow
+def test_a_run_terminated_before_its_journal_exists_does_not_promise_a_resume(tmp_path):
+    """SIGTERM while the objective's module was imported printed "the same command resumes the
+    run from its journal", with no journal written."""
+    script = tmp_path / "slow_import.py"
+    script.write_text(
+        "import time\n\nprint('importing', flush=True)\ntime.sleep(30)\n\n"
+        "def f(x):\n    return float(x[0])\n"
+    )
+    out = tmp_path / "out"
+    command = ["run", "--objective", f"{script}:f", "--space", "sphere2", "--out", str(out)]
+    seconds, _, err, status = _sigint_after(command, "importing", 0.3, signal.SIGTERM)
+    assert status == 143 and seconds < 10 and "Traceback" not in err
+    assert err.endswith("\nmanibo: terminated\n") and not list(out.glob("*.jsonl"))
+
+
 def test_a_signal_stops_the_run_at_the_next_evaluation_but_not_after_the_last():
     # a signal that came during the budget's last evaluation stopped the run before it wrote its
     # summary, plot and stop record (it ended with 143 and nothing written)
@@ -468,6 +484,48 @@ def test_a_full_disk_stops_the_run_and_prints_the_evaluations_it_could_not_write
     assert main(arguments) == 0
     evaluations = Journal(journal).read()[1]
     assert len(evaluations) == 3 and (evaluations[2].x, evaluations[2].y) == (lost["x"], lost["y"])
+
+
+def test_a_full_disk_while_the_results_are_written_ends_with_one_error_line(
+    tmp_path, capsys, monkeypatch
+):
+    """The figure's write on a full disk ended the command with a 37-line matplotlib/PIL
+    traceback, and the results files were written in place: a full disk (or a kill) left a
+    summary cut short where a whole one had been."""
+    import errno
+
+    import matplotlib.figure
+
+    arguments = [*COMMON, "--out", str(tmp_path)]
+    assert main(arguments) == 0
+    capsys.readouterr()
+    summary = tmp_path / f"{STEM}.json"
+    whole = summary.read_bytes()
+    real_write_text = Path.write_text
+
+    def half_then_full(self, text, *args, **kwargs):
+        real_write_text(self, text[: len(text) // 2], *args, **kwargs)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    for target, replacement in [
+        (Path, ("write_text", half_then_full)),
+        (matplotlib.figure.Figure, ("savefig", full)),
+    ]:
+        monkeypatch.setattr(target, *replacement)
+        assert main(arguments) == 1  # the run resumes with its budget spent, then writes
+        err = capsys.readouterr().err
+        assert err.startswith("manibo: error: could not write the results in ")
+        assert "No space left on device" in err and "run the same command again" in err
+        assert err.count("\n") == 1 and "Traceback" not in err
+        if target is Path:  # the summary's write failed half way: the previous one, whole
+            assert summary.read_bytes() == whole
+        monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir() if "tmp" in p.name) == []
+    assert main(arguments) == 0  # room again: the same command writes them
+    assert summary.read_bytes().startswith(whole[:20]) and (tmp_path / f"{STEM}.png").exists()
 
 
 def test_a_slow_set_up_is_reported(tmp_path, capsys, monkeypatch):
@@ -1182,7 +1240,9 @@ def test_ctrl_c_while_manibo_starts_gives_the_one_line(command, wait, tmp_path):
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-    resume = "; the same command resumes the run from its journal" if "run" in command else ""
+    # the resume is promised only where the journal exists (at 0.5 s it did not, yet was)
+    written = list(tmp_path.glob("*.journal.jsonl"))
+    resume = "; the same command resumes the run from its journal" if written else ""
     assert (process.returncode, err) == (130, f"\nmanibo: interrupted{resume}\n")
 
 

@@ -134,6 +134,38 @@ def test_only_the_writer_moves_a_cut_off_line_aside_and_never_over_an_earlier_on
     assert (tmp_path / "j.jsonl.corrupt.1").read_bytes() == tails[1]
 
 
+def test_a_complete_last_line_that_only_lacks_its_newline_is_kept(tmp_path, recwarn):
+    """An editor that strips the final newline made the writer move the last evaluation, whole
+    and valid, to `.corrupt`: a resumed run lost it and evaluated its index again."""
+    path = tmp_path / "j.jsonl"
+    _journal(path, n=3).close()
+    whole = path.read_bytes()
+    path.write_bytes(whole.rstrip(b"\n"))
+    writer = JournalWriter(path)
+    assert [e.index for e in writer.load()[1]] == [0, 1, 2]
+    assert path.read_bytes() == whole  # the newline is back
+    writer.append(Evaluation(x=[3.0, 1.0], y=1.5, index=3))
+    writer.close()
+    assert [e.index for e in Journal(path).read()[1]] == [0, 1, 2, 3]
+    assert not list(tmp_path.glob("*.corrupt*")) and not recwarn.list
+    # a header alone, without its newline, is kept too
+    path.unlink()
+    writer = JournalWriter(path)
+    writer.create({"seed": 5})
+    writer.close()
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    writer = JournalWriter(path)
+    assert writer.load() == ({"seed": 5}, [])
+    writer.close()
+    # a complete record that is not valid where it stands is moved aside as before
+    path.write_bytes(whole + _evaluation(7).encode())
+    writer = JournalWriter(path)
+    with pytest.warns(JournalWarning, match="cut off"):
+        assert len(writer.load()[1]) == 3
+    writer.close()
+    assert (tmp_path / "j.jsonl.corrupt").read_text() == _evaluation(7)
+
+
 def test_a_journal_without_a_complete_line_is_started_again_by_its_writer(tmp_path):
     path = tmp_path / "j.jsonl"
     path.write_bytes(b'{"type": "header", "vers')  # killed while writing the header
@@ -450,6 +482,49 @@ def test_a_failed_write_leaves_the_file_as_it_was(tmp_path, monkeypatch):
     monkeypatch.undo()
     writer.append(Evaluation(x=[2.0, 1.0], y=1.0, index=2))
     assert [e.index for e in Journal(path).read()[1]] == [0, 1, 2]
+
+
+def test_a_full_disk_when_the_journal_is_opened_releases_its_lock(tmp_path, monkeypatch):
+    """The holder's record in the lock file was written unprotected: a full disk raised a bare
+    `OSError: [Errno 28]` naming no file, kept the lock, and every retry in the process was
+    refused with "already being written by another process"."""
+    path = tmp_path / "j.jsonl"
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(manibo.journal.os, "write", full)
+    with pytest.raises(JournalError, match=r"lock file .*j\.jsonl\.lock .*No space left") as info:
+        JournalWriter(path)
+    assert not isinstance(info.value, JournalLockedError)
+    monkeypatch.undo()  # room again: the journal opens
+    _journal(path).close()
+    # a cut-off line met on a full disk: the lock is written, its copy aside is not
+    with open(path, "ab") as f:
+        f.write(b'{"type": "evaluation", "x": [0.0, 0.')
+    before = path.read_bytes()
+    real_write = os.write
+    writes = []
+
+    def full_after_the_lock(fd, data):
+        writes.append(fd)
+        if len(writes) > 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(manibo.journal.os, "write", full_after_the_lock)
+    writer = JournalWriter(path)
+    with pytest.raises(OSError, match="No space left"):
+        writer.load()
+    writer.close()
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["j.jsonl", "j.jsonl.lock"]
+    monkeypatch.undo()
+    writer = JournalWriter(path)
+    with pytest.warns(JournalWarning, match="cut off"):
+        assert len(writer.load()[1]) == 2
+    writer.close()
+    assert (tmp_path / "j.jsonl.corrupt").read_bytes() == before[before.rfind(b"\n") + 1 :]
 
 
 def _no_hard_links(source, target):

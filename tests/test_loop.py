@@ -392,12 +392,22 @@ def test_an_objective_returning_something_else_than_a_number_stops_the_run(retur
         assert "too large for a float" in str(info.value)
 
 
-def test_an_objective_value_that_requires_grad_is_taken_quietly():
+@pytest.mark.parametrize(
+    "returns",
+    [
+        lambda x: torch.tensor(0.5, requires_grad=True) * x[0],
+        lambda x: np.array([0.5]),  # NumPy's "Conversion of an array with ndim > 0" warned
+        lambda x: np.array([[0.5]], dtype=np.float32),
+        lambda x: x[:1],
+    ],
+    ids=["requires grad", "array (1,)", "array (1, 1)", "tensor (1,)"],
+)
+def test_an_objective_value_of_one_element_is_taken_quietly(returns):
     opt = BayesianOptimizer(Sphere(2), initial_design=2, seed=0, **FAST)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warnings.filterwarnings("ignore", "the budget .* does not exceed", ManiboWarning)
-        opt.run(lambda x: torch.tensor(0.5, requires_grad=True) * x[0], budget=2, progress=False)
+        opt.run(returns, budget=2, progress=False)
     assert [type(e.y) for e in opt.history] == [float, float]
 
 
@@ -481,6 +491,61 @@ def test_an_error_in_flight_is_raised_after_the_other_evaluations_are_told():
     assert len(opt.history) == len(calls) - 1  # every other evaluation that ran was told
     assert all(e.status == "ok" for e in opt.history)
     assert torch.equal(opt.pending, calls[3][None])  # handed back: the next run evaluates it
+
+
+def test_evaluations_in_flight_at_ctrl_c_are_told_when_they_return(tmp_path):
+    """Ctrl-C in run(executor=ThreadPoolExecutor(3), max_parallel=3) handed back the two
+    evaluations still running: the pool's shutdown waited for them, they returned, and their
+    results were dropped, so the resumed run paid for them again (8 calls for a budget of 6)."""
+    gate, lock, calls = threading.Event(), threading.Lock(), []
+
+    def objective(x):
+        with lock:
+            calls.append(x.tolist())
+            first = len(calls) == 1
+        if not first:
+            assert gate.wait(30)  # still running when the run is interrupted
+        return _objective(x)
+
+    def ctrl_c_once(optimizer, evaluation):
+        if evaluation.index == 0:
+            deadline = time.monotonic() + 30
+            while len(calls) < 3 and time.monotonic() < deadline:  # all three running
+                time.sleep(0.01)
+            raise KeyboardInterrupt
+
+    path = tmp_path / "j.jsonl"
+    options = {"initial_design": 6, "seed": 0, "progress": False, "journal": path, **FAST}
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        with pytest.raises(KeyboardInterrupt):
+            minimize(
+                objective,
+                Sphere(2),
+                6,
+                executor=pool,
+                max_parallel=3,
+                callback=ctrl_c_once,
+                **options,
+            )
+        assert len(calls) == 3
+        gate.set()  # the two in flight return after minimize closed its optimiser
+    evaluations = Journal(path).read()[1]
+    assert sorted(e.x for e in evaluations) == sorted(calls)  # all three told and written
+    result = minimize(objective, Sphere(2), 6, resume=True, **options)  # the lock was released
+    assert len(calls) == 6 and result.num_evaluations == 6  # none evaluated twice
+    # the same with an optimiser kept open: its next run counts them, and ask never hands
+    # them out again meanwhile
+    gate.clear()
+    calls.clear()
+    opt = BayesianOptimizer(Sphere(2), initial_design=6, seed=0, **FAST)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        with pytest.raises(KeyboardInterrupt):
+            opt.run(objective, 6, executor=pool, max_parallel=3, callback=ctrl_c_once)
+        assert len(opt.history) == 1 and opt.ask().tolist()[0] not in calls
+        gate.set()
+        opt.run(objective, 6, executor=pool, max_parallel=3, progress=False)
+    assert len(calls) == 6 and len(opt.history) == 6
+    assert sorted(e.x for e in opt.history) == sorted(calls)
 
 
 def test_an_error_from_ask_is_raised_after_the_evaluations_in_flight_are_told():
@@ -1456,6 +1521,43 @@ def test_a_failed_journal_write_loses_nothing_and_says_what_was_not_written(tmp_
     assert sorted(a.points[0] for a in contents.asked) == sorted(e.x for e in opt.history)
 
 
+def test_a_full_disk_in_minimize_says_how_to_keep_what_the_closed_optimiser_held(
+    tmp_path, monkeypatch
+):
+    """minimize closes its optimiser on the way out, yet the error said "Nothing is lost: they
+    are in memory and are written by the next ask, tell, run or flush()" with the point cut
+    short ("…"): the script ended there, and the resumed call evaluated index 2 again."""
+    path = tmp_path / "j.jsonl"
+    calls = []
+
+    def fills_the_disk(x):
+        calls.append(x)
+        if len(calls) == 3:
+            monkeypatch.setattr(manibo.journal.os, "write", _full)
+        return _objective(x)
+
+    with pytest.raises(JournalWriteError) as info:
+        minimize(fills_the_disk, Sphere(2), budget=6, initial_design=6, seed=0, journal=path)
+    message = str(info.value)
+    assert "Nothing is lost" not in message and "No space left" in message
+    assert "call minimize(..., resume=True) with the same arguments" in message
+    assert [e.index for e in info.value.evaluations] == [2]
+    assert message.splitlines()[1:] == info.value.lines  # each line in full, nothing cut
+    assert json.loads(info.value.lines[0])["x"] == info.value.evaluations[0].x
+    assert len(Journal(path).read()[1]) == 2
+    monkeypatch.undo()  # room again: the user appends the lines and resumes
+    with path.open("a") as f:
+        f.write("".join(line + "\n" for line in info.value.lines))
+    result = minimize(
+        fills_the_disk, Sphere(2), budget=6, initial_design=6, seed=0, journal=path, resume=True
+    )
+    assert len(calls) == 6 and result.num_evaluations == 6  # index 2 was not evaluated again
+
+
+def _full(fd, data):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
 def test_an_unwritable_journal_is_refused_before_any_evaluation(tmp_path, monkeypatch):
     real_open = manibo.journal.os.open
 
@@ -1991,6 +2093,32 @@ def test_a_callback_that_returns_true_stops_the_run_and_the_journal_says_why(tmp
     resumed.close()
     stops = Journal(path).read_all().stops
     assert [(s.reason, s.evaluations) for s in stops] == [("callback", 4), ("budget", 5)]
+
+
+def test_a_callback_that_cannot_take_two_arguments_is_refused_before_any_evaluation(tmp_path):
+    """`callback=lambda: True` was found out by a TypeError after the first evaluation."""
+    calls = []
+
+    def objective(x):
+        calls.append(x)
+        return _objective(x)
+
+    for wrong in (lambda: True, lambda opt: True, lambda a, b, c: True):
+        with pytest.raises(ConfigurationError, match=r"callback\(optimizer, evaluation\), but "):
+            minimize(objective, Sphere(2), budget=3, initial_design=3, callback=wrong)
+        with BayesianOptimizer(Sphere(2), initial_design=3, **FAST) as opt:
+            with pytest.raises(ConfigurationError, match="must accept two arguments"):
+                opt.run(objective, budget=3, progress=False, callback=wrong)
+    assert calls == []
+
+    class Stopper:
+        def __call__(self, optimizer, evaluation, verbose=False):
+            return True
+
+    for callback in [lambda *args: None, lambda o, e, extra=1: None, Stopper()]:
+        with BayesianOptimizer(Sphere(2), initial_design=3, **FAST) as opt:
+            opt.run(objective, budget=3, progress=False, callback=callback)
+    manibo.loop._check_callback_signature(max)  # no signature Python can read: it passes
 
 
 def test_a_callback_that_raises_or_returns_something_else_stops_the_run_with_the_error():
