@@ -99,9 +99,10 @@ def register_space(
         argument: for a space that takes a text argument (``name:TEXT``), what the text is.
         description: one line for ``manibo run --help``.
         options: keyword arguments of the builder that a spec may set after the name, as
-            ``name<value>?option=text`` (several joined by ``&``); the builder receives each as
-            the text written, numbers rewritten in one spelling (``05`` and ``5.0`` are ``5``).
-            Not with ``argument``.
+            ``name<value>?option=text`` (several joined by ``&``; the text holds no ``*`` or
+            ``&``); the builder receives each as the text written, except that a text made only
+            of numbers separated by ``,`` and ``:`` is rewritten in one spelling (``05`` and
+            ``5.0`` are ``5``). Not with ``argument``.
 
     Raises:
         ConfigurationError: ``name`` is taken or holds ``:``, ``*`` or ``?``; a family's
@@ -297,8 +298,20 @@ def _spec_options(spec: str, entry: SpaceEntry, written: str) -> dict[str, str]:
             )
         if key in options:
             raise ConfigurationError(f"space {spec.strip()!r} sets {key!r} twice.")
-        options[key] = _NUMBER.sub(lambda m: _number_spelling(m[0]), value.replace(" ", ""))
+        options[key] = _option_spelling(value)
     return options
+
+
+def _option_spelling(value: str) -> str:
+    """``value`` in one spelling where it is numbers separated by ``,`` and ``:`` (``0:5.0, -1:1``
+    is ``0:5,-1:1``); any other text as it is written (a typo such as ``0:5.0.0`` reaches the
+    builder, which refuses it, and a plug-in's text option is never rewritten)."""
+    parts = re.split(r"([,:])", value)
+    numbers = parts[::2]
+    if not all(_NUMBER.fullmatch(part.strip()) for part in numbers):
+        return value
+    parts[::2] = [_number_spelling(part.strip()) for part in numbers]
+    return "".join(parts)
 
 
 def _number_spelling(text: str) -> str:
@@ -344,11 +357,9 @@ def _intervals(text: str, what: str, count: int | None = None) -> list[tuple[flo
     """
     intervals = []
     for part in text.split(","):
-        lower, colon, upper = part.partition(":")
-        try:
-            pair = (float(lower), float(upper)) if colon else None
-        except ValueError:
-            pair = None
+        lower, colon, upper = (text.strip() for text in part.partition(":"))
+        numbers = colon and _NUMBER.fullmatch(lower) and _NUMBER.fullmatch(upper)
+        pair = (float(lower), float(upper)) if numbers else None  # not float()'s 1_0 or nan
         if pair is None or not all(map(math.isfinite, pair)) or not pair[0] < pair[1]:
             raise ConfigurationError(
                 f"{what}: each interval is 'lower:upper', two finite numbers with lower < upper, "

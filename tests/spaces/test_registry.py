@@ -361,6 +361,11 @@ def test_meshes_from_obj_files(tmp_path):
         ("box2?bounds=0:1,0:1,0:1", "give one interval for all 2 coordinates or one per"),
         ("box2?bounds=1:0", "two finite numbers with lower < upper, got '1:0'"),
         ("box2?bounds=0:inf", "two finite numbers with lower < upper, got '0:inf'"),
+        # typos were read as other numbers: 0:5.0.0 as 0:50, 1_0 as 10
+        ("box2?bounds=0:5.0.0", "two finite numbers with lower < upper, got '0:5.0.0'"),
+        ("box1?bounds=0:1 0", "two finite numbers with lower < upper, got '0:1 0'"),
+        ("box2?bounds=1_0:20", "two finite numbers with lower < upper, got '1_0:20'"),
+        ("hyperbolic2?radius=1.5.0", "the radius is a number, e.g. 3"),
         ("box2?bounds=0:1&bounds=0:2", "sets 'bounds' twice"),
         ("se3?bounds=0:1,0:1", "give one interval for all 3 coordinates or one per coordinate"),
         ("spd2?eigenvalues=-1:3", "give one interval 'lower:upper' of positive numbers"),
@@ -428,6 +433,17 @@ def test_registered_spaces_may_take_options(isolated_spaces):
 
     assert make_space("ball3?radius=1.5").radius == 1.5 and make_space("ball3").radius == 2.0
     assert normal_spec("ball3 ? radius=1.50") == "ball3?radius=1.5"
+
+    texts = []
+
+    @register_space("tagged", options=("model", "tag"))
+    def tagged(model=None, tag=None):
+        texts.append((model, tag))
+        return Circle()
+
+    make_space("tagged?model=v1.10&tag=run01")  # text, not numbers: passed as written
+    make_space("tagged?model=1.2.3&tag=a b")
+    assert texts == [("v1.10", "run01"), ("1.2.3", "a b")]
     with pytest.raises(ConfigurationError, match="takes no keyword argument 'colour'"):
         register_space("painted", options=("colour",))(lambda: Circle())
     with pytest.raises(ConfigurationError, match="not with a text `argument`"):
