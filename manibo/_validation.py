@@ -103,16 +103,17 @@ def check_trailing_shape(
 
 def _other_size_advice(x: Tensor, matrix_shape: tuple[int, int] | None) -> str | None:
     """Where a space's points are square matrices ``matrix_shape`` and ``x`` ends in square
-    matrices of another size (``(s, s)``, or ``s * s`` numbers for ``s > 2``: 4 numbers may be a
-    quaternion), a message that says so; None otherwise."""
+    matrices of another size ``s >= 3`` (``(s, s)``, or ``s * s`` numbers; smaller shapes are
+    ambiguous: 4 numbers may be a quaternion, ``(2, 2)`` two points), a message that says so;
+    None otherwise."""
     if matrix_shape is None or matrix_shape[0] != matrix_shape[1] or x.dim() == 0:
         return None
     if x.dim() >= 2 and x.shape[-1] == x.shape[-2]:
         size = x.shape[-1]
     else:
         size = math.isqrt(x.shape[-1])
-        size = size if size > 2 and size * size == x.shape[-1] else None
-    if size is None or size == matrix_shape[0]:
+        size = size if size * size == x.shape[-1] else None
+    if size is None or size < 3 or size == matrix_shape[0]:  # (2, 2): two points of two numbers?
         return None
     m = matrix_shape[0]
     return (

@@ -364,6 +364,13 @@ def test_matrices_of_another_size_are_named_as_such(shape):
     assert f"looks like {n}x{n} matrices, but this space's points are 3x3" in str(info.value)
 
 
+@pytest.mark.parametrize("shape", [(0, 0), (1, 1), (2, 2), (4,)])
+def test_shapes_too_small_to_read_as_matrices_get_the_generic_advice(shape):
+    with pytest.raises(InputDataError) as info:
+        SymmetricPositiveDefinite(3).check(torch.ones(shape, dtype=torch.float64))
+    assert "looks like" not in str(info.value)
+
+
 def test_projected_and_retracted_points_are_exactly_symmetric():
     # proposals came back with x[0, 2] - x[2, 0] = 5.7e-14 (entries of hundreds of N/m): a
     # user's test S == S.T failed on the loop's own points
