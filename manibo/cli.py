@@ -177,6 +177,11 @@ def _run(args: argparse.Namespace) -> int:
         )
     if args.parallel < 1:
         raise ConfigurationError(f"--parallel must be at least 1, got {args.parallel}.")
+    if args.parallel > 1 and args.q > 1:
+        raise ConfigurationError(
+            f"--parallel {args.parallel} proposes each point when an evaluation ends (the others "
+            f"in flight pending), so --q {args.q} would have no effect; drop --q."
+        )
     if args.parallel > 1 and noise:
         raise ConfigurationError(
             f"--noise draws the noise of evaluation i from --seed and i, which needs the "

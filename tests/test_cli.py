@@ -564,6 +564,7 @@ def _refused_mkdir(self, *args, **kwargs):
         (["--out", "READONLY"], "cannot create the folder (Permission denied)"),
         (["--out", ""], "--out is empty; give a folder (--out . for the current one)"),
         (["--parallel", "0"], "--parallel must be at least 1, got 0"),
+        (["--parallel", "2", "--q", "2"], "--q 2 would have no effect; drop --q"),
         (["--known-noise", "-1"], "--known-noise must be a finite number above 0"),
         (["--known-noise", "0.1", "--surrogate", "vish"], "offers no known noise variances"),
         (["--parallel", "2", "--noise", "0.1"], "--noise draws the noise of evaluation i from"),
