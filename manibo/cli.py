@@ -976,6 +976,9 @@ def main(argv: list[str] | None = None) -> int:
         # it loads raises ImportError, torch goes on without it, and a later import fails)
         if not (interrupts.seen or isinstance(error, KeyboardInterrupt)):
             raise
+        pending = getattr(error, "manibo_pending_error", None)
+        if pending is not None:  # the error a run waited on its evaluations in flight to raise
+            _print_traceback(pending)
         journal = getattr(args, "journal_path", None)  # set once `run` knows it
         resume = (  # not before the journal exists: a run stopped then left nothing to resume
             "; the same command resumes the run from its journal"
@@ -1023,13 +1026,16 @@ def _show_run_warning(message, category, filename, lineno, file=None, line=None)
 
 
 def _print_traceback(error: BaseException) -> None:
-    """Print ``error`` as Python does, less the frames of manibo and of the import machinery
-    above the first frame of other code (the user's objective, its module): a ``NameError`` in
-    the objective shows the objective's lines, a ``SyntaxError`` in its module only its file and
-    line. An error with no other frame (one of manibo's own) keeps its whole traceback."""
+    """Print ``error`` as Python does, less the frames of manibo, of the import machinery and of
+    ``concurrent.futures`` above the first frame of other code (the user's objective, its
+    module): a ``NameError`` in the objective shows the objective's lines, a ``SyntaxError`` in
+    its module only its file and line. An error with no other frame (one of manibo's own) keeps
+    its whole traceback."""
+    import concurrent.futures
     import traceback
 
-    internal = tuple(os.path.dirname(module.__file__) + os.sep for module in (_json, importlib))
+    modules = (_json, importlib, concurrent.futures)  # the last: an evaluation in a thread
+    internal = tuple(os.path.dirname(module.__file__) + os.sep for module in modules)
     internal += ("<frozen importlib",)
     frames = error.__traceback__
     while frames is not None and frames.tb_frame.f_code.co_filename.startswith(internal):

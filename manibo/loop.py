@@ -1513,17 +1513,38 @@ class BayesianOptimizer:
                     self._progress(budget, progress)
                     reason = should_stop(self._history[-1]) or reason
         except BaseException as err:
-            self._drain(running, declared, finish=isinstance(err, Exception), error=err)
+            finish = isinstance(err, Exception)
+            try:
+                unfinished = sum(not future.done() for future in running)
+                if finish and unfinished:  # say so now: the evaluations may take hours
+                    sys.stderr.write(
+                        f"manibo: the run stops on {type(err).__name__}: "
+                        f"{_shorten(str(err), 100)}; waiting for the {unfinished} other "
+                        "evaluation(s) in flight to return and be recorded before raising it "
+                        "(Ctrl-C stops waiting: they are then recorded as they return, or "
+                        "evaluated again by a resumed run).\n"
+                    )
+                    sys.stderr.flush()
+                self._drain(running, declared, finish=finish, error=err)
+            except KeyboardInterrupt as interrupt:  # Ctrl-C while waiting: keep the error
+                if finish:
+                    interrupt.manibo_pending_error = err
+                self._drain(running, declared, finish=False, error=err)
+                raise
             raise
 
     def _drain(self, running: dict, declared, finish: bool, error: BaseException) -> None:
         """Tell what the evaluations in flight return (waiting for them unless ``finish`` is
         False, as after Ctrl-C: then those not started are cancelled and handed back, and those
-        running are told when they return, see :meth:`_tell_when_done`)."""
+        running are told when they return, see :meth:`_tell_when_done`). Each is taken out of
+        ``running`` as it is dealt with, so that a call interrupted by Ctrl-C can be followed by
+        one with ``finish=False`` for the rest."""
         if finish:
             wait(list(running))
         lost = 0
-        for future, (x, start) in running.items():
+        while running:
+            future = next(iter(running))  # in the order they were submitted
+            x, start = running.pop(future)
             if not future.done():
                 if not future.cancel():
                     self._tell_when_done(future, x, start, declared)

@@ -317,6 +317,35 @@ def test_parallel_evaluates_points_together_and_a_signal_leaves_them_for_the_res
     assert 2 <= _most_at_once(tmp_path / "log.txt") <= 3
 
 
+@pytest.mark.slow
+def test_a_parallel_runs_error_is_said_at_once_and_kept_by_a_signal_during_the_wait(tmp_path):
+    # the second evaluation's TypeError waited silently for the 20 s evaluations in flight, and
+    # a Ctrl-C or SIGTERM meanwhile ended the command without it
+    script = tmp_path / "buggy.py"
+    script.write_text(
+        "import time\nN = [0]\n\ndef f(x):\n    N[0] += 1\n    if N[0] == 2:\n"
+        "        raise TypeError('a bug in the objective')\n    time.sleep(20)\n"
+        "    return float(x[0])\n"
+    )
+    process = _manibo_process(
+        "run", "--objective", f"{script}:f", "--space", "box2", "--parallel", "3",
+        "--budget", "6", "--initial-design", "3", "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    try:
+        line = process.stderr.readline()
+        assert "the run stops on TypeError: a bug in the objective; waiting for the 2" in line
+        os.killpg(process.pid, signal.SIGTERM)
+        start = time.monotonic()
+        _, err = process.communicate(timeout=60)
+        seconds = time.monotonic() - start
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    assert process.returncode == 143 and seconds < 10
+    assert "raise TypeError('a bug in the objective')" in err and "manibo: terminated" in err
+
+
 COMMON = ["run", "--problem", "ackley-sphere2", "--budget", "3", "--initial-design", "3", "--quiet"]
 STEM = "ackley-sphere2_matern_qlognei_seed0"
 

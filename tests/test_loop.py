@@ -10,6 +10,7 @@ import pickle
 import random
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -491,6 +492,51 @@ def test_an_error_in_flight_is_raised_after_the_other_evaluations_are_told():
     assert len(opt.history) == len(calls) - 1  # every other evaluation that ran was told
     assert all(e.status == "ok" for e in opt.history)
     assert torch.equal(opt.pending, calls[3][None])  # handed back: the next run evaluates it
+
+
+def _second_call_raises(gate: threading.Event, calls: list):
+    """An objective whose second call raises a TypeError (the user's bug) and whose other calls
+    wait for ``gate``."""
+    lock = threading.Lock()
+
+    def objective(x):
+        with lock:
+            calls.append(x.tolist())
+            number = len(calls)
+        if number == 2:
+            raise TypeError("a bug in the objective")
+        assert gate.wait(30)
+        return _objective(x)
+
+    return objective
+
+
+def test_an_error_waiting_for_the_evaluations_in_flight_says_so_at_once(tmp_path, capfd):
+    # the user's TypeError surfaced only after every other evaluation in flight had returned
+    # (31 s with 30 s evaluations), and nothing said why the run seemed to hang
+    gate, calls = threading.Event(), []
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, journal=tmp_path / "j", **FAST)
+    said = []
+    threading.Timer(1.0, lambda: (said.append(capfd.readouterr().err), gate.set())).start()
+    with ThreadPoolExecutor(3) as pool, pytest.raises(TypeError, match="a bug in the objective"):
+        opt.run(_second_call_raises(gate, calls), 6, executor=pool, max_parallel=3, progress=False)
+    assert "the run stops on TypeError: a bug in the objective; waiting for the 2 other" in said[0]
+    assert len(opt.history) == 2  # the two in flight were recorded before it was raised
+    opt.close()
+
+
+def test_ctrl_c_while_waiting_keeps_the_error_and_records_the_evaluations_in_flight(tmp_path):
+    gate, calls = threading.Event(), []
+    opt = BayesianOptimizer(Sphere(2), initial_design=3, seed=0, journal=tmp_path / "j", **FAST)
+    ctrl_c = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))  # during the wait
+    ctrl_c.start()
+    with ThreadPoolExecutor(3) as pool:
+        with pytest.raises(KeyboardInterrupt) as info:
+            opt.run(_second_call_raises(gate, calls), 6, executor=pool, max_parallel=3)
+        assert isinstance(info.value.manibo_pending_error, TypeError)
+        gate.set()
+    assert len(opt.history) == 2  # told when they returned, after the interrupt
+    opt.close()
 
 
 def test_evaluations_in_flight_at_ctrl_c_are_told_when_they_return(tmp_path):
