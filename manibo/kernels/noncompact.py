@@ -65,7 +65,7 @@ FEATURE_DIAGONAL_WARNING = 0.5
 SMALLEST_TABULATED_LENGTHSCALE = 1e-4
 """Below this lengthscale a kernel interpolated from the distance table of
 :mod:`manibo.harmonics.hyperbolic` (spacing 2.5e-6 near 0) warns: on H^2 its error grows from
-about 1e-8 at 3e-4 to 8e-6 at 1e-4 and 5e-3 at 1e-5 (nu = 3/2)."""
+about 3e-7 at 3e-4 to 8e-6 at 1e-4 and 5e-3 at 1e-5 (nu = 3/2)."""
 _CLOSED_FORMS_H3 = (0.5, 1.5, 2.5)
 _FEATURE_ROWS = 1 << 21  # feature-matrix entries computed per block of points
 _HOROCYCLIC_CACHE_ENTRIES = 2

@@ -494,7 +494,7 @@ def test_short_lengthscales_on_tabulated_dimensions_match_the_flat_limit(d, nu, 
     kernel = GeometricMaternKernel(space, nu=nu).double()
     kernel.lengthscale = torch.tensor(ell, dtype=torch.float64)
     values = _dense(kernel, space.origin()[None], _along_geodesic(space, r))[0].numpy()
-    assert np.abs(values - _euclidean_matern(nu, ell, r)).max() < 3e-7
+    assert np.abs(values - _euclidean_matern(nu, ell, r)).max() < (3e-7 if ell >= 1e-3 else 1e-6)
 
 
 def test_a_cluster_of_points_at_a_short_lengthscale_has_a_positive_definite_gram_matrix():
