@@ -19,6 +19,7 @@ from botorch.acquisition import qKnowledgeGradient
 from torch import Tensor
 
 from manibo import _json
+from manibo._autograd import autograd_on
 from manibo._validation import as_points, as_tensor_arg, check_bool, check_int, shown
 from manibo.acquisitions import (
     build_acquisition,
@@ -288,6 +289,13 @@ def check_buildable(
     Raises:
         ConfigurationError: what failed, with the surrogate's or acquisition's own message.
     """
+    with autograd_on():  # the build fits, also inside a caller's no_grad() or inference_mode()
+        _check_build(space, settings, design, device)
+
+
+def _check_build(
+    space: Space, settings: dict[str, Any], design: Tensor, device: torch.device
+) -> None:
     name, options = settings["surrogate"], settings["surrogate_options"]
     X = _dry_points(space, design).to(device)
     n = X.shape[0]

@@ -25,6 +25,7 @@ import torch
 from botorch.models.model import Model
 from torch import Tensor
 
+from manibo._autograd import autograd_on, usable_in_autograd
 from manibo.exceptions import ConfigurationError, InputDataError
 from manibo.models.model_list import OutcomeList
 from manibo.models.precision import Float64AdviceOnce
@@ -247,7 +248,7 @@ def build_surrogate(
     **options,
 ) -> Model:
     """Build (and fit) the surrogate registered as ``name`` on the data (with gradients enabled,
-    also inside the caller's ``torch.no_grad()``).
+    also inside the caller's ``torch.no_grad()`` or ``torch.inference_mode()``).
 
     Args:
         name: a registered name (see :func:`available_surrogates`).
@@ -279,12 +280,16 @@ def build_surrogate(
     factory = entry.build
     if previous_model is not None and "previous_model" in inspect.signature(factory).parameters:
         options = {**options, "previous_model": previous_model}
-    # fitting differentiates the likelihood: a caller's torch.no_grad() must not stop it
+    # fitting differentiates the likelihood: a caller's no_grad() or inference_mode() must not
+    # stop it, and tensors made under inference_mode() cannot be saved for the backward pass
     with (
-        torch.enable_grad(),
+        autograd_on(),
         Float64AdviceOnce(),
         _blaming_input_transform(options.get("input_transform")),
     ):
+        train_X, train_Y = usable_in_autograd(train_X), usable_in_autograd(train_Y)
+        if "train_Yvar" in options:
+            options = {**options, "train_Yvar": usable_in_autograd(options["train_Yvar"])}
         if entry.multi_output or train_Y.dim() != 2 or train_Y.shape[-1] == 1:
             return _checked_model(name, factory(space, train_X, train_Y, **options))
         options.pop("previous_model", None)

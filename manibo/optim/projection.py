@@ -14,6 +14,7 @@ from botorch.acquisition import AcquisitionFunction
 from botorch.optim import optimize_acqf
 from torch import Tensor
 
+from manibo._autograd import autograd_on
 from manibo._random import seeded_global_generators
 from manibo._validation import check_int
 from manibo.exceptions import InputDataError
@@ -57,7 +58,7 @@ def optimize_acqf_by_projection(
     # BoTorch's Boltzmann selection of the starts draws from torch's global generator: with a
     # seed, it is forked and seeded, so the answer is the seed's and the caller's state is kept
     # BoTorch's ascent differentiates the acquisition, also inside a caller's torch.no_grad()
-    with seeded_global_generators(seed, ref.device), torch.enable_grad():
+    with seeded_global_generators(seed, ref.device), autograd_on():
         candidates, value = optimize_acqf(
             acq_function,
             bounds=bounds,

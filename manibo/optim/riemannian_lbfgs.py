@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields
 import torch
 from torch import Tensor
 
+from manibo._autograd import autograd_on
 from manibo._validation import check_int
 from manibo.exceptions import ConfigurationError, NonFiniteGradientWarning
 from manibo.spaces.base import Space
@@ -83,8 +84,8 @@ def _value_and_riemannian_grad(
     infinite slope of a latitude at a pole), gets a zero gradient, so that it is never moved off
     its point.
     """
-    x = x.detach().requires_grad_(True)
-    with torch.enable_grad():  # also inside a caller's torch.no_grad()
+    with autograd_on():  # also inside a caller's torch.no_grad() or inference_mode()
+        x = x.detach().clone().requires_grad_(True)  # a clone: not an inference-mode tensor
         value = objective(x)
         (grad,) = torch.autograd.grad(value.sum(), x)
     grad = space.to_tangent(x.detach(), grad)

@@ -459,11 +459,12 @@ def test_an_input_transform_that_moves_points_off_the_space_is_named(name):
         build_surrogate(name, Sphere(2), X, X[:, :1], input_transform=Normalize(d=3, bounds=bounds))
 
 
+@pytest.mark.parametrize("context", [torch.no_grad, torch.inference_mode])
 @pytest.mark.parametrize("name", ["matern", "heat", "euclidean", "chart", "adgp", "gpnet", "vish"])
-def test_surrogates_are_fitted_inside_a_callers_no_grad(name):
+def test_surrogates_are_fitted_inside_a_callers_no_grad(name, context):
     # `with torch.no_grad(): build_surrogate(...)` (or result.model read there) stopped in the
     # fit with "element 0 of tensors does not require grad" for every surrogate but vish
-    X = Sphere(2).random(6, generator=0)
-    with torch.no_grad():
+    with context():  # the data made there too: inference tensors cannot be saved for backward
+        X = Sphere(2).random(6, generator=0)
         model = build_surrogate(name, Sphere(2), X, X[:, :1], **surrogate_entry(name).check_options)
         assert torch.isfinite(model.posterior(X).mean).all()

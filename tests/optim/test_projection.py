@@ -1,5 +1,6 @@
 """The Euclidean baseline's optimiser: box L-BFGS-B on ambient coordinates, then projection."""
 
+import pytest
 import torch
 from botorch.acquisition import AcquisitionFunction
 
@@ -56,7 +57,8 @@ def test_a_seed_fixes_the_answer_and_leaves_the_global_generator_alone():
     assert torch.equal(candidates[0], candidates[1])
 
 
-def test_the_projection_optimiser_runs_inside_a_callers_no_grad():
+@pytest.mark.parametrize("context", [torch.no_grad, torch.inference_mode])
+def test_the_projection_optimiser_runs_inside_a_callers_no_grad(context):
     from botorch.acquisition import UpperConfidenceBound
 
     from manibo.spaces import Sphere
@@ -66,6 +68,6 @@ def test_the_projection_optimiser_runs_inside_a_callers_no_grad():
     acqf = UpperConfidenceBound(build_surrogate("euclidean", space, X, X[:, :1]), beta=2.0)
     options = {"num_restarts": 4, "raw_samples": 32, "seed": 0, "maxiter": 20}
     expected, _ = optimize_acqf_by_projection(acqf, space, **options)
-    with torch.no_grad():
+    with context():
         candidate, _ = optimize_acqf_by_projection(acqf, space, **options)
     assert torch.equal(candidate, expected)

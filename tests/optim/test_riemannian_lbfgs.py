@@ -23,7 +23,8 @@ def test_finds_the_closest_point_on_the_sphere_for_every_restart():
     assert float((x.norm(dim=-1) - 1).abs().max()) < 1e-12
 
 
-def test_the_ascent_runs_inside_a_callers_no_grad():
+@pytest.mark.parametrize("context", [torch.no_grad, torch.inference_mode])
+def test_the_ascent_runs_inside_a_callers_no_grad(context):
     # `with torch.no_grad(): opt.ask()` stopped with "element 0 of tensors does not require grad"
     space = Sphere(2)
     target = space.random(1, generator=torch.Generator().manual_seed(1))[0]
@@ -32,7 +33,7 @@ def test_the_ascent_runs_inside_a_callers_no_grad():
     def objective(x):
         return -(space.distance(x, target) ** 2).sum(-1)
 
-    with torch.no_grad():
+    with context():
         x, values = riemannian_lbfgs_ascent(objective, space, x0)
     assert torch.allclose(x, target.expand_as(x), atol=1e-6)
 
