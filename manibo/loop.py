@@ -44,6 +44,7 @@ import torch
 from botorch.models.model import Model
 from torch import Tensor
 
+from manibo._autograd import autograd_on
 from manibo._loop_settings import (
     ADDED_SETTINGS,
     SETTINGS,
@@ -594,7 +595,8 @@ class BayesianOptimizer:
         The surrogate fitted on every successful evaluation, and the recommended point with it,
         are built when first asked for (seeded: the same data give the same model).
         """
-        X, Y, to_objective = self._training_data()
+        with autograd_on():  # tensors the fit can differentiate through, in inference_mode() too
+            X, Y, to_objective = self._training_data()
         fit = functools.partial(
             fit_surrogate_seeded,
             self.space,
@@ -769,6 +771,7 @@ class BayesianOptimizer:
         with (
             seeded_global_generators(seed, self.device),
             warnings.catch_warnings(record=True) as caught,
+            autograd_on(),  # also inside a caller's torch.no_grad() or inference_mode()
         ):
             warnings.simplefilter("always")
             points = self._propose_seeded(n, seed)
@@ -1216,8 +1219,12 @@ class BayesianOptimizer:
                 :class:`~manibo.exceptions.ManiboWarning` saying so.
             executor: evaluate in parallel with any ``concurrent.futures.Executor`` (process pool,
                 Dask, Ray); asked-but-not-told points are pending for the surrogate meanwhile.
-            max_parallel: evaluations in flight with an executor (default ``q``); each in-flight
-                point is pending for the surrogate, so new proposals avoid it.
+            max_parallel: evaluations in flight with an executor (default: the executor's
+                number of workers where it tells it, as ``ThreadPoolExecutor`` and
+                ``ProcessPoolExecutor`` do, else ``q``; 1 with an analytic acquisition); each
+                in-flight point is pending for the surrogate, so new proposals avoid it. Until
+                the initial design is told, the points beyond it wait, so that the first model
+                sees the whole design.
             progress: print a progress bar on stderr (with the last failure): one line redrawn
                 in place on a terminal; elsewhere (a log file, a pipe) a line per thirtieth of
                 the budget.
@@ -1416,7 +1423,12 @@ class BayesianOptimizer:
             raise ConfigurationError(
                 f"`executor` must be a concurrent.futures.Executor, got {type(executor).__name__}."
             )
-        parallel = self.config["q"] if max_parallel is None else max_parallel
+        if max_parallel is None:  # as many as the executor runs at once, where it says
+            workers = getattr(executor, "_max_workers", None)  # concurrent.futures' pools
+            analytic = ACQUISITIONS.get(self.config["acquisition"]).analytic
+            parallel = workers if isinstance(workers, int) and not analytic else self.config["q"]
+        else:
+            parallel = max_parallel
         parallel = check_int("max_parallel", parallel, minimum=1)
         if parallel > 1 and ACQUISITIONS.get(self.config["acquisition"]).analytic:
             raise ConfigurationError(
@@ -1490,6 +1502,7 @@ class BayesianOptimizer:
                     reason is None
                     and len(running) < max_parallel
                     and len(self._history) + len(running) < budget
+                    and not self._design_in_flight(running)
                 ):
                     x = self.ask(1)[0]
                     try:
@@ -1532,6 +1545,17 @@ class BayesianOptimizer:
                 self._drain(running, declared, finish=False, error=err)
                 raise
             raise
+
+    def _design_in_flight(self, running: dict) -> bool:
+        """Whether the next ``ask`` would fit the surrogate while points of the initial design
+        are still being evaluated: a run with an executor then waits for them, so that the first
+        model sees the whole design (with 4 workers it saw 2 of 5 values, the 3 others pending),
+        as the serial run's does."""
+        if any(not p.handed_out for p in self._pending):
+            return False  # the next ask hands out a waiting point: no fit
+        started = len(self._history) + len(self._pending)
+        design = self.config["initial_design"]
+        return started >= design and len(self._history) < design and bool(running)
 
     def _drain(self, running: dict, declared, finish: bool, error: BaseException) -> None:
         """Tell what the evaluations in flight return (waiting for them unless ``finish`` is

@@ -90,10 +90,12 @@ def test_ask_tell_and_best(tmp_path):
     assert kinds == ["header"] + ["asked", "evaluation"] * 5
 
 
-def test_ask_and_the_results_model_work_inside_a_callers_no_grad():
-    # a caller's torch.no_grad() (around a whole script's evaluation code, say) stopped the fit
-    # of the surrogate and the acquisition's ascent: "element 0 of tensors does not require grad"
-    with torch.no_grad():
+@pytest.mark.parametrize("context", [torch.no_grad, torch.inference_mode])
+def test_ask_and_the_results_model_work_inside_a_callers_no_grad(context):
+    # a caller's torch.no_grad() or inference_mode() (around a whole script's evaluation code,
+    # say) stopped the construction, the fit of the surrogate and the acquisition's ascent:
+    # "element 0 of tensors does not require grad"
+    with context():
         first = BayesianOptimizer(Sphere(2), initial_design=3, seed=1, **FAST)
         for _ in range(4):
             x = first.ask()
@@ -638,6 +640,50 @@ def test_max_parallel_is_checked_before_any_evaluation(max_parallel):
                 progress=False,
             )
     assert calls == []
+
+
+class _Concurrency:
+    """An objective that sleeps ``seconds`` and counts the evaluations under way together."""
+
+    def __init__(self, seconds: float):
+        self.seconds, self.running, self.most, self.lock = seconds, 0, 0, threading.Lock()
+
+    def __call__(self, x):
+        with self.lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        time.sleep(self.seconds)
+        with self.lock:
+            self.running -= 1
+        return _objective(x)
+
+
+def test_an_executor_alone_runs_as_many_evaluations_as_it_has_workers(tmp_path):
+    # executor=ThreadPoolExecutor(4) without max_parallel evaluated one point at a time
+    objective = _Concurrency(0.3)
+    with ThreadPoolExecutor(4) as pool:
+        minimize(objective, Sphere(2), 6, seed=0, progress=False, executor=pool, **FAST)
+    assert objective.most == 4
+    objective = _Concurrency(0.05)  # an analytic acquisition takes no points in flight: one
+    with ThreadPoolExecutor(4) as pool:
+        minimize(
+            objective, Sphere(2), 6, acquisition="logei", progress=False, executor=pool, **FAST
+        )
+    assert objective.most == 1
+
+
+def test_the_first_model_of_a_parallel_run_sees_the_whole_initial_design(tmp_path):
+    # with 4 workers the first model-based point was proposed from 2 told design values, the 3
+    # others pending
+    path = tmp_path / "j.jsonl"
+    with ThreadPoolExecutor(4) as pool:
+        minimize(
+            _Concurrency(0.2), Sphere(2), 8, seed=0, progress=False, executor=pool,
+            max_parallel=4, journal=path, **FAST,
+        )  # fmt: skip
+    asked = Journal(path).read_all().asked
+    first_model = next(record for record in asked if record.step == 5)
+    assert first_model.evaluations == 5
 
 
 # ---------------------------------------------------------------- settings checked up front
