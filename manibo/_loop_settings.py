@@ -165,11 +165,12 @@ def checked_noise_std(surrogate: str, space: Space, value: object) -> float | No
         number = float(value)
     elif isinstance(value, Tensor) and value.numel() == 1 and value.dtype.is_floating_point:
         number = float(value)
-    if number is None or not (math.isfinite(number) and number > 0):
+    if number is None or not (number > 0 and math.isfinite(number * number) and number * number):
         raise ConfigurationError(
-            "`noise_std` must be a finite number above 0, the standard deviation of each "
-            f"measurement in the objective's units (or None to fit it), got {shown(value)}. For "
-            "a noiseless objective leave it out: the fitted noise then stays near its floor."
+            "`noise_std` must be a number above 0 whose square is a float64 number (about "
+            "1e-150 to 1e150), the standard deviation of each measurement in the objective's "
+            f"units, got {shown(value)}. Leave it out to have the noise fitted (for a "
+            "noiseless objective too: the fitted noise then stays near its floor)."
         )
     check_surrogate_supports(surrogate, space, ("train_Yvar",))
     return number

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import gpytorch
 import numpy as np
 import torch
 from botorch.models.model import Model
@@ -320,6 +321,7 @@ class BayesianOptimizer:
         self._told_keys: dict[tuple[float, ...], int] = {}  # point -> index, of the first
         self._keyed = 0  # evaluations in _told_keys
         self._warned_outlier = False  # a told value lay far beyond the range of the others
+        self._warned_noise_floor = False  # the known noise lay below GPyTorch's floor
         self._value_range: list[float] = []  # [low, high, count] of the successes in it
         self._ranged = 0  # evaluations in _value_range
         self._warnings = ProposalWarnings()
@@ -572,8 +574,30 @@ class BayesianOptimizer:
         options = dict(self.config["surrogate_options"])
         if self.config["noise_std"] is not None:
             factor, _ = to_objective
-            options["train_Yvar"] = torch.full_like(Y, (self.config["noise_std"] / factor) ** 2)
+            variance = (self.config["noise_std"] / factor) ** 2
+            options["train_Yvar"] = torch.full_like(Y, variance)
+            self._warn_if_below_noise_floor(variance, Y)
         return options
+
+    def _warn_if_below_noise_floor(self, variance: float, Y: Tensor) -> None:
+        """Warn once where the known noise ``variance`` (in the units of ``Y`` ``(n, 1)``) lies
+        below GPyTorch's floor for known noise, 1e-6 of the standardised outcomes' variance in
+        float64, which raises it: the model then takes more noise than ``noise_std`` says."""
+        if self._warned_noise_floor or Y.shape[0] < 2:
+            return
+        spread = float(Y.var())
+        floor = gpytorch.settings.min_fixed_noise.value(Y.dtype)
+        if spread > 0 and variance < floor * spread:
+            self._warned_noise_floor = True
+            warnings.warn(
+                f"noise_std = {self.config['noise_std']:.3g} lies below what the surrogate takes "
+                f"as known noise: GPyTorch raises known noise variances to {floor:g} of the "
+                f"outcomes' variance, so the model takes a noise standard deviation of about "
+                f"{self.config['noise_std'] * math.sqrt(floor * spread / variance):.3g} (which "
+                "grows with the spread of the values). result.noise_std reports what it takes.",
+                ManiboWarning,
+                stacklevel=user_stacklevel(),
+            )
 
     def _training_data(self) -> tuple[Tensor, Tensor, tuple[float, float]]:
         """The successful evaluations as the surrogate sees them: ``X`` ``(n, D)``, ``Y``

@@ -163,7 +163,8 @@ class OptimizationResult:
         """The standard deviation of the observation noise that :attr:`model` fitted, in the
         objective's units; None with fewer than two successful evaluations, or when they all have
         one value (the noise then has no scale but the prior's). With a known ``noise_std``
-        setting, that value.
+        setting, the noise the model takes: that value, or more where it lies below GPyTorch's
+        floor for known noise (1e-6 of the outcomes' variance), which raises it.
 
         Compare it with what you know of the measurement: a fit far below the noise you expect
         (0.07 where the truth is 0.6, as 20 evaluations of a function of range 2 often give)
@@ -172,12 +173,10 @@ class OptimizationResult:
         times (tell each measurement at the same point) lets it tell noise from function.
         """
         known = self.config.get("noise_std")
-        if known is not None:  # given, not fitted
-            return float(known)
         model = self.model
         values = self.Y[~self.failed]
         if model is None or bool(values.max() == values.min()):  # no spread to measure it by
-            return None
+            return None if known is None else float(known)
         x = self.X[~self.failed][:1].reshape(1, -1)
         with torch.no_grad():  # the noise is the gap between the two predictive variances
             noisy = model.posterior(x, observation_noise=True).variance.reshape(-1)[0]
@@ -209,8 +208,15 @@ class OptimizationResult:
                 f"recommended point (best posterior mean among the evaluated points): "
                 f"{_point_text(self.recommended_x)}, posterior mean {self.recommended_value:.6g}"
             )
-            if self.config.get("noise_std") is not None:
-                lines.append(f"known noise: standard deviation {self.noise_std:.3g} (given)")
+            known = self.config.get("noise_std")
+            if known is not None:
+                line = f"known noise: standard deviation {known:.3g} (given)"
+                if self.noise_std is not None and self.noise_std > 1.01 * known:
+                    line += (
+                        f"; the model takes {self.noise_std:.3g}, GPyTorch's floor for known "
+                        "noise (1e-6 of the outcomes' variance)"
+                    )
+                lines.append(line)
             elif self.noise_std is not None:
                 lines.append(f"fitted noise: standard deviation {self.noise_std:.3g}")
         lines.append(f"evaluations: {self.num_evaluations}, failed: {self.num_failed}")

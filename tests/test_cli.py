@@ -361,7 +361,8 @@ def test_known_noise_is_the_surrogates_noise_and_the_summary_says_so(tmp_path, c
     assert main([*COMMON, "--budget", "4", "--known-noise", "0.05", "--out", str(tmp_path)]) == 0
     assert "known noise: standard deviation 0.05 (given)" in capsys.readouterr().out
     summary = json.loads((tmp_path / f"{STEM}.json").read_text())
-    assert summary["config"]["noise_std"] == 0.05 and summary["noise_std"] == 0.05
+    assert summary["config"]["noise_std"] == 0.05
+    assert summary["noise_std"] == pytest.approx(0.05, rel=1e-6)
 
 
 def test_a_resume_with_other_settings_is_refused_and_fresh_starts_over(tmp_path, capsys):
@@ -594,7 +595,7 @@ def _refused_mkdir(self, *args, **kwargs):
         (["--out", ""], "--out is empty; give a folder (--out . for the current one)"),
         (["--parallel", "0"], "--parallel must be at least 1, got 0"),
         (["--parallel", "2", "--q", "2"], "--q 2 would have no effect; drop --q"),
-        (["--known-noise", "-1"], "--known-noise must be a finite number above 0"),
+        (["--known-noise", "-1"], "--known-noise must be a number above 0 whose square"),
         (["--known-noise", "0.1", "--surrogate", "vish"], "offers no known noise variances"),
         (["--parallel", "2", "--noise", "0.1"], "--noise draws the noise of evaluation i from"),
         (

@@ -1,14 +1,15 @@
 """``noise_std``: a known measurement noise, taken by the surrogate instead of a fitted one."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
 import torch
 
-from manibo.exceptions import ConfigurationError
+from manibo.exceptions import ConfigurationError, ManiboWarning
 from manibo.loop import BayesianOptimizer, minimize
-from manibo.spaces import Sphere
+from manibo.spaces import Box, Sphere
 
 FAST = {"num_restarts": 2, "raw_samples": 32, "optimizer_options": {"maxiter": 10}}
 
@@ -39,7 +40,7 @@ def test_the_model_takes_the_known_noise_in_the_objectives_units(offset, scale, 
         value = float(x[2]) + 0.3 * float(torch.randn((), generator=generator, dtype=torch.float64))
         opt.tell(x, offset + scale * value)
     result = opt.result()
-    assert result.noise_std == noise_std
+    assert result.noise_std == pytest.approx(noise_std, rel=1e-6)
     assert _model_noise_in_objective_units(result) == pytest.approx(noise_std, rel=1e-6)
     assert f"known noise: standard deviation {noise_std:.3g} (given)" in result.summary()
 
@@ -57,10 +58,11 @@ def test_without_noise_std_the_noise_is_fitted():
 
 
 @pytest.mark.parametrize(
-    "value", [0.0, -0.1, float("nan"), float("inf"), "0.1", True, torch.ones(2)]
+    "value", [0.0, -0.1, float("nan"), float("inf"), "0.1", True, torch.ones(2), 1e160, 1e-170]
 )
 def test_noise_std_must_be_a_positive_number(value):
-    with pytest.raises(ConfigurationError, match="`noise_std` must be a finite number above 0"):
+    # 1e160 passed, and its square overflowed after the initial design was paid for
+    with pytest.raises(ConfigurationError, match="`noise_std` must be a number above 0 whose"):
         BayesianOptimizer(Sphere(2), noise_std=value)
 
 
@@ -97,3 +99,20 @@ def test_a_journal_without_noise_std_in_its_header_resumes_as_a_run_that_fits_it
     resumed = BayesianOptimizer.resume(journal)
     assert resumed.config["noise_std"] is None and len(resumed.history) == 5
     resumed.close()
+
+
+def test_a_known_noise_below_gpytorchs_floor_is_said_and_reported_as_the_model_takes_it():
+    # noise_std = 1e-4 on values of spread ~1 was raised to 7.6e-4 by GPyTorch's floor while
+    # result.noise_std and the summary said 1e-4
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = minimize(
+            lambda x: float(torch.sin(3 * x).sum()), Box([0.0, 0.0], [1.0, 1.0]), 8, seed=1,
+            noise_std=1e-4, progress=False, **FAST,
+        )  # fmt: skip
+        noise_std, summary = result.noise_std, result.summary()  # the model is fitted here
+    said = [str(w.message) for w in caught if issubclass(w.category, ManiboWarning)]
+    assert sum("lies below what the surrogate takes as known noise" in m for m in said) == 1
+    assert noise_std == pytest.approx(_model_noise_in_objective_units(result), rel=1e-9)
+    assert noise_std > 2e-4
+    assert f"; the model takes {noise_std:.3g}, GPyTorch's floor" in summary
