@@ -505,6 +505,12 @@ class BayesianOptimizer:
             return
         with self._lock:
             if self._late:
+                if not self._close_when_told:  # a later open of the journal is refused till then
+                    sys.stderr.write(
+                        f"manibo: journal {self.journal} stays open until the {len(self._late)} "
+                        "evaluation(s) of the interrupted run still in flight return and are "
+                        "recorded; it is released then.\n"
+                    )
                 self._close_when_told = True
                 return
             writer, self._writer = self._writer, None
@@ -1325,7 +1331,13 @@ class BayesianOptimizer:
                 stacklevel=3 + self._caller_frames,
             )
         should_stop = _stop_rule(self, callback, max_seconds)
-        for told in list(self._late):  # an interrupted run's evaluations in flight count first
+        waiting = [told for told in list(self._late) if not told.is_set()]
+        if waiting:  # an interrupted run's evaluations in flight count first
+            sys.stderr.write(
+                f"manibo: waiting for the {len(waiting)} evaluation(s) of the interrupted run "
+                "still in flight to return and be recorded before this run starts.\n"
+            )
+        for told in waiting:
             told.wait()
         self.flush()  # what a failed write left in memory goes first
         return budget, declared, parallel, should_stop
@@ -1637,9 +1649,20 @@ class BayesianOptimizer:
                     told.set()
                     if self._close_when_told and not self._late:
                         self._close_when_told = False
-                        self.close()
+                        self._close_saying_what_is_unwritten()
 
         future.add_done_callback(tell)
+
+    def _close_saying_what_is_unwritten(self) -> None:
+        """The deferred :meth:`close`, once the last late evaluation is told: what a failed write
+        left in memory is written first, and where it still cannot be, its journal lines go to
+        stderr, to be appended (nothing holds them once the journal is released)."""
+        try:
+            self.flush()
+        except JournalWriteError as error:
+            again = "resume the run"
+            sys.stderr.write("manibo: " + unwritten_lines_message(self.journal, error, again))
+        self.close()
 
     def _progress(self, budget: int, enabled: bool) -> None:
         if not enabled:

@@ -596,6 +596,75 @@ def test_evaluations_in_flight_at_ctrl_c_are_told_when_they_return(tmp_path):
     assert sorted(e.x for e in opt.history) == sorted(calls)
 
 
+def test_late_evaluations_that_cannot_be_written_are_printed_when_the_journal_is_released(
+    tmp_path, monkeypatch, capfd
+):
+    # Ctrl-C in minimize(executor=...), then a full disk before the two evaluations in flight
+    # returned: they were told, not written, and the deferred close dropped them silently
+    gate, lock, calls = threading.Event(), threading.Lock(), []
+
+    def objective(x):
+        with lock:
+            calls.append(x.tolist())
+            first = len(calls) == 1
+        if not first:
+            assert gate.wait(30)
+        return _objective(x)
+
+    def ctrl_c_once(optimizer, evaluation):
+        deadline = time.monotonic() + 30
+        while len(calls) < 3 and time.monotonic() < deadline:  # all three running
+            time.sleep(0.01)
+        raise KeyboardInterrupt
+
+    path = tmp_path / "j.jsonl"
+    options = {"initial_design": 6, "seed": 0, "progress": False, "journal": path, **FAST}
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        with pytest.raises(KeyboardInterrupt):
+            minimize(
+                objective, Sphere(2), 6, executor=pool, max_parallel=3, callback=ctrl_c_once,
+                **options,
+            )  # fmt: skip
+        assert (
+            "stays open until the 2 evaluation(s) of the interrupted run" in capfd.readouterr().err
+        )
+        monkeypatch.setattr(manibo.journal.os, "fsync", _fail_fsync)  # the disk is full
+        gate.set()
+    err = capfd.readouterr().err
+    assert "append the 2 line(s) below" in err
+    lines = [json.loads(line) for line in err.splitlines() if line.startswith('{"type"')]
+    assert sorted(line["x"] for line in lines) == sorted(calls[1:])
+    monkeypatch.undo()
+    with open(path, "a") as journal:  # as the message says
+        journal.writelines(json.dumps(line) + "\n" for line in lines)
+    assert len(BayesianOptimizer.resume(path).history) == 3
+
+
+def test_a_run_that_waits_for_an_interrupted_runs_evaluations_says_so(tmp_path, capfd):
+    gate, calls = threading.Event(), []
+
+    def objective(x):
+        calls.append(x)
+        if len(calls) > 1:
+            assert gate.wait(30)
+        return _objective(x)
+
+    def ctrl_c_once(optimizer, evaluation):
+        deadline = time.monotonic() + 30
+        while len(calls) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        raise KeyboardInterrupt
+
+    opt = BayesianOptimizer(Sphere(2), initial_design=4, seed=0, **FAST)
+    with ThreadPoolExecutor(2) as pool:
+        with pytest.raises(KeyboardInterrupt):
+            opt.run(objective, 4, executor=pool, max_parallel=2, callback=ctrl_c_once)
+        threading.Timer(0.5, gate.set).start()
+        opt.run(objective, 4, executor=pool, max_parallel=2, progress=False)
+    assert "waiting for the 1 evaluation(s) of the interrupted run" in capfd.readouterr().err
+    assert len(opt.history) == 4
+
+
 def test_an_error_from_ask_is_raised_after_the_evaluations_in_flight_are_told():
     opt = BayesianOptimizer(Sphere(2), initial_design=2, seed=0, **FAST)
 
