@@ -364,7 +364,9 @@ def _point_text(x: Tensor) -> str:
 
 def _time_text(result: OptimizationResult) -> str:
     """The run's wall time and the summed evaluation and proposal times, each only as far as it
-    was measured (an ask/tell run times no evaluation unless ``tell`` is given ``seconds``)."""
+    was measured (an ask/tell run times no evaluation unless ``tell`` is given ``seconds``); where
+    the evaluations alone add up to more than the wall time, they ran in parallel, and it says
+    so."""
     elapsed = result.elapsed[~torch.isnan(result.elapsed)]
     parts = []
     for name, values in (
@@ -384,4 +386,7 @@ def _time_text(result: OptimizationResult) -> str:
         if all(part.endswith("not timed") for part in parts):
             return "time: not measured"
         return "time: total not measured; " + ", ".join(parts)
-    return f"time: {float(elapsed.max()):.3g} s in all; " + ", ".join(parts)
+    total = float(elapsed.max())
+    summed = float(result.evaluation_seconds.nan_to_num().sum())
+    overlap = " (summed over evaluations that ran at the same time)" if summed > total else ""
+    return f"time: {total:.3g} s in all; " + ", ".join(parts) + overlap
