@@ -1591,7 +1591,8 @@ class BayesianOptimizer:
             return False  # the next ask hands out a waiting point: no fit
         started = len(self._history) + len(self._pending)
         design = self.config["initial_design"]
-        return started >= design and len(self._history) < design and bool(running)
+        fits = started >= design and sum(e.status == "ok" for e in self._history) >= 2
+        return fits and len(self._history) < design and bool(running)
 
     def _drain(self, running: dict, declared, finish: bool, error: BaseException) -> None:
         """Tell what the evaluations in flight return (waiting for them unless ``finish`` is
