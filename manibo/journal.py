@@ -5,10 +5,10 @@ evaluation and one per asked batch (the points ``ask`` handed out, written befor
 so that a resumed run evaluates first the points asked and never told). The rules that make it
 safe:
 
-* **Readers never modify it.** A last line without its newline is a write in progress (or cut off
-  by a crash) and is ignored by :meth:`Journal.read`. The writer, under the lock, keeps it when it
-  is a complete, valid record (an editor stripped the file's final newline) and writes the
-  newline back.
+* **Readers never modify it.** A last line without its newline is read when it is a complete,
+  valid record (an editor stripped the file's final newline), and is otherwise a write in progress
+  (or cut off by a crash), ignored by :meth:`Journal.read`. The writer, under the lock, keeps such a
+  record and writes the newline back.
 * **One writer at a time.** :class:`JournalWriter` holds an operating-system lock on
   ``<journal>.lock`` (released when it closes or its process dies, even by ``SIGKILL``); a second
   writer gets :class:`JournalLockedError` naming the holder. A forked child (a worker of a process
@@ -251,7 +251,8 @@ class Journal:
     def read(self) -> tuple[dict[str, Any], list[Evaluation]]:
         """The header's configuration and the evaluations, every record checked.
 
-        A last line without its newline (being written, or cut off by a crash) is ignored.
+        A last line without its newline is read when it is a complete, valid record (an editor
+        stripped the newline), and ignored otherwise (being written, or cut off by a crash).
 
         Raises:
             JournalError: the file is missing, is not a manibo journal (its first line is not
@@ -275,7 +276,14 @@ class Journal:
             raise JournalError(f"cannot read journal {self.path}: {err}.") from err
         _check_is_journal(raw, self.path)
         complete = raw[: raw.rfind(b"\n") + 1]
-        contents = parse_records(complete, self.path)
+        contents = None
+        if raw[len(complete) :].strip():  # as the writer keeps it: a last line that lacks only
+            try:  # its newline (an editor dropped it) counts; one being written is skipped
+                contents = parse_records(raw + b"\n", self.path)
+            except JournalError:
+                pass
+        if contents is None:
+            contents = parse_records(complete, self.path)
         if contents is None:
             raise JournalError(
                 f"journal {self.path} has no header line yet: the run that creates it has not "

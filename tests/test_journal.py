@@ -141,6 +141,7 @@ def test_a_complete_last_line_that_only_lacks_its_newline_is_kept(tmp_path, recw
     _journal(path, n=3).close()
     whole = path.read_bytes()
     path.write_bytes(whole.rstrip(b"\n"))
+    assert [e.index for e in Journal(path).read()[1]] == [0, 1, 2]  # as the writer reads it
     writer = JournalWriter(path)
     assert [e.index for e in writer.load()[1]] == [0, 1, 2]
     assert path.read_bytes() == whole  # the newline is back
@@ -154,6 +155,7 @@ def test_a_complete_last_line_that_only_lacks_its_newline_is_kept(tmp_path, recw
     writer.create({"seed": 5})
     writer.close()
     path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    assert Journal(path).read() == ({"seed": 5}, [])  # readers too (they said "no header yet")
     writer = JournalWriter(path)
     assert writer.load() == ({"seed": 5}, [])
     writer.close()
