@@ -10,6 +10,7 @@ initial design; :func:`settings_differences` lists what differs between a journa
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from typing import Any
 
@@ -165,7 +166,9 @@ def checked_noise_std(surrogate: str, space: Space, value: object) -> float | No
         number = float(value)
     elif isinstance(value, Tensor) and value.numel() == 1 and value.dtype.is_floating_point:
         number = float(value)
-    if number is None or not (number > 0 and math.isfinite(number * number) and number * number):
+    if number is None or not (
+        number > 0 and math.isfinite(number * number) and number * number >= sys.float_info.min
+    ):
         raise ConfigurationError(
             "`noise_std` must be a number above 0 whose square is a float64 number (about "
             "1e-150 to 1e150), the standard deviation of each measurement in the objective's "

@@ -580,7 +580,8 @@ class BayesianOptimizer:
         options = dict(self.config["surrogate_options"])
         if self.config["noise_std"] is not None:
             factor, _ = to_objective
-            variance = (self.config["noise_std"] / factor) ** 2
+            ratio = self.config["noise_std"] / abs(factor)  # factor: the outcomes' rescaling
+            variance = min(max(ratio * ratio, sys.float_info.min), sys.float_info.max / 4)
             options["train_Yvar"] = torch.full_like(Y, variance)
             self._warn_if_below_noise_floor(variance, Y)
         return options

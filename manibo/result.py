@@ -177,8 +177,16 @@ class OptimizationResult:
         values = self.Y[~self.failed]
         if model is None or bool(values.max() == values.min()):  # no spread to measure it by
             return None if known is None else float(known)
+        measured = self._model_noise_std(model)
+        if known is not None and abs(measured - known) <= 1e-6 * known:
+            return float(known)  # taken as given (not its rounding through two variances)
+        return measured
+
+    def _model_noise_std(self, model) -> float:
+        """The noise standard deviation of ``model`` in the objective's units: the gap between
+        its noisy and its latent predictive variance at an evaluated point."""
         x = self.X[~self.failed][:1].reshape(1, -1)
-        with torch.no_grad():  # the noise is the gap between the two predictive variances
+        with torch.no_grad():
             noisy = model.posterior(x, observation_noise=True).variance.reshape(-1)[0]
             latent = model.posterior(x).variance.reshape(-1)[0]
         factor, _ = self._to_objective
@@ -364,9 +372,8 @@ def _point_text(x: Tensor) -> str:
 
 def _time_text(result: OptimizationResult) -> str:
     """The run's wall time and the summed evaluation and proposal times, each only as far as it
-    was measured (an ask/tell run times no evaluation unless ``tell`` is given ``seconds``); where
-    the evaluations alone add up to more than the wall time, they ran in parallel, and it says
-    so."""
+    was measured (an ask/tell run times no evaluation unless ``tell`` is given ``seconds``); it
+    says when evaluations ran at the same time, so that their sum exceeds the wall time."""
     elapsed = result.elapsed[~torch.isnan(result.elapsed)]
     parts = []
     for name, values in (
@@ -382,11 +389,26 @@ def _time_text(result: OptimizationResult) -> str:
             )
         else:
             parts.append(f"{name} {float(known.sum()):.3g} s")
+    if _evaluations_overlapped(result):
+        parts[0] += " (summed over evaluations that ran at the same time)"
     if not elapsed.numel():
         if all(part.endswith("not timed") for part in parts):
             return "time: not measured"
         return "time: total not measured; " + ", ".join(parts)
-    total = float(elapsed.max())
-    summed = float(result.evaluation_seconds.nan_to_num().sum())
-    overlap = " (summed over evaluations that ran at the same time)" if summed > total else ""
-    return f"time: {total:.3g} s in all; " + ", ".join(parts) + overlap
+    return f"time: {float(elapsed.max()):.3g} s in all; " + ", ".join(parts)
+
+
+def _evaluations_overlapped(result: OptimizationResult) -> bool:
+    """Whether two evaluations ran at the same time on the run's clock: each timed one ran from
+    its told time less its seconds to its told time; one that would have begun before the run
+    (seconds reported by ``tell`` for a measurement made elsewhere) says nothing and is left
+    out."""
+    ends, seconds = result.elapsed, result.evaluation_seconds
+    timed = ~(torch.isnan(ends) | torch.isnan(seconds)) & (ends - seconds >= -1e-3)
+    spans = sorted(zip((ends - seconds)[timed].tolist(), ends[timed].tolist(), strict=True))
+    latest_end = -math.inf
+    for start, end in spans:
+        if start < latest_end - 1e-3:
+            return True
+        latest_end = max(latest_end, end)
+    return False

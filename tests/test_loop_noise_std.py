@@ -40,7 +40,7 @@ def test_the_model_takes_the_known_noise_in_the_objectives_units(offset, scale, 
         value = float(x[2]) + 0.3 * float(torch.randn((), generator=generator, dtype=torch.float64))
         opt.tell(x, offset + scale * value)
     result = opt.result()
-    assert result.noise_std == pytest.approx(noise_std, rel=1e-6)
+    assert result.noise_std == noise_std  # the given float, not its rounding
     assert _model_noise_in_objective_units(result) == pytest.approx(noise_std, rel=1e-6)
     assert f"known noise: standard deviation {noise_std:.3g} (given)" in result.summary()
 
@@ -116,3 +116,18 @@ def test_a_known_noise_below_gpytorchs_floor_is_said_and_reported_as_the_model_t
     assert noise_std == pytest.approx(_model_noise_in_objective_units(result), rel=1e-9)
     assert noise_std > 2e-4
     assert f"; the model takes {noise_std:.3g}, GPyTorch's floor" in summary
+
+
+@pytest.mark.parametrize(("noise_std", "scale"), [(1e140, 1e-20), (1e-140, 1e200)])
+def test_a_known_noise_far_from_the_values_scale_is_taken_without_overflow(noise_std, scale):
+    # noise 1e140 on values of spread 1e-20 overflowed (its variance in the rescaled units) after
+    # the initial design was paid for, and 1e-140 on values of 1e200 divided by zero
+    opt = BayesianOptimizer(
+        Box([0.0], [1.0]), seed=0, initial_design=3, noise_std=noise_std, **FAST
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the floor's warnings, here expected
+        for _ in range(5):
+            x = opt.ask()[0]
+            opt.tell(x, scale * float(x[0]))
+    assert len(opt.history) == 5

@@ -172,11 +172,16 @@ def test_an_ask_tell_run_says_its_evaluations_were_not_timed_instead_of_nan():
             "time: total not measured; evaluations 0.5 s (1 of 2 timed), proposals not timed",
         ),
         ([0.5, 0.25], [1.0, 2.0], "time: 2 s in all; evaluations 0.75 s, proposals not timed"),
+        (  # measured elsewhere and told with their seconds: nothing ran together in this run
+            [3600.0, 3600.0],
+            [0.1, 0.2],
+            "time: 0.2 s in all; evaluations 7.2e+03 s, proposals not timed",
+        ),
         (  # two evaluations of 1.5 s that ran together: 3 s of evaluations in 1.6 s
             [1.5, 1.5],
             [1.5, 1.6],
-            "time: 1.6 s in all; evaluations 3 s, proposals not timed (summed over evaluations "
-            "that ran at the same time)",
+            "time: 1.6 s in all; evaluations 3 s (summed over evaluations that ran at the same "
+            "time), proposals not timed",
         ),
     ],
 )
