@@ -541,40 +541,56 @@ def test_ctrl_c_while_waiting_keeps_the_error_and_records_the_evaluations_in_fli
     opt.close()
 
 
-def test_evaluations_in_flight_at_ctrl_c_are_told_when_they_return(tmp_path):
-    """Ctrl-C in run(executor=ThreadPoolExecutor(3), max_parallel=3) handed back the two
-    evaluations still running: the pool's shutdown waited for them, they returned, and their
-    results were dropped, so the resumed run paid for them again (8 calls for a budget of 6)."""
-    gate, lock, calls = threading.Event(), threading.Lock(), []
+def _held_after_the_first(gate: threading.Event, calls: list):
+    """An objective that records each point in ``calls`` and, after its first call, returns only
+    once ``gate`` is set (evaluations still in flight when the run is interrupted)."""
+    lock = threading.Lock()
 
     def objective(x):
         with lock:
             calls.append(x.tolist())
             first = len(calls) == 1
         if not first:
-            assert gate.wait(30)  # still running when the run is interrupted
+            assert gate.wait(30)
         return _objective(x)
+
+    return objective
+
+
+def _ctrl_c_when_running(calls: list, count: int):
+    """A callback that raises ``KeyboardInterrupt`` (Ctrl-C) at the first told evaluation, once
+    ``count`` evaluations have begun."""
 
     def ctrl_c_once(optimizer, evaluation):
         if evaluation.index == 0:
             deadline = time.monotonic() + 30
-            while len(calls) < 3 and time.monotonic() < deadline:  # all three running
+            while len(calls) < count and time.monotonic() < deadline:
                 time.sleep(0.01)
             raise KeyboardInterrupt
 
+    return ctrl_c_once
+
+
+def _interrupted_minimize(objective, ctrl_c_once, pool, options) -> None:
+    """``minimize`` on S^2 with a budget of 6, three evaluations at a time in ``pool``, stopped by
+    the ``KeyboardInterrupt`` of ``ctrl_c_once``."""
+    with pytest.raises(KeyboardInterrupt):
+        minimize(
+            objective, Sphere(2), 6, executor=pool, max_parallel=3, callback=ctrl_c_once,
+            **options,
+        )  # fmt: skip
+
+
+def test_evaluations_in_flight_at_ctrl_c_are_told_when_they_return(tmp_path):
+    """Ctrl-C in run(executor=ThreadPoolExecutor(3), max_parallel=3) handed back the two
+    evaluations still running: the pool's shutdown waited for them, they returned, and their
+    results were dropped, so the resumed run paid for them again (8 calls for a budget of 6)."""
+    gate, calls = threading.Event(), []
+    objective, ctrl_c_once = _held_after_the_first(gate, calls), _ctrl_c_when_running(calls, 3)
     path = tmp_path / "j.jsonl"
     options = {"initial_design": 6, "seed": 0, "progress": False, "journal": path, **FAST}
     with ThreadPoolExecutor(max_workers=3) as pool:
-        with pytest.raises(KeyboardInterrupt):
-            minimize(
-                objective,
-                Sphere(2),
-                6,
-                executor=pool,
-                max_parallel=3,
-                callback=ctrl_c_once,
-                **options,
-            )
+        _interrupted_minimize(objective, ctrl_c_once, pool, options)
         assert len(calls) == 3
         gate.set()  # the two in flight return after minimize closed its optimiser
     evaluations = Journal(path).read()[1]
@@ -601,30 +617,12 @@ def test_late_evaluations_that_cannot_be_written_are_printed_when_the_journal_is
 ):
     # Ctrl-C in minimize(executor=...), then a full disk before the two evaluations in flight
     # returned: they were told, not written, and the deferred close dropped them silently
-    gate, lock, calls = threading.Event(), threading.Lock(), []
-
-    def objective(x):
-        with lock:
-            calls.append(x.tolist())
-            first = len(calls) == 1
-        if not first:
-            assert gate.wait(30)
-        return _objective(x)
-
-    def ctrl_c_once(optimizer, evaluation):
-        deadline = time.monotonic() + 30
-        while len(calls) < 3 and time.monotonic() < deadline:  # all three running
-            time.sleep(0.01)
-        raise KeyboardInterrupt
-
+    gate, calls = threading.Event(), []
+    objective, ctrl_c_once = _held_after_the_first(gate, calls), _ctrl_c_when_running(calls, 3)
     path = tmp_path / "j.jsonl"
     options = {"initial_design": 6, "seed": 0, "progress": False, "journal": path, **FAST}
     with ThreadPoolExecutor(max_workers=3) as pool:
-        with pytest.raises(KeyboardInterrupt):
-            minimize(
-                objective, Sphere(2), 6, executor=pool, max_parallel=3, callback=ctrl_c_once,
-                **options,
-            )  # fmt: skip
+        _interrupted_minimize(objective, ctrl_c_once, pool, options)
         assert (
             "stays open until the 2 evaluation(s) of the interrupted run" in capfd.readouterr().err
         )
@@ -642,19 +640,7 @@ def test_late_evaluations_that_cannot_be_written_are_printed_when_the_journal_is
 
 def test_a_run_that_waits_for_an_interrupted_runs_evaluations_says_so(tmp_path, capfd):
     gate, calls = threading.Event(), []
-
-    def objective(x):
-        calls.append(x)
-        if len(calls) > 1:
-            assert gate.wait(30)
-        return _objective(x)
-
-    def ctrl_c_once(optimizer, evaluation):
-        deadline = time.monotonic() + 30
-        while len(calls) < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        raise KeyboardInterrupt
-
+    objective, ctrl_c_once = _held_after_the_first(gate, calls), _ctrl_c_when_running(calls, 2)
     opt = BayesianOptimizer(Sphere(2), initial_design=4, seed=0, **FAST)
     with ThreadPoolExecutor(2) as pool:
         with pytest.raises(KeyboardInterrupt):

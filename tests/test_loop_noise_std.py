@@ -92,10 +92,10 @@ def test_noise_std_is_journaled_and_a_resume_with_another_is_refused(tmp_path):
 def test_a_journal_without_noise_std_in_its_header_resumes_as_a_run_that_fits_it(tmp_path):
     journal = tmp_path / "run.jsonl"
     minimize(lambda x: float(x[2]), Sphere(2), budget=5, journal=journal, progress=False)
-    lines = journal.read_text().splitlines()
-    header = json.loads(lines[0])
-    del header["config"]["noise_std"]  # as an earlier version of manibo wrote it
-    journal.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    header, *records = journal.read_text().splitlines(keepends=True)
+    config = json.loads(header)
+    del config["config"]["noise_std"]  # as an earlier version of manibo wrote it
+    journal.write_text(json.dumps(config) + "\n" + "".join(records))
     resumed = BayesianOptimizer.resume(journal)
     assert resumed.config["noise_std"] is None and len(resumed.history) == 5
     resumed.close()
