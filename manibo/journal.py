@@ -930,6 +930,12 @@ def _acquire_lock(lock_path: Path, journal: Path) -> int:
     return fd
 
 
+RELEASED_WHEN_TOLD: dict[Path, int] = {}
+"""Lock files held by optimisers of this process that were closed while evaluations of an
+interrupted run were still in flight (their count): the journal is released once those are
+recorded (set and cleared by :meth:`manibo.loop.BayesianOptimizer.close`)."""
+
+
 def _describe_holder(lock_path: Path) -> str:
     """Who holds the lock, and what to do about it (the end of a sentence)."""
     advice = (
@@ -942,6 +948,14 @@ def _describe_holder(lock_path: Path) -> str:
     except (OSError, ValueError, KeyError, TypeError):
         return f"another process (it has not written its name into {lock_path} yet){advice}"
     if pid == os.getpid() and host == socket.gethostname():
+        waiting = RELEASED_WHEN_TOLD.get(lock_path)
+        if waiting:
+            return (
+                f"an optimiser of this process that was closed while {waiting} evaluation(s) of "
+                "its interrupted run were still in flight: it releases the journal once they "
+                "return and are recorded. Wait for them (an executor's shutdown(wait=True) "
+                "does), then open the journal again."
+            )
         return (
             f"another optimiser of this process (pid {pid}, since {since}). Call `close()` on "
             "that optimiser (or delete it), then open the journal again."

@@ -88,6 +88,7 @@ from manibo.exceptions import (
     ObjectiveExitedError,
 )
 from manibo.journal import (
+    RELEASED_WHEN_TOLD,
     Asked,
     Evaluation,
     Journal,
@@ -506,6 +507,7 @@ class BayesianOptimizer:
         with self._lock:
             if self._late:
                 if not self._close_when_told:  # a later open of the journal is refused till then
+                    RELEASED_WHEN_TOLD[self._writer.lock_path] = len(self._late)
                     sys.stderr.write(
                         f"manibo: journal {self.journal} stays open until the {len(self._late)} "
                         "evaluation(s) of the interrupted run still in flight return and are "
@@ -515,6 +517,7 @@ class BayesianOptimizer:
                 return
             writer, self._writer = self._writer, None
         if writer is not None:
+            RELEASED_WHEN_TOLD.pop(writer.lock_path, None)
             writer.close()
 
     def __getstate__(self) -> dict[str, Any]:

@@ -626,6 +626,9 @@ def test_late_evaluations_that_cannot_be_written_are_printed_when_the_journal_is
         assert (
             "stays open until the 2 evaluation(s) of the interrupted run" in capfd.readouterr().err
         )
+        # a resume meanwhile was told to close() the optimiser that minimize had closed
+        with pytest.raises(JournalLockedError, match="closed while 2 evaluation"):
+            BayesianOptimizer.resume(path)
         monkeypatch.setattr(manibo.journal.os, "fsync", _fail_fsync)  # the disk is full
         gate.set()
     err = capfd.readouterr().err
