@@ -273,9 +273,11 @@ def _run(args: argparse.Namespace) -> int:
     paths = {kind: out / f"{stem}.{kind}" for kind in ("json", "png", "txt")}
     text = result.summary() + "".join(f"\n{line}" for line in task.lines(summary))
     try:
-        _write_atomically(folder / paths["json"].name, _text_writer(_json.dumps(summary, indent=2)))
-        _write_atomically(folder / paths["png"].name, result.plot)
-        _write_atomically(folder / paths["txt"].name, _text_writer(text + "\n"))
+        _write_together(
+            (folder / paths["json"].name, _text_writer(_json.dumps(summary, indent=2))),
+            (folder / paths["png"].name, result.plot),
+            (folder / paths["txt"].name, _text_writer(text + "\n")),
+        )
     except OSError as error:  # a full disk: the run is in its journal, the results are not
         sys.stderr.write(
             f"manibo: error: could not write the results in {out} ({error}); the "
@@ -297,18 +299,25 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_atomically(target: Path, write: Callable[[Path], object]) -> None:
-    """Write ``target`` by ``write(temporary)`` on a file beside it, then rename that over
-    ``target``: a kill or a full disk leaves the previous file or the new one, never a part of
-    one. The temporary name keeps the suffix (``savefig`` reads the format from it)."""
-    temporary = target.with_name(f".{target.stem}.{os.getpid()}.tmp{target.suffix}")
+def _write_together(*files: tuple[Path, Callable[[Path], object]]) -> None:
+    """Write each ``(target, write)`` by ``write(temporary)`` on a file beside its target, and
+    only once all of them are written, rename each over its target: a kill or a full disk leaves
+    the previous files or the new ones, never a part of one, nor the new summary beside the
+    previous figure. The temporary names keep the suffix (``savefig`` reads the format from
+    it)."""
+    temporaries = [
+        target.with_name(f".{target.stem}.{os.getpid()}.tmp{target.suffix}") for target, _ in files
+    ]
     try:
-        write(temporary)
-        with open(temporary, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(temporary, target)
+        for temporary, (_, write) in zip(temporaries, files, strict=True):
+            write(temporary)
+            with open(temporary, "rb") as f:
+                os.fsync(f.fileno())
+        for temporary, (target, _) in zip(temporaries, files, strict=True):
+            os.replace(temporary, target)
     except BaseException:
-        temporary.unlink(missing_ok=True)
+        for temporary in temporaries:
+            temporary.unlink(missing_ok=True)
         raise
 
 
