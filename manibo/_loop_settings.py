@@ -154,8 +154,8 @@ def checked_noise_std(surrogate: str, space: Space, value: object) -> float | No
     """``noise_std`` as a float, or None (the noise is fitted).
 
     Raises:
-        ConfigurationError: it is not a finite number above 0, or the surrogate cannot take
-            known noise variances.
+        ConfigurationError: it is not a number above 0 whose square is a float64 number, or
+            the surrogate cannot take known noise variances.
     """
     if value is None:
         return None

@@ -1463,14 +1463,14 @@ class BayesianOptimizer:
             raise ConfigurationError(
                 f"`executor` must be a concurrent.futures.Executor, got {type(executor).__name__}."
             )
+        analytic = ACQUISITIONS.get(self.config["acquisition"]).analytic
         if max_parallel is None:  # as many as the executor runs at once, where it says
             workers = getattr(executor, "_max_workers", None)  # concurrent.futures' pools
-            analytic = ACQUISITIONS.get(self.config["acquisition"]).analytic
             parallel = workers if isinstance(workers, int) and not analytic else self.config["q"]
         else:
             parallel = max_parallel
         parallel = check_int("max_parallel", parallel, minimum=1)
-        if parallel > 1 and ACQUISITIONS.get(self.config["acquisition"]).analytic:
+        if parallel > 1 and analytic:
             raise ConfigurationError(
                 f"the analytic acquisition {self.config['acquisition']!r} cannot account for "
                 f"points in flight, and max_parallel = {parallel}; use max_parallel=1 or a Monte "
@@ -1591,12 +1591,13 @@ class BayesianOptimizer:
         are still being evaluated: a run with an executor then waits for them, so that the first
         model sees the whole design (with 4 workers it saw 2 of 5 values, the 3 others pending),
         as the serial run's does."""
+        design = self.config["initial_design"]
+        if not running or len(self._history) >= design:  # after the design: at once, no scan
+            return False
         if any(not p.handed_out for p in self._pending):
             return False  # the next ask hands out a waiting point: no fit
         started = len(self._history) + len(self._pending)
-        design = self.config["initial_design"]
-        fits = started >= design and sum(e.status == "ok" for e in self._history) >= 2
-        return fits and len(self._history) < design and bool(running)
+        return started >= design and sum(e.status == "ok" for e in self._history) >= 2
 
     def _drain(self, running: dict, declared, finish: bool, error: BaseException) -> None:
         """Tell what the evaluations in flight return (waiting for them unless ``finish`` is

@@ -274,8 +274,8 @@ _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
 def _spec_options(spec: str, entry: SpaceEntry, written: str) -> dict[str, str]:
-    """The options ``written`` after ``?`` in ``spec`` (``bounds=0:5&...``), each value with its
-    numbers in one spelling (``05`` and ``5.0`` are ``5``, ``1e3`` is ``1000``).
+    """The options ``written`` after ``?`` in ``spec`` (``bounds=0:5&...``), each value as
+    :func:`_option_spelling` writes it.
 
     Raises:
         ConfigurationError: an option is malformed, given twice, or not one of the entry's.
@@ -357,7 +357,7 @@ def _intervals(text: str, what: str, count: int | None = None) -> list[tuple[flo
     """
     intervals = []
     for part in text.split(","):
-        lower, colon, upper = (text.strip() for text in part.partition(":"))
+        lower, colon, upper = (piece.strip() for piece in part.partition(":"))
         numbers = colon and _NUMBER.fullmatch(lower) and _NUMBER.fullmatch(upper)
         pair = (float(lower), float(upper)) if numbers else None  # not float()'s 1_0 or nan
         if pair is None or not all(map(math.isfinite, pair)) or not pair[0] < pair[1]:
