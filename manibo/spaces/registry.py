@@ -431,13 +431,11 @@ def _grassmann(text: str) -> Grassmann:
 def _hyperbolic(d: int, radius: str | None = None) -> Hyperbolic:
     if radius is None:
         return Hyperbolic(d)
-    try:
-        value = float(radius)
-    except ValueError:
+    if not _NUMBER.fullmatch(radius.strip()):  # not float()'s 1_0, inf or nan
         raise ConfigurationError(
             f"space 'hyperbolic{d}?radius={radius}': the radius is a number, e.g. 3."
-        ) from None
-    return Hyperbolic(d, radius=value)
+        )
+    return Hyperbolic(d, radius=float(radius))
 
 
 @register_space(

@@ -371,6 +371,9 @@ def test_meshes_from_obj_files(tmp_path):
         ("spd2?eigenvalues=-1:3", "give one interval 'lower:upper' of positive numbers"),
         ("spd2?eigenvalues=1:2,3:4", "give one interval 'lower:upper' of positive numbers"),
         ("hyperbolic2?radius=x", "the radius is a number, e.g. 3"),
+        # float() reads these as 10 and as infinity
+        ("hyperbolic2?radius=1_0", "the radius is a number, e.g. 3"),
+        ("hyperbolic2?radius=inf", "the radius is a number, e.g. 3"),
         ("hyperbolic2?radius=20", "`radius` must lie in (0, 15.0]"),
         ("graph", "space 'graph' needs its FILE: write 'graph:FILE'"),
         ("graph:", "space 'graph:' needs its FILE after ':'"),
