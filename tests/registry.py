@@ -53,9 +53,16 @@ SPACES = {
     "spd2": lambda: spaces.SymmetricPositiveDefinite(2, eigenvalue_bounds=(0.1, 10.0)),
 }
 
-# spaces without a spectrum: the geometry contract only
+# the geometry contract only: a space without a spectrum, and graphs of closed-form spectra
+# (their kernels are tested against closed forms in tests/spaces/test_integers.py and
+# test_categorical.py) in a product with a manifold
 OTHER_SPACES = {
     "box": lambda: spaces.Box([-1.0, 0.0, 2.0], [1.0, 3.0, 2.5]),
+    "integers": lambda: spaces.Integers(-2, 9),
+    "categorical": lambda: spaces.Categorical(4),
+    "product_sphere_integers_categorical": lambda: spaces.ProductSpace(
+        spaces.Sphere(2), spaces.Integers(1, 8), spaces.Categorical(3)
+    ),
 }
 
 # a (nu, num_levels) per kernel flavour; None levels = automatic truncation

@@ -31,7 +31,7 @@ def matern_kernel(
     truncation_tol: float = DEFAULT_TRUNCATION_TOL,
     lengthscale_prior: Prior | None = None,
     max_levels: int | None = None,
-    per_factor: bool = False,
+    per_factor: bool | None = None,
 ) -> Kernel:
     r"""The Matérn kernel of ``space`` with unit variance (wrap it in a ``ScaleKernel``).
 
@@ -61,8 +61,10 @@ def matern_kernel(
             functions that vary on one factor faster than on another (on S² × S², for
             sin(4 x₂) + 0.1 x₅, fitted on 60 uniform points: held-out RMSE 0.27 against 0.62 on
             200, lengthscales 1.07 and 4.72). Each factor's series is truncated on its own.
-            Other spaces ignore it; kernels registered for new kinds of space receive it only
-            when it is True.
+            Default (None): True on a product with a finite factor (an integer or a choice, graph
+            nodes, mesh vertices), a different kind of setting than its other factors, False
+            otherwise. Other spaces ignore it; kernels registered for new kinds of space receive
+            it only when it is True.
 
     Raises:
         ConfigurationError: no kernel is registered for the type of ``space``.
@@ -80,7 +82,8 @@ def _known(options: dict) -> dict:
     unknown = sorted(set(options) - {"max_levels", "per_factor"})
     if unknown:
         raise TypeError(f"matern_kernel() got an unexpected keyword argument {unknown[0]!r}")
-    check_bool("per_factor", options.get("per_factor", False))
+    if options.get("per_factor") is not None:
+        check_bool("per_factor", options["per_factor"])
     return options
 
 
@@ -98,8 +101,10 @@ def _compact(
     truncation_tol=DEFAULT_TRUNCATION_TOL,
     lengthscale_prior=None,
     max_levels=None,
-    per_factor=False,
+    per_factor=None,
 ):
+    if per_factor is None:
+        per_factor = any(f.is_discrete for f in getattr(space, "factors", ()))
     if check_bool("per_factor", per_factor) and isinstance(space, CompactProductSpace):
         return _product(
             space, nu, truncation_tol, lengthscale_prior, max_levels=max_levels, per_factor=True

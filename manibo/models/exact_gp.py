@@ -57,6 +57,7 @@ from manibo.models.transforms import (
     checked_input_transform,
 )
 from manibo.spaces.base import Space
+from manibo.spaces.product import CompactProductSpace
 
 __all__ = ["exact_gp"]  # the rest is exported by manibo.models
 
@@ -370,13 +371,14 @@ def geometric_matern_gp(
     nu: float = 2.5,
     truncation_tol: float = SURROGATE_TRUNCATION_TOL,
     max_levels: int | None = None,
-    per_factor: bool = False,
+    per_factor: bool | None = None,
     **options,
 ) -> SingleTaskGP:
     """Exact GP with the Matérn kernel of ``space`` (default ν = 5/2).
 
     The geometric Matérn kernel on compact spaces (the product manifold's on compact products,
-    or with ``per_factor=True`` the product of the factors' kernels, one lengthscale each); on a
+    or with ``per_factor=True`` the product of the factors' kernels, one lengthscale each, the
+    default on a product with a finite factor, see :func:`~manibo.kernels.matern_kernel`); on a
     box, Matérn with one lengthscale per coordinate; on a product with a non-compact factor (a
     box, ...), the product of the factors' kernels (:func:`manibo.kernels.matern_kernel`).
     ``max_levels`` caps the levels of compact spaces' series (default: each space's
@@ -385,8 +387,10 @@ def geometric_matern_gp(
     in millimetres gets the GP it gets in metres.
     """
     cap = {} if max_levels is None else {"max_levels": max_levels}
-    if check_bool("per_factor", per_factor):
-        cap["per_factor"] = True
+    if per_factor is not None and (
+        check_bool("per_factor", per_factor) or isinstance(space, CompactProductSpace)
+    ):
+        cap["per_factor"] = per_factor  # kernels of other spaces get it only when True
     unit = space.length_unit
     kernel = matern_kernel(space, nu, truncation_tol, lengthscale_prior(unit), **cap)
     return exact_gp(space, train_X, train_Y, in_length_unit(kernel, unit), **options)

@@ -6,10 +6,12 @@ takes it); ``register_space`` adds one; ``available_spaces()`` lists the specs.
 
 from manibo.spaces.base import CompactSpace, NoncompactSpace, Space, UnsupportedError
 from manibo.spaces.box import Box
+from manibo.spaces.categorical import Categorical
 from manibo.spaces.circle import Circle
 from manibo.spaces.graph import Graph
 from manibo.spaces.grassmann import Grassmann
 from manibo.spaces.hyperbolic import Hyperbolic, poincare_to_hyperboloid
+from manibo.spaces.integers import Integers
 from manibo.spaces.mesh import Mesh
 from manibo.spaces.product import CompactProductSpace, ProductSpace, Torus
 from manibo.spaces.projective import RealProjectiveSpace
@@ -26,11 +28,13 @@ from manibo.spaces.sphere import Sphere
 
 __all__ = [
     "Box",
+    "Categorical",
     "Circle",
     "CompactProductSpace",
     "CompactSpace",
     "Graph",
     "Hyperbolic",
+    "Integers",
     "Mesh",
     "NoncompactSpace",
     "ProductSpace",

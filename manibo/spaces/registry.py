@@ -36,10 +36,12 @@ from manibo.registry import (
 )
 from manibo.spaces.base import Space
 from manibo.spaces.box import Box
+from manibo.spaces.categorical import Categorical
 from manibo.spaces.circle import Circle
 from manibo.spaces.graph import Graph
 from manibo.spaces.grassmann import Grassmann
 from manibo.spaces.hyperbolic import Hyperbolic
+from manibo.spaces.integers import Integers
 from manibo.spaces.mesh import Mesh
 from manibo.spaces.product import ProductSpace, Torus
 from manibo.spaces.projective import RealProjectiveSpace
@@ -488,6 +490,36 @@ def _box_corners(bounds: str | None, d: int, what: str) -> tuple[Tensor, Tensor]
         return torch.zeros(d, dtype=torch.float64), torch.ones(d, dtype=torch.float64)
     corners = torch.tensor(_intervals(bounds, f"space '{what}'", count=d), dtype=torch.float64)
     return corners[:, 0], corners[:, 1]
+
+
+@register_space(
+    "integers",
+    description="the integers low .. high, an ordinal setting: 'integers?range=1:8' (a path graph "
+    "whose lengthscale is in units of the range)",
+    options=("range",),
+)
+def _integers(range: str | None = None) -> Integers:  # the option is named range
+    example = "integers?range=1:8"
+    if range is None:
+        raise ConfigurationError(f"space 'integers' needs its range, e.g. '{example}'.")
+    intervals = _intervals(range, "space 'integers?range'")
+    if len(intervals) != 1 or not all(float(end).is_integer() for end in intervals[0]):
+        raise ConfigurationError(
+            f"space 'integers?range={range}': the range is two integers 'low:high', e.g. "
+            f"'{example}'."
+        )
+    return Integers(int(intervals[0][0]), int(intervals[0][1]))
+
+
+@register_space(
+    "categorical",
+    parameter="k",
+    minimum=2,
+    description="k unordered choices 0 .. k-1 (the nodes of a complete graph): 'so3*categorical3' "
+    "pairs a rotation with one of three choices",
+)
+def _categorical(k: int) -> Categorical:
+    return Categorical(k)
 
 
 @register_space(

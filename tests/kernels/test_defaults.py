@@ -1,20 +1,32 @@
 """The default Matérn kernel of each kind of space, and registering one for a new kind."""
 
 import math
+import warnings
 
 import pytest
 import torch
 from gpytorch.kernels import RBFKernel
 from gpytorch.priors import LogNormalPrior
 
-from manibo.exceptions import ConfigurationError
+from manibo.exceptions import ConfigurationError, TruncationWarning
 from manibo.kernels import (
     BoxMaternKernel,
     FactorProductKernel,
     GeometricMaternKernel,
     matern_kernel,
 )
-from manibo.spaces import SE3, Box, ProductSpace, Space, SpecialOrthogonal, Sphere, Torus
+from manibo.models import build_surrogate
+from manibo.spaces import (
+    SE3,
+    Box,
+    Categorical,
+    Integers,
+    ProductSpace,
+    Space,
+    SpecialOrthogonal,
+    Sphere,
+    Torus,
+)
 
 
 def test_compact_spaces_get_the_geometric_kernel_and_boxes_the_ard_kernel():
@@ -62,6 +74,30 @@ def test_per_factor_gives_a_compact_product_one_kernel_and_lengthscale_per_facto
         assert (kernel(x).to_dense() - expected).abs().max() < 1e-14
     # a space of one factor has nothing to split
     assert type(matern_kernel(Sphere(2), per_factor=True)) is GeometricMaternKernel
+
+
+def test_a_product_with_a_finite_factor_gets_one_kernel_per_factor_unless_told_otherwise():
+    """An integer or a choice beside a manifold is another kind of setting: by default each
+    factor has its own kernel and lengthscale; per_factor=False still gives the product
+    manifold's kernel, and products of manifolds keep it by default."""
+    mixed = ProductSpace(Sphere(2), Integers(1, 8), Categorical(3))
+    kernel = matern_kernel(mixed)
+    assert isinstance(kernel, FactorProductKernel)
+    assert [type(k.space) for k in kernel.factor_kernels] == [Sphere, Integers, Categorical]
+    assert type(matern_kernel(mixed, per_factor=False)) is GeometricMaternKernel
+    assert type(matern_kernel(ProductSpace(Sphere(2), Torus(2)))) is GeometricMaternKernel
+    model = build_surrogate(
+        "matern", mixed, mixed.random(4, generator=0), torch.zeros(4, 1, dtype=torch.float64)
+    )
+    assert isinstance(model.covar_module.base_kernel, FactorProductKernel)
+    options = {"per_factor": False, "fit_iterations": 1}
+    with warnings.catch_warnings():  # the product's series is truncated: the choice was made
+        warnings.simplefilter("ignore", TruncationWarning)
+        X = mixed.random(4, generator=0)
+        model = build_surrogate(
+            "matern", mixed, X, torch.zeros(4, 1, dtype=torch.float64), **options
+        )
+    assert type(model.covar_module.base_kernel) is GeometricMaternKernel
 
 
 @pytest.mark.parametrize("spec", ["box2", "hyperbolic2", "box1*hyperbolic2", "sphere2"])

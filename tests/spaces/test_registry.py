@@ -110,8 +110,9 @@ def test_the_spd_spec_draws_designs_with_eigenvalues_uniform_on_the_box():
 
 def test_the_builtin_specs_are_listed_and_each_family_member_builds():
     assert available_spaces() == [
-        "box<d>", "circle", "graph:FILE", "grassmann:K,N", "hyperbolic<d>", "icosphere<k>",
-        "mesh:FILE", "rp<d>", "se3", "so<n>", "spd<n>", "sphere<d>", "su<n>", "torus<n>",
+        "box<d>", "categorical<k>", "circle", "graph:FILE", "grassmann:K,N", "hyperbolic<d>",
+        "icosphere<k>", "integers", "mesh:FILE", "rp<d>", "se3", "so<n>", "spd<n>", "sphere<d>",
+        "su<n>", "torus<n>",
     ]  # fmt: skip
     box = make_space("box2")
     assert box.lower.tolist() == [0.0, 0.0] and box.upper.tolist() == [1.0, 1.0]
@@ -348,8 +349,8 @@ def test_meshes_from_obj_files(tmp_path):
         ("sphere0", "d must be at least 1, got 0; use e.g. 'sphere1'"),
         (
             "klein-bottle",
-            "unknown space 'klein-bottle'; known: box<d>, circle, graph:FILE, grassmann:K,N, "
-            "hyperbolic<d>",
+            "unknown space 'klein-bottle'; known: box<d>, categorical<k>, circle, graph:FILE, "
+            "grassmann:K,N, hyperbolic<d>, icosphere<k>, integers, mesh:FILE",
         ),
         ("circle:2", "space 'circle' takes no ':' argument"),
         # a member of a family with bounds after ':' was an "unknown space 'spd3'"
@@ -375,6 +376,12 @@ def test_meshes_from_obj_files(tmp_path):
         ("hyperbolic2?radius=1_0", "the radius is a number, e.g. 3"),
         ("hyperbolic2?radius=inf", "the radius is a number, e.g. 3"),
         ("hyperbolic2?radius=20", "`radius` must lie in (0, 15.0]"),
+        ("integers", "space 'integers' needs its range, e.g. 'integers?range=1:8'"),
+        ("integers?range=1:8.5", "the range is two integers 'low:high', e.g. 'integers?range=1:8'"),
+        ("integers?range=3:3", "two finite numbers with lower < upper, got '3:3'"),
+        ("integers?range=1:4,5:6", "the range is two integers 'low:high'"),
+        ("integers?range=0:10000", "holds 10001 values, more than 10000; for a range this wide"),
+        ("categorical1", "k must be at least 2, got 1; use e.g. 'categorical2'"),
         ("graph", "space 'graph' needs its FILE: write 'graph:FILE'"),
         ("graph:", "space 'graph:' needs its FILE after ':'"),
         ("sphere2*", "space 'sphere2*': a product has an empty factor; join space specs with *"),

@@ -1,0 +1,97 @@
+r"""Acquisition optimisation on products with finite factors: the continuous ascent alternated with
+enumeration of each finite factor's points.
+
+The Riemannian ascent cannot move a coordinate of a finite factor (an integer, a choice, a graph
+node: its tangent space is zero), so without this a point keeps the finite coordinates of the
+start it grew from. Here the best batch of the ascent is improved coordinate-wise, as BoTorch's
+``optimize_acqf_mixed_alternating`` alternates discrete and continuous steps: for each point of
+the batch and each finite factor, every point of the factor is tried with the other coordinates
+held and the best kept; then the continuous coordinates are ascended again from the result, until
+neither step gains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+from manibo.optim.riemannian_lbfgs import LBFGSOptions, riemannian_lbfgs_ascent
+from manibo.spaces.base import Space
+
+MAX_ROUNDS = 5
+"""Rounds of enumeration and ascent at most."""
+
+CHUNK = 2048
+"""Candidate batches scored per acquisition call during the enumeration."""
+
+
+def finite_coordinates(space: Space) -> list[tuple[slice, Space]]:
+    """The coordinates of ``space``'s points that belong to finite factors, with those factors:
+    ``(slice of the point, factor)`` for each finite factor of a product (of nested products too);
+    empty for a space that is not a product or whose factors are all finite or all continuous."""
+    if getattr(space, "factors", None) is None or space.is_discrete:
+        return []
+    found = []
+    for factor, part in zip(space.factors, space.slices, strict=True):
+        if factor.is_discrete:
+            found.append((part, factor))
+        else:
+            for inner, leaf in finite_coordinates(factor):
+                found.append((slice(part.start + inner.start, part.start + inner.stop), leaf))
+    return found
+
+
+def alternate(
+    objective: Callable[[Tensor], Tensor],
+    space: Space,
+    batch: Tensor,
+    value: Tensor,
+    options: LBFGSOptions | None = None,
+) -> tuple[Tensor, Tensor]:
+    """Improve ``batch`` by alternating enumeration of the finite coordinates with the ascent.
+
+    Args:
+        objective: maps batches ``(b, q, D)`` to values ``(b,)``, differentiable.
+        space: a product with finite and continuous factors, points ``(D,)``.
+        batch: the batch the ascent ended at, ``(q, D)``, on the space.
+        value: its value, a scalar.
+        options: the ascent's settings.
+
+    Returns:
+        ``(batch, value)``: a batch ``(q, D)`` whose value is at least ``value``, and its value.
+    """
+    coordinates = finite_coordinates(space)
+    for _ in range(MAX_ROUNDS):
+        batch, value, moved = _enumerate(objective, coordinates, batch, value)
+        if not moved:
+            break
+        ascended, values = riemannian_lbfgs_ascent(objective, space, batch[None], options)
+        if values[0] > value:
+            batch, value = ascended[0], values[0]
+    return batch, value
+
+
+def _enumerate(
+    objective: Callable[[Tensor], Tensor],
+    coordinates: list[tuple[slice, Space]],
+    batch: Tensor,
+    value: Tensor,
+) -> tuple[Tensor, Tensor, bool]:
+    """One pass over the points of ``batch`` ``(q, D)`` and the finite ``coordinates``: each set
+    to the factor's point that scores best with the rest held. Returns the batch, its value and
+    whether it changed."""
+    moved = False
+    for j in range(batch.shape[0]):
+        for part, factor in coordinates:
+            choices = factor.all_points(dtype=batch.dtype, device=batch.device)
+            candidates = batch.expand(choices.shape[0], *batch.shape).clone()
+            candidates[:, j, part] = choices
+            with torch.no_grad():
+                scores = torch.cat([objective(c) for c in candidates.split(CHUNK)])
+            scores = scores.nan_to_num(nan=-torch.inf)
+            best = int(torch.argmax(scores))
+            if scores[best] > value:
+                batch, value, moved = candidates[best], scores[best], True
+    return batch, value, moved
