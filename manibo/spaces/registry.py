@@ -444,10 +444,13 @@ def _hyperbolic(d: int, radius: str | None = None) -> Hyperbolic:
     "spd",
     parameter="n",
     description="symmetric positive definite n x n matrices (eigenvalues in [1e-3, 5]), flattened; "
-    "random points with eigenvalues uniform on that box; 'spd3?eigenvalues=100:2000' sets it",
-    options=("eigenvalues",),
+    "random points with eigenvalues uniform on that box; 'spd3?eigenvalues=100:2000' sets it, "
+    "'&sampling=log-eigenvalues' draws their logarithms uniformly (or 'volume')",
+    options=("eigenvalues", "sampling"),
 )
-def _bo_spd(n: int, eigenvalues: str | None = None) -> SymmetricPositiveDefinite:
+def _bo_spd(
+    n: int, eigenvalues: str | None = None, sampling: str | None = None
+) -> SymmetricPositiveDefinite:
     bounds = (1e-3, 5.0)
     if eigenvalues is not None:
         intervals = _intervals(eigenvalues, f"space 'spd{n}?eigenvalues'")
@@ -457,8 +460,15 @@ def _bo_spd(n: int, eigenvalues: str | None = None) -> SymmetricPositiveDefinite
                 "positive numbers, the range of every eigenvalue, e.g. 100:2000."
             )
         (bounds,) = intervals
+    if sampling is not None and sampling not in SymmetricPositiveDefinite.SAMPLINGS:
+        raise ConfigurationError(
+            f"space 'spd{n}?sampling={sampling}': the sampling is one of "
+            f"{', '.join(SymmetricPositiveDefinite.SAMPLINGS)} (see SymmetricPositiveDefinite)."
+        )
     # volume-uniform designs would almost all be nearly singular (see SymmetricPositiveDefinite)
-    return SymmetricPositiveDefinite(n, eigenvalue_bounds=bounds, sampling="eigenvalues")
+    return SymmetricPositiveDefinite(
+        n, eigenvalue_bounds=bounds, sampling=sampling or "eigenvalues"
+    )
 
 
 @register_space(

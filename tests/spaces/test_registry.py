@@ -106,6 +106,15 @@ def test_options_are_spelled_one_way_so_that_one_run_is_resumed():
 def test_the_spd_spec_draws_designs_with_eigenvalues_uniform_on_the_box():
     space = make_space("spd2")
     assert space.sampling == "eigenvalues" and space.bounds == (1e-3, 5.0)
+    # the other samplings of SymmetricPositiveDefinite, for bounds that span orders of magnitude
+    wide = make_space("spd2?eigenvalues=10:10000&sampling=log-eigenvalues")
+    assert wide.sampling == "log-eigenvalues" and wide.bounds == (10.0, 10000.0)
+    eigenvalues = torch.linalg.eigvalsh(wide.random(2000, generator=0).reshape(-1, 2, 2))
+    assert 0.3 < float((eigenvalues < 100).double().mean()) < 0.37  # a third of the log range
+    assert make_space("spd2?sampling=volume").sampling == "volume"
+    assert normal_spec("spd2 ? sampling=volume&eigenvalues=1:5.0") == (
+        "spd2?eigenvalues=1:5&sampling=volume"
+    )
 
 
 def test_the_builtin_specs_are_listed_and_each_family_member_builds():
@@ -382,6 +391,7 @@ def test_meshes_from_obj_files(tmp_path):
         ("integers?range=1:4,5:6", "the range is two integers 'low:high'"),
         ("integers?range=0:10000", "holds 10001 values, more than 10000; for a range this wide"),
         ("categorical1", "k must be at least 2, got 1; use e.g. 'categorical2'"),
+        ("spd2?sampling=log", "the sampling is one of eigenvalues, log-eigenvalues, volume"),
         ("graph", "space 'graph' needs its FILE: write 'graph:FILE'"),
         ("graph:", "space 'graph:' needs its FILE after ':'"),
         ("sphere2*", "space 'sphere2*': a product has an empty factor; join space specs with *"),
