@@ -9,6 +9,7 @@ initial design; :func:`settings_differences` lists what differs between a journa
 
 from __future__ import annotations
 
+import inspect
 import math
 import sys
 import warnings
@@ -324,7 +325,9 @@ def _check_build(
                 if blamed
                 else ""
             )
-            raise _build_error(f"the surrogate {name!r}{checked}", space, options, err) from err
+            raise _build_error(
+                f"the surrogate {name!r}{checked}", space, options, err, name
+            ) from err
         try:
             acqf = build_acquisition(settings["acquisition"], model, X, Y, None, 0, space=space)
             _evaluate_once(acqf, space, settings, X)
@@ -419,9 +422,31 @@ def _acquisition_error(
     )
 
 
-def _build_error(what: str, space: Space, options: dict, err: Exception) -> ConfigurationError:
+def _factory_options(name: str) -> str:
+    """Which options the factory of surrogate ``name`` names, and where the others are listed."""
+    factory = surrogate_entry(name).build
+    try:
+        parameters = list(inspect.signature(factory).parameters.values())[3:]  # after the data
+    except (TypeError, ValueError):
+        parameters = []
+    named = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    more = any(p.kind is p.VAR_KEYWORD for p in parameters)
+    where = f"{factory.__module__}.{factory.__qualname__}"
+    takes = ", ".join(named) if named else "no option of its own"
+    return (
+        f"The factory of {name!r}, {where}, takes {takes}"
+        + (" and passes other options on" if more else "")
+        + f"; help({where}) describes them."
+    )
+
+
+def _build_error(
+    what: str, space: Space, options: dict, err: Exception, name: str
+) -> ConfigurationError:
     advice = (
-        " Check the option names and values in the surrogate's documentation."
+        f" {_factory_options(name)}"
+        if isinstance(err, TypeError) and "unexpected keyword argument" in str(err)
+        else " Check the option names and values in the surrogate's documentation."
         if isinstance(err, (TypeError, ConfigurationError)) and options
         else " Choose another surrogate for this space: 'matern' (the default) models every space "
         "of manibo.spaces, and manibo.models.available_surrogates() lists the others."

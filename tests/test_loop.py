@@ -751,6 +751,19 @@ def test_the_first_model_of_a_parallel_run_sees_the_whole_initial_design(tmp_pat
         (Sphere(2), {"q": 0}, "`q` must be an integer >= 1"),
         (Sphere(2), {"surrogate_options": {"nu": -1}}, "`nu` must be a real number > 0"),
         (Sphere(2), {"surrogate_options": {"colour": "red"}}, "unexpected keyword.*colour"),
+        # the options it does take, and where the rest are described
+        (
+            Sphere(2),
+            {"surrogate_options": {"colour": "red"}},
+            r"takes nu, truncation_tol, max_levels, per_factor and passes other options on; "
+            r"help\(manibo.models.exact_gp.geometric_matern_gp\)",
+        ),
+        (
+            Sphere(2),
+            {"surrogate": "vish", "surrogate_options": {"colour": "red"}},
+            r"vish_surrogate, takes num_features, nu, maxiter, chunk_size, outcome_transform, "
+            r"input_transform; help",
+        ),
         (Sphere(2), {"surrogate_options": {"train_Yvar": [0.1]}}, "cannot hold `train_Yvar`.*b"),
         (Sphere(2), {"optimizer": "projection"}, "projection.*defined only on"),
         (_complete_graph(), {"surrogate": "chart"}, "'chart' surrogate.*but Graph.* has none"),

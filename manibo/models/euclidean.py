@@ -125,7 +125,8 @@ def ambient_matern_gp(space, train_X, train_Y, **options):
     """Matérn-5/2 ARD GP on the ambient coordinates through the space's embedding (defined off
     the space as well; a torus's angles enter as cosines and sines, an axis ``±x`` of RP^d as
     ``x xᵀ``, so that one point is one input); finite spaces are refused (their points are
-    indices, not coordinates)."""
+    indices, not coordinates). The ``options`` go to :func:`~manibo.models.exact_gp.exact_gp`
+    (``fit``, ``fit_iterations``, ``outcome_transform``, ``input_transform``)."""
     validate_training_data(space, train_X, train_Y, max_outputs=1)  # before the kernel reads it
     dims = space.embed(train_X[:1].reshape(1, *space.point_shape)).shape[-1]
     kernel = EmbeddingKernel(space, MaternKernel(nu=2.5, ard_num_dims=dims))
@@ -136,7 +137,9 @@ def ambient_matern_gp(space, train_X, train_Y, **options):
 
 @register_surrogate("chart", unsupported=_no_global_chart, check_options=CHECK_OPTIONS)
 def chart_matern_gp(space, train_X, train_Y, **options):
-    """Matérn-5/2 ARD GP on chart coordinates (latitude/longitude on S²)."""
+    """Matérn-5/2 ARD GP on chart coordinates (latitude/longitude on S²). The ``options`` go to
+    :func:`~manibo.models.exact_gp.exact_gp` (``fit``, ``fit_iterations``, ``outcome_transform``,
+    ``input_transform``)."""
     validate_training_data(space, train_X, train_Y, max_outputs=1)  # before the kernel reads it
     k = space.chart(train_X[:1]).shape[-1]
     return exact_gp(

@@ -384,7 +384,8 @@ def geometric_matern_gp(
     ``max_levels`` caps the levels of compact spaces' series (default: each space's
     ``default_max_levels``). The lengthscale prior's median, and the initial lengthscale, are in
     the space's ``length_unit`` (on a mesh, the radius of the sphere of its area), so that a mesh
-    in millimetres gets the GP it gets in metres.
+    in millimetres gets the GP it gets in metres. Other ``options`` go to :func:`exact_gp`
+    (``fit``, ``fit_iterations``, ``outcome_transform``, ``input_transform``).
     """
     cap = {} if max_levels is None else {"max_levels": max_levels}
     if per_factor is not None and (
@@ -400,7 +401,9 @@ def geometric_matern_gp(
 def geometric_heat_gp(
     space, train_X, train_Y, truncation_tol: float = SURROGATE_TRUNCATION_TOL, **options
 ) -> SingleTaskGP:
-    """Exact GP with the heat (diffusion) kernel of ``space`` (the Matérn kernel with ν = ∞)."""
+    """Exact GP with the heat (diffusion) kernel of ``space`` (the Matérn kernel with ν = ∞);
+    ``max_levels``, ``per_factor`` and the other ``options`` are those of
+    :func:`geometric_matern_gp`."""
     if "nu" in options:
         raise ConfigurationError(
             f"the 'heat' surrogate is the Matérn GP with nu = math.inf and takes no `nu` (got "
