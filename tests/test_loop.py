@@ -654,6 +654,31 @@ def test_a_run_that_waits_for_an_interrupted_runs_evaluations_says_so(tmp_path, 
     assert len(opt.history) == 4
 
 
+def test_a_run_after_an_interrupted_one_tells_its_late_evaluations_before_evaluating(tmp_path):
+    # a second run() started new evaluations while one of the interrupted run's was still in
+    # flight: the late value was told after points proposed without it
+    gate, calls = threading.Event(), []
+    held = _held_after_the_first(gate, calls)
+    opt = BayesianOptimizer(Sphere(2), initial_design=4, seed=0, **FAST)
+    late_told_at_start = []
+
+    def objective(x):
+        if len(calls) >= 2:  # a call of the second run: the late one must be told by now
+            late_told_at_start.append(calls[1] in [e.x for e in opt.history])
+        return held(x)
+
+    with ThreadPoolExecutor(2) as pool:
+        with pytest.raises(KeyboardInterrupt):
+            opt.run(
+                objective, 4, executor=pool, max_parallel=2,
+                callback=_ctrl_c_when_running(calls, 2),
+            )  # fmt: skip
+        threading.Timer(0.5, gate.set).start()
+        opt.run(objective, 4, executor=pool, max_parallel=2, progress=False)
+    assert len(opt.history) == 4
+    assert late_told_at_start and all(late_told_at_start)
+
+
 def test_an_error_from_ask_is_raised_after_the_evaluations_in_flight_are_told():
     opt = BayesianOptimizer(Sphere(2), initial_design=2, seed=0, **FAST)
 
@@ -742,6 +767,52 @@ def test_the_first_model_of_a_parallel_run_sees_the_whole_initial_design(tmp_pat
     asked = Journal(path).read_all().asked
     first_model = next(record for record in asked if record.step == 5)
     assert first_model.evaluations == 5
+
+
+class _InFlightAfter(_Concurrency):
+    """A :class:`_Concurrency` that also records, from its call ``first`` on, how many
+    evaluations were under way as each began."""
+
+    def __init__(self, seconds: float, first: int):
+        super().__init__(seconds)
+        self.first, self.calls, self.counts = first, 0, []
+
+    def __call__(self, x):
+        with self.lock:
+            if self.calls >= self.first:
+                self.counts.append(self.running + 1)
+            self.calls += 1
+        return super().__call__(x)
+
+
+def test_after_the_initial_design_an_executor_keeps_its_workers_busy():
+    # the wait for the initial design held on after it: each model-based point of a run with
+    # three workers was evaluated alone
+    objective = _InFlightAfter(1.0, first=5)
+    with ThreadPoolExecutor(3) as pool:
+        minimize(
+            objective, Sphere(2), 10, initial_design=4, seed=0, progress=False, executor=pool,
+            **FAST,
+        )  # fmt: skip
+    assert len(objective.counts) == 5 and max(objective.counts) >= 2
+
+
+def test_resumed_asked_points_not_yet_told_are_evaluated_together(tmp_path):
+    # three asked-not-told design points of a killed run, resumed with three workers, were
+    # evaluated one at a time
+    path = tmp_path / "j.jsonl"
+    opt = BayesianOptimizer(Sphere(2), initial_design=5, seed=0, journal=path, **FAST)
+    asked = [opt.ask()[0] for _ in range(5)]
+    for x in asked[:2]:
+        opt.tell(x, _objective(x))
+    opt.close()
+    resumed = BayesianOptimizer.resume(path)
+    assert resumed.pending.shape == (3, 3)
+    objective = _Concurrency(0.5)
+    with ThreadPoolExecutor(3) as pool:
+        resumed.run(objective, budget=5, executor=pool, progress=False)
+    resumed.close()
+    assert len(resumed.history) == 5 and objective.most >= 2
 
 
 # ---------------------------------------------------------------- settings checked up front

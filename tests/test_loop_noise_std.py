@@ -45,6 +45,28 @@ def test_the_model_takes_the_known_noise_in_the_objectives_units(offset, scale, 
     assert f"known noise: standard deviation {noise_std:.3g} (given)" in result.summary()
 
 
+def test_a_known_noise_is_reported_as_given_where_flat_values_measure_none():
+    # three equal values leave the model no spread to measure the noise by: the known one was
+    # reported as None
+    opt = BayesianOptimizer(Sphere(2), seed=0, noise_std=0.1, initial_design=3, **FAST)
+    for _ in range(3):
+        opt.tell(opt.ask()[0], 1.0)
+    assert opt.result().noise_std == 0.1
+
+
+def test_a_known_noise_the_model_takes_is_reported_as_the_given_float():
+    # the model's noise, read back through two variances, differs from 0.1 in its last bits:
+    # the given float is reported, not that rounding
+    opt = BayesianOptimizer(Sphere(2), seed=0, noise_std=0.1, initial_design=4, **FAST)
+    generator = torch.Generator().manual_seed(1)
+    for _ in range(6):
+        x = opt.ask()[0]
+        opt.tell(x, 1.0 + float(x[0]) + 0.1 * float(torch.randn((), generator=generator)))
+    result = opt.result()
+    assert _model_noise_in_objective_units(result) != 0.1  # what the model gives back
+    assert result.noise_std == 0.1
+
+
 def test_without_noise_std_the_noise_is_fitted():
     generator = torch.Generator().manual_seed(0)
 

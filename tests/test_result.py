@@ -177,6 +177,11 @@ def test_an_ask_tell_run_says_its_evaluations_were_not_timed_instead_of_nan():
             [0.1, 0.2],
             "time: 0.2 s in all; evaluations 7.2e+03 s, proposals not timed",
         ),
+        (  # back to back, the second told 0.5 ms after its start: none ran at the same time
+            [1.0, 1.0],
+            [1.0, 2.0005],
+            "time: 2 s in all; evaluations 2 s, proposals not timed",
+        ),
         (  # two evaluations of 1.5 s that ran together: 3 s of evaluations in 1.6 s
             [1.5, 1.5],
             [1.5, 1.6],

@@ -18,6 +18,7 @@ from manibo.optim import optimize_acqf_on_space
 from manibo.spaces import Hyperbolic, poincare_to_hyperboloid
 from manibo.spaces._geomstats import geomstats_module
 from manibo.spaces.hyperbolic import FLOAT32_RADIUS, MAX_RADIUS, lorentz
+from manibo.spaces.registry import describe_spaces, make_space
 from manibo.testing.references import hyperbolic_log_plancherel
 
 
@@ -262,6 +263,14 @@ def test_bad_points_and_configurations_are_refused():
     for bad in ({"dim": 1}, {"dim": 2.5}, {"dim": 2, "radius": 0.0}, {"dim": 2, "radius": 40}):
         with pytest.raises(ConfigurationError):
             Hyperbolic(**bad)
+
+
+def test_a_spec_without_a_radius_gives_the_ball_of_radius_2_its_description_names():
+    # the registry's description says radius 2: a spec without ?radius must build that ball
+    assert make_space("hyperbolic2").radius == 2.0 == Hyperbolic(2).radius
+    assert make_space("hyperbolic3?radius=3").radius == 3.0
+    (description,) = [text for spec, text in describe_spaces() if spec.startswith("hyperbolic")]
+    assert "a geodesic ball of radius 2;" in description
 
 
 def test_ambient_bounds_contain_the_ball():
