@@ -626,12 +626,14 @@ class JournalWriter:
         # (and a journal this process cannot append to is refused now, not at a tell)
         self._open()
         keep = raw.rfind(b"\n") + 1
-        contents = _whole_without_newline(raw, self.path) if keep < len(raw) else None
+        contents, whole = (
+            _whole_without_newline(raw, self.path) if keep < len(raw) else (None, False)
+        )
         if contents is not None:  # a complete record whose newline was stripped (an editor)
             self._write_bytes(b"\n")
         else:
             if keep < len(raw):
-                self._quarantine(raw[keep:], keep)
+                self._quarantine(raw[keep:], keep, whole)
             contents = parse_records(raw[:keep], self.path)
         if contents is None:
             return None, []
@@ -790,7 +792,10 @@ class JournalWriter:
                 pass
             raise
 
-    def _quarantine(self, tail: bytes, keep: int) -> None:
+    def _quarantine(self, tail: bytes, keep: int, whole: bool) -> None:
+        """Move ``tail``, the last line without its newline, to a ``.corrupt`` file and cut the
+        journal back to its first ``keep`` bytes; ``whole``: the line is complete JSON, but no
+        valid record where it stands (else it was cut off)."""
         corrupt = _exclusive_file(self.path.with_name(self.path.name + ".corrupt"), tail)
         with open(self.path, "r+b") as f:
             f.truncate(keep)
@@ -800,9 +805,15 @@ class JournalWriter:
         _fsync_folder(self.path.parent)
         from manibo._stack import user_stacklevel  # imports torch: not for every journal reader
 
+        what = (
+            "lacks its newline and, though whole, is no valid record where it stands (edited "
+            "by hand, or a record out of its place)"
+            if whole
+            else "was cut off by a crash in the middle of a write"
+        )
         warnings.warn(
-            f"journal {self.path}: the last line ({len(tail)} bytes) was cut off by a crash in "
-            f"the middle of a write; it was moved to {corrupt}. Every complete record was kept.",
+            f"journal {self.path}: the last line ({len(tail)} bytes) {what}; it was moved to "
+            f"{corrupt}. Every record before it was kept.",
             JournalWarning,
             stacklevel=user_stacklevel(),
         )
@@ -838,14 +849,19 @@ def set_aside(path: str | Path) -> Path:
         writer.close()
 
 
-def _whole_without_newline(raw: bytes, path: Path) -> JournalContents | None:
+def _whole_without_newline(raw: bytes, path: Path) -> tuple[JournalContents | None, bool]:
     """The records of ``raw`` when its last line, which lacks its newline, is a complete and
-    valid record (an editor stripped the final newline); None when it is cut off or malformed.
-    A line cut off by a crash cannot pass: a record's JSON ends with its closing brace."""
+    valid record (an editor stripped the final newline), else None; and whether that line is
+    whole JSON (False where it is cut off: a line cut off by a crash cannot pass, since a
+    record's JSON ends with its closing brace)."""
     try:
-        return parse_records(raw + b"\n", path)
+        return parse_records(raw + b"\n", path), True
     except JournalError:
-        return None
+        try:
+            json.loads(raw[raw.rfind(b"\n") + 1 :])
+        except ValueError:
+            return None, False
+        return None, True
 
 
 def _exclusive_file(base: Path, data: bytes) -> Path:

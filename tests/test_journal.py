@@ -159,10 +159,12 @@ def test_a_complete_last_line_that_only_lacks_its_newline_is_kept(tmp_path, recw
     writer = JournalWriter(path)
     assert writer.load() == ({"seed": 5}, [])
     writer.close()
-    # a complete record that is not valid where it stands is moved aside as before
+    # a complete record that is not valid where it stands is moved aside as before, and the
+    # warning says why (it said the line was cut off by a crash)
     path.write_bytes(whole + _evaluation(7).encode())
     writer = JournalWriter(path)
-    with pytest.warns(JournalWarning, match="cut off"):
+    why = r"lacks its newline and, though whole, is no valid record where it stands"
+    with pytest.warns(JournalWarning, match=why):
         assert len(writer.load()[1]) == 3
     writer.close()
     assert (tmp_path / "j.jsonl.corrupt").read_text() == _evaluation(7)
