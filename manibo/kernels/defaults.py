@@ -21,7 +21,7 @@ from manibo.kernels.product import FactorProductKernel
 from manibo.kernels.spectral import DEFAULT_TRUNCATION_TOL, GeometricMaternKernel
 from manibo.spaces.base import CompactSpace, NoncompactSpace, Space
 from manibo.spaces.box import Box
-from manibo.spaces.product import CompactProductSpace, ProductSpace
+from manibo.spaces.product import CompactProductSpace, ProductSpace, finite_coordinates
 
 
 @functools.singledispatch
@@ -104,7 +104,7 @@ def _compact(
     per_factor=None,
 ):
     if per_factor is None:
-        per_factor = any(f.is_discrete for f in getattr(space, "factors", ()))
+        per_factor = bool(finite_coordinates(space))
     if check_bool("per_factor", per_factor) and isinstance(space, CompactProductSpace):
         return _product(
             space, nu, truncation_tol, lengthscale_prior, max_levels=max_levels, per_factor=True

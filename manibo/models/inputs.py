@@ -9,6 +9,8 @@ from torch import Tensor
 from manibo._validation import as_tensor_arg, check_finite
 from manibo.exceptions import InputDataError
 from manibo.spaces.base import Space
+from manibo.spaces.categorical import Categorical
+from manibo.spaces.integers import Integers
 
 
 def check_points(space: Space, X: Tensor, name: str = "X", membership: bool = True) -> Tensor:
@@ -63,7 +65,8 @@ def indices_not_coordinates(surrogate: str, space: Space, advice: str) -> str | 
     """Why ``surrogate``, which reads the coordinates of :meth:`~manibo.spaces.base.Space.embed`,
     cannot model ``space``: its points, or those of one of its factors, are vertex or node indices
     (a :class:`~manibo.spaces.Mesh`, a :class:`~manibo.spaces.Graph`), whose differences mean
-    nothing; None where it can. ``advice`` says what to use instead."""
+    nothing, or the points of another finite space (integers, choices); None where it can.
+    ``advice`` says what to use instead."""
     factors, finite = [space], None
     while factors and finite is None:
         factor = factors.pop(0)
@@ -73,7 +76,12 @@ def indices_not_coordinates(surrogate: str, space: Space, advice: str) -> str | 
     if finite is None:
         return None
     whose = f"{space}" if finite is space else f"{finite}, a factor of {space},"
+    what = (
+        "integers or choices of a finite set, which it does not model"
+        if isinstance(finite, (Integers, Categorical))
+        else "indices"
+    )
     return (
-        f"the {surrogate!r} surrogate needs coordinates, but the points of {whose} are indices; "
+        f"the {surrogate!r} surrogate needs coordinates, but the points of {whose} are {what}; "
         f"{advice}"
     )

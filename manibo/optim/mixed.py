@@ -19,6 +19,7 @@ from torch import Tensor
 
 from manibo.optim.riemannian_lbfgs import LBFGSOptions, riemannian_lbfgs_ascent
 from manibo.spaces.base import Space
+from manibo.spaces.product import finite_coordinates
 
 MAX_ROUNDS = 5
 """Rounds of enumeration and ascent at most."""
@@ -27,28 +28,13 @@ CHUNK = 2048
 """Candidate batches scored per acquisition call during the enumeration."""
 
 
-def finite_coordinates(space: Space) -> list[tuple[slice, Space]]:
-    """The coordinates of ``space``'s points that belong to finite factors, with those factors:
-    ``(slice of the point, factor)`` for each finite factor of a product (of nested products too);
-    empty for a space that is not a product or whose factors are all finite or all continuous."""
-    if getattr(space, "factors", None) is None or space.is_discrete:
-        return []
-    found = []
-    for factor, part in zip(space.factors, space.slices, strict=True):
-        if factor.is_discrete:
-            found.append((part, factor))
-        else:
-            for inner, leaf in finite_coordinates(factor):
-                found.append((slice(part.start + inner.start, part.start + inner.stop), leaf))
-    return found
-
-
 def alternate(
     objective: Callable[[Tensor], Tensor],
     space: Space,
     batch: Tensor,
     value: Tensor,
     options: LBFGSOptions | None = None,
+    rows: int | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Improve ``batch`` by alternating enumeration of the finite coordinates with the ascent.
 
@@ -56,15 +42,19 @@ def alternate(
         objective: maps batches ``(b, q, D)`` to values ``(b,)``, differentiable.
         space: a product with finite and continuous factors, points ``(D,)``.
         batch: the batch the ascent ended at, ``(q, D)``, on the space.
-        value: its value, a scalar.
+        value: its value, a scalar (NaN counts as the worst value).
         options: the ascent's settings.
+        rows: the points of the batch whose finite coordinates are enumerated, the first
+            ``rows`` (default: all); one-shot qKnowledgeGradient's fantasy points, after its
+            candidates, are left to the ascent.
 
     Returns:
         ``(batch, value)``: a batch ``(q, D)`` whose value is at least ``value``, and its value.
     """
     coordinates = finite_coordinates(space)
+    value = value.nan_to_num(nan=-torch.inf)
     for _ in range(MAX_ROUNDS):
-        batch, value, moved = _enumerate(objective, coordinates, batch, value)
+        batch, value, moved = _enumerate(objective, coordinates, batch, value, rows)
         if not moved:
             break
         ascended, values = riemannian_lbfgs_ascent(objective, space, batch[None], options)
@@ -78,12 +68,13 @@ def _enumerate(
     coordinates: list[tuple[slice, Space]],
     batch: Tensor,
     value: Tensor,
+    rows: int | None,
 ) -> tuple[Tensor, Tensor, bool]:
-    """One pass over the points of ``batch`` ``(q, D)`` and the finite ``coordinates``: each set
-    to the factor's point that scores best with the rest held. Returns the batch, its value and
-    whether it changed."""
+    """One pass over the first ``rows`` points of ``batch`` ``(q, D)`` (all if None) and the
+    finite ``coordinates``: each set to the factor's point that scores best with the rest held.
+    Returns the batch, its value and whether it changed."""
     moved = False
-    for j in range(batch.shape[0]):
+    for j in range(batch.shape[0] if rows is None else rows):
         for part, factor in coordinates:
             choices = factor.all_points(dtype=batch.dtype, device=batch.device)
             candidates = batch.expand(choices.shape[0], *batch.shape).clone()

@@ -10,6 +10,9 @@ from manibo._validation import check_int
 from manibo.spaces.base import content_digest
 from manibo.spaces.graph import Graph
 
+MAX_CHOICES = 2000
+"""The most choices (the eigenvectors are a ``(k, k)`` table)."""
+
 
 class Categorical(Graph):
     r"""``k`` unordered choices ``0 .. k-1`` as the nodes of the complete graph :math:`K_k`; a point
@@ -20,8 +23,9 @@ class Categorical(Graph):
     :math:`k` with multiplicity :math:`k - 1`, and every kernel of manibo on this space is
     :math:`a + b\,[x = x']` (the exchangeable kernel of categorical Bayesian optimisation, with
     the lengthscale setting :math:`b / a`). ``distance`` is 0 between equal choices and 1
-    otherwise. In a product (``so3*categorical3``) it models a choice beside a point on a manifold,
-    such as a gripper among three for a grasp orientation.
+    otherwise. The spectrum is built in closed form: the constant vector and the Helmert basis of
+    the vectors that sum to 0. In a product (``so3*categorical3``) it models a choice beside a
+    point on a manifold, such as a gripper among three for a grasp orientation.
 
     Args:
         k: the number of choices, at least 2.
@@ -30,8 +34,19 @@ class Categorical(Graph):
     _noun = "choice"
 
     def __init__(self, k: int) -> None:
-        self.k = check_int("k", k, minimum=2)
+        self.k = check_int("k", k, minimum=2, maximum=MAX_CHOICES)
         super().__init__(np.ones((self.k, self.k)) - np.eye(self.k))
+
+    def _lowest_levels(self, laplacian, mass, num_eigenpairs):
+        k = self.k
+        # Helmert: the j-th vector is j ones, then -j, then zeros, over sqrt(j (j + 1))
+        j = np.arange(1, k)
+        vectors = np.triu(np.ones((k, k - 1)))  # entry (i, j - 1) is 1 for i < j
+        vectors[j, j - 1] = -j
+        vectors /= np.sqrt(j * (j + 1.0))
+        constant = np.full((k, 1), k**-0.5)
+        values, counts = np.array([0.0, float(k)]), np.array([1, k - 1])
+        return values, counts, np.hstack([constant, vectors]), np.inf
 
     def fingerprint(self) -> str:
         """Hash of the number of choices."""

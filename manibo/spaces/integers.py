@@ -81,11 +81,21 @@ class Integers(Graph):
 
     def random(self, n, generator=None, dtype=torch.float64, device=None) -> Tensor:
         """Draw ``n`` integers uniformly; shape ``(n, 1)``."""
+        self._check_dtype_holds_the_range(dtype)
         return super().random(n, generator=generator, dtype=dtype, device=device) + self.low
 
     def all_points(self, dtype: torch.dtype = torch.float64, device=None) -> Tensor:
         """Every integer ``low .. high``, shape ``(n, 1)``."""
+        self._check_dtype_holds_the_range(dtype)
         return super().all_points(dtype=dtype, device=device) + self.low
+
+    def _check_dtype_holds_the_range(self, dtype: torch.dtype) -> None:
+        exact = 2 / torch.finfo(dtype).eps  # every integer up to it has its own float
+        if max(abs(self.low), abs(self.high)) > exact:
+            raise ConfigurationError(
+                f"{self!r} holds integers beyond {exact:.0f}, which {dtype} cannot tell apart "
+                "(neighbours round to one value); use torch.float64."
+            )
 
     def _check_membership(self, x: Tensor, name: str) -> None:
         value = x[..., 0]

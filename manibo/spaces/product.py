@@ -386,3 +386,19 @@ class Torus(CompactProductSpace):
 
     def __repr__(self) -> str:
         return f"Torus({len(self.factors)})"
+
+
+def finite_coordinates(space: Space) -> list[tuple[slice, Space]]:
+    """The coordinates of ``space``'s points that belong to finite factors (an integer, a choice,
+    graph nodes, mesh vertices), with those factors: ``(slice of the point, factor)`` for each
+    finite factor of a product, of nested products too; empty for a space that is not a product.
+    """
+    found = []
+    parts = zip(getattr(space, "factors", ()), getattr(space, "slices", ()), strict=True)
+    for factor, part in parts:
+        if factor.is_discrete:
+            found.append((part, factor))
+        else:
+            for inner, leaf in finite_coordinates(factor):
+                found.append((slice(part.start + inner.start, part.start + inner.stop), leaf))
+    return found

@@ -512,13 +512,19 @@ def _integers(range: str | None = None) -> Integers:  # the option is named rang
     example = "integers?range=1:8"
     if range is None:
         raise ConfigurationError(f"space 'integers' needs its range, e.g. '{example}'.")
-    intervals = _intervals(range, "space 'integers?range'")
-    if len(intervals) != 1 or not all(float(end).is_integer() for end in intervals[0]):
+    ends = range.split(":")
+    if len(ends) != 2 or not all(re.fullmatch(r"[-+]?\d+", end.strip()) for end in ends):
         raise ConfigurationError(
             f"space 'integers?range={range}': the range is two integers 'low:high', e.g. "
             f"'{example}'."
         )
-    return Integers(int(intervals[0][0]), int(intervals[0][1]))
+    low, high = (int(end) for end in ends)
+    if not low < high:
+        raise ConfigurationError(
+            f"space 'integers?range={range}': the range needs low < high (at least two values), "
+            f"e.g. '{example}'."
+        )
+    return Integers(low, high)
 
 
 @register_space(

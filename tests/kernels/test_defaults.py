@@ -86,6 +86,8 @@ def test_a_product_with_a_finite_factor_gets_one_kernel_per_factor_unless_told_o
     assert [type(k.space) for k in kernel.factor_kernels] == [Sphere, Integers, Categorical]
     assert type(matern_kernel(mixed, per_factor=False)) is GeometricMaternKernel
     assert type(matern_kernel(ProductSpace(Sphere(2), Torus(2)))) is GeometricMaternKernel
+    nested = ProductSpace(Sphere(2), ProductSpace(Sphere(1), Integers(0, 3)))  # a factor's factor
+    assert isinstance(matern_kernel(nested), FactorProductKernel)
     model = build_surrogate(
         "matern", mixed, mixed.random(4, generator=0), torch.zeros(4, 1, dtype=torch.float64)
     )

@@ -73,6 +73,11 @@ def test_unsupported_spaces_are_refused_before_any_data(isolated_surrogates):
     assert "use 'matern'" in unsupported_reason("vish", Sphere(1))
     with pytest.raises(ConfigurationError, match="are indices"):
         check_surrogate_supports("euclidean", graph)
+    # integers are no indices, but the coordinate surrogates do not model them either
+    from manibo.spaces import Integers, ProductSpace
+
+    with pytest.raises(ConfigurationError, match="Integers.* are integers or choices of a finite"):
+        check_surrogate_supports("adgp", ProductSpace(Sphere(2), Integers(0, 3)))
     # a finite factor of a product too: the vertex index was read as a coordinate (vertices 7
     # and 8 of an icosphere at distance 1, 7 and 30 at 23; on the sphere 1.09 and 2.73)
     from manibo.spaces import make_space

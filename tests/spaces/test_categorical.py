@@ -17,11 +17,19 @@ def kernel_matrix(space, nu, lengthscale):
         return k(space.all_points()).to_dense().numpy()
 
 
-@pytest.mark.parametrize("k", [2, 3, 7])
+@pytest.mark.parametrize("k", [2, 3, 7, 2000])
 def test_spectrum_is_zero_once_and_k_with_multiplicity_k_minus_one(k):
+    """The closed-form eigenpairs solve L v = lambda v for the Laplacian kI - 11^T built here and
+    are orthonormal (beyond 2000 points the generic solver kept the constant alone: every choice
+    alike)."""
     space = Categorical(k)
     assert np.allclose(space._level_values, [0.0, k], atol=1e-12)
     assert space._multiplicities.tolist() == [1, k - 1]
+    vectors = space._eigenvectors / np.sqrt(k)  # scaled to a mean square of 1 over the k points
+    eigenvalues = np.repeat(space._level_values, space._multiplicities)
+    laplacian = k * np.eye(k) - np.ones((k, k))
+    assert np.abs(laplacian @ vectors - vectors * eigenvalues).max() < 1e-9
+    assert np.abs(vectors.T @ vectors - np.eye(k)).max() < 1e-12
 
 
 @pytest.mark.parametrize("nu", [0.5, 2.5, float("inf")])
@@ -54,7 +62,9 @@ def test_errors_name_the_choices():
     space = Categorical(3)
     with pytest.raises(InputDataError, match=r"choice indices must lie in \[0, 3\)"):
         space.check(torch.tensor([[3.0]]))
-    with pytest.raises(ConfigurationError, match="`k` must be an integer >= 2, got 1"):
+    with pytest.raises(ConfigurationError, match="`k` must be an integer >= 2 and <= 2000, got 1"):
         Categorical(1)
+    with pytest.raises(ConfigurationError, match="<= 2000, got 3000"):
+        Categorical(3000)
     assert Categorical(3).fingerprint() != Categorical(4).fingerprint()
     assert repr(space) == "Categorical(3)"

@@ -125,6 +125,16 @@ def test_bad_ranges_are_refused():
         Integers(0, 10_000)
 
 
+def test_float32_is_refused_where_it_cannot_tell_neighbours_apart():
+    space = Integers(16_777_000, 16_777_300)  # float32 holds every integer up to 2**24 only
+    assert space.all_points().squeeze(-1).unique().numel() == 301
+    with pytest.raises(ConfigurationError, match=r"beyond 16777216, which torch.float32 cannot"):
+        space.all_points(dtype=torch.float32)
+    with pytest.raises(ConfigurationError, match="use torch.float64"):
+        space.random(3, dtype=torch.float32)
+    assert Integers(-5, 5).random(3, dtype=torch.float32).dtype == torch.float32
+
+
 def test_fingerprint_tells_ranges_apart():
     assert Integers(0, 5).fingerprint() == Integers(0, 5).fingerprint()
     assert Integers(0, 5).fingerprint() != Integers(1, 6).fingerprint()
