@@ -9,7 +9,6 @@ initial design; :func:`settings_differences` lists what differs between a journa
 
 from __future__ import annotations
 
-import inspect
 import math
 import sys
 import warnings
@@ -31,6 +30,7 @@ from manibo.acquisitions import (
 )
 from manibo.exceptions import ConfigurationError, InputDataError, ManiboError
 from manibo.models import build_surrogate, check_surrogate_supports, surrogate_entry
+from manibo.models.registry import factory_options
 from manibo.optim import LBFGSOptions
 from manibo.spaces.base import Space, UnsupportedError
 
@@ -422,29 +422,11 @@ def _acquisition_error(
     )
 
 
-def _factory_options(name: str) -> str:
-    """Which options the factory of surrogate ``name`` names, and where the others are listed."""
-    factory = surrogate_entry(name).build
-    try:
-        parameters = list(inspect.signature(factory).parameters.values())[3:]  # after the data
-    except (TypeError, ValueError):
-        parameters = []
-    named = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    more = any(p.kind is p.VAR_KEYWORD for p in parameters)
-    where = f"{factory.__module__}.{factory.__qualname__}"
-    takes = ", ".join(named) if named else "no option of its own"
-    return (
-        f"The factory of {name!r}, {where}, takes {takes}"
-        + (" and passes other options on" if more else "")
-        + f"; help({where}) describes them."
-    )
-
-
 def _build_error(
     what: str, space: Space, options: dict, err: Exception, name: str
 ) -> ConfigurationError:
     advice = (
-        f" {_factory_options(name)}"
+        f" {factory_options(name)}"
         if isinstance(err, TypeError) and "unexpected keyword argument" in str(err)
         else " Check the option names and values in the surrogate's documentation."
         if isinstance(err, (TypeError, ConfigurationError)) and options

@@ -1,9 +1,12 @@
-"""Memory that the C allocator holds, freed, given back to the system during long CPU loops."""
+"""Memory: the machine's physical memory, for refusing sizes that cannot fit before they are
+allocated, and what the C allocator holds, freed, given back to the system during long CPU
+loops."""
 
 from __future__ import annotations
 
 import ctypes
 import functools
+import os
 import sys
 from collections.abc import Callable
 
@@ -39,3 +42,11 @@ def release_freed_memory() -> bool:
         return False
     trim(0)
     return True
+
+
+def physical_memory_bytes() -> int | None:
+    """The machine's physical memory in bytes, or None where it cannot be read (Windows)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None

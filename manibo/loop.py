@@ -26,7 +26,6 @@ import functools
 import inspect
 import math
 import numbers
-import os
 import pickle
 import re
 import sys
@@ -57,6 +56,7 @@ from manibo._loop_settings import (
     settings_differences,
     validated_settings,
 )
+from manibo._memory import physical_memory_bytes
 from manibo._proposal_warnings import ProposalWarnings
 from manibo._random import seeded_global_generators
 from manibo._stack import user_stacklevel
@@ -1739,14 +1739,6 @@ def _count_of_points(points: object) -> int:
     return shape[0] if len(shape) > 1 else len(shape)
 
 
-def _memory_bytes() -> int | None:
-    """The machine's physical memory in bytes, or None where it cannot be read (Windows)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
 def _drawn_design(space: Space, n: int, seed: int) -> Tensor:
     """:func:`seeded_design`, refused with a :class:`ConfigurationError` naming
     ``initial_design`` when its points cannot be held in memory.
@@ -1757,7 +1749,7 @@ def _drawn_design(space: Space, n: int, seed: int) -> Tensor:
     an allocation that fails all the same is reported as the same error.
     """
     size = n * math.prod(space.point_shape) * torch.finfo(torch.float64).bits // 8
-    memory = _memory_bytes()
+    memory = physical_memory_bytes()
 
     def refused(why: str) -> ConfigurationError:
         return ConfigurationError(

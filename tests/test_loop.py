@@ -993,7 +993,7 @@ def test_points_given_as_the_initial_design_say_how_to_tell_known_points(points)
 
 def test_an_initial_design_too_large_for_memory_is_refused_naming_its_size(monkeypatch):
     monkeypatch.setattr(manibo.loop, "seeded_design", _no_design_drawn)
-    monkeypatch.setattr(manibo.loop, "_memory_bytes", lambda: 16 * 10**9, raising=False)
+    monkeypatch.setattr(manibo.loop, "physical_memory_bytes", lambda: 16 * 10**9)
     message = r"`initial_design` \(1000000000\).*24,000,000,000 bytes.*lower `initial_design`"
     with pytest.raises(ConfigurationError, match=message):
         BayesianOptimizer(Sphere(2), initial_design=10**9)
@@ -1001,7 +1001,7 @@ def test_an_initial_design_too_large_for_memory_is_refused_naming_its_size(monke
     def out_of_memory(*args):
         raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate")
 
-    monkeypatch.setattr(manibo.loop, "_memory_bytes", lambda: None)  # no size known: try it
+    monkeypatch.setattr(manibo.loop, "physical_memory_bytes", lambda: None)  # no size known: try it
     monkeypatch.setattr(manibo.loop, "seeded_design", out_of_memory)
     with pytest.raises(ConfigurationError, match=r"`initial_design` \(10000\).*not be allocated"):
         BayesianOptimizer(Sphere(2), initial_design=10_000)

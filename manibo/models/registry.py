@@ -291,15 +291,46 @@ def build_surrogate(
         if "train_Yvar" in options:
             options = {**options, "train_Yvar": usable_in_autograd(options["train_Yvar"])}
         if entry.multi_output or train_Y.dim() != 2 or train_Y.shape[-1] == 1:
-            return _checked_model(name, factory(space, train_X, train_Y, **options))
+            with _naming_the_options(name):
+                return _checked_model(name, factory(space, train_X, train_Y, **options))
         options.pop("previous_model", None)
         _check_one_output_transform(name, options.get("outcome_transform"), train_Y.shape[-1])
-        return OutcomeList(
-            *(
-                _checked_model(name, factory(space, train_X, y, **_column_options(options, j)))
-                for j, y in enumerate(train_Y.split(1, dim=-1))
+        with _naming_the_options(name):
+            return OutcomeList(
+                *(
+                    _checked_model(name, factory(space, train_X, y, **_column_options(options, j)))
+                    for j, y in enumerate(train_Y.split(1, dim=-1))
+                )
             )
-        )
+
+
+def factory_options(name: str) -> str:
+    """Which options the factory of surrogate ``name`` names, and where the others are listed."""
+    factory = SURROGATES.get(name).build
+    try:
+        parameters = list(inspect.signature(factory).parameters.values())[3:]  # after the data
+    except (TypeError, ValueError):
+        parameters = []
+    named = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    more = any(p.kind is p.VAR_KEYWORD for p in parameters)
+    where = f"{factory.__module__}.{factory.__qualname__}"
+    takes = ", ".join(named) if named else "no option of its own"
+    return (
+        f"The factory of {name!r}, {where}, takes {takes}"
+        + (" and passes other options on" if more else "")
+        + f"; help({where}) describes them."
+    )
+
+
+@contextlib.contextmanager
+def _naming_the_options(name: str):
+    """Add to an unknown option's ``TypeError`` the options the factory of ``name`` takes."""
+    try:
+        yield
+    except TypeError as err:
+        if "unexpected keyword argument" in str(err):
+            err.add_note(factory_options(name))
+        raise
 
 
 @contextlib.contextmanager

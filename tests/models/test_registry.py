@@ -36,6 +36,10 @@ def test_errors_and_registration(isolated_surrogates):
     graph_X = torch.tensor([[0.0], [1.0]], dtype=torch.float64)
     with pytest.raises(ConfigurationError, match="unknown surrogate 'nope'"):
         build_surrogate("nope", space, X, X[:, :1])
+    # a misspelt option: Python's TypeError, with a note of the options the factory takes
+    with pytest.raises(TypeError, match="num_feature") as info:
+        build_surrogate("vish", space, X, X[:, :1], num_feature=3)
+    assert "takes num_features, nu, maxiter, chunk_size" in "".join(info.value.__notes__)
     with pytest.raises(InputDataError, match=r"shape \(5, m\)"):
         build_surrogate("matern", space, X, X[:4, :2])
     with pytest.raises(ConfigurationError, match="points of Graph.* are indices"):

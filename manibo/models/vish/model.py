@@ -263,7 +263,10 @@ class VISHModel(OneOutput, TransformedTrainingInputs, Model, FantasizeMixin):
                 "while it is built; the most `posterior` takes is "
                 f"{MAX_JOINT_COVARIANCE_BYTES / 2**30:.2f} GiB, all batch members together). For "
                 "marginal means and variances at many points use `model.predict(X)`, which "
-                "streams them in chunks; for joint samples, pass fewer points per batch member."
+                "streams them in chunks; for joint samples, pass fewer points per batch member; "
+                "for the baseline of a noisy expected improvement (`X_baseline`), pass the "
+                "evaluated points that can be the best, "
+                "`manibo.acquisitions.screen_baseline(model, train_X)`."
             )
 
     def latent(self, X: Tensor) -> tuple[Tensor, Tensor]:

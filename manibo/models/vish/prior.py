@@ -16,15 +16,38 @@ two:
 
 from __future__ import annotations
 
+import math
+
 import torch
 from gpytorch.kernels import Kernel, ScaleKernel
 from torch import Tensor
 
+from manibo._memory import physical_memory_bytes
 from manibo.exceptions import ConfigurationError
+from manibo.harmonics.spherical_harmonics import harmonic_dimension
 from manibo.kernels.homogeneous import HomogeneousLiftKernel
 from manibo.models.vish.features import VISHFeatures
 from manibo.models.vish.spectrum import ZonalSpectrum
 from manibo.spaces.base import safe_sqrt
+
+SQUARE_MATRICES = 4
+"""``M x M`` float64 matrices that a VISH fit holds at once at the least (the harmonic transform,
+the Gram statistics, a Cholesky factor and a posterior covariance)."""
+
+
+def _check_memory(num_features: int, d: int, levels: tuple[int, ...]) -> None:
+    """Refuse, before anything is allocated, features whose ``M x M`` matrices alone exceed the
+    machine's memory (``num_features = 10**5`` filled 23 GB and was killed)."""
+    m = sum(harmonic_dimension(d, n) for n in levels)
+    needed, memory = SQUARE_MATRICES * 8 * m * m, physical_memory_bytes()
+    if memory is not None and needed > memory:
+        most = math.isqrt(memory // (SQUARE_MATRICES * 8))
+        raise ConfigurationError(
+            f"`num_features` = {num_features} buys {m:,} harmonics, whose {m:,} x {m:,} float64 "
+            f"matrices need {needed / 2**30:,.1f} GiB ({SQUARE_MATRICES} of them at the least), "
+            f"more than this machine's {memory / 2**30:,.1f} GiB of memory; choose "
+            f"`num_features` of at most about {most:,} (the default is 400)."
+        )
 
 
 class VISHPrior(torch.nn.Module):
@@ -58,6 +81,7 @@ class VISHPrior(torch.nn.Module):
                 f"`num_features` = {num_features} buys no level; the lowest non-zero level needs "
                 "at least 1 feature."
             )
+        _check_memory(num_features, self.spectrum.d, self.levels)
         self.features = VISHFeatures(self.spectrum.d, self.levels, self.lift, offset)
         position = {n: i for i, n in enumerate(self.levels)}
         index = torch.tensor([position[int(n)] for n in self.features.level_index])

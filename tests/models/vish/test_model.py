@@ -210,6 +210,10 @@ def test_a_joint_posterior_past_four_gib_is_refused_with_the_way_to_marginals():
         model.posterior(grid)
     with pytest.raises(InputDataError, match="1 x 10,400 x 10,400"):  # 4.03 GiB with its copies
         model.posterior(SPACE.random(10_400, generator=4))
+    # noisy EI's baseline of every evaluated point: the message names the screen (it pointed to
+    # predict, which gives no joint posterior)
+    with pytest.raises(InputDataError, match=r"X_baseline.*screen_baseline\(model, train_X\)"):
+        model.posterior(SPACE.random(10_400, generator=4))
     # batches count together: 8 members of 3,700 points need 4.1 GiB with their copies
     with pytest.raises(InputDataError, match="8 x 3,700 x 3,700"):
         model.posterior(SPACE.random(29_600, generator=3).reshape(8, 3700, 3))

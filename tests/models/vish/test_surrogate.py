@@ -64,3 +64,24 @@ def test_loop_and_cli_with_many_noisy_observations(tmp_path):
     assert code == 0
     summary = json.loads(next(tmp_path.glob("*.json")).read_text())
     assert summary["config"]["surrogate"] == "vish" and len(summary["observed"]) == 202
+
+
+def test_features_whose_matrices_cannot_fit_in_memory_are_refused_before_any_allocation(
+    monkeypatch,
+):
+    """num_features = 10**5 filled a 23 GB machine and was killed; now the size is refused with
+    the largest that fits, and the loop refuses it when it checks its settings."""
+    import manibo.models.vish.prior as prior
+
+    monkeypatch.setattr(prior, "physical_memory_bytes", lambda: 10**9)
+    X = Sphere(2).random(20, generator=0)
+    Y = X[:, :1].clone()
+    # 10,000 features on S^2 are levels 0..99: 4 matrices of 10,000^2 float64 = 3.2 GB
+    message = r"buys 10,000 harmonics.*need 3.0 GiB.*0.9 GiB of memory.*at most about 5,590"
+    with pytest.raises(ConfigurationError, match=message):
+        build_surrogate("vish", Sphere(2), X, Y, num_features=10_000)
+    with pytest.raises(ConfigurationError, match="at most about 5,590"):
+        BayesianOptimizer(Sphere(2), surrogate="vish", surrogate_options={"num_features": 10_000})
+    assert build_surrogate("vish", Sphere(2), X, Y, num_features=400, maxiter=2).num_outputs == 1
+    monkeypatch.setattr(prior, "physical_memory_bytes", lambda: None)  # unknown: not checked
+    assert prior.VISHPrior(build_surrogate("vish", Sphere(2), X, Y).prior.covar_module, 900)
