@@ -427,7 +427,7 @@ def _build_error(
 ) -> ConfigurationError:
     advice = (
         f" {factory_options(name)}"
-        if isinstance(err, TypeError) and "unexpected keyword argument" in str(err)
+        if isinstance(err, TypeError) and "unexpected keyword argument" in str(err) and options
         else " Check the option names and values in the surrogate's documentation."
         if isinstance(err, (TypeError, ConfigurationError)) and options
         else " Choose another surrogate for this space: 'matern' (the default) models every space "

@@ -633,6 +633,8 @@ class JournalWriter:
             self._write_bytes(b"\n")
         else:
             if keep < len(raw):
+                if whole:  # an earlier line at fault is reported as it is, nothing moved aside
+                    parse_records(raw[:keep], self.path)
                 self._quarantine(raw[keep:], keep, whole)
             contents = parse_records(raw[:keep], self.path)
         if contents is None:
@@ -859,7 +861,7 @@ def _whole_without_newline(raw: bytes, path: Path) -> tuple[JournalContents | No
     except JournalError:
         try:
             json.loads(raw[raw.rfind(b"\n") + 1 :])
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: deeply nested brackets
             return None, False
         return None, True
 

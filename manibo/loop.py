@@ -412,9 +412,9 @@ class BayesianOptimizer:
                 and RP^d, which are rebuilt from their name, and the spaces of ``manibo run``
                 (whose spec, ``"sphere2*box1"`` say, the journal's metadata records: it is
                 rebuilt with :func:`~manibo.spaces.make_space` when it gives the journal's
-                fingerprint). Meshes, graphs, products, Grassmann, hyperbolic and SPD spaces,
-                SE(3) and boxes need it otherwise. It must be the journal's space (same content
-                fingerprint).
+                fingerprint). Meshes, graphs, integers, choices, products, Grassmann,
+                hyperbolic and SPD spaces, SE(3) and boxes need it otherwise. It must be the
+                journal's space (same content fingerprint).
             device: where to continue (the journal does not depend on the device it was written on).
             **settings: constructor settings the caller expects (``q=2``, ``metadata=...``); any
                 that differs from the journal's is refused, with the list of differences.

@@ -170,6 +170,38 @@ def test_a_complete_last_line_that_only_lacks_its_newline_is_kept(tmp_path, recw
     assert (tmp_path / "j.jsonl.corrupt").read_text() == _evaluation(7)
 
 
+def test_a_whole_last_line_is_not_blamed_for_an_earlier_line_at_fault(tmp_path):
+    """With line 2 broken and the last record whole but without its newline, the error names
+    line 2 and leaves the last record where it is: it was moved aside as the culprit, and lost
+    once the user repaired line 2."""
+    path = tmp_path / "j.jsonl"
+    _journal(path, n=3).close()
+    lines = _lines(path)
+    lines[1] = lines[1].replace('"ok"', '"okk"')
+    broken = ("\n".join(lines)).encode()  # no final newline
+    path.write_bytes(broken)
+    with pytest.raises(JournalError, match="line 2"):
+        JournalWriter(path).load()
+    assert path.read_bytes() == broken and not list(tmp_path.glob("*.corrupt*"))
+    lines[1] = lines[1].replace('"okk"', '"ok"')  # repaired: every evaluation is there
+    path.write_bytes(("\n".join(lines)).encode())
+    writer = JournalWriter(path)
+    assert [e.index for e in writer.load()[1]] == [0, 1, 2]
+    writer.close()
+
+
+def test_a_last_line_of_deeply_nested_brackets_is_moved_aside(tmp_path):
+    """json.loads raised RecursionError on it, out of the resume."""
+    path = tmp_path / "j.jsonl"
+    _journal(path).close()
+    with open(path, "ab") as f:
+        f.write(b"[" * 200_000)
+    writer = JournalWriter(path)
+    with pytest.warns(JournalWarning, match="cut off"):
+        assert len(writer.load()[1]) == 2
+    writer.close()
+
+
 def test_a_journal_without_a_complete_line_is_started_again_by_its_writer(tmp_path):
     path = tmp_path / "j.jsonl"
     path.write_bytes(b'{"type": "header", "vers')  # killed while writing the header

@@ -21,7 +21,7 @@ from manibo.kernels.product import FactorProductKernel
 from manibo.kernels.spectral import DEFAULT_TRUNCATION_TOL, GeometricMaternKernel
 from manibo.spaces.base import CompactSpace, NoncompactSpace, Space
 from manibo.spaces.box import Box
-from manibo.spaces.product import CompactProductSpace, ProductSpace, finite_coordinates
+from manibo.spaces.product import CompactProductSpace, ProductSpace, setting_coordinates
 
 
 @functools.singledispatch
@@ -61,10 +61,10 @@ def matern_kernel(
             functions that vary on one factor faster than on another (on S² × S², for
             sin(4 x₂) + 0.1 x₅, fitted on 60 uniform points: held-out RMSE 0.27 against 0.62 on
             200, lengthscales 1.07 and 4.72). Each factor's series is truncated on its own.
-            Default (None): True on a product with a finite factor (an integer or a choice, graph
-            nodes, mesh vertices), a different kind of setting than its other factors, False
-            otherwise. Other spaces ignore it; kernels registered for new kinds of space receive
-            it only when it is True.
+            Default (None): on a product with a factor of settings (an integer or a choice, at
+            any depth), the factors' own kernels, each with its own default; otherwise False.
+            Other spaces ignore it; kernels registered for new kinds of space receive it only
+            when it is True.
 
     Raises:
         ConfigurationError: no kernel is registered for the type of ``space``.
@@ -103,12 +103,15 @@ def _compact(
     max_levels=None,
     per_factor=None,
 ):
-    if per_factor is None:
-        per_factor = bool(finite_coordinates(space))
-    if check_bool("per_factor", per_factor) and isinstance(space, CompactProductSpace):
-        return _product(
-            space, nu, truncation_tol, lengthscale_prior, max_levels=max_levels, per_factor=True
-        )
+    if per_factor is None and setting_coordinates(space):
+        # by default: the factors' own kernels, each with its default (a plug-in kernel of a
+        # factor receives no per_factor it was not given)
+        return _product(space, nu, truncation_tol, lengthscale_prior, max_levels=max_levels)
+    if per_factor is not None and check_bool("per_factor", per_factor):
+        if isinstance(space, CompactProductSpace):
+            return _product(
+                space, nu, truncation_tol, lengthscale_prior, max_levels=max_levels, per_factor=True
+            )
     return GeometricMaternKernel(
         space,
         nu=nu,
@@ -139,10 +142,23 @@ def _product(
 ):
     # max_levels and per_factor go on only where they were given (max_levels not None,
     # per_factor True): kernels registered for other kinds of space may take just
-    # (space, nu, truncation_tol, lengthscale_prior)
-    given = {k: v for k, v in _known(options).items() if v is not None and v is not False}
+    # (space, nu, truncation_tol, lengthscale_prior); per_factor=False goes on to the compact
+    # products among the factors, whose kernel is this module's and may default to True
+    options = _known(options)
+    given = {k: v for k, v in options.items() if v is not None and v is not False}
     factors = [
-        matern_kernel(factor, nu, truncation_tol, lengthscale_prior, **given)
+        matern_kernel(
+            factor,
+            nu,
+            truncation_tol,
+            lengthscale_prior,
+            **given,
+            **(
+                {"per_factor": False}
+                if options.get("per_factor") is False and isinstance(factor, CompactProductSpace)
+                else {}
+            ),
+        )
         for factor in space.factors
     ]
     return FactorProductKernel(space, factors)

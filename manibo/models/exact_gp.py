@@ -57,7 +57,7 @@ from manibo.models.transforms import (
     checked_input_transform,
 )
 from manibo.spaces.base import Space
-from manibo.spaces.product import CompactProductSpace
+from manibo.spaces.product import ProductSpace
 
 __all__ = ["exact_gp"]  # the rest is exported by manibo.models
 
@@ -378,7 +378,8 @@ def geometric_matern_gp(
 
     The geometric Matérn kernel on compact spaces (the product manifold's on compact products,
     or with ``per_factor=True`` the product of the factors' kernels, one lengthscale each, the
-    default on a product with a finite factor, see :func:`~manibo.kernels.matern_kernel`); on a
+    default on a product with an integer or a choice, see :func:`~manibo.kernels.matern_kernel`);
+    on a
     box, Matérn with one lengthscale per coordinate; on a product with a non-compact factor (a
     box, ...), the product of the factors' kernels (:func:`manibo.kernels.matern_kernel`).
     ``max_levels`` caps the levels of compact spaces' series (default: each space's
@@ -389,7 +390,7 @@ def geometric_matern_gp(
     """
     cap = {} if max_levels is None else {"max_levels": max_levels}
     if per_factor is not None and (
-        check_bool("per_factor", per_factor) or isinstance(space, CompactProductSpace)
+        check_bool("per_factor", per_factor) or isinstance(space, ProductSpace)
     ):
         cap["per_factor"] = per_factor  # kernels of other spaces get it only when True
     unit = space.length_unit

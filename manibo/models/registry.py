@@ -308,12 +308,20 @@ def factory_options(name: str) -> str:
     """Which options the factory of surrogate ``name`` names, and where the others are listed."""
     factory = SURROGATES.get(name).build
     try:
-        parameters = list(inspect.signature(factory).parameters.values())[3:]  # after the data
+        parameters = list(inspect.signature(factory).parameters.values())
     except (TypeError, ValueError):
         parameters = []
-    named = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    more = any(p.kind is p.VAR_KEYWORD for p in parameters)
-    where = f"{factory.__module__}.{factory.__qualname__}"
+    data = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][:3]
+    named = [
+        p.name
+        for p in parameters
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p not in data
+    ]
+    more = any(p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) for p in parameters)
+    inner = getattr(factory, "func", factory)  # a functools.partial's function
+    if not hasattr(inner, "__qualname__"):  # an instance with __call__: its class
+        inner = type(inner)
+    where = f"{inner.__module__}.{inner.__qualname__}"
     takes = ", ".join(named) if named else "no option of its own"
     return (
         f"The factory of {name!r}, {where}, takes {takes}"

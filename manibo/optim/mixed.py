@@ -1,13 +1,15 @@
-r"""Acquisition optimisation on products with finite factors: the continuous ascent alternated with
-enumeration of each finite factor's points.
+r"""Acquisition optimisation on products with factors of settings (an integer, a choice): the
+continuous ascent alternated with enumeration of each such factor's values.
 
-The Riemannian ascent cannot move a coordinate of a finite factor (an integer, a choice, a graph
-node: its tangent space is zero), so without this a point keeps the finite coordinates of the
-start it grew from. Here the best batch of the ascent is improved coordinate-wise, as BoTorch's
+The Riemannian ascent cannot move a coordinate of a finite factor (its tangent space is zero), so
+without this a point keeps the integer and the choice of the start it grew from. Graph and mesh
+factors are left to the raw samples, as before: their thousands of points made each proposal
+15-100 times slower when enumerated (q = 3 on a 10,242-vertex icosphere times a circle: 28 s
+against 1.8 s). Here the best batch of the ascent is improved coordinate-wise, as BoTorch's
 ``optimize_acqf_mixed_alternating`` alternates discrete and continuous steps: for each point of
-the batch and each finite factor, every point of the factor is tried with the other coordinates
-held and the best kept; then the continuous coordinates are ascended again from the result, until
-neither step gains.
+the batch and each factor of settings, every value of the factor is tried with the other
+coordinates held and the best kept; then the continuous coordinates are ascended again from the
+result, until neither step gains.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from torch import Tensor
 
 from manibo.optim.riemannian_lbfgs import LBFGSOptions, riemannian_lbfgs_ascent
 from manibo.spaces.base import Space
-from manibo.spaces.product import finite_coordinates
+from manibo.spaces.product import setting_coordinates
 
 MAX_ROUNDS = 5
 """Rounds of enumeration and ascent at most."""
@@ -51,7 +53,7 @@ def alternate(
     Returns:
         ``(batch, value)``: a batch ``(q, D)`` whose value is at least ``value``, and its value.
     """
-    coordinates = finite_coordinates(space)
+    coordinates = setting_coordinates(space)
     value = value.nan_to_num(nan=-torch.inf)
     for _ in range(MAX_ROUNDS):
         batch, value, moved = _enumerate(objective, coordinates, batch, value, rows)

@@ -18,7 +18,7 @@ from manibo.optim.initial_conditions import initial_conditions_on_space
 from manibo.optim.mixed import alternate
 from manibo.optim.riemannian_lbfgs import LBFGSOptions, riemannian_lbfgs_ascent
 from manibo.spaces.base import Space
-from manibo.spaces.product import finite_coordinates
+from manibo.spaces.product import setting_coordinates
 
 
 def reference_tensor(acq_function: AcquisitionFunction, starts: Tensor | None = None) -> Tensor:
@@ -248,7 +248,7 @@ def _ascend(acq_function, space, q, starts, options):
     x, values = riemannian_lbfgs_ascent(objective, space, starts, options)
     best = int(torch.argmax(values.nan_to_num(nan=-math.inf)))  # argmax would pick a NaN
     batch, value = x[best].reshape(shape[1], *space.point_shape), values[best]
-    if finite_coordinates(space):  # the ascent cannot move them: enumerate them
+    if setting_coordinates(space):  # the ascent cannot move them: enumerate them
         batch, value = alternate(objective, space, batch, value, options, rows=q)
     if isinstance(acq_function, qKnowledgeGradient):
         batch = acq_function.extract_candidates(batch.reshape(1, shape[1], -1))[0]

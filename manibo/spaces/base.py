@@ -127,6 +127,9 @@ class Space(ABC):
         dim: intrinsic dimension (``Sphere(2)`` is the globe, ``dim = 2``).
         point_shape: trailing shape of one point in ambient coordinates.
         is_discrete: True for finite spaces (mesh vertices, graph nodes), optimised by enumeration.
+        is_setting: True for the finite spaces of settings (an integer, a choice), which in a
+            product with other factors get their own kernel and have their values enumerated by
+            the acquisition optimiser.
         matrix_shape: the shape of the matrix a point flattens row-major (SO(n), SPD, Grassmann
             frames), or None.
         length_unit: the geodesic length the surrogates' default lengthscale prior takes as its
@@ -137,6 +140,7 @@ class Space(ABC):
     dim: int
     point_shape: tuple[int, ...]
     is_discrete: bool = False
+    is_setting: bool = False
     matrix_shape: tuple[int, int] | None = None
     length_unit: float = 1.0
 

@@ -32,6 +32,7 @@ class Categorical(Graph):
     """
 
     _noun = "choice"
+    is_setting = True
 
     def __init__(self, k: int) -> None:
         self.k = check_int("k", k, minimum=2, maximum=MAX_CHOICES)

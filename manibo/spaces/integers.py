@@ -41,6 +41,7 @@ class Integers(Graph):
     """
 
     _noun = "integer"
+    is_setting = True
 
     def __init__(self, low: int, high: int, num_eigenpairs: int | None = None) -> None:
         low, high = check_int("low", low, minimum=None), check_int("high", high, minimum=None)

@@ -388,17 +388,17 @@ class Torus(CompactProductSpace):
         return f"Torus({len(self.factors)})"
 
 
-def finite_coordinates(space: Space) -> list[tuple[slice, Space]]:
-    """The coordinates of ``space``'s points that belong to finite factors (an integer, a choice,
-    graph nodes, mesh vertices), with those factors: ``(slice of the point, factor)`` for each
-    finite factor of a product, of nested products too; empty for a space that is not a product.
-    """
+def setting_coordinates(space: Space) -> list[tuple[slice, Space]]:
+    """The coordinates of ``space``'s points that belong to factors of settings (an integer, a
+    choice: ``is_setting``), with those factors: ``(slice of the point, factor)`` for each such
+    factor of a product, of nested products too; empty for a space that is not a product. Graph
+    and mesh factors are not settings: their points are the points of a domain."""
     found = []
     parts = zip(getattr(space, "factors", ()), getattr(space, "slices", ()), strict=True)
     for factor, part in parts:
-        if factor.is_discrete:
+        if factor.is_setting:
             found.append((part, factor))
         else:
-            for inner, leaf in finite_coordinates(factor):
+            for inner, leaf in setting_coordinates(factor):
                 found.append((slice(part.start + inner.start, part.start + inner.stop), leaf))
     return found

@@ -20,7 +20,9 @@ from manibo.spaces import (
     SE3,
     Box,
     Categorical,
+    Circle,
     Integers,
+    Mesh,
     ProductSpace,
     Space,
     SpecialOrthogonal,
@@ -88,6 +90,13 @@ def test_a_product_with_a_finite_factor_gets_one_kernel_per_factor_unless_told_o
     assert type(matern_kernel(ProductSpace(Sphere(2), Torus(2)))) is GeometricMaternKernel
     nested = ProductSpace(Sphere(2), ProductSpace(Sphere(1), Integers(0, 3)))  # a factor's factor
     assert isinstance(matern_kernel(nested), FactorProductKernel)
+    # per_factor=False reaches a compact product inside a product with a box
+    boxed = ProductSpace(Box([0.0], [1.0]), ProductSpace(Sphere(2), Categorical(3)))
+    assert type(matern_kernel(boxed, per_factor=False).factor_kernels[1]) is GeometricMaternKernel
+    assert isinstance(matern_kernel(boxed).factor_kernels[1], FactorProductKernel)
+    # graph and mesh factors are points of a domain, not settings: the product manifold's kernel
+    # as before (enumerating their thousands of points made proposals 15-100 times slower)
+    assert type(matern_kernel(ProductSpace(Mesh.icosphere(1), Circle()))) is GeometricMaternKernel
     model = build_surrogate(
         "matern", mixed, mixed.random(4, generator=0), torch.zeros(4, 1, dtype=torch.float64)
     )
@@ -100,6 +109,21 @@ def test_a_product_with_a_finite_factor_gets_one_kernel_per_factor_unless_told_o
             "matern", mixed, X, torch.zeros(4, 1, dtype=torch.float64), **options
         )
     assert type(model.covar_module.base_kernel) is GeometricMaternKernel
+
+
+def test_a_plug_in_kernel_written_as_the_docs_show_works_beside_a_choice():
+    """Its signature takes no per_factor; the default per-factor product gave it per_factor=True
+    and it raised a TypeError on every product with an integer or a choice."""
+
+    class Globe(Sphere):
+        pass
+
+    @matern_kernel.register(Globe)
+    def _(space, nu=2.5, truncation_tol=1e-6, lengthscale_prior=None):
+        return GeometricMaternKernel(space, nu=nu)
+
+    kernel = matern_kernel(ProductSpace(Globe(2), Categorical(3)))
+    assert [type(k) for k in kernel.factor_kernels] == [GeometricMaternKernel] * 2
 
 
 @pytest.mark.parametrize("spec", ["box2", "hyperbolic2", "box1*hyperbolic2", "sphere2"])

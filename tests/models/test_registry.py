@@ -1,6 +1,7 @@
 """The surrogate registry: names, the factory signature, errors, custom registration."""
 
 import dataclasses
+import functools
 import warnings
 
 import pytest
@@ -40,6 +41,25 @@ def test_errors_and_registration(isolated_surrogates):
     with pytest.raises(TypeError, match="num_feature") as info:
         build_surrogate("vish", space, X, X[:, :1], num_feature=3)
     assert "takes num_features, nu, maxiter, chunk_size" in "".join(info.value.__notes__)
+    with pytest.raises(TypeError, match="fit_iteration") as info:  # several outputs too
+        build_surrogate("matern", space, X, X[:, :2], fit_iteration=3)
+    assert "per_factor and passes other options on" in "".join(info.value.__notes__)
+    # factories that are a functools.partial or an instance with __call__ are named too (reading
+    # their __qualname__ raised AttributeError in place of the user's TypeError)
+    from manibo.models.exact_gp import geometric_matern_gp
+    from manibo.models.registry import factory_options
+
+    register_surrogate("test-partial")(functools.partial(geometric_matern_gp, nu=1.5))
+
+    class Factory:
+        def __call__(self, space, train_X, train_Y, **options):
+            return geometric_matern_gp(space, train_X, train_Y, **options)
+
+    register_surrogate("test-instance")(Factory())
+    with pytest.raises(TypeError, match="bogus") as info:
+        build_surrogate("test-partial", space, X, X[:, :1], bogus=1)
+    assert "manibo.models.exact_gp.geometric_matern_gp, takes nu" in info.value.__notes__[0]
+    assert "Factory, takes no option of its own and passes" in factory_options("test-instance")
     with pytest.raises(InputDataError, match=r"shape \(5, m\)"):
         build_surrogate("matern", space, X, X[:4, :2])
     with pytest.raises(ConfigurationError, match="points of Graph.* are indices"):
@@ -78,10 +98,12 @@ def test_unsupported_spaces_are_refused_before_any_data(isolated_surrogates):
     with pytest.raises(ConfigurationError, match="are indices"):
         check_surrogate_supports("euclidean", graph)
     # integers are no indices, but the coordinate surrogates do not model them either
-    from manibo.spaces import Integers, ProductSpace
+    from manibo.spaces import Categorical, Integers, ProductSpace
 
     with pytest.raises(ConfigurationError, match="Integers.* are integers or choices of a finite"):
         check_surrogate_supports("adgp", ProductSpace(Sphere(2), Integers(0, 3)))
+    with pytest.raises(ConfigurationError, match="Categorical.* are integers or choices"):
+        check_surrogate_supports("euclidean", ProductSpace(Sphere(2), Categorical(3)))
     # a finite factor of a product too: the vertex index was read as a coordinate (vertices 7
     # and 8 of an icosphere at distance 1, 7 and 30 at 23; on the sphere 1.09 and 2.73)
     from manibo.spaces import make_space

@@ -8,8 +8,8 @@ import manibo.optim.optimize as optimize_module
 from manibo.models import build_surrogate
 from manibo.optim import LBFGSOptions, optimize_acqf_on_space
 from manibo.optim.mixed import alternate
-from manibo.spaces import Categorical, Circle, Integers, ProductSpace, Sphere
-from manibo.spaces.product import finite_coordinates
+from manibo.spaces import Box, Categorical, Circle, Graph, Integers, ProductSpace, Sphere
+from manibo.spaces.product import setting_coordinates
 
 TARGET = torch.tensor([0.0, 0.6, 0.8], dtype=torch.float64)
 
@@ -26,15 +26,17 @@ def closed_form_objective(x):
     return score.sum(-1)
 
 
-def test_finite_coordinates_of_nested_products():
+def test_setting_coordinates_of_nested_products():
     space = ProductSpace(Sphere(2), ProductSpace(Circle(), Integers(0, 3)), Categorical(3))
-    found = finite_coordinates(space)
+    found = setting_coordinates(space)
     assert [(part.start, part.stop, type(f)) for part, f in found] == [
         (4, 5, Integers),
         (5, 6, Categorical),
     ]
-    assert finite_coordinates(Sphere(2)) == []
-    all_finite = finite_coordinates(ProductSpace(Integers(0, 3), Categorical(2)))
+    assert setting_coordinates(Sphere(2)) == []
+    nodes = Graph(torch.ones(3, 3, dtype=torch.float64) - torch.eye(3, dtype=torch.float64))
+    assert setting_coordinates(ProductSpace(Sphere(2), nodes)) == []  # a domain, not settings
+    all_finite = setting_coordinates(ProductSpace(Integers(0, 3), Categorical(2)))
     assert [(part.start, part.stop, type(f)) for part, f in all_finite] == [
         (0, 1, Integers),
         (1, 2, Categorical),
@@ -64,6 +66,49 @@ def test_only_the_first_rows_are_enumerated_and_a_nan_start_value_counts_as_the_
     assert batch[0, 3:].tolist() == [13.0, 2.0] and batch[1, 3:].tolist() == [20.0, 1.0]
 
 
+def _box_and_integers():
+    return ProductSpace(Box([0.0], [10.0]), Integers(0, 10))
+
+
+def test_a_nan_candidate_does_not_stop_the_enumeration():
+    """-(i - 7)^2, NaN at i = 2: argmax picked the NaN, and nothing moved."""
+
+    def objective(x):
+        i = x[..., 1]
+        return torch.where(i == 2, torch.nan, -((i - 7) ** 2)).sum(-1)
+
+    start = torch.tensor([[5.0, 0.0]], dtype=torch.float64)
+    batch, value = alternate(objective, _box_and_integers(), start, objective(start[None])[0])
+    assert batch[0, 1] == 7 and value == 0
+
+
+def test_rounds_alternate_until_neither_step_gains():
+    """-(x - i)^2 - (i - 7)^2 from (0, 0): the integer and the box coordinate pull each other up
+    to (7, 7) over several rounds; one round stopped at (3, 3)."""
+
+    def objective(x):
+        return (-((x[..., 0] - x[..., 1]) ** 2) - (x[..., 1] - 7) ** 2).sum(-1)
+
+    start = torch.zeros(1, 2, dtype=torch.float64)
+    batch, value = alternate(objective, _box_and_integers(), start, objective(start[None])[0])
+    assert batch[0, 1] >= 6 and value >= -1
+
+
+def test_a_batch_at_the_optimum_costs_no_ascent(monkeypatch):
+    import manibo.optim.mixed as mixed
+
+    ascents = []
+    ascend = mixed.riemannian_lbfgs_ascent
+    monkeypatch.setattr(
+        mixed, "riemannian_lbfgs_ascent", lambda *a, **k: ascents.append(1) or ascend(*a, **k)
+    )
+    optimum = torch.cat([TARGET, torch.tensor([13.0, 2.0], dtype=torch.float64)])[None]
+    alternate(
+        closed_form_objective, mixed_space(), optimum, closed_form_objective(optimum[None])[0]
+    )
+    assert ascents == []
+
+
 def test_one_shot_knowledge_gradient_enumerates_its_candidates_only(monkeypatch):
     space = mixed_space()
     X = space.random(12, generator=torch.Generator().manual_seed(1))
@@ -82,7 +127,7 @@ def test_one_shot_knowledge_gradient_enumerates_its_candidates_only(monkeypatch)
     assert calls == [(6, 2)] and x.shape == (2, 5)
 
 
-def test_the_optimiser_moves_the_finite_coordinates_of_its_starts():
+def test_the_optimiser_moves_the_setting_coordinates_of_its_starts():
     """From a start at the wrong integer and choice, the candidate's finite coordinates are each
     the best for the surrogate's mean with the other coordinates held (checked by enumerating
     them here), and near the truth's optimum (13, 2)."""
@@ -92,7 +137,9 @@ def test_the_optimiser_moves_the_finite_coordinates_of_its_starts():
     model = build_surrogate("matern", space, X, Y)
     acquisition = PosteriorMean(model)
     start = torch.tensor([[[0.0, 0.6, 0.8, 0.0, 0.0]]], dtype=torch.float64)
-    x, _ = optimize_acqf_on_space(acquisition, space, batch_initial_conditions=start)
+    x, value = optimize_acqf_on_space(acquisition, space, batch_initial_conditions=start)
+    with torch.no_grad():  # the value returned is the candidate's, after the enumeration
+        assert torch.allclose(value, acquisition(x[None]).squeeze(), rtol=1e-6)
     for column, factor in ((3, space.factors[1]), (4, space.factors[2])):
         candidates = x.repeat(factor.all_points().shape[0], 1)
         candidates[:, column] = factor.all_points()[:, 0]

@@ -107,6 +107,18 @@ def test_distance_is_the_number_of_steps_as_the_graph_counts_hops():
     assert torch.equal(space.distance(x[:, None], x[None]), expected)
 
 
+def test_membership_refuses_the_neighbours_of_the_range_and_rounds_within_tolerance():
+    space = Integers(0, 10)
+    for outside in (11.0, -1.0):
+        with pytest.raises(InputDataError, match=r"lie in 0 \.\. 10"):
+            space.check(torch.tensor([[outside]], dtype=torch.float64))
+    kernel = GeometricMaternKernel(space, nu=2.5).double()
+    five, just_below = torch.tensor([[5.0]]).double(), torch.tensor([[5 - 5e-10]]).double()
+    with torch.no_grad():
+        assert kernel(just_below, five).to_dense() == kernel(five, five).to_dense()
+        assert kernel(just_below, five).to_dense() != kernel(five - 1, five).to_dense()
+
+
 def test_membership_errors_say_what_is_wrong():
     space = Integers(1, 8)
     with pytest.raises(InputDataError, match=r"entries must be integers .* e.g. 2.5"):
@@ -133,6 +145,8 @@ def test_float32_is_refused_where_it_cannot_tell_neighbours_apart():
     with pytest.raises(ConfigurationError, match="use torch.float64"):
         space.random(3, dtype=torch.float32)
     assert Integers(-5, 5).random(3, dtype=torch.float32).dtype == torch.float32
+    with pytest.raises(ConfigurationError, match="beyond 16777216"):  # below -2**24 too
+        Integers(-(2**24) - 10, -(2**24)).all_points(dtype=torch.float32)
 
 
 def test_fingerprint_tells_ranges_apart():

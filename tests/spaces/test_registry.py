@@ -95,6 +95,14 @@ def test_spd_and_hyperbolic_specs_take_their_domain():
     assert product.factors[1].upper.tolist() == [5.0, 1.0]
 
 
+def test_integer_and_categorical_specs_build_the_range_and_the_choices_they_name():
+    assert make_space("categorical3").k == 3
+    assert make_space("so3*categorical3").factors[1].k == 3
+    integers = make_space("integers?range=-5:20")
+    assert (integers.low, integers.high) == (-5, 20)
+    assert integers.all_points().squeeze(-1).tolist() == list(range(-5, 21))
+
+
 def test_options_are_spelled_one_way_so_that_one_run_is_resumed():
     assert normal_spec(" box02 ? bounds = 0:5.0 , -1:1 ") == "box2?bounds=0:5,-1:1"
     assert normal_spec("box3?bounds=0:1e3") == "box3?bounds=0:1000"
@@ -390,6 +398,8 @@ def test_meshes_from_obj_files(tmp_path):
         ("integers?range=3:3", "'integers?range=3:3': the range needs low < high"),
         ("integers?range=5:1", "'integers?range=5:1': the range needs low < high"),
         ("integers?range=a:b", "the range is two integers 'low:high'"),
+        ("integers?range=1:2:3", "the range is two integers 'low:high'"),
+        ("integers?range=1_0:20", "the range is two integers 'low:high'"),
         ("integers?range=1:4,5:6", "the range is two integers 'low:high'"),
         ("integers?range=0:10000", "holds 10001 values, more than 10000; for a range this wide"),
         ("categorical1", "k must be at least 2, got 1; use e.g. 'categorical2'"),

@@ -35,17 +35,23 @@ SQUARE_MATRICES = 4
 the Gram statistics, a Cholesky factor and a posterior covariance)."""
 
 
+MEMORY_SHARE = 0.5
+"""The share of the machine's memory that those matrices may take (the rest: the data, the
+process, the other programs)."""
+
+
 def _check_memory(num_features: int, d: int, levels: tuple[int, ...]) -> None:
-    """Refuse, before anything is allocated, features whose ``M x M`` matrices alone exceed the
-    machine's memory (``num_features = 10**5`` filled 23 GB and was killed)."""
+    """Refuse, before anything is allocated, features whose ``M x M`` matrices alone take more
+    than :data:`MEMORY_SHARE` of the machine's memory (``num_features = 10**5`` filled 23 GB and
+    was killed)."""
     m = sum(harmonic_dimension(d, n) for n in levels)
     needed, memory = SQUARE_MATRICES * 8 * m * m, physical_memory_bytes()
-    if memory is not None and needed > memory:
-        most = math.isqrt(memory // (SQUARE_MATRICES * 8))
+    if memory is not None and needed > MEMORY_SHARE * memory:
+        most = math.isqrt(int(MEMORY_SHARE * memory) // (SQUARE_MATRICES * 8))
         raise ConfigurationError(
             f"`num_features` = {num_features} buys {m:,} harmonics, whose {m:,} x {m:,} float64 "
             f"matrices need {needed / 2**30:,.1f} GiB ({SQUARE_MATRICES} of them at the least), "
-            f"more than this machine's {memory / 2**30:,.1f} GiB of memory; choose "
+            f"more than half of this machine's {memory / 2**30:,.1f} GiB of memory; choose "
             f"`num_features` of at most about {most:,} (the default is 400)."
         )
 

@@ -74,14 +74,23 @@ def test_features_whose_matrices_cannot_fit_in_memory_are_refused_before_any_all
     import manibo.models.vish.prior as prior
 
     monkeypatch.setattr(prior, "physical_memory_bytes", lambda: 10**9)
+
+    def never(*args, **kwargs):  # a check that let it through would build 10,000 features
+        raise AssertionError("features built past the memory check")
+
+    monkeypatch.setattr(prior, "VISHFeatures", never)
     X = Sphere(2).random(20, generator=0)
     Y = X[:, :1].clone()
     # 10,000 features on S^2 are levels 0..99: 4 matrices of 10,000^2 float64 = 3.2 GB
-    message = r"buys 10,000 harmonics.*need 3.0 GiB.*0.9 GiB of memory.*at most about 5,590"
+    message = r"buys 10,000 harmonics.*need 3.0 GiB.*half of this .* 0.9 GiB of memory.*about 3,952"
     with pytest.raises(ConfigurationError, match=message):
         build_surrogate("vish", Sphere(2), X, Y, num_features=10_000)
-    with pytest.raises(ConfigurationError, match="at most about 5,590"):
+    with pytest.raises(ConfigurationError, match="at most about 3,952"):
         BayesianOptimizer(Sphere(2), surrogate="vish", surrogate_options={"num_features": 10_000})
+    monkeypatch.setattr(prior, "physical_memory_bytes", lambda: 6 * 10**9)  # 3.2 GB: over half
+    with pytest.raises(ConfigurationError, match="more than half of this machine's 5.6 GiB"):
+        build_surrogate("vish", Sphere(2), X, Y, num_features=10_000)
+    monkeypatch.undo()
     assert build_surrogate("vish", Sphere(2), X, Y, num_features=400, maxiter=2).num_outputs == 1
     monkeypatch.setattr(prior, "physical_memory_bytes", lambda: None)  # unknown: not checked
     assert prior.VISHPrior(build_surrogate("vish", Sphere(2), X, Y).prior.covar_module, 900)
