@@ -10,6 +10,7 @@ initial design; :func:`settings_differences` lists what differs between a journa
 from __future__ import annotations
 
 import math
+import re
 import sys
 import warnings
 from typing import Any
@@ -30,7 +31,7 @@ from manibo.acquisitions import (
 )
 from manibo.exceptions import ConfigurationError, InputDataError, ManiboError
 from manibo.models import build_surrogate, check_surrogate_supports, surrogate_entry
-from manibo.models.registry import factory_options
+from manibo.models.registry import factory_options, factory_parameters
 from manibo.optim import LBFGSOptions
 from manibo.spaces.base import Space, UnsupportedError
 
@@ -425,9 +426,13 @@ def _acquisition_error(
 def _build_error(
     what: str, space: Space, options: dict, err: Exception, name: str
 ) -> ConfigurationError:
+    unknown = re.search(r"unexpected keyword argument '(\w+)'", str(err))
     advice = (
         f" {factory_options(name)}"
-        if isinstance(err, TypeError) and "unexpected keyword argument" in str(err) and options
+        if isinstance(err, TypeError)
+        and unknown
+        and unknown.group(1) in options
+        and unknown.group(1) not in factory_parameters(name)[0]
         else " Check the option names and values in the surrogate's documentation."
         if isinstance(err, (TypeError, ConfigurationError)) and options
         else " Choose another surrogate for this space: 'matern' (the default) models every space "

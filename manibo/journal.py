@@ -632,9 +632,8 @@ class JournalWriter:
         if contents is not None:  # a complete record whose newline was stripped (an editor)
             self._write_bytes(b"\n")
         else:
-            if keep < len(raw):
-                if whole:  # an earlier line at fault is reported as it is, nothing moved aside
-                    parse_records(raw[:keep], self.path)
+            if keep < len(raw):  # an earlier line at fault is reported first, nothing moved
+                parse_records(raw[:keep], self.path)
                 self._quarantine(raw[keep:], keep, whole)
             contents = parse_records(raw[:keep], self.path)
         if contents is None:

@@ -183,6 +183,12 @@ def test_a_whole_last_line_is_not_blamed_for_an_earlier_line_at_fault(tmp_path):
     with pytest.raises(JournalError, match="line 2"):
         JournalWriter(path).load()
     assert path.read_bytes() == broken and not list(tmp_path.glob("*.corrupt*"))
+    cut = broken[:-20]  # and a last line cut off by a crash: nothing moved before line 2 is fixed
+    path.write_bytes(cut)
+    with pytest.raises(JournalError, match="line 2"):
+        JournalWriter(path).load()
+    assert path.read_bytes() == cut and not list(tmp_path.glob("*.corrupt*"))
+    path.write_bytes(broken)
     lines[1] = lines[1].replace('"okk"', '"ok"')  # repaired: every evaluation is there
     path.write_bytes(("\n".join(lines)).encode())
     writer = JournalWriter(path)

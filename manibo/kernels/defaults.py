@@ -142,8 +142,8 @@ def _product(
 ):
     # max_levels and per_factor go on only where they were given (max_levels not None,
     # per_factor True): kernels registered for other kinds of space may take just
-    # (space, nu, truncation_tol, lengthscale_prior); per_factor=False goes on to the compact
-    # products among the factors, whose kernel is this module's and may default to True
+    # (space, nu, truncation_tol, lengthscale_prior); per_factor=False goes on to the products
+    # among the factors, whose kernels are this module's and may default to per-factor kernels
     options = _known(options)
     given = {k: v for k, v in options.items() if v is not None and v is not False}
     factors = [
@@ -155,7 +155,7 @@ def _product(
             **given,
             **(
                 {"per_factor": False}
-                if options.get("per_factor") is False and isinstance(factor, CompactProductSpace)
+                if options.get("per_factor") is False and isinstance(factor, ProductSpace)
                 else {}
             ),
         )

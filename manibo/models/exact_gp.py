@@ -377,9 +377,9 @@ def geometric_matern_gp(
     """Exact GP with the Matérn kernel of ``space`` (default ν = 5/2).
 
     The geometric Matérn kernel on compact spaces (the product manifold's on compact products,
-    or with ``per_factor=True`` the product of the factors' kernels, one lengthscale each, the
-    default on a product with an integer or a choice, see :func:`~manibo.kernels.matern_kernel`);
-    on a
+    or with ``per_factor=True`` the product of the factors' kernels, one lengthscale each; on a
+    product with an integer or a choice, by default, the product of the factors' own kernels,
+    see :func:`~manibo.kernels.matern_kernel`); on a
     box, Matérn with one lengthscale per coordinate; on a product with a non-compact factor (a
     box, ...), the product of the factors' kernels (:func:`manibo.kernels.matern_kernel`).
     ``max_levels`` caps the levels of compact spaces' series (default: each space's

@@ -304,20 +304,26 @@ def build_surrogate(
             )
 
 
-def factory_options(name: str) -> str:
-    """Which options the factory of surrogate ``name`` names, and where the others are listed."""
-    factory = SURROGATES.get(name).build
+def factory_parameters(name: str) -> tuple[list[str], bool]:
+    """The options that the factory of surrogate ``name`` names (after the space and the data),
+    and whether it passes others on (``**options``)."""
     try:
-        parameters = list(inspect.signature(factory).parameters.values())
+        parameters = list(inspect.signature(SURROGATES.get(name).build).parameters.values())
     except (TypeError, ValueError):
-        parameters = []
+        return [], True
     data = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][:3]
     named = [
         p.name
         for p in parameters
         if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p not in data
     ]
-    more = any(p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) for p in parameters)
+    return named, any(p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) for p in parameters)
+
+
+def factory_options(name: str) -> str:
+    """Which options the factory of surrogate ``name`` names, and where the others are listed."""
+    factory = SURROGATES.get(name).build
+    named, more = factory_parameters(name)
     inner = getattr(factory, "func", factory)  # a functools.partial's function
     if not hasattr(inner, "__qualname__"):  # an instance with __call__: its class
         inner = type(inner)

@@ -73,8 +73,8 @@ def _enumerate(
     rows: int | None,
 ) -> tuple[Tensor, Tensor, bool]:
     """One pass over the first ``rows`` points of ``batch`` ``(q, D)`` (all if None) and the
-    finite ``coordinates``: each set to the factor's point that scores best with the rest held.
-    Returns the batch, its value and whether it changed."""
+    ``coordinates`` of settings: each set to the factor's value that scores best with the rest
+    held. Returns the batch, its value and whether it changed."""
     moved = False
     for j in range(batch.shape[0] if rows is None else rows):
         for part, factor in coordinates:

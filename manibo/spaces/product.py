@@ -76,6 +76,13 @@ class ProductSpace(Space):
                     f"factors[{i}] must be a space with 1-D points (Sphere, Circle, Box, "
                     f"SpecialOrthogonal, Graph, Mesh, ...), got {factor!r}."
                 )
+        for i, factor in enumerate(factors):
+            if factor.is_setting and not factor.is_discrete:
+                raise ConfigurationError(
+                    f"factors[{i}], {factor!r}, sets is_setting but not is_discrete: the values "
+                    "of a factor of settings are enumerated, so it must be a finite space "
+                    "(is_discrete = True, with all_points)."
+                )
         self.factors = tuple(factors)
         sizes = [f.point_shape[0] for f in factors]
         edges = np.cumsum([0, *sizes])

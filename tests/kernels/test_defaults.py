@@ -94,6 +94,9 @@ def test_a_product_with_a_finite_factor_gets_one_kernel_per_factor_unless_told_o
     boxed = ProductSpace(Box([0.0], [1.0]), ProductSpace(Sphere(2), Categorical(3)))
     assert type(matern_kernel(boxed, per_factor=False).factor_kernels[1]) is GeometricMaternKernel
     assert isinstance(matern_kernel(boxed).factor_kernels[1], FactorProductKernel)
+    deeper = ProductSpace(Box([0.0], [1.0]), boxed)  # and two products down
+    inner = matern_kernel(deeper, per_factor=False).factor_kernels[1].factor_kernels[1]
+    assert type(inner) is GeometricMaternKernel
     # graph and mesh factors are points of a domain, not settings: the product manifold's kernel
     # as before (enumerating their thousands of points made proposals 15-100 times slower)
     assert type(matern_kernel(ProductSpace(Mesh.icosphere(1), Circle()))) is GeometricMaternKernel

@@ -372,3 +372,14 @@ def test_a_point_of_the_wrong_length_is_told_the_layout_and_factor_advice_works_
     mixed = ProductSpace(Box([0.0], [1.0]), Hyperbolic(2))
     with pytest.raises(InputDataError, match=r"`space.factors\[1\].project\(x\[\.\.\., 1:4\]\)`"):
         mixed.check(torch.tensor([0.5, 1.0, 0.5, 0.5], dtype=torch.float64))
+
+
+def test_a_factor_of_settings_must_be_finite():
+    """is_setting asks the optimiser to enumerate the factor's values: on a continuous factor the
+    run stopped after its initial design with 'not a finite space'."""
+
+    class SetCircle(Circle):
+        is_setting = True
+
+    with pytest.raises(ConfigurationError, match=r"factors\[1\].*is_setting but not is_discrete"):
+        ProductSpace(Sphere(2), SetCircle())
