@@ -16,6 +16,7 @@ for the list of its names.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import importlib.metadata
 import inspect
 import os
@@ -332,7 +333,8 @@ class Registry(Generic[T]):
             raise_plugin_failure()  # the name may be one of a plug-in that failed
             advice = f"; {self.advice}" if self.advice else ""
             raise ConfigurationError(
-                f"unknown {self.kind} {name!r}; choose one of {', '.join(self.names())}{advice}."
+                f"unknown {self.kind} {name!r}{did_you_mean(self, name)}; choose one of "
+                f"{', '.join(self.names())}{advice}."
             )
         return self._objects[name]
 
@@ -432,6 +434,27 @@ def family_listing(registry: Registry[FamilyEntry]) -> list[str]:
     return sorted(registry.get(name).label(name) for name in registry.names())
 
 
+def did_you_mean(registry: Registry, name: object) -> str:
+    """`` (did you mean 'so3'?)`` for a name that differs from a registered one in case or by a
+    typo (``SO3``, ``integer``, ``spere2``: a family's integer is kept); empty when none is near."""
+    if not isinstance(name, str):
+        return ""
+    member = _FAMILY_MEMBER.fullmatch(name)
+    stem, digits = (member["family"], member["value"]) if member else (name, "")
+    names = registry.names()
+    match = next((n for n in names if n.lower() == stem.lower() and n != stem), None)
+    if match is None:
+        near = difflib.get_close_matches(stem.lower(), names, n=1, cutoff=0.8)
+        match = near[0] if near else None
+    if match is None:
+        return ""
+    parameter = getattr(registry.get(match), "parameter", None)
+    if parameter is None:
+        return f" (did you mean {match!r}?)"
+    minimum = getattr(registry.get(match), "minimum", 1)
+    return f" (did you mean '{match}{digits or max(minimum, 2)}'?)"
+
+
 def resolve_member(registry: Registry[FamilyEntry], name: str) -> tuple[str, int | None]:
     """Split ``name`` into a registered name and a family parameter (None for a single entry).
 
@@ -459,7 +482,8 @@ def resolve_member(registry: Registry[FamilyEntry], name: str) -> tuple[str, int
         hint = "" if example is None else f" (<...> stands for an integer, e.g. {example})"
         advice = f"; {registry.advice}" if registry.advice else ""
         raise ConfigurationError(
-            f"unknown {registry.kind} {name!r}; known: {', '.join(listing)}{hint}{advice}."
+            f"unknown {registry.kind} {name!r}{did_you_mean(registry, name)}; known: "
+            f"{', '.join(listing)}{hint}{advice}."
         )
     value = int(member["value"])
     if value < entry.minimum:

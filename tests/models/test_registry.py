@@ -35,8 +35,10 @@ def test_errors_and_registration(isolated_surrogates):
     X = space.random(5)
     graph = Graph(torch.tensor([[0.0, 1.0], [1.0, 0.0]]))
     graph_X = torch.tensor([[0.0], [1.0]], dtype=torch.float64)
-    with pytest.raises(ConfigurationError, match="unknown surrogate 'nope'"):
+    with pytest.raises(ConfigurationError, match="unknown surrogate 'nope'; choose one of"):
         build_surrogate("nope", space, X, X[:, :1])
+    with pytest.raises(ConfigurationError, match=r"'Matern' \(did you mean 'matern'\?\)"):
+        build_surrogate("Matern", space, X, X[:, :1])
     # a misspelt option: Python's TypeError, with a note of the options the factory takes
     with pytest.raises(TypeError, match="num_feature") as info:
         build_surrogate("vish", space, X, X[:, :1], num_feature=3)

@@ -403,6 +403,10 @@ def test_meshes_from_obj_files(tmp_path):
         ("integers?range=1:4,5:6", "the range is two integers 'low:high'"),
         ("integers?range=0:10000", "holds 10001 values, more than 10000; for a range this wide"),
         ("categorical1", "k must be at least 2, got 1; use e.g. 'categorical2'"),
+        # near misses are named
+        ("SO3*categorical3", "unknown space 'SO3' (did you mean 'so3'?); known: box<d>"),
+        ("integer?range=2:5", "unknown space 'integer' (did you mean 'integers'?)"),
+        ("spere2", "unknown space 'spere2' (did you mean 'sphere2'?)"),
         ("spd2?sampling=log", "the sampling is one of eigenvalues, log-eigenvalues, volume"),
         ("graph", "space 'graph' needs its FILE: write 'graph:FILE'"),
         ("graph:", "space 'graph:' needs its FILE after ':'"),
