@@ -335,7 +335,7 @@ STEPS: list[Step] = [
         *("--datasets", "concrete", "--splits", "20", "--sizes", "100", "--methods", "svgp"),
     ),
     # GPNet and SVGP on Concrete at M = 100, the same folder of runs: GPNet's splits 0-4 ran on
-    # an H200, 5-17 on a 2-core CPU (17-55 minutes each), 18-19 not yet
+    # an H200, 5-18 on a 2-core CPU (17-55 minutes each), 19 not yet
     _gpnet_uci(
         "gpnet_uci_concrete_m100", "--datasets", "concrete", "--splits", "20", "--sizes", "100"
     ),
