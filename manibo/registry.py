@@ -333,7 +333,7 @@ class Registry(Generic[T]):
             raise_plugin_failure()  # the name may be one of a plug-in that failed
             advice = f"; {self.advice}" if self.advice else ""
             raise ConfigurationError(
-                f"unknown {self.kind} {name!r}{did_you_mean(self, name)}; choose one of "
+                f"unknown {self.kind} {name!r}{_did_you_mean(self, name)}; choose one of "
                 f"{', '.join(self.names())}{advice}."
             )
         return self._objects[name]
@@ -434,7 +434,7 @@ def family_listing(registry: Registry[FamilyEntry]) -> list[str]:
     return sorted(registry.get(name).label(name) for name in registry.names())
 
 
-def did_you_mean(registry: Registry, name: object) -> str:
+def _did_you_mean(registry: Registry, name: object) -> str:
     """`` (did you mean 'so3'?)`` for a name that differs from a registered one in case or by a
     typo (``SO3``, ``integer``, ``spere2``: a family's integer is kept); empty when none is near."""
     if not isinstance(name, str):
@@ -482,7 +482,7 @@ def resolve_member(registry: Registry[FamilyEntry], name: str) -> tuple[str, int
         hint = "" if example is None else f" (<...> stands for an integer, e.g. {example})"
         advice = f"; {registry.advice}" if registry.advice else ""
         raise ConfigurationError(
-            f"unknown {registry.kind} {name!r}{did_you_mean(registry, name)}; known: "
+            f"unknown {registry.kind} {name!r}{_did_you_mean(registry, name)}; known: "
             f"{', '.join(listing)}{hint}{advice}."
         )
     value = int(member["value"])
