@@ -571,6 +571,17 @@ def _ctrl_c_when_running(calls: list, count: int):
     return ctrl_c_once
 
 
+def _three_in_flight_at_ctrl_c(tmp_path):
+    """The set-up of a journaled run of 6 on S^2 interrupted by Ctrl-C once 3 evaluations have
+    begun, the first told and the other two held by ``gate``: ``(gate, calls, objective,
+    ctrl_c_once, journal path, minimize options)``."""
+    gate, calls = threading.Event(), []
+    objective, ctrl_c_once = _held_after_the_first(gate, calls), _ctrl_c_when_running(calls, 3)
+    path = tmp_path / "j.jsonl"
+    options = {"initial_design": 6, "seed": 0, "progress": False, "journal": path, **FAST}
+    return gate, calls, objective, ctrl_c_once, path, options
+
+
 def _interrupted_minimize(objective, ctrl_c_once, pool, options) -> None:
     """``minimize`` on S^2 with a budget of 6, three evaluations at a time in ``pool``, stopped by
     the ``KeyboardInterrupt`` of ``ctrl_c_once``."""
@@ -585,10 +596,7 @@ def test_evaluations_in_flight_at_ctrl_c_are_told_when_they_return(tmp_path):
     """Ctrl-C in run(executor=ThreadPoolExecutor(3), max_parallel=3) handed back the two
     evaluations still running: the pool's shutdown waited for them, they returned, and their
     results were dropped, so the resumed run paid for them again (8 calls for a budget of 6)."""
-    gate, calls = threading.Event(), []
-    objective, ctrl_c_once = _held_after_the_first(gate, calls), _ctrl_c_when_running(calls, 3)
-    path = tmp_path / "j.jsonl"
-    options = {"initial_design": 6, "seed": 0, "progress": False, "journal": path, **FAST}
+    gate, calls, objective, ctrl_c_once, path, options = _three_in_flight_at_ctrl_c(tmp_path)
     with ThreadPoolExecutor(max_workers=3) as pool:
         _interrupted_minimize(objective, ctrl_c_once, pool, options)
         assert len(calls) == 3
@@ -617,10 +625,7 @@ def test_late_evaluations_that_cannot_be_written_are_printed_when_the_journal_is
 ):
     # Ctrl-C in minimize(executor=...), then a full disk before the two evaluations in flight
     # returned: they were told, not written, and the deferred close dropped them silently
-    gate, calls = threading.Event(), []
-    objective, ctrl_c_once = _held_after_the_first(gate, calls), _ctrl_c_when_running(calls, 3)
-    path = tmp_path / "j.jsonl"
-    options = {"initial_design": 6, "seed": 0, "progress": False, "journal": path, **FAST}
+    gate, calls, objective, ctrl_c_once, path, options = _three_in_flight_at_ctrl_c(tmp_path)
     with ThreadPoolExecutor(max_workers=3) as pool:
         _interrupted_minimize(objective, ctrl_c_once, pool, options)
         assert (

@@ -286,22 +286,21 @@ def build_surrogate(
         autograd_on(),
         Float64AdviceOnce(),
         _blaming_input_transform(options.get("input_transform")),
+        _naming_the_options(name),
     ):
         train_X, train_Y = usable_in_autograd(train_X), usable_in_autograd(train_Y)
         if "train_Yvar" in options:
             options = {**options, "train_Yvar": usable_in_autograd(options["train_Yvar"])}
         if entry.multi_output or train_Y.dim() != 2 or train_Y.shape[-1] == 1:
-            with _naming_the_options(name):
-                return _checked_model(name, factory(space, train_X, train_Y, **options))
+            return _checked_model(name, factory(space, train_X, train_Y, **options))
         options.pop("previous_model", None)
         _check_one_output_transform(name, options.get("outcome_transform"), train_Y.shape[-1])
-        with _naming_the_options(name):
-            return OutcomeList(
-                *(
-                    _checked_model(name, factory(space, train_X, y, **_column_options(options, j)))
-                    for j, y in enumerate(train_Y.split(1, dim=-1))
-                )
+        return OutcomeList(
+            *(
+                _checked_model(name, factory(space, train_X, y, **_column_options(options, j)))
+                for j, y in enumerate(train_Y.split(1, dim=-1))
             )
+        )
 
 
 def factory_parameters(name: str) -> tuple[list[str], bool]:

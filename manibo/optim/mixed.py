@@ -76,9 +76,11 @@ def _enumerate(
     ``coordinates`` of settings: each set to the factor's value that scores best with the rest
     held. Returns the batch, its value and whether it changed."""
     moved = False
+    values = [
+        (part, f.all_points(dtype=batch.dtype, device=batch.device)) for part, f in coordinates
+    ]
     for j in range(batch.shape[0] if rows is None else rows):
-        for part, factor in coordinates:
-            choices = factor.all_points(dtype=batch.dtype, device=batch.device)
+        for part, choices in values:
             candidates = batch.expand(choices.shape[0], *batch.shape).clone()
             candidates[:, j, part] = choices
             with torch.no_grad():
